@@ -1,0 +1,47 @@
+/* Per-thread kernel areas: allocation and registration as the host altstack. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include <linux/mman.h>
+
+struct zv_thread *zv_thread_alloc(void)
+{
+	/* Over-allocate, then trim, to get a block aligned to its size. */
+	char *raw = zv_mmap(NULL, 2 * ZV_BLOCK_SIZE, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (zv_is_err((long)raw))
+		return NULL;
+	uintptr_t base = ((uintptr_t)raw + ZV_BLOCK_SIZE - 1) & ~(ZV_BLOCK_SIZE - 1);
+	if (base > (uintptr_t)raw)
+		zv_munmap(raw, base - (uintptr_t)raw);
+	uintptr_t end = (uintptr_t)raw + 2 * ZV_BLOCK_SIZE;
+	if (end > base + ZV_BLOCK_SIZE)
+		zv_munmap((void *)(base + ZV_BLOCK_SIZE), end - base - ZV_BLOCK_SIZE);
+	/* Guard page between the struct and the stack that grows towards it. */
+	zv_mprotect((void *)(base + 4096), 4096, PROT_NONE);
+	struct zv_thread *t = (struct zv_thread *)base;
+	t->magic = ZV_THREAD_MAGIC;
+	t->guest_ss.ss_flags = ZV_SS_DISABLE;
+	return t;
+}
+
+void zv_thread_free(struct zv_thread *t)
+{
+	zv_munmap(t, ZV_BLOCK_SIZE);
+}
+
+/* Registers the block's stack as this thread's host altstack, where every
+ * host signal handler of zvisor runs, and arms the per-thread interception. */
+long zv_thread_arm(struct zv_thread *t)
+{
+	struct zv_stack ss = {
+		.ss_sp = (uint64_t)t + ZV_BLOCK_HEAD,
+		.ss_flags = 0,
+		.ss_size = ZV_BLOCK_SIZE - ZV_BLOCK_HEAD,
+	};
+	long r = zv_sys2(__NR_sigaltstack, &ss, NULL);
+	if (r < 0)
+		return r;
+	t->tid = (int)zv_gettid();
+	return zv_platform_arm_thread();
+}

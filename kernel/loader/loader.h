@@ -1,0 +1,65 @@
+/* The program loader: what execve(2) does for the guest, done in user space.
+ * zv_exec_resolve() decides what execve(path, argv) would run (following #!
+ * lines as the host does) and fails with the host's errno; zv_load_elf() maps
+ * an x86-64 ELF executable and its interpreter; zv_build_stack() lays out the
+ * initial stack (argc, argv, envp, auxv, strings) as the host would. */
+#ifndef ZV_LOADER_H
+#define ZV_LOADER_H
+#include <stdint.h>
+#include <stddef.h>
+
+#define ZV_PATH_MAX 4096
+/* #! nesting the host allows: exec_binprm() fails with ELOOP at depth > 5, so
+ * five nested scripts run and a sixth is ELOOP (measured on 6.x). */
+#define ZV_SCRIPT_DEPTH 5
+
+struct zv_resolved {
+	char elf[ZV_PATH_MAX]; /* the ELF file to map: path itself, or the final #! interpreter */
+	/* For a #! script, argv' = prefix[0..nprefix) followed by argv[1..]:
+	 * prefix is [interp, optional-arg, ..., path] as the host builds it.
+	 * nprefix == 0: not a script, argv is used unchanged. */
+	int nprefix;
+	char *prefix[3 * ZV_SCRIPT_DEPTH + 1];
+	char words[ZV_SCRIPT_DEPTH * 256 + ZV_PATH_MAX]; /* storage for prefix strings */
+	char why[160]; /* one-line reason on failure, e.g. "not an ELF file" */
+};
+
+/* Returns 0, or -errno as the host's execve would give it (ENOENT, EACCES,
+ * ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG...). An ELF zvisor cannot host
+ * (32-bit, not x86-64, corrupt or truncated headers) is -ENOEXEC with a reason.
+ * The interpreter named in PT_INTERP is checked too. */
+int zv_exec_resolve(const char *path, struct zv_resolved *r);
+
+struct zv_image {
+	uint64_t entry;       /* first guest instruction: interpreter's entry, or AT_ENTRY */
+	uint64_t exe_entry;   /* AT_ENTRY */
+	uint64_t phdr;        /* AT_PHDR: address of the executable's program headers */
+	uint64_t phent, phnum;
+	uint64_t interp_base; /* AT_BASE, 0 without interpreter */
+	uint64_t brk_start;   /* page-aligned end of the executable's highest segment */
+	char exe_path[ZV_PATH_MAX]; /* canonical path of the mapped executable (/proc/self/exe) */
+};
+
+/* Maps the ELF executable at path (and its PT_INTERP interpreter) into this
+ * process at the addresses the host would choose (ET_EXEC at its vaddr, ET_DYN
+ * near 0x555555554000 for the executable and in the mmap area for ld.so).
+ * Returns 0, or -errno with a one-line reason in why. */
+int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t whylen);
+
+/* Lays out the guest's initial stack in buf as it must appear at addresses
+ * [sp, top): argc, argv[], NULL, envp[], NULL, auxv pairs, AT_NULL, then the
+ * 16 AT_RANDOM bytes, AT_PLATFORM string, argv/env strings and execfn. The
+ * auxv follows host_auxv (the host's pairs, in its order) with PHDR, PHENT,
+ * PHNUM, BASE, ENTRY, RANDOM, EXECFN and PLATFORM replaced. Returns sp (16-byte
+ * aligned; the image is top - sp bytes long, starting at buf), or 0 if it does
+ * not fit in bufsize. */
+uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const argv[],
+			char *const envp[], const struct zv_image *img, const char *execfn,
+			const uint64_t *host_auxv);
+
+/* `zvisor check-elf FILE...`: argv[0] is the command name, argv[1..argc) the
+ * files. Prints one line per file to stdout: "ok", or "<ENAME> <why>" (the
+ * errno's symbolic name, e.g. "ENOEXEC 32-bit ELF is not supported"), as
+ * zv_exec_resolve() judges it. Returns 0. */
+int zv_check_main(int argc, char **argv);
+#endif

@@ -1,0 +1,366 @@
+/* zvisor's entry: the command line, process set-up, and the jump into the
+ * guest. The same image also starts every program a guest execs, through the
+ * internal command "__exec" (see sys/exec.c). */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "trace/count.h"
+#include <linux/auxvec.h>
+#include <linux/mman.h>
+
+struct zv_proc zv_proc = { .count_fd = -1, .err_fd = -1 };
+static uint64_t initial_mask; /* the signal mask zvisor was started with */
+extern char __executable_start[], etext[];
+int zv_check_main(int argc, char **argv);
+
+static const char usage_text[] =
+	"usage: zvisor run [options] [--] PROGRAM [ARGS...]\n"
+	"       zvisor check-elf FILE...\n"
+	"       zvisor --help | --version\n";
+
+static const char run_help[] =
+	"usage: zvisor run [options] [--] PROGRAM [ARGS...]\n"
+	"\n"
+	"Runs PROGRAM (searched in PATH) under zvisor's in-process kernel, which\n"
+	"receives every system call it and its threads and children make.\n"
+	"\n"
+	"options:\n"
+	"  --platform=NAME  how system calls reach the kernel:\n"
+	"                     sud      Syscall User Dispatch (default; Linux >= 5.11)\n"
+	"                     seccomp  a seccomp filter that traps calls from outside\n"
+	"                              the kernel's text\n"
+	"  -c, --count      print the number of system calls by name to stderr at exit\n"
+	"                   (like strace -f -c without times)\n"
+	"  -h, --help       show this help\n";
+
+static const char main_help[] =
+	"zvisor " ZV_VERSION ": run unmodified Linux x86-64 programs under an in-process kernel\n"
+	"\n"
+	"commands:\n"
+	"  run [options] [--] PROGRAM [ARGS...]  run PROGRAM under zvisor ('zvisor run --help')\n"
+	"  check-elf FILE...                     check whether zvisor can load each FILE\n"
+	"\n"
+	"  --help     show this help\n"
+	"  --version  show the version\n"
+	"\n"
+	"exit status: the program's own; 126 if it cannot be run, 127 if it is not\n"
+	"found, 2 for a bad command line.\n";
+
+__attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = zv_vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof buf - 2)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ", 8);
+	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, buf, n);
+	zv_exit_group(status);
+}
+
+__attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
+{
+	zv_dprintf(2, fmt, arg);
+	zv_write(2, usage_text, sizeof usage_text - 1);
+	zv_exit_group(2);
+}
+
+/* The state an exec'd image inherits, as one argv word. */
+int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked)
+{
+	return zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,l=%d,f=%d", (int)zv_proc.platform,
+			   guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd, zv_proc.leader_pid,
+			   zv_proc.seccomp_installed);
+}
+
+static unsigned long parse_hex(const char *s, const char **end)
+{
+	unsigned long v = 0;
+	for (;; s++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v * 16 + d;
+	}
+	*end = s;
+	return v;
+}
+
+static long parse_dec(const char *s, const char **end)
+{
+	int neg = *s == '-';
+	long v = 0;
+	if (neg)
+		s++;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (*s++ - '0');
+	*end = s;
+	return neg ? -v : v;
+}
+
+static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
+{
+	while (*s) {
+		char key = s[0];
+		if (s[1] != '=')
+			zv_die(126, "bad internal state");
+		s += 2;
+		const char *e;
+		if (key == 'm') {
+			*mask = parse_hex(s, &e);
+		} else {
+			long v = parse_dec(s, &e);
+			switch (key) {
+			case 'p': zv_proc.platform = (enum zv_platform)v; break;
+			case 's': *sigsys_blocked = (int)v; break;
+			case 'c': zv_proc.count_fd = (int)v; break;
+			case 'e': zv_proc.err_fd = (int)v; break;
+			case 'l': zv_proc.leader_pid = (int)v; break;
+			case 'f': zv_proc.seccomp_installed = (int)v; break;
+			}
+		}
+		s = *e == ',' ? e + 1 : e;
+	}
+}
+
+static const char *getenv_from(char **envp, const char *name)
+{
+	size_t n = zv_strlen(name);
+	for (; *envp; envp++)
+		if (zv_strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/* execvp's search: the first PATH entry that the host could execute. */
+static const char *find_program(const char *prog, char **envp, struct zv_resolved *r, char *buf,
+				long *err)
+{
+	if (zv_strchr(prog, '/')) {
+		*err = zv_exec_resolve(prog, r);
+		return prog;
+	}
+	const char *path = getenv_from(envp, "PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	long first = -ENOENT;
+	while (*path) {
+		const char *colon = zv_strchr(path, ':');
+		size_t dl = colon ? (size_t)(colon - path) : zv_strlen(path);
+		if (dl + zv_strlen(prog) + 2 < ZV_PATH_MAX) {
+			/* An empty entry means the current directory. */
+			memcpy(buf, path, dl);
+			zv_snprintf(buf + dl, ZV_PATH_MAX - dl, dl ? "/%s" : "%s", prog);
+			long e = zv_exec_resolve(buf, r);
+			if (e == 0) {
+				*err = 0;
+				return buf;
+			}
+			if (e != -ENOENT && e != -ENOTDIR && first == -ENOENT)
+				first = e; /* as execvp: remember EACCES and the like */
+		}
+		if (!colon)
+			break;
+		path = colon + 1;
+	}
+	*err = first;
+	return prog;
+}
+
+static uint64_t auxv_get(const uint64_t *auxv, uint64_t key)
+{
+	for (; auxv[0] != AT_NULL; auxv += 2)
+		if (auxv[0] == key)
+			return auxv[1];
+	return 0;
+}
+
+static void *alloc(size_t n)
+{
+	void *p = zv_mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (zv_is_err((long)p))
+		zv_die(126, "out of memory");
+	return p;
+}
+
+/* Loads path (already resolved to r) and starts it as the guest. */
+__attribute__((noreturn)) static void start_guest(const char *path, char **argv, char **envp,
+						 const uint64_t *auxv, struct zv_resolved *r,
+						 uint64_t guest_mask, int sigsys_blocked)
+{
+	/* The final argv: a #! script's words replace argv[0]. */
+	long argc = 0;
+	while (argv[argc])
+		argc++;
+	char **gargv = argv;
+	if (r->nprefix) {
+		gargv = alloc((r->nprefix + argc + 1) * sizeof(char *));
+		long k = 0;
+		for (int i = 0; i < r->nprefix; i++)
+			gargv[k++] = r->prefix[i];
+		for (long i = 1; i < argc; i++)
+			gargv[k++] = argv[i];
+		gargv[k] = NULL;
+	}
+
+	struct zv_thread *t = zv_thread_alloc();
+	if (!t)
+		zv_die(126, "out of memory");
+	long e = zv_platform_install();
+	if (e < 0)
+		zv_die(126, "cannot install the %s platform: %s", zv_proc.platform == ZV_PLAT_SUD ? "sud" : "seccomp",
+		       zv_strerror((int)-e));
+	e = zv_thread_arm(t);
+	if (e < 0)
+		zv_die(126, "cannot arm the %s platform: %s%s", zv_proc.platform == ZV_PLAT_SUD ? "sud" : "seccomp",
+		       zv_strerror((int)-e),
+		       zv_proc.platform == ZV_PLAT_SUD ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
+	zv_proc.nthreads = 1;
+	t->sigsys_blocked = sigsys_blocked;
+	zv_signals_init(guest_mask);
+
+	struct zv_image *img = alloc(sizeof *img);
+	char why[160] = "";
+	e = zv_load_elf(r->elf, img, why, sizeof why);
+	if (e < 0)
+		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
+	memcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path);
+	zv_brk_init(img->brk_start);
+
+	/* The guest's stack replaces ours at the top of the host's stack. */
+	const char *host_execfn = (const char *)auxv_get(auxv, AT_EXECFN);
+	uint64_t top = ((uint64_t)host_execfn + zv_strlen(host_execfn) + 1 + 8 + 4095) & ~4095UL;
+	size_t need = 65536;
+	for (long i = 0; gargv[i]; i++)
+		need += zv_strlen(gargv[i]) + 1 + 8;
+	for (long i = 0; envp[i]; i++)
+		need += zv_strlen(envp[i]) + 1 + 8;
+	need = (need + 4095) & ~4095UL;
+	void *buf = alloc(need);
+	uint64_t sp = zv_build_stack(buf, need, top, gargv, envp, img, path, auxv);
+	if (!sp)
+		zv_die(126, "%s: %s", path, zv_strerror(E2BIG));
+
+	uint64_t mask = guest_mask & ~ZV_SIGBIT(31);
+	zv_host_set_mask(mask, NULL);
+	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);
+}
+
+static void setup_count(void)
+{
+	int fd = zv_count_create();
+	if (fd < 0)
+		zv_die(126, "--count: cannot create the table: %s", zv_strerror(-fd));
+	zv_proc.count_fd = zv_hide_fd(fd);
+	long e = zv_sys3(__NR_fcntl, 2, 0 /* F_DUPFD */, 3);
+	zv_proc.err_fd = e >= 0 ? zv_hide_fd((int)e) : -1;
+}
+
+__attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp, const uint64_t *auxv)
+{
+	int i = 0;
+	int count = 0;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (zv_strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (zv_strcmp(a, "-h") == 0 || zv_strcmp(a, "--help") == 0) {
+			zv_write(1, run_help, sizeof run_help - 1);
+			zv_exit_group(0);
+		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
+			count = 1;
+		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
+			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
+			if (zv_strcmp(v, "sud") == 0)
+				zv_proc.platform = ZV_PLAT_SUD;
+			else if (zv_strcmp(v, "seccomp") == 0)
+				zv_proc.platform = ZV_PLAT_SECCOMP;
+			else
+				usage_error("zvisor: unknown platform '%s' (sud, seccomp)\n", v);
+		} else {
+			usage_error("zvisor: unknown option '%s'\n", a);
+		}
+	}
+	if (i >= argc)
+		usage_error("zvisor: run: no program given%s\n", "");
+	char **gargv = argv + i;
+	struct zv_resolved *r = alloc(sizeof *r);
+	char *buf = alloc(ZV_PATH_MAX);
+	long err;
+	const char *path = find_program(gargv[0], envp, r, buf, &err);
+	if (err < 0)
+		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
+		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
+	zv_proc.leader_pid = zv_proc.pid;
+	if (count)
+		setup_count();
+	start_guest(path, gargv, envp, auxv, r, initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0);
+}
+
+/* A guest's execve: zvisor __exec STATE PATH ARGV0 ARGS... */
+__attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **envp, const uint64_t *auxv)
+{
+	if (argc < 3)
+		zv_die(126, "bad internal exec");
+	uint64_t mask = 0;
+	int sigsys_blocked = 0;
+	parse_state(argv[0], &mask, &sigsys_blocked);
+	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)
+		zv_proc.count_fd = -1;
+	const char *path = argv[1];
+	struct zv_resolved *r = alloc(sizeof *r);
+	long err = zv_exec_resolve(path, r);
+	if (err < 0)
+		zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
+	start_guest(path, argv + 2, envp, auxv, r, mask, sigsys_blocked);
+}
+
+__attribute__((noreturn)) void zv_main(uint64_t *sp)
+{
+	int argc = (int)sp[0];
+	char **argv = (char **)(sp + 1);
+	char **envp = argv + argc + 1;
+	char **e = envp;
+	while (*e)
+		e++;
+	const uint64_t *auxv = (const uint64_t *)(e + 1);
+
+	zv_proc.text_start = (uint64_t)__executable_start;
+	zv_proc.text_end = (uint64_t)etext;
+	zv_proc.pid = (int)zv_getpid();
+
+	/* Nothing may interrupt set-up; the guest's mask is restored at entry. */
+	uint64_t all = ~0UL;
+	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, &initial_mask, 8);
+
+	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
+		cmd_exec(argc - 2, argv + 2, envp, auxv);
+	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &initial_mask, NULL, 8);
+	if (argc < 2)
+		usage_error("zvisor: no command given%s\n", "");
+	const char *cmd = argv[1];
+	if (zv_strcmp(cmd, "--help") == 0 || zv_strcmp(cmd, "-h") == 0 || zv_strcmp(cmd, "help") == 0) {
+		zv_write(1, main_help, sizeof main_help - 1);
+		zv_write(1, usage_text, sizeof usage_text - 1);
+		zv_exit_group(0);
+	}
+	if (zv_strcmp(cmd, "--version") == 0 || zv_strcmp(cmd, "-V") == 0) {
+		zv_dprintf(1, "zvisor %s\n", ZV_VERSION);
+		zv_exit_group(0);
+	}
+	if (zv_strcmp(cmd, "check-elf") == 0)
+		zv_exit_group(zv_check_main(argc - 2, argv + 2));
+	if (zv_strcmp(cmd, "run") == 0) {
+		zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);
+		cmd_run(argc - 2, argv + 2, envp, auxv);
+	}
+	usage_error("zvisor: unknown command '%s'\n", cmd);
+}

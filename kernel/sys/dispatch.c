@@ -1,0 +1,91 @@
+/* The syscall table: one handler per number. Calls without an entry run on
+ * the host unchanged, from kernel text, cancellable by a deferred signal. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+
+typedef long (*zv_handler)(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+
+long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f)
+{
+	long args[7] = { nr, a, b, c, d, e, f };
+	return zv_sc_cancellable(args, &t->sig_pending);
+}
+
+#define WITH_NR(fn, n) \
+	static long fn##_##n(struct zv_thread *t, struct zv_ucontext *uc, long *a) { return fn(t, uc, a, n); }
+
+WITH_NR(zv_sys_path_call, __NR_open)
+WITH_NR(zv_sys_path_call, __NR_openat)
+WITH_NR(zv_sys_path_call, __NR_openat2)
+WITH_NR(zv_sys_path_call, __NR_readlink)
+WITH_NR(zv_sys_path_call, __NR_readlinkat)
+WITH_NR(zv_sys_path_call, __NR_stat)
+WITH_NR(zv_sys_path_call, __NR_lstat)
+WITH_NR(zv_sys_path_call, __NR_newfstatat)
+WITH_NR(zv_sys_path_call, __NR_statx)
+WITH_NR(zv_sys_path_call, __NR_access)
+WITH_NR(zv_sys_path_call, __NR_faccessat)
+WITH_NR(zv_sys_path_call, __NR_faccessat2)
+WITH_NR(zv_sys_dup2, __NR_dup2)
+WITH_NR(zv_sys_dup2, __NR_dup3)
+WITH_NR(zv_sys_masked_wait, __NR_ppoll)
+WITH_NR(zv_sys_masked_wait, __NR_pselect6)
+WITH_NR(zv_sys_masked_wait, __NR_epoll_pwait)
+WITH_NR(zv_sys_masked_wait, __NR_epoll_pwait2)
+WITH_NR(zv_sys_sigmask_arg, __NR_signalfd)
+WITH_NR(zv_sys_sigmask_arg, __NR_signalfd4)
+WITH_NR(zv_sys_sigmask_arg, __NR_rt_sigtimedwait)
+
+static const zv_handler table[512] = {
+	[__NR_rt_sigaction] = zv_sys_rt_sigaction,
+	[__NR_rt_sigprocmask] = zv_sys_rt_sigprocmask,
+	[__NR_rt_sigreturn] = zv_sys_rt_sigreturn,
+	[__NR_sigaltstack] = zv_sys_sigaltstack,
+	[__NR_rt_sigsuspend] = zv_sys_rt_sigsuspend,
+	[__NR_ppoll] = zv_sys_masked_wait___NR_ppoll,
+	[__NR_pselect6] = zv_sys_masked_wait___NR_pselect6,
+	[__NR_epoll_pwait] = zv_sys_masked_wait___NR_epoll_pwait,
+	[__NR_epoll_pwait2] = zv_sys_masked_wait___NR_epoll_pwait2,
+	[__NR_signalfd] = zv_sys_sigmask_arg___NR_signalfd,
+	[__NR_signalfd4] = zv_sys_sigmask_arg___NR_signalfd4,
+	[__NR_rt_sigtimedwait] = zv_sys_sigmask_arg___NR_rt_sigtimedwait,
+	[__NR_clone] = zv_sys_clone,
+	[__NR_clone3] = zv_sys_clone3,
+	[__NR_fork] = zv_sys_fork,
+	[__NR_vfork] = zv_sys_vfork,
+	[__NR_exit] = zv_sys_exit,
+	[__NR_exit_group] = zv_sys_exit_group,
+	[__NR_execve] = zv_sys_execve,
+	[__NR_execveat] = zv_sys_execveat,
+	[__NR_brk] = zv_sys_brk,
+	[__NR_open] = zv_sys_path_call___NR_open,
+	[__NR_openat] = zv_sys_path_call___NR_openat,
+	[__NR_openat2] = zv_sys_path_call___NR_openat2,
+	[__NR_readlink] = zv_sys_path_call___NR_readlink,
+	[__NR_readlinkat] = zv_sys_path_call___NR_readlinkat,
+	[__NR_stat] = zv_sys_path_call___NR_stat,
+	[__NR_lstat] = zv_sys_path_call___NR_lstat,
+	[__NR_newfstatat] = zv_sys_path_call___NR_newfstatat,
+	[__NR_statx] = zv_sys_path_call___NR_statx,
+	[__NR_access] = zv_sys_path_call___NR_access,
+	[__NR_faccessat] = zv_sys_path_call___NR_faccessat,
+	[__NR_faccessat2] = zv_sys_path_call___NR_faccessat2,
+	[__NR_close] = zv_sys_close,
+	[__NR_close_range] = zv_sys_close_range,
+	[__NR_dup2] = zv_sys_dup2___NR_dup2,
+	[__NR_dup3] = zv_sys_dup2___NR_dup3,
+	[__NR_getdents64] = zv_sys_getdents64,
+	[__NR_prctl] = zv_sys_prctl,
+	[__NR_seccomp] = zv_sys_seccomp,
+};
+
+long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
+{
+	long a[6] = {
+		(long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
+		(long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9,
+	};
+	if ((unsigned long)nr < 512 && table[nr])
+		return table[nr](t, uc, a);
+	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}

@@ -1,0 +1,101 @@
+/* execve and execveat. The new program must run under zvisor again, so the
+ * host executes zvisor itself (/proc/self/exe) with an internal command line
+ * that names the guest's path, argv[0] and the kernel state to carry over
+ * (platform, guest signal mask, hidden fds). Errors the host's execve would
+ * give are found first and returned to the guest. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "trace/count.h"
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+
+static long count_strings(char *const *v)
+{
+	long n = 0;
+	if (v)
+		while (v[n])
+			n++;
+	return n;
+}
+
+static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, char *const *argv,
+		    char *const *envp)
+{
+	struct zv_resolved *r = (void *)zv_mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE,
+						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (zv_is_err((long)r))
+		return -ENOMEM;
+	path = zv_translate_path(path);
+	long err = zv_exec_resolve(path, r);
+	zv_munmap(r, sizeof *r);
+	if (err < 0)
+		return err;
+
+	long argc = count_strings(argv);
+	size_t vsize = (argc + 8) * sizeof(char *);
+	char **nv = zv_mmap(NULL, vsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (zv_is_err((long)nv))
+		return -ENOMEM;
+	char state[256];
+	zv_format_state(state, sizeof state, zv_guest_mask(t, uc), t->sigsys_blocked);
+	long k = 0;
+	nv[k++] = "zvisor";
+	nv[k++] = "__exec";
+	nv[k++] = state;
+	nv[k++] = (char *)path;
+	if (argc == 0)
+		nv[k++] = ""; /* the host supplies an empty argv[0] too */
+	for (long i = 0; i < argc; i++)
+		nv[k++] = argv[i];
+	nv[k] = NULL;
+
+	/* Deferred signals would die with this image: block everything and
+	 * give them back to the host, which keeps them across execve. */
+	uint64_t saved;
+	zv_host_set_mask(~0UL, &saved);
+	for (int sig = 1; sig <= 64; sig++)
+		if (t->pending_set & ZV_SIGBIT(sig))
+			zv_sys3(__NR_tgkill, zv_proc.pid, t->tid, sig);
+	t->pending_set = 0;
+	t->sig_pending = 0;
+	zv_count_record(__NR_execve, 0);
+	long ret = zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
+	zv_count_unrecord(__NR_execve); /* the caller records the failure */
+	zv_host_set_mask(saved, NULL);
+	zv_munmap(nv, vsize);
+	return ret;
+}
+
+long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	const char *path = (const char *)a[0];
+	if (!path)
+		return -EFAULT;
+	return do_exec(t, uc, path, (char *const *)a[1], (char *const *)a[2]);
+}
+
+long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	int dfd = (int)a[0];
+	const char *path = (const char *)a[1];
+	int flags = (int)a[4];
+	char buf[ZV_PATH_MAX];
+	if (!path)
+		return -EFAULT;
+	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		return -EINVAL;
+	if (path[0] == '/' || (dfd == AT_FDCWD && path[0])) {
+		/* the path alone names the file */
+	} else if (!path[0]) {
+		if (!(flags & AT_EMPTY_PATH))
+			return -ENOENT;
+		zv_snprintf(buf, sizeof buf, "/proc/self/fd/%d", dfd);
+		path = buf;
+	} else {
+		zv_snprintf(buf, sizeof buf, "/proc/self/fd/%d/%s", dfd, path);
+		path = buf;
+	}
+	return do_exec(t, uc, path, (char *const *)a[2], (char *const *)a[3]);
+}

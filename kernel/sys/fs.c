@@ -1,0 +1,204 @@
+/* File-system calls the kernel must see: paths that name the process's own
+ * executable (/proc/self/exe is zvisor on the host), and the kernel's hidden
+ * file descriptors, which the guest can neither close, replace nor list. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include <linux/fcntl.h>
+#include <linux/prctl.h>
+
+/* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/<own pid>/exe" (and
+ * the task form) become the guest's executable; other paths are unchanged. */
+const char *zv_translate_path(const char *p)
+{
+	if (!p || p[0] != '/' || zv_strncmp(p, "/proc/", 6) != 0)
+		return p;
+	const char *s = p + 6;
+	if (zv_startswith(s, "self/"))
+		s += 5;
+	else if (zv_startswith(s, "thread-self/"))
+		s += 12;
+	else {
+		long pid = 0;
+		while (*s >= '0' && *s <= '9')
+			pid = pid * 10 + (*s++ - '0');
+		if (pid != zv_proc.pid || *s != '/')
+			return p;
+		s++;
+		if (zv_startswith(s, "task/")) {
+			s += 5;
+			while (*s >= '0' && *s <= '9')
+				s++;
+			if (*s++ != '/')
+				return p;
+		}
+	}
+	return zv_strcmp(s, "exe") == 0 ? zv_proc.exe_path : p;
+}
+
+static long readlink_exe(char *buf, long size)
+{
+	long n = (long)zv_strlen(zv_proc.exe_path);
+	if (size <= 0)
+		return -EINVAL;
+	if (n > size)
+		n = size;
+	memcpy(buf, zv_proc.exe_path, n);
+	return n;
+}
+
+long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	int pi = (nr == __NR_open || nr == __NR_readlink || nr == __NR_stat || nr == __NR_lstat ||
+		  nr == __NR_access) ? 0 : 1;
+	const char *p = (const char *)a[pi];
+	const char *q = zv_translate_path(p);
+	if (q != p) {
+		if (nr == __NR_readlink)
+			return readlink_exe((char *)a[1], a[2]);
+		if (nr == __NR_readlinkat)
+			return readlink_exe((char *)a[2], a[3]);
+		a[pi] = (long)q;
+	}
+	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Hidden fds: at most a few, moved out of the guest's way on demand. */
+#define ZV_MAX_HIDDEN 4
+static int *hidden_slot(int fd)
+{
+	static int *slots[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd };
+	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
+		if (slots[i] && *slots[i] >= 0 && *slots[i] == fd)
+			return slots[i];
+	return NULL;
+}
+
+int zv_is_kernel_fd(int fd) { return fd >= 0 && hidden_slot(fd) != NULL; }
+
+/* Moves fd to the highest free number below the fd limit, so that the guest's
+ * lowest-free-number allocations never meet it. Returns the new fd. */
+int zv_hide_fd(int fd)
+{
+	struct { uint64_t cur, max; } lim;
+	if (zv_sys4(__NR_prlimit64, 0, 7 /* RLIMIT_NOFILE */, NULL, &lim) < 0)
+		return fd;
+	for (long n = (long)lim.cur - 1; n > fd && n > (long)lim.cur - 64; n--) {
+		if (zv_sys3(__NR_fcntl, n, F_GETFD, 0) != -EBADF)
+			continue;
+		if (zv_sys2(__NR_dup2, fd, n) == n) {
+			zv_close(fd);
+			return (int)n;
+		}
+	}
+	return fd;
+}
+
+/* The guest wants number fd: give ours a new one, or drop it if none is free. */
+static void evict(int fd)
+{
+	int *slot = hidden_slot(fd);
+	if (!slot)
+		return;
+	long n = zv_sys3(__NR_fcntl, fd, F_DUPFD, 3);
+	if (n >= 0 && n != fd) {
+		long hidden = zv_hide_fd((int)n);
+		*slot = (int)hidden;
+	} else {
+		*slot = -1;
+	}
+	zv_close(fd);
+}
+
+long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	if (zv_is_kernel_fd((int)a[0]))
+		return -EBADF;
+	return zv_host_call(t, __NR_close, a[0], 0, 0, 0, 0, 0);
+}
+
+/* close_range over the guest's fds only: the range is cut around ours. */
+long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	unsigned lo = (unsigned)a[0], hi = (unsigned)a[1];
+	unsigned flags = (unsigned)a[2];
+	if (lo > hi)
+		return -EINVAL;
+	int ks[2] = { zv_proc.count_fd, zv_proc.err_fd };
+	if (ks[0] > ks[1]) {
+		int x = ks[0];
+		ks[0] = ks[1];
+		ks[1] = x;
+	}
+	unsigned from = lo;
+	long r = 0;
+	for (int i = 0; i < 2; i++) {
+		if (ks[i] < 0 || (unsigned)ks[i] < from || (unsigned)ks[i] > hi)
+			continue;
+		if ((unsigned)ks[i] > from)
+			r = zv_host_call(t, __NR_close_range, from, ks[i] - 1, flags, 0, 0, 0);
+		if (r < 0)
+			return r;
+		from = ks[i] + 1;
+	}
+	if (from <= hi && from != 0)
+		r = zv_host_call(t, __NR_close_range, from, hi, flags, 0, 0, 0);
+	return r;
+}
+
+long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	if (zv_is_kernel_fd((int)a[0]))
+		return -EBADF;
+	if (zv_is_kernel_fd((int)a[1]) && a[0] != a[1])
+		evict((int)a[1]);
+	return zv_host_call(t, nr, a[0], a[1], a[2], 0, 0, 0);
+}
+
+/* Listing /proc/<pid>/fd must not show the kernel's fds. */
+long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	long r = zv_host_call(t, __NR_getdents64, a[0], a[1], a[2], 0, 0, 0);
+	if (r <= 0 || (zv_proc.count_fd < 0 && zv_proc.err_fd < 0))
+		return r;
+	char link[64], path[32];
+	zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
+	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, path, link, sizeof link - 1);
+	if (n <= 0)
+		return r;
+	link[n] = 0;
+	if (!zv_startswith(link, "/proc/") || n < 4 || zv_strcmp(link + n - 3, "/fd") != 0)
+		return r;
+	char *buf = (char *)a[1];
+	long out = 0;
+	for (long off = 0; off < r;) {
+		unsigned short reclen = *(unsigned short *)(buf + off + 16);
+		const char *name = buf + off + 19;
+		unsigned long fd;
+		int hide = zv_parse_ulong(name, &fd) == 0 && zv_is_kernel_fd((int)fd);
+		if (!hide) {
+			if (out != off)
+				memmove(buf + out, buf + off, reclen);
+			out += reclen;
+		}
+		off += reclen;
+	}
+	return out;
+}
+
+/* The guest's own syscall interception would take the kernel's place:
+ * refused with EINVAL (documented in docs/DESIGN.md). */
+long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	if (a[0] == 59 /* PR_SET_SYSCALL_USER_DISPATCH */ || a[0] == PR_SET_SECCOMP)
+		return -EINVAL;
+	return zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
+}
+
+long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	if (a[0] == 0 /* SECCOMP_SET_MODE_STRICT */ || a[0] == 1 /* SECCOMP_SET_MODE_FILTER */)
+		return -EINVAL;
+	return zv_host_call(t, __NR_seccomp, a[0], a[1], a[2], 0, 0, 0);
+}

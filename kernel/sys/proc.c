@@ -1,0 +1,182 @@
+/* Process calls: clone, clone3, fork, vfork, exit, exit_group.
+ * A child that shares the address space (threads, vfork, Go's
+ * clone(CLONE_VM|CLONE_VFORK) with stack 0) starts on a kernel block of its
+ * own and enters the guest through rt_sigreturn of a frame copied from the
+ * parent's context, so its return path never touches the guest stack. A
+ * child with its own address space (fork) returns through its copy of the
+ * parent's frame. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "trace/count.h"
+#include <linux/sched.h>
+
+
+struct start_frame {
+	uint64_t pretcode;
+	struct zv_ucontext uc;
+};
+
+/* The first thing a CLONE_VM child runs, on its own kernel block. */
+static void child_start(void)
+{
+	struct zv_thread *t = zv_current();
+	if (zv_thread_arm(t) < 0)
+		zv_exit_group(126);
+	__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
+	struct start_frame *f = (struct start_frame *)((uint64_t)t + ZV_BLOCK_SIZE) - 1;
+	zv_enter_frame(&f->uc);
+}
+
+/* Prepares a block whose top holds the child's entry frame: the parent's
+ * guest context with rax = 0 and the child's stack; returns the host stack
+ * pointer for the clone call. */
+static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_ucontext *uc,
+			   uint64_t guest_sp, int keep_altstack)
+{
+	uint64_t top = (uint64_t)c + ZV_BLOCK_SIZE;
+	struct start_frame *f = (struct start_frame *)top - 1;
+	const void *pfp = (const void *)uc->mc.fpstate;
+	size_t fpsize = pfp ? zv_fpstate_size(pfp) : 0;
+	uint64_t fp = ((uint64_t)f - fpsize) & ~63UL;
+	if (fpsize)
+		memcpy((void *)fp, pfp, fpsize);
+	f->pretcode = 0;
+	f->uc = *uc;
+	f->uc.uc_link = 0;
+	f->uc.mc.fpstate = fpsize ? fp : 0;
+	f->uc.mc.rax = 0;
+	f->uc.mc.rsp = guest_sp;
+	/* rt_sigreturn installs uc_stack as the host altstack: the child's block. */
+	f->uc.uc_stack = (struct zv_stack){ (uint64_t)c + ZV_BLOCK_HEAD, 0, 0, ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
+	c->sigsys_blocked = t->sigsys_blocked;
+	if (keep_altstack)
+		c->guest_ss = t->guest_ss; /* vfork keeps it; new threads start without */
+	return (void *)((fp - 256) & ~15UL);
+}
+
+/* Kernel state a fork child must refresh: its pid, the lock that another
+ * thread of the parent may have held, the thread count, and SUD, which the
+ * host does not carry across fork. */
+static void after_fork_child(struct zv_thread *t)
+{
+	zv_proc.pid = (int)zv_getpid();
+	zv_proc.lock = 0;
+	zv_proc.nthreads = 1;
+	t->tid = (int)zv_gettid();
+	zv_platform_arm_thread();
+}
+
+struct clone_req {
+	uint64_t flags, stack, stack_size, tls;
+	void *ptid, *ctid;
+	struct clone_args *args3; /* clone3's arguments, or NULL for clone */
+	size_t size3;
+};
+
+static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_req *q)
+{
+	uint64_t flags = q->flags;
+	if (!(flags & CLONE_VM)) {
+		/* fork-like: the child returns through its copy of this frame. */
+		long r;
+		if (q->args3) {
+			struct clone_args ca;
+			memset(&ca, 0, sizeof ca);
+			memcpy(&ca, q->args3, q->size3 < sizeof ca ? q->size3 : sizeof ca);
+			ca.stack = 0;
+			ca.stack_size = 0;
+			r = zv_sys2(__NR_clone3, &ca, sizeof ca);
+		} else {
+			r = zv_sys5(__NR_clone, flags, 0, q->ptid, q->ctid, q->tls);
+		}
+		if (r == 0) {
+			after_fork_child(t);
+			if (q->stack)
+				uc->mc.rsp = q->stack + q->stack_size;
+		}
+		return r;
+	}
+	struct zv_thread *c = zv_thread_alloc();
+	if (!c)
+		return -ENOMEM;
+	uint64_t guest_sp = q->stack ? q->stack + q->stack_size : uc->mc.rsp;
+	int shares_stack = (flags & CLONE_VFORK) != 0;
+	void *ksp = prepare_child(t, c, uc, guest_sp, shares_stack);
+	/* The child starts with every signal blocked until its frame restores
+	 * the guest's mask: no handler may run before its altstack exists. */
+	uint64_t saved;
+	zv_host_set_mask(~0UL, &saved);
+	long r;
+	if (q->args3) {
+		struct clone_args ca;
+		memset(&ca, 0, sizeof ca);
+		memcpy(&ca, q->args3, q->size3 < sizeof ca ? q->size3 : sizeof ca);
+		ca.stack = (uint64_t)c + ZV_BLOCK_HEAD;
+		ca.stack_size = (uint64_t)ksp - ca.stack;
+		r = zv_clone3_raw(&ca, sizeof ca, child_start);
+	} else {
+		r = zv_clone_raw(flags, ksp, q->ptid, q->ctid, q->tls, child_start);
+	}
+	zv_host_set_mask(saved, NULL);
+	/* A vfork child has exec'd or exited by now; its block is free again.
+	 * Blocks of threads stay: a thread cannot unmap its own stack. */
+	if (r < 0 || shares_stack)
+		zv_thread_free(c);
+	return r;
+}
+
+long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	struct clone_req q = { .flags = (uint64_t)a[0], .stack = (uint64_t)a[1],
+			       .ptid = (void *)a[2], .ctid = (void *)a[3], .tls = (uint64_t)a[4] };
+	return do_clone(t, uc, &q);
+}
+
+long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	struct clone_args *ca = (void *)a[0];
+	size_t size = (size_t)a[1];
+	if (!ca || size < 64 || size > 4096)
+		return -EINVAL;
+	if ((ca->stack == 0) != (ca->stack_size == 0))
+		return -EINVAL;
+	struct clone_req q = { .flags = ca->flags, .stack = ca->stack, .stack_size = ca->stack_size,
+			       .args3 = ca, .size3 = size };
+	return do_clone(t, uc, &q);
+}
+
+long zv_sys_fork(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	struct clone_req q = { .flags = 17 /* SIGCHLD */ };
+	return do_clone(t, uc, &q);
+}
+
+long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	struct clone_req q = { .flags = CLONE_VM | CLONE_VFORK | 17 };
+	return do_clone(t, uc, &q);
+}
+
+/* The first guest process prints the --count report when it ends. */
+void zv_report_at_exit(void)
+{
+	if (zv_proc.count_fd >= 0 && zv_proc.pid == zv_proc.leader_pid && zv_proc.err_fd >= 0)
+		zv_count_report(zv_proc.err_fd);
+}
+
+long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	zv_count_record(__NR_exit_group, 0);
+	zv_report_at_exit();
+	zv_exit_group((int)a[0]);
+}
+
+long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	zv_count_record(__NR_exit, 0);
+	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
+		zv_report_at_exit();
+	for (;;)
+		zv_sys1(__NR_exit, a[0]);
+}

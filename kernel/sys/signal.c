@@ -1,0 +1,437 @@
+/* Guest signals. The guest's dispositions, altstack and SIGSYS bit are
+ * virtual; its signal mask is the host's (minus SIGSYS, which the kernel
+ * keeps). Every signal the guest handles reaches zv_host_sighandler on the
+ * thread's kernel stack: interrupting guest code it is delivered at once by
+ * building the guest's frame as the host would; interrupting the kernel it is
+ * deferred to the return to the guest, as a real kernel does. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "trace/count.h"
+
+#define SIGKILL 9
+#define SIGSTOP 19
+#define SIGSYS 31
+#define UNBLOCKABLE (ZV_SIGBIT(SIGKILL) | ZV_SIGBIT(SIGSTOP))
+
+/* Signals whose default action is to be ignored, or to stop the process. */
+static int default_ignores(int sig) { return sig == 17 || sig == 18 || sig == 23 || sig == 28; }
+static int default_stops(int sig) { return sig == 19 || sig == 20 || sig == 21 || sig == 22; }
+
+void zv_host_set_mask(uint64_t mask, uint64_t *old)
+{
+	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &mask, old, 8);
+}
+
+/* The mask the guest believes is in force for the context uc. */
+uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	return uc->uc_sigmask | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
+}
+
+static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
+{
+	m &= ~UNBLOCKABLE;
+	t->sigsys_blocked = (m & ZV_SIGBIT(SIGSYS)) != 0;
+	uc->uc_sigmask = m & ~ZV_SIGBIT(SIGSYS);
+}
+
+/* With --count a fatal signal must still let the leader print its report, so
+ * zvisor catches the signals whose default action kills. */
+static int catch_default(int sig)
+{
+	return zv_proc.count_fd >= 0 && !default_ignores(sig) && !default_stops(sig) && sig != SIGKILL;
+}
+
+static void set_host_action(int sig)
+{
+	if (sig == SIGSYS || sig == SIGKILL || sig == SIGSTOP)
+		return;
+	struct zv_ksigaction *g = &zv_proc.act[sig], h;
+	uint64_t keep = g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT);
+	if (g->handler == ZV_SIG_IGN || (g->handler == ZV_SIG_DFL && !catch_default(sig))) {
+		h = (struct zv_ksigaction){ g->handler, keep | ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
+	} else {
+		/* No SA_RESTART: a host call made for the guest must return
+		 * EINTR so the kernel can deliver, then restart it itself. */
+		h = (struct zv_ksigaction){ (uint64_t)zv_host_sighandler,
+					    keep | ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTORER,
+					    (uint64_t)zv_sigreturn, ~0UL };
+	}
+	zv_sys4(__NR_rt_sigaction, sig, &h, NULL, 8);
+}
+
+/* Reads the dispositions the guest inherits (ignored signals survive execve)
+ * and installs the host actions that match them. */
+void zv_signals_init(uint64_t guest_mask)
+{
+	for (int sig = 1; sig <= 64; sig++) {
+		struct zv_ksigaction old;
+		zv_proc.act[sig] = (struct zv_ksigaction){ 0 };
+		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS)
+			continue;
+		if (zv_sys4(__NR_rt_sigaction, sig, NULL, &old, 8) == 0 && old.handler == ZV_SIG_IGN)
+			zv_proc.act[sig].handler = ZV_SIG_IGN;
+		if (catch_default(sig))
+			set_host_action(sig);
+	}
+	(void)guest_mask;
+}
+
+__attribute__((noreturn)) void zv_die_by_signal(int sig)
+{
+	zv_report_at_exit();
+	struct zv_ksigaction dfl = { ZV_SIG_DFL, ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
+	zv_sys4(__NR_rt_sigaction, sig, &dfl, NULL, 8);
+	uint64_t m = ~ZV_SIGBIT(sig);
+	zv_host_set_mask(m, NULL);
+	zv_sys3(__NR_tgkill, zv_getpid(), zv_gettid(), sig);
+	zv_exit_group(128 + sig);
+}
+
+/* The default action of sig for the guest (only reached when zvisor holds
+ * the signal itself: --count, SIGSYS, or a disposition changed meanwhile). */
+static void default_action(int sig)
+{
+	if (default_ignores(sig))
+		return;
+	if (default_stops(sig)) {
+		zv_sys3(__NR_tgkill, zv_getpid(), zv_gettid(), SIGSTOP);
+		return;
+	}
+	zv_die_by_signal(sig);
+}
+
+static int on_guest_altstack(struct zv_thread *t, uint64_t sp)
+{
+	struct zv_stack *ss = &t->guest_ss;
+	if (ss->ss_flags & ZV_SS_AUTODISARM)
+		return 0;
+	return ss->ss_size && sp > ss->ss_sp && sp - ss->ss_sp <= ss->ss_size;
+}
+
+static int altstack_flags(struct zv_thread *t, uint64_t sp)
+{
+	struct zv_stack *ss = &t->guest_ss;
+	if (!ss->ss_size || (ss->ss_flags & ZV_SS_DISABLE))
+		return ZV_SS_DISABLE;
+	return (on_guest_altstack(t, sp) ? ZV_SS_ONSTACK : 0) | (ss->ss_flags & ZV_SS_AUTODISARM);
+}
+
+/* Builds the guest's signal frame for sig on the guest stack and points the
+ * context uc at the guest's handler, exactly as the host's signal delivery
+ * does (rt_sigframe, xsave image, red zone, altstack, masks, flags). */
+static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
+{
+	zv_lock(&zv_proc.lock);
+	struct zv_ksigaction act = zv_proc.act[sig];
+	if (act.handler > ZV_SIG_IGN && (act.flags & ZV_SA_RESETHAND)) {
+		zv_proc.act[sig].handler = ZV_SIG_DFL;
+		zv_proc.act[sig].flags &= ~ZV_SA_SIGINFO;
+		set_host_action(sig);
+	}
+	zv_unlock(&zv_proc.lock);
+	if (act.handler == ZV_SIG_IGN)
+		return;
+	if (act.handler == ZV_SIG_DFL) {
+		default_action(sig);
+		return;
+	}
+	if (!(act.flags & ZV_SA_RESTORER)) {
+		/* x86-64 has no default restorer: the host fails the frame. */
+		default_action(11);
+		return;
+	}
+	uint64_t saved_mask = zv_guest_mask(t, uc);
+	uint64_t base_mask = t->delivery_mask_set ? t->delivery_mask : saved_mask;
+	uint64_t sp = uc->mc.rsp;
+	int ss_flags = altstack_flags(t, sp);
+	if ((act.flags & ZV_SA_ONSTACK) && ss_flags == 0)
+		sp = t->guest_ss.ss_sp + t->guest_ss.ss_size;
+	else
+		sp -= 128; /* the red zone of the interrupted code */
+
+	const void *host_fp = (const void *)uc->mc.fpstate;
+	size_t fpsize = host_fp ? zv_fpstate_size(host_fp) : 0;
+	sp = (sp - fpsize) & ~63UL;
+	uint64_t fp = sp;
+	sp -= sizeof(struct zv_sigframe);
+	sp = (sp & ~15UL) - 8; /* as if 'call' had pushed pretcode */
+	struct zv_sigframe *f = (struct zv_sigframe *)sp;
+
+	if (fpsize)
+		memcpy((void *)fp, host_fp, fpsize);
+	f->pretcode = act.restorer;
+	f->uc.uc_flags = uc->uc_flags;
+	f->uc.uc_link = 0;
+	f->uc.uc_stack = t->guest_ss;
+	f->uc.uc_stack.ss_flags = ss_flags;
+	f->uc.mc = uc->mc;
+	f->uc.mc.fpstate = fpsize ? fp : 0;
+	f->uc.uc_sigmask = saved_mask;
+	f->info = *si;
+	if (t->guest_ss.ss_flags & ZV_SS_AUTODISARM) {
+		t->guest_ss.ss_sp = 0;
+		t->guest_ss.ss_size = 0;
+		t->guest_ss.ss_flags = ZV_SS_DISABLE;
+	}
+
+	uc->mc.rip = act.handler;
+	uc->mc.rsp = sp;
+	uc->mc.rdi = sig;
+	uc->mc.rsi = (uint64_t)&f->info;
+	uc->mc.rdx = (uint64_t)&f->uc;
+	uc->mc.rax = 0;
+	uc->mc.eflags &= ~(0x400UL | 0x10000UL | 0x100UL); /* DF, RF, TF */
+	if (fpsize) {
+		/* The handler starts with default x87 and SSE control words. */
+		*(uint16_t *)host_fp = 0x37f;
+		*(uint32_t *)((char *)host_fp + 24) = 0x1f80;
+	}
+	uint64_t m = base_mask | act.mask;
+	if (!(act.flags & ZV_SA_NODEFER))
+		m |= ZV_SIGBIT(sig);
+	set_guest_mask(t, uc, m);
+}
+
+static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
+{
+	t->pending_info[sig] = *si;
+	t->pending_set |= ZV_SIGBIT(sig);
+	t->sig_pending = 1;
+}
+
+void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
+{
+	struct zv_ucontext *uc = ucv;
+	struct zv_thread *t = zv_current();
+	uint64_t ip = uc->mc.rip;
+	if (zv_in_kernel_text(ip)) {
+		if (si->si_code > 0 && (sig == 4 || sig == 5 || sig == 7 || sig == 8 || sig == 11)) {
+			/* A fault inside zvisor: a bad guest pointer or a bug. */
+			zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
+				   "zvisor: fault in the kernel (signal %d at ip %p, address %p)\n", sig,
+				   (void *)ip, (void *)si->sys.call_addr);
+			zv_die_by_signal(sig);
+		}
+		defer(t, sig, si);
+		if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end)
+			uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
+		return;
+	}
+	deliver(t, sig, si, uc);
+}
+
+/* Delivers the signals deferred during this kernel entry, on the way back
+ * to the guest. All host signals stay blocked until the final sigreturn
+ * restores the guest's mask, so none can slip in between. */
+void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	if (!t->sig_pending) {
+		t->delivery_mask_set = 0;
+		return;
+	}
+	zv_host_set_mask(~0UL, NULL);
+	while (t->pending_set) {
+		int sig = __builtin_ctzl(t->pending_set) + 1;
+		t->pending_set &= ~ZV_SIGBIT(sig);
+		zv_siginfo info = t->pending_info[sig];
+		uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
+		if (blocked & ZV_SIGBIT(sig)) {
+			/* Blocked by now: give it back to the host, which keeps it
+			 * pending until the guest unblocks it. */
+			if (zv_sys4(__NR_rt_tgsigqueueinfo, zv_proc.pid, t->tid, sig, &info) < 0)
+				zv_sys3(__NR_tgkill, zv_proc.pid, t->tid, sig);
+			continue;
+		}
+		deliver(t, sig, &info, uc);
+	}
+	t->sig_pending = 0;
+	t->delivery_mask_set = 0;
+}
+
+/* Calls that the host never restarts after a handler, SA_RESTART or not
+ * (signal(7)); everything else interrupted by a handler with SA_RESTART is
+ * re-executed. */
+static int never_restarted(long nr, struct zv_ucontext *uc)
+{
+	switch (nr) {
+	case __NR_pause: case __NR_rt_sigsuspend: case __NR_nanosleep: case __NR_clock_nanosleep:
+	case __NR_select: case __NR_pselect6: case __NR_poll: case __NR_ppoll:
+	case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_epoll_pwait2:
+	case __NR_io_getevents: case __NR_io_pgetevents: case __NR_rt_sigtimedwait:
+	case __NR_msgrcv: case __NR_msgsnd: case __NR_semop: case __NR_semtimedop:
+		return 1;
+	case __NR_futex:
+		return uc->mc.r10 != 0; /* a wait with a timeout */
+	default:
+		return 0;
+	}
+}
+
+int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
+{
+	if (never_restarted(nr, uc))
+		return 0;
+	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
+	for (int sig = 1; sig <= 64; sig++) {
+		if (!(t->pending_set & ZV_SIGBIT(sig)) || (blocked & ZV_SIGBIT(sig)))
+			continue;
+		struct zv_ksigaction *a = &zv_proc.act[sig];
+		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
+			return 0; /* a handler without SA_RESTART sees EINTR */
+	}
+	return 1;
+}
+
+long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	int sig = (int)a[0];
+	const struct zv_ksigaction *act = (const void *)a[1];
+	struct zv_ksigaction *oact = (void *)a[2];
+	if (a[3] != 8 || sig < 1 || sig > 64)
+		return -EINVAL;
+	if (act && (sig == SIGKILL || sig == SIGSTOP))
+		return -EINVAL;
+	zv_lock(&zv_proc.lock);
+	struct zv_ksigaction old = zv_proc.act[sig];
+	if (act) {
+		zv_proc.act[sig] = *act;
+		zv_proc.act[sig].mask &= ~UNBLOCKABLE;
+		set_host_action(sig);
+	}
+	zv_unlock(&zv_proc.lock);
+	if (oact)
+		*oact = old;
+	return 0;
+}
+
+long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	const uint64_t *set = (const void *)a[1];
+	uint64_t *oset = (void *)a[2];
+	if (a[3] != 8)
+		return -EINVAL;
+	uint64_t old = zv_guest_mask(t, uc), m = old;
+	if (set) {
+		switch (a[0]) {
+		case ZV_SIG_BLOCK: m |= *set; break;
+		case ZV_SIG_UNBLOCK: m &= ~*set; break;
+		case ZV_SIG_SETMASK: m = *set; break;
+		default: return -EINVAL;
+		}
+	}
+	if (oset)
+		*oset = old;
+	/* The new mask takes effect when this entry returns to the guest. */
+	set_guest_mask(t, uc, m);
+	return 0;
+}
+
+long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	const struct zv_sigframe *f = (const void *)(uc->mc.rsp - 8);
+	const struct zv_ucontext *g = &f->uc;
+	/* r8 .. rip come from the frame; segment state stays the host's. */
+	memcpy(&uc->mc, &g->mc, offsetof(struct zv_mcontext, eflags));
+	const uint64_t fix = 0x40dd5UL; /* AC OF DF TF SF ZF AF PF CF, RF */
+	uc->mc.eflags = (uc->mc.eflags & ~fix) | (g->mc.eflags & fix);
+	void *host_fp = (void *)uc->mc.fpstate;
+	if (host_fp && g->mc.fpstate)
+		memcpy(host_fp, (const void *)g->mc.fpstate, zv_fpstate_size(host_fp));
+	set_guest_mask(t, uc, g->uc_sigmask);
+	if (!on_guest_altstack(t, uc->mc.rsp)) {
+		struct zv_stack ss = g->uc_stack;
+		if (ss.ss_flags & ZV_SS_DISABLE)
+			t->guest_ss = (struct zv_stack){ .ss_flags = ZV_SS_DISABLE };
+		else if (ss.ss_size >= ZV_MINSIGSTKSZ)
+			t->guest_ss = (struct zv_stack){ ss.ss_sp, ss.ss_flags & ZV_SS_AUTODISARM, 0, ss.ss_size };
+	}
+	return ZV_NORESULT;
+}
+
+long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	const struct zv_stack *ss = (const void *)a[0];
+	struct zv_stack *old = (void *)a[1];
+	struct zv_stack prev = t->guest_ss;
+	prev.ss_flags = altstack_flags(t, uc->mc.rsp);
+	prev.pad = 0;
+	if (ss) {
+		if (on_guest_altstack(t, uc->mc.rsp))
+			return -EPERM;
+		int mode = ss->ss_flags & ~ZV_SS_AUTODISARM;
+		if (mode != 0 && mode != ZV_SS_DISABLE && mode != ZV_SS_ONSTACK)
+			return -EINVAL;
+		if (mode == ZV_SS_DISABLE) {
+			t->guest_ss = (struct zv_stack){ .ss_flags = ZV_SS_DISABLE };
+		} else {
+			if (ss->ss_size < ZV_MINSIGSTKSZ)
+				return -ENOMEM;
+			t->guest_ss = (struct zv_stack){ ss->ss_sp, ss->ss_flags & ZV_SS_AUTODISARM, 0, ss->ss_size };
+		}
+	}
+	if (old)
+		*old = prev;
+	return 0;
+}
+
+long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	if (a[1] != 8)
+		return -EINVAL;
+	uint64_t m = *(const uint64_t *)a[0] & ~UNBLOCKABLE;
+	uint64_t host = m & ~ZV_SIGBIT(SIGSYS);
+	/* Handlers run with the temporary mask; their frames save the old. */
+	t->delivery_mask = m;
+	t->delivery_mask_set = 1;
+	return zv_host_call(t, __NR_rt_sigsuspend, (long)&host, 8, 0, 0, 0, 0);
+}
+
+/* ppoll, pselect6, epoll_pwait(2): a temporary mask for the wait. */
+long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	uint64_t m, host;
+	struct { uint64_t *set; uint64_t len; } psel;
+	const uint64_t *user = NULL;
+	if (nr == __NR_pselect6) {
+		const uint64_t *arg = (const void *)a[5];
+		if (arg && arg[0] && arg[1] == 8) {
+			user = (const uint64_t *)arg[0];
+			psel.set = &host;
+			psel.len = 8;
+			b[5] = (long)&psel;
+		}
+	} else {
+		int idx = nr == __NR_ppoll ? 3 : 4;
+		if (a[idx] && a[idx + 1] == 8) {
+			user = (const uint64_t *)a[idx];
+			b[idx] = (long)&host;
+		}
+	}
+	if (user) {
+		m = *user & ~UNBLOCKABLE;
+		host = m & ~ZV_SIGBIT(SIGSYS);
+	}
+	long r = zv_host_call(t, nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+	if (user && r == -EINTR) {
+		t->delivery_mask = m;
+		t->delivery_mask_set = 1;
+	}
+	return r;
+}
+
+/* signalfd, signalfd4, rt_sigtimedwait: SIGSYS is never the guest's to take. */
+long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	int idx = nr == __NR_rt_sigtimedwait ? 0 : 1;
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	uint64_t m;
+	if (a[idx]) {
+		m = *(const uint64_t *)a[idx] & ~ZV_SIGBIT(SIGSYS);
+		b[idx] = (long)&m;
+	}
+	return zv_host_call(t, nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+}

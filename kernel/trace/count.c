@@ -1,0 +1,121 @@
+/* --count: per-syscall counters in a shared memfd (see count.h). */
+#include "trace/count.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "sysnames.h"
+#include <linux/mman.h>
+
+struct count_table {
+	uint64_t calls[ZV_NSYSCALLS];
+	uint64_t errors[ZV_NSYSCALLS];
+};
+
+static struct count_table *table;
+
+int zv_count_create(void)
+{
+	long fd = zv_sys2(__NR_memfd_create, "zvisor-count", 0);
+	if (fd < 0)
+		return (int)fd;
+	if (zv_sys2(__NR_ftruncate, fd, sizeof(struct count_table)) < 0 || zv_count_attach((int)fd) < 0) {
+		zv_close((int)fd);
+		return -ENOMEM;
+	}
+	return (int)fd;
+}
+
+int zv_count_attach(int fd)
+{
+	void *p = zv_mmap(NULL, sizeof(struct count_table), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (zv_is_err((long)p))
+		return (int)(long)p;
+	table = p;
+	return 0;
+}
+
+void zv_count_record(long nr, long ret)
+{
+	if (!table || (unsigned long)nr >= ZV_NSYSCALLS)
+		return;
+	__atomic_fetch_add(&table->calls[nr], 1, __ATOMIC_RELAXED);
+	if (ret < 0 && ret > -4096)
+		__atomic_fetch_add(&table->errors[nr], 1, __ATOMIC_RELAXED);
+}
+
+void zv_count_unrecord(long nr)
+{
+	if (table && (unsigned long)nr < ZV_NSYSCALLS)
+		__atomic_fetch_sub(&table->calls[nr], 1, __ATOMIC_RELAXED);
+}
+
+static const char *name_of(int nr, char *buf, size_t n)
+{
+	if ((size_t)nr < sizeof zv_sysnames / sizeof zv_sysnames[0] && zv_sysnames[nr])
+		return zv_sysnames[nr];
+	zv_snprintf(buf, n, "syscall_%d", nr);
+	return buf;
+}
+
+/* Buffered output: the table is written in few write(2) calls. */
+struct outbuf {
+	int fd;
+	size_t len;
+	char data[4096];
+};
+
+static void out(struct outbuf *o, const char *s)
+{
+	size_t n = zv_strlen(s);
+	if (o->len + n > sizeof o->data) {
+		zv_write(o->fd, o->data, o->len);
+		o->len = 0;
+	}
+	memcpy(o->data + o->len, s, n);
+	o->len += n;
+}
+
+void zv_count_report(int fd)
+{
+	if (!table)
+		return;
+	static const char dash[] = "--------- --------- ----------------\n";
+	struct outbuf *o = zv_mmap(NULL, sizeof *o, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (zv_is_err((long)o))
+		return;
+	o->fd = fd;
+	o->len = 0;
+	char line[128], nb[32];
+	out(o, "    calls    errors syscall\n");
+	out(o, dash);
+	uint64_t total = 0, errs = 0;
+	/* Selection by (calls desc, name asc): at most 512 passes over 512. */
+	uint8_t done[ZV_NSYSCALLS] = { 0 };
+	for (;;) {
+		int best = -1;
+		for (int i = 0; i < ZV_NSYSCALLS; i++) {
+			if (done[i] || !table->calls[i])
+				continue;
+			if (best < 0 || table->calls[i] > table->calls[best] ||
+			    (table->calls[i] == table->calls[best] &&
+			     zv_strcmp(name_of(i, line, sizeof line), name_of(best, nb, sizeof nb)) < 0))
+				best = i;
+		}
+		if (best < 0)
+			break;
+		done[best] = 1;
+		uint64_t c = table->calls[best], e = table->errors[best];
+		total += c;
+		errs += e;
+		if (e)
+			zv_snprintf(line, sizeof line, "%9lu %9lu %s\n", c, e, name_of(best, nb, sizeof nb));
+		else
+			zv_snprintf(line, sizeof line, "%9lu %9s %s\n", c, "", name_of(best, nb, sizeof nb));
+		out(o, line);
+	}
+	out(o, dash);
+	zv_snprintf(line, sizeof line, "%9lu %9lu total\n", total, errs);
+	out(o, line);
+	zv_write(fd, o->data, o->len);
+	zv_munmap(o, sizeof *o);
+}

@@ -1,0 +1,22 @@
+/* --count: the number of guest system calls (and failures) by name, summed
+ * over every process and thread of the guest (like strace -f -c without
+ * times). The table lives in a shared memfd so that forked children and
+ * exec'd images add to the same counters; the first guest process prints it. */
+#ifndef ZV_TRACE_COUNT_H
+#define ZV_TRACE_COUNT_H
+#define ZV_NSYSCALLS 512
+
+/* Creates the shared table; returns its fd (the caller hides it) or -errno. */
+int zv_count_create(void);
+/* Maps the table from fd (after execve). Returns 0 or -errno. */
+int zv_count_attach(int fd);
+/* Records one guest call nr that returned ret (ret in -4095..-1 is an error).
+ * Lock-free; safe from any thread or process. No-op when not attached. */
+void zv_count_record(long nr, long ret);
+/* Takes back one call recorded for nr (an execve recorded before it ran,
+ * whose failure is then recorded). */
+void zv_count_unrecord(long nr);
+/* Prints the table to fd in strace -c's layout without the time columns,
+ * sorted by calls (descending), then by name. */
+void zv_count_report(int fd);
+#endif

@@ -1,0 +1,140 @@
+/* Kernel-wide state: the process (one per guest process, copied by fork and
+ * rebuilt by execve) and the per-thread kernel area. */
+#ifndef ZV_ZVISOR_H
+#define ZV_ZVISOR_H
+#include <stdint.h>
+#include <stddef.h>
+#include "arch/context.h"
+#include "loader/loader.h"
+
+#define ZV_VERSION "0.1.0"
+
+enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP };
+
+/* Per-thread kernel area: one naturally aligned block per guest thread. The
+ * block's first page holds this struct, a guard page follows, and the rest is
+ * the thread's kernel stack, registered as the host sigaltstack, so every
+ * kernel entry (all are host signals on SIGSYS platforms) runs on it and finds
+ * this struct by masking rsp. */
+#define ZV_BLOCK_SIZE (256UL * 1024)
+#define ZV_BLOCK_HEAD 8192UL /* struct page + guard page */
+
+struct zv_thread {
+	uint64_t magic;
+	int tid;
+	volatile int sig_pending;      /* nonzero while deferred signals wait */
+	uint64_t pending_set;          /* bit per deferred signal */
+	zv_siginfo pending_info[65];
+	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
+	int sigsys_blocked;            /* the guest believes SIGSYS is blocked */
+	uint64_t delivery_mask_set;    /* set while sigsuspend & co. apply a temporary mask */
+	uint64_t delivery_mask;
+	struct zv_ucontext *sys_uc;    /* guest context of the current kernel entry */
+};
+
+#define ZV_THREAD_MAGIC 0x7a76746872656164UL
+
+static inline struct zv_thread *zv_current(void)
+{
+	uintptr_t sp;
+	asm volatile("mov %%rsp, %0" : "=r"(sp));
+	return (struct zv_thread *)(sp & ~(ZV_BLOCK_SIZE - 1));
+}
+
+struct zv_proc {
+	enum zv_platform platform;
+	int pid;                 /* cached host pid; refreshed by fork */
+	int count_fd, err_fd;    /* hidden kernel fds, -1 when unused */
+	int leader_pid;          /* the first guest process: prints reports */
+	int seccomp_installed;
+	volatile int nthreads;
+	uint64_t text_start, text_end;
+	uint64_t brk_start, brk_cur;
+	volatile int lock;       /* guards sigactions and brk */
+	struct zv_ksigaction act[65]; /* guest dispositions */
+	char exe_path[ZV_PATH_MAX];   /* what /proc/self/exe shows the guest */
+};
+
+extern struct zv_proc zv_proc;
+
+/* Small spin lock; reset in a fork child since its holder may not exist. */
+static inline void zv_lock(volatile int *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		asm volatile("pause");
+}
+static inline void zv_unlock(volatile int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+
+static inline int zv_in_kernel_text(uint64_t ip)
+{
+	return ip >= zv_proc.text_start && ip < zv_proc.text_end;
+}
+
+/* Fatal error inside zvisor: one line, exit status 126 or as given. */
+__attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* arch/thread.c */
+struct zv_thread *zv_thread_alloc(void);
+void zv_thread_free(struct zv_thread *t);
+long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform setup */
+
+/* intercept/platform.c */
+long zv_platform_install(void);          /* once per process image */
+long zv_platform_arm_thread(void);       /* SUD for the calling thread */
+void zv_sigsys_handler(int sig, zv_siginfo *si, void *uc);
+
+/* sys/dispatch.c */
+#define ZV_NORESULT (-4096L - 1) /* handler set the guest's registers itself */
+long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
+long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f);
+
+/* sys/signal.c */
+void zv_signals_init(uint64_t guest_mask);
+void zv_host_sighandler(int sig, zv_siginfo *si, void *uc);
+void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc);
+int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc);
+long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc);
+void zv_host_set_mask(uint64_t mask, uint64_t *old);
+__attribute__((noreturn)) void zv_die_by_signal(int sig);
+
+/* sys/proc.c */
+long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_fork(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+void zv_report_at_exit(void);
+
+/* sys/exec.c */
+long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+
+/* sys/fs.c */
+const char *zv_translate_path(const char *path);
+long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+int zv_hide_fd(int fd);
+int zv_is_kernel_fd(int fd);
+
+/* sys/mm.c */
+void zv_brk_init(uint64_t start);
+long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+
+/* main.c: the options an exec'd image inherits */
+struct zv_state_opts;
+int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked);
+#endif
