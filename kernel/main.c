@@ -221,7 +221,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, char **argv,
 		       zv_proc.platform == ZV_PLAT_SUD ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
 	t->sigsys_blocked = sigsys_blocked;
-	zv_signals_init(guest_mask);
+	zv_signals_init(t->sighand);
 
 	struct zv_image *img = alloc(sizeof *img);
 	char why[160] = "";
@@ -300,8 +300,12 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	zv_proc.leader_pid = zv_proc.pid;
-	if (count)
+	if (count) {
 		setup_count();
+		/* As strace counts the traced program's execve; exit and
+		 * exit_group never return, and neither counts them. */
+		zv_count_record(__NR_execve, 0);
+	}
 	start_guest(path, gargv, envp, auxv, r, initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0);
 }
 

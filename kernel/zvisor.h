@@ -12,15 +12,26 @@
 enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP };
 
 /* Per-thread kernel area: one naturally aligned block per guest thread. The
- * block's first page holds this struct, a guard page follows, and the rest is
+ * block's first pages hold this struct, a guard page follows, and the rest is
  * the thread's kernel stack, registered as the host sigaltstack, so every
  * kernel entry (all are host signals on SIGSYS platforms) runs on it and finds
  * this struct by masking rsp. */
 #define ZV_BLOCK_SIZE (256UL * 1024)
-#define ZV_BLOCK_HEAD 8192UL /* struct page + guard page */
+#define ZV_THREAD_BYTES 12288UL /* room for struct zv_thread */
+#define ZV_BLOCK_HEAD (ZV_THREAD_BYTES + 4096UL) /* struct + guard page */
+
+/* The guest's signal dispositions: shared by threads made with
+ * CLONE_SIGHAND, copied for a CLONE_VM child without it (vfork), which may
+ * change its own before it execs. */
+struct zv_sighand {
+	volatile int lock;
+	struct zv_ksigaction act[65];
+};
 
 struct zv_thread {
 	uint64_t magic;
+	struct zv_sighand *sighand;    /* the dispositions this thread sees */
+	struct zv_sighand own_sighand; /* storage when they are not shared */
 	int tid;
 	volatile int sig_pending;      /* nonzero while deferred signals wait */
 	uint64_t pending_set;          /* bit per deferred signal */
@@ -33,6 +44,7 @@ struct zv_thread {
 };
 
 #define ZV_THREAD_MAGIC 0x7a76746872656164UL
+_Static_assert(sizeof(struct zv_thread) <= ZV_THREAD_BYTES, "struct zv_thread outgrew its pages");
 
 static inline struct zv_thread *zv_current(void)
 {
@@ -50,8 +62,8 @@ struct zv_proc {
 	volatile int nthreads;
 	uint64_t text_start, text_end;
 	uint64_t brk_start, brk_cur;
-	volatile int lock;       /* guards sigactions and brk */
-	struct zv_ksigaction act[65]; /* guest dispositions */
+	volatile int lock;       /* guards brk */
+	struct zv_sighand sighand;    /* the dispositions of the first thread */
 	char exe_path[ZV_PATH_MAX];   /* what /proc/self/exe shows the guest */
 };
 
@@ -90,7 +102,7 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f);
 
 /* sys/signal.c */
-void zv_signals_init(uint64_t guest_mask);
+void zv_signals_init(struct zv_sighand *sh);
 void zv_host_sighandler(int sig, zv_siginfo *si, void *uc);
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc);

@@ -18,9 +18,10 @@ struct zv_thread *zv_thread_alloc(void)
 	if (end > base + ZV_BLOCK_SIZE)
 		zv_munmap((void *)(base + ZV_BLOCK_SIZE), end - base - ZV_BLOCK_SIZE);
 	/* Guard page between the struct and the stack that grows towards it. */
-	zv_mprotect((void *)(base + 4096), 4096, PROT_NONE);
+	zv_mprotect((void *)(base + ZV_THREAD_BYTES), 4096, PROT_NONE);
 	struct zv_thread *t = (struct zv_thread *)base;
 	t->magic = ZV_THREAD_MAGIC;
+	t->sighand = &zv_proc.sighand;
 	t->guest_ss.ss_flags = ZV_SS_DISABLE;
 	return t;
 }

@@ -84,6 +84,10 @@ static long pread_full(int fd, void *buf, size_t n, uint64_t off)
  * Returns the fd (O_CLOEXEC) and the file size, or -errno. */
 static int open_exec(const char *path, uint64_t *size)
 {
+	/* The host looks "" up as the current directory (an interpreter named
+	 * by PT_INTERP or #! can be empty): EACCES. */
+	if (!*path)
+		path = ".";
 	if (zv_strlen(path) >= ZV_PATH_MAX)
 		return -ENAMETOOLONG;
 	long r = -ENOSYS;
@@ -115,29 +119,43 @@ static int open_exec(const char *path, uint64_t *size)
 
 /* ---- ELF headers ------------------------------------------------------- */
 
-static int check_ehdr(const Elf64_Ehdr *eh, char *why, size_t wl)
+/* What zvisor refuses in e_ident that the host ignores for x86-64 (it never
+ * looks at EI_CLASS or EI_DATA), or 0. Also the better reason when a check
+ * the host makes fails on a file that is 32-bit or big-endian. */
+static const char *ident_problem(const Elf64_Ehdr *eh)
 {
 	const unsigned char *id = eh->e_ident;
-	if (memcmp(id, ELFMAG, SELFMAG))
-		return fail(why, wl, -ENOEXEC, "not an ELF file or #! script");
 	if (id[EI_CLASS] == ELFCLASS32)
-		return fail(why, wl, -ENOEXEC, "32-bit ELF is not supported");
-	if (id[EI_CLASS] != ELFCLASS64)
-		return fail(why, wl, -ENOEXEC, "bad ELF class %u", id[EI_CLASS]);
+		return "32-bit ELF is not supported";
 	if (id[EI_DATA] == ELFDATA2MSB)
-		return fail(why, wl, -ENOEXEC, "big-endian ELF is not supported");
+		return "big-endian ELF is not supported";
+	if (id[EI_CLASS] != ELFCLASS64)
+		return "bad ELF class (e_ident[EI_CLASS])";
 	if (id[EI_DATA] != ELFDATA2LSB)
-		return fail(why, wl, -ENOEXEC, "bad ELF data encoding %u", id[EI_DATA]);
-	if (eh->e_machine != EM_X86_64)
-		return fail(why, wl, -ENOEXEC, "not an x86-64 ELF (machine %u)", eh->e_machine);
+		return "bad ELF data encoding (e_ident[EI_DATA])";
+	return 0;
+}
+
+/* The ELF header checks the host makes (binfmt_elf.c: load_elf_binary() and
+ * load_elf_phdrs()), all ENOEXEC, in its order. */
+static int check_ehdr(const Elf64_Ehdr *eh, char *why, size_t wl)
+{
+	const char *id = ident_problem(eh);
+	int err = -ENOEXEC;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return fail(why, wl, err, "not an ELF file or #! script");
 	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
-		return fail(why, wl, -ENOEXEC, "not an executable ELF (type %u)", eh->e_type);
+		return id ? fail(why, wl, err, "%s", id) : fail(why, wl, err, "not an executable ELF (type %u)", eh->e_type);
+	if (eh->e_machine != EM_X86_64)
+		return id ? fail(why, wl, err, "%s", id)
+			  : fail(why, wl, err, "not an x86-64 ELF (machine %u)", eh->e_machine);
 	if (eh->e_phentsize != sizeof(Elf64_Phdr))
-		return fail(why, wl, -ENOEXEC, "bad program header size %u", eh->e_phentsize);
+		return id ? fail(why, wl, err, "%s", id)
+			  : fail(why, wl, err, "bad program header size %u", eh->e_phentsize);
 	if (eh->e_phnum == 0)
-		return fail(why, wl, -ENOEXEC, "no program headers");
-	if (eh->e_phnum > MAX_PHNUM)
-		return fail(why, wl, -ENOEXEC, "too many program headers (%u)", eh->e_phnum);
+		return fail(why, wl, err, "no program headers");
+	if ((uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > 65536)
+		return fail(why, wl, err, "too many program headers (%u)", eh->e_phnum);
 	return 0;
 }
 
@@ -149,31 +167,63 @@ static long read_ehdr(struct elf *e)
 	return pread_full(e->fd, &e->eh, sizeof e->eh, 0);
 }
 
-static int read_phdrs(struct elf *e, char *why, size_t wl)
+/* Reads program headers [first, first + n) into e->ph[0..n); any failure
+ * is ENOEXEC, as in the host. */
+static int read_ph(struct elf *e, unsigned first, unsigned n, char *why, size_t wl)
 {
-	uint64_t n = (uint64_t)e->eh.e_phnum * sizeof(Elf64_Phdr);
-	uint64_t off = e->eh.e_phoff;
-	if (off > e->size || n > e->size - off)
+	uint64_t size = (uint64_t)e->eh.e_phnum * sizeof(Elf64_Phdr), off = e->eh.e_phoff;
+	if (off > e->size || size > e->size - off)
 		return fail(why, wl, -ENOEXEC, "program header table (0x%lx+0x%lx) is beyond the end of the file (truncated?)",
-			    (unsigned long)off, (unsigned long)n);
-	long r = pread_full(e->fd, e->ph, n, off);
+			    (unsigned long)off, (unsigned long)size);
+	size = (uint64_t)n * sizeof(Elf64_Phdr);
+	off += (uint64_t)first * sizeof(Elf64_Phdr);
+	long r = pread_full(e->fd, e->ph, size, off);
 	if (r < 0)
-		return fail(why, wl, (int)r, "cannot read program headers: %s", zv_strerror((int)-r));
-	if ((uint64_t)r != n)
+		return fail(why, wl, -ENOEXEC, "cannot read program headers: %s", zv_strerror((int)-r));
+	if ((uint64_t)r != size)
 		return fail(why, wl, -ENOEXEC, "program header table is beyond the end of the file (truncated?)");
 	return 0;
+}
+
+/* The whole table, or as much as zvisor keeps (it refuses more later). */
+static int read_phdrs(struct elf *e, char *why, size_t wl)
+{
+	return read_ph(e, 0, e->eh.e_phnum < MAX_PHNUM ? e->eh.e_phnum : MAX_PHNUM, why, wl);
+}
+
+/* The checks zvisor adds to the host's, made after the host's own (which
+ * decide the errno when both fail): all ENOEXEC. */
+static int check_loads(struct elf *e, char *why, size_t wl);
+static int check_extra(struct elf *e, char *why, size_t wl)
+{
+	const char *id = ident_problem(&e->eh);
+	if (id)
+		return fail(why, wl, -ENOEXEC, "%s", id);
+	if (e->eh.e_phnum > MAX_PHNUM)
+		return fail(why, wl, -ENOEXEC, "too many program headers (%u, zvisor allows %d)", e->eh.e_phnum, MAX_PHNUM);
+	return check_loads(e, why, wl);
 }
 
 /* The first PT_INTERP (the only one the host looks at), copied into out.
  * Returns 1, 0 without PT_INTERP, or -errno as the host gives it. */
 static int get_interp(struct elf *e, char *out, char *why, size_t wl)
 {
-	for (int i = 0; i < e->eh.e_phnum; i++) {
-		const Elf64_Phdr *p = &e->ph[i];
+	for (unsigned i = 0; i < e->eh.e_phnum; i++) {
+		if (i && i % MAX_PHNUM == 0) { /* more than zvisor keeps: scan on */
+			unsigned n = e->eh.e_phnum - i < MAX_PHNUM ? e->eh.e_phnum - i : MAX_PHNUM;
+			int err = read_ph(e, i, n, why, wl);
+			if (err)
+				return err;
+		}
+		const Elf64_Phdr *p = &e->ph[i % MAX_PHNUM];
 		if (p->p_type != PT_INTERP)
 			continue;
 		if (p->p_filesz < 2 || p->p_filesz > ZV_PATH_MAX)
 			return fail(why, wl, -ENOEXEC, "bad PT_INTERP size %lu", (unsigned long)p->p_filesz);
+		/* kernel_read() refuses a negative loff_t (or one the size makes
+		 * negative) with EINVAL; a short read is EIO. */
+		if ((int64_t)p->p_offset < 0 || (int64_t)(p->p_offset + p->p_filesz) < 0)
+			return fail(why, wl, -EINVAL, "PT_INTERP offset 0x%lx is out of range", (unsigned long)p->p_offset);
 		if (p->p_offset > e->size || p->p_filesz > e->size - p->p_offset)
 			return fail(why, wl, -EIO, "PT_INTERP (0x%lx+0x%lx) is beyond the end of the file",
 				    (unsigned long)p->p_offset, (unsigned long)p->p_filesz);
@@ -184,9 +234,6 @@ static int get_interp(struct elf *e, char *out, char *why, size_t wl)
 			return fail(why, wl, -EIO, "PT_INTERP is beyond the end of the file");
 		if (out[p->p_filesz - 1])
 			return fail(why, wl, -ENOEXEC, "PT_INTERP is not NUL-terminated");
-		/* The host opens "" as the current directory: EACCES. */
-		if (!out[0])
-			zv_strlcpy(out, ".", ZV_PATH_MAX);
 		return 1;
 	}
 	return 0;
@@ -269,15 +316,11 @@ static int open_interp(const char *ipath, struct elf *e, char *why, size_t wl)
 	err = check_ehdr(&e->eh, sub, sizeof sub);
 	if (!err)
 		err = read_phdrs(e, sub, sizeof sub);
-	if (!err) {
-		for (int i = 0; i < e->eh.e_phnum; i++)
-			if (e->ph[i].p_type == PT_INTERP) {
-				err = fail(sub, sizeof sub, -ELIBBAD, "it has a PT_INTERP itself");
-				break;
-			}
-	}
 	if (!err)
-		err = check_loads(e, sub, sizeof sub);
+		err = check_extra(e, sub, sizeof sub);
+	for (int i = 0; !err && i < e->eh.e_phnum; i++)
+		if (e->ph[i].p_type == PT_INTERP)
+			err = fail(sub, sizeof sub, -ELIBBAD, "it names an interpreter itself");
 	if (err) {
 		fail(why, wl, 0, "interpreter %s: %s", ipath, sub);
 		err = -ELIBBAD;
@@ -305,7 +348,7 @@ static int check_exe(struct elf *e, char *why, size_t wl)
 		return has_interp;
 	/* The host checks the interpreter first and the segments when it is
 	 * past the point of no return, so a segment error comes last. */
-	int lerr = check_loads(e, lwhy, sizeof lwhy);
+	int lerr = check_extra(e, lwhy, sizeof lwhy);
 	if (has_interp) {
 		int exe_fd = e->fd;
 		err = open_interp(ipath, e, why, wl);
@@ -435,8 +478,12 @@ static int resolve(const char *path, struct zv_resolved *r)
 			continue;
 		}
 		char sub[160];
+		int err;
 		memcpy(&e.eh, buf, sizeof e.eh);
-		int err = check_exe(&e, sub, sizeof sub);
+		if (n < (long)sizeof e.eh && !memcmp(buf, ELFMAG, SELFMAG))
+			err = fail(sub, sizeof sub, -ENOEXEC, "truncated ELF header (%ld bytes)", n);
+		else
+			err = check_exe(&e, sub, sizeof sub);
 		zv_close(e.fd);
 		if (err)
 			return fail(r->why, sizeof r->why, err, "%s%s%s%s", who, wname, sep, sub);
@@ -618,6 +665,10 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 		err = fail(why, wl, (int)r, "cannot read: %s", zv_strerror((int)-r));
 		goto out;
 	}
+	if (r < (long)sizeof e.eh) {
+		err = fail(why, wl, -ENOEXEC, "truncated ELF header (%ld bytes)", r);
+		goto out;
+	}
 	if ((err = check_ehdr(&e.eh, why, wl)) || (err = read_phdrs(&e, why, wl)))
 		goto out;
 	int has_interp = get_interp(&e, ipath, why, wl);
@@ -625,7 +676,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 		err = has_interp;
 		goto out;
 	}
-	if ((err = check_loads(&e, why, wl)))
+	if ((err = check_extra(&e, why, wl)))
 		goto out;
 	enum place place = e.eh.e_type == ET_EXEC ? PLACE_FIXED : has_interp ? PLACE_PIE : PLACE_ANY;
 	if ((err = map_elf(&e, place, &bias, why, wl)))
@@ -636,23 +687,16 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	img->phent = sizeof(Elf64_Phdr);
 	img->phnum = e.eh.e_phnum;
 	img->brk_start = e.hi + bias;
-	/* AT_PHDR as the host computes it: where the PT_LOAD holding e_phoff
-	 * puts it; PT_PHDR if no segment holds it. */
-	int found = 0;
+	/* AT_PHDR as the host computes it (binfmt_elf.c since 5.18): where the
+	 * last PT_LOAD whose file range holds e_phoff maps it, else the load bias
+	 * itself. PT_PHDR is not used: ld.so reads it from there, and a corrupt
+	 * file must fail in the guest as it does on the host. */
+	img->phdr = bias;
 	for (int i = 0; i < e.eh.e_phnum; i++) {
 		const Elf64_Phdr *p = &e.ph[i];
-		if (p->p_type == PT_LOAD && p->p_offset <= e.eh.e_phoff && e.eh.e_phoff - p->p_offset < p->p_filesz) {
+		if (p->p_type == PT_LOAD && p->p_offset <= e.eh.e_phoff && e.eh.e_phoff - p->p_offset < p->p_filesz)
 			img->phdr = e.eh.e_phoff - p->p_offset + p->p_vaddr + bias;
-			found = 1;
-		}
 	}
-	for (int i = 0; i < e.eh.e_phnum && !found; i++)
-		if (e.ph[i].p_type == PT_PHDR) {
-			img->phdr = e.ph[i].p_vaddr + bias;
-			found = 1;
-		}
-	if (!found)
-		img->phdr = bias;
 	file_path(e.fd, path, img->exe_path);
 	uint64_t exe_lo = e.lo + bias, exe_span = e.hi - e.lo;
 	zv_close(e.fd);

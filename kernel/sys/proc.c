@@ -32,8 +32,18 @@ static void child_start(void)
  * guest context with rax = 0 and the child's stack; returns the host stack
  * pointer for the clone call. */
 static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_ucontext *uc,
-			   uint64_t guest_sp, int keep_altstack)
+			   uint64_t guest_sp, uint64_t flags)
 {
+	int keep_altstack = (flags & CLONE_VFORK) != 0;
+	if (flags & CLONE_SIGHAND) {
+		c->sighand = t->sighand;
+	} else {
+		zv_lock(&t->sighand->lock);
+		c->own_sighand = *t->sighand;
+		zv_unlock(&t->sighand->lock);
+		c->own_sighand.lock = 0;
+		c->sighand = &c->own_sighand;
+	}
 	uint64_t top = (uint64_t)c + ZV_BLOCK_SIZE;
 	struct start_frame *f = (struct start_frame *)top - 1;
 	const void *pfp = (const void *)uc->mc.fpstate;
@@ -62,6 +72,7 @@ static void after_fork_child(struct zv_thread *t)
 {
 	zv_proc.pid = (int)zv_getpid();
 	zv_proc.lock = 0;
+	t->sighand->lock = 0;
 	zv_proc.nthreads = 1;
 	t->tid = (int)zv_gettid();
 	zv_platform_arm_thread();
@@ -102,7 +113,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		return -ENOMEM;
 	uint64_t guest_sp = q->stack ? q->stack + q->stack_size : uc->mc.rsp;
 	int shares_stack = (flags & CLONE_VFORK) != 0;
-	void *ksp = prepare_child(t, c, uc, guest_sp, shares_stack);
+	void *ksp = prepare_child(t, c, uc, guest_sp, flags);
 	/* The child starts with every signal blocked until its frame restores
 	 * the guest's mask: no handler may run before its altstack exists. */
 	uint64_t saved;
@@ -167,14 +178,12 @@ void zv_report_at_exit(void)
 
 long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
-	zv_count_record(__NR_exit_group, 0);
 	zv_report_at_exit();
 	zv_exit_group((int)a[0]);
 }
 
 long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
-	zv_count_record(__NR_exit, 0);
 	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
 		zv_report_at_exit();
 	for (;;)

@@ -44,11 +44,11 @@ static int catch_default(int sig)
 	return zv_proc.count_fd >= 0 && !default_ignores(sig) && !default_stops(sig) && sig != SIGKILL;
 }
 
-static void set_host_action(int sig)
+static void set_host_action(struct zv_sighand *sh, int sig)
 {
 	if (sig == SIGSYS || sig == SIGKILL || sig == SIGSTOP)
 		return;
-	struct zv_ksigaction *g = &zv_proc.act[sig], h;
+	struct zv_ksigaction *g = &sh->act[sig], h;
 	uint64_t keep = g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT);
 	if (g->handler == ZV_SIG_IGN || (g->handler == ZV_SIG_DFL && !catch_default(sig))) {
 		h = (struct zv_ksigaction){ g->handler, keep | ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
@@ -64,19 +64,18 @@ static void set_host_action(int sig)
 
 /* Reads the dispositions the guest inherits (ignored signals survive execve)
  * and installs the host actions that match them. */
-void zv_signals_init(uint64_t guest_mask)
+void zv_signals_init(struct zv_sighand *sh)
 {
 	for (int sig = 1; sig <= 64; sig++) {
 		struct zv_ksigaction old;
-		zv_proc.act[sig] = (struct zv_ksigaction){ 0 };
+		sh->act[sig] = (struct zv_ksigaction){ 0 };
 		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS)
 			continue;
 		if (zv_sys4(__NR_rt_sigaction, sig, NULL, &old, 8) == 0 && old.handler == ZV_SIG_IGN)
-			zv_proc.act[sig].handler = ZV_SIG_IGN;
+			sh->act[sig].handler = ZV_SIG_IGN;
 		if (catch_default(sig))
-			set_host_action(sig);
+			set_host_action(sh, sig);
 	}
-	(void)guest_mask;
 }
 
 __attribute__((noreturn)) void zv_die_by_signal(int sig)
@@ -124,14 +123,15 @@ static int altstack_flags(struct zv_thread *t, uint64_t sp)
  * does (rt_sigframe, xsave image, red zone, altstack, masks, flags). */
 static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
 {
-	zv_lock(&zv_proc.lock);
-	struct zv_ksigaction act = zv_proc.act[sig];
+	struct zv_sighand *sh = t->sighand;
+	zv_lock(&sh->lock);
+	struct zv_ksigaction act = sh->act[sig];
 	if (act.handler > ZV_SIG_IGN && (act.flags & ZV_SA_RESETHAND)) {
-		zv_proc.act[sig].handler = ZV_SIG_DFL;
-		zv_proc.act[sig].flags &= ~ZV_SA_SIGINFO;
-		set_host_action(sig);
+		sh->act[sig].handler = ZV_SIG_DFL;
+		sh->act[sig].flags &= ~ZV_SA_SIGINFO;
+		set_host_action(sh, sig);
 	}
-	zv_unlock(&zv_proc.lock);
+	zv_unlock(&sh->lock);
 	if (act.handler == ZV_SIG_IGN)
 		return;
 	if (act.handler == ZV_SIG_DFL) {
@@ -278,7 +278,7 @@ int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 	for (int sig = 1; sig <= 64; sig++) {
 		if (!(t->pending_set & ZV_SIGBIT(sig)) || (blocked & ZV_SIGBIT(sig)))
 			continue;
-		struct zv_ksigaction *a = &zv_proc.act[sig];
+		struct zv_ksigaction *a = &t->sighand->act[sig];
 		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
 			return 0; /* a handler without SA_RESTART sees EINTR */
 	}
@@ -294,14 +294,15 @@ long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 		return -EINVAL;
 	if (act && (sig == SIGKILL || sig == SIGSTOP))
 		return -EINVAL;
-	zv_lock(&zv_proc.lock);
-	struct zv_ksigaction old = zv_proc.act[sig];
+	struct zv_sighand *sh = t->sighand;
+	zv_lock(&sh->lock);
+	struct zv_ksigaction old = sh->act[sig];
 	if (act) {
-		zv_proc.act[sig] = *act;
-		zv_proc.act[sig].mask &= ~UNBLOCKABLE;
-		set_host_action(sig);
+		sh->act[sig] = *act;
+		sh->act[sig].mask &= ~UNBLOCKABLE;
+		set_host_action(sh, sig);
 	}
-	zv_unlock(&zv_proc.lock);
+	zv_unlock(&sh->lock);
 	if (oact)
 		*oact = old;
 	return 0;
