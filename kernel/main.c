@@ -188,7 +188,7 @@ static void *alloc(size_t n)
 }
 
 /* Loads path (already resolved to r) and starts it as the guest. */
-__attribute__((noreturn)) static void start_guest(const char *path, char **argv, char **envp,
+__attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
 						 const uint64_t *auxv, struct zv_resolved *r,
 						 uint64_t guest_mask, int sigsys_blocked)
 {
@@ -241,7 +241,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, char **argv,
 		need += zv_strlen(envp[i]) + 1 + 8;
 	need = (need + 4095) & ~4095UL;
 	void *buf = alloc(need);
-	uint64_t sp = zv_build_stack(buf, need, top, gargv, envp, img, path, auxv);
+	uint64_t sp = zv_build_stack(buf, need, top, gargv, envp, img, execfn, auxv);
 	if (!sp)
 		zv_die(126, "%s: %s", path, zv_strerror(E2BIG));
 
@@ -306,13 +306,15 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		 * exit_group never return, and neither counts them. */
 		zv_count_record(__NR_execve, 0);
 	}
-	start_guest(path, gargv, envp, auxv, r, initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0);
+	start_guest(path, path, gargv, envp, auxv, r, initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0);
 }
 
-/* A guest's execve: zvisor __exec STATE PATH ARGV0 ARGS... */
+/* A guest's execve: zvisor __exec STATE PATH EXECFN ARGV0 ARGS...
+ * (PATH is what to load, EXECFN what the guest named: they differ for
+ * /proc/self/exe). */
 __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **envp, const uint64_t *auxv)
 {
-	if (argc < 3)
+	if (argc < 4)
 		zv_die(126, "bad internal exec");
 	uint64_t mask = 0;
 	int sigsys_blocked = 0;
@@ -324,7 +326,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	long err = zv_exec_resolve(path, r);
 	if (err < 0)
 		zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
-	start_guest(path, argv + 2, envp, auxv, r, mask, sigsys_blocked);
+	start_guest(path, argv[2], argv + 3, envp, auxv, r, mask, sigsys_blocked);
 }
 
 __attribute__((noreturn)) void zv_main(uint64_t *sp)

@@ -41,6 +41,7 @@ struct zv_thread {
 	uint64_t delivery_mask_set;    /* set while sigsuspend & co. apply a temporary mask */
 	uint64_t delivery_mask;
 	struct zv_ucontext *sys_uc;    /* guest context of the current kernel entry */
+	struct zv_thread *next_dead;   /* list of blocks whose thread called exit */
 };
 
 #define ZV_THREAD_MAGIC 0x7a76746872656164UL
@@ -89,6 +90,8 @@ __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 /* arch/thread.c */
 struct zv_thread *zv_thread_alloc(void);
 void zv_thread_free(struct zv_thread *t);
+void zv_thread_retire(struct zv_thread *t); /* its thread is about to exit */
+void zv_thread_forget_dead(void);            /* in a fork child */
 long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform setup */
 
 /* intercept/platform.c */

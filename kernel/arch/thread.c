@@ -4,7 +4,43 @@
 #include "lib/string.h"
 #include <linux/mman.h>
 
-struct zv_thread *zv_thread_alloc(void)
+/* Blocks of threads that have called exit. A thread cannot unmap the stack
+ * it runs on, so its block is reused once the host no longer knows its tid:
+ * after the exit syscall the thread never touches user memory again. */
+static struct zv_thread *dead_list;
+static volatile int dead_lock;
+
+void zv_thread_retire(struct zv_thread *t)
+{
+	zv_lock(&dead_lock);
+	t->next_dead = dead_list;
+	dead_list = t;
+	zv_unlock(&dead_lock);
+}
+
+static struct zv_thread *reuse_dead(void)
+{
+	zv_lock(&dead_lock);
+	struct zv_thread **pp = &dead_list, *t;
+	while ((t = *pp)) {
+		if (zv_sys3(__NR_tgkill, zv_proc.pid, t->tid, 0) == -ESRCH) {
+			*pp = t->next_dead;
+			break;
+		}
+		pp = &t->next_dead;
+	}
+	zv_unlock(&dead_lock);
+	return t;
+}
+
+/* In a fork child the listed threads do not exist, and the lock may have
+ * been held by one of them. */
+void zv_thread_forget_dead(void)
+{
+	dead_lock = 0;
+}
+
+static struct zv_thread *fresh_block(void)
 {
 	/* Over-allocate, then trim, to get a block aligned to its size. */
 	char *raw = zv_mmap(NULL, 2 * ZV_BLOCK_SIZE, PROT_READ | PROT_WRITE,
@@ -19,7 +55,17 @@ struct zv_thread *zv_thread_alloc(void)
 		zv_munmap((void *)(base + ZV_BLOCK_SIZE), end - base - ZV_BLOCK_SIZE);
 	/* Guard page between the struct and the stack that grows towards it. */
 	zv_mprotect((void *)(base + ZV_THREAD_BYTES), 4096, PROT_NONE);
-	struct zv_thread *t = (struct zv_thread *)base;
+	return (struct zv_thread *)base;
+}
+
+struct zv_thread *zv_thread_alloc(void)
+{
+	struct zv_thread *t = reuse_dead();
+	if (!t)
+		t = fresh_block();
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof *t);
 	t->magic = ZV_THREAD_MAGIC;
 	t->sighand = &zv_proc.sighand;
 	t->guest_ss.ss_flags = ZV_SS_DISABLE;

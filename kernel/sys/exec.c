@@ -27,6 +27,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (zv_is_err((long)r))
 		return -ENOMEM;
+	const char *execfn = path; /* AT_EXECFN: what the guest passed */
 	path = zv_translate_path(path);
 	long err = zv_exec_resolve(path, r);
 	zv_munmap(r, sizeof *r);
@@ -34,7 +35,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		return err;
 
 	long argc = count_strings(argv);
-	size_t vsize = (argc + 8) * sizeof(char *);
+	size_t vsize = (argc + 9) * sizeof(char *);
 	char **nv = zv_mmap(NULL, vsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (zv_is_err((long)nv))
 		return -ENOMEM;
@@ -45,6 +46,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	nv[k++] = "__exec";
 	nv[k++] = state;
 	nv[k++] = (char *)path;
+	nv[k++] = (char *)execfn;
 	if (argc == 0)
 		nv[k++] = ""; /* the host supplies an empty argv[0] too */
 	for (long i = 0; i < argc; i++)

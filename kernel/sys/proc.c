@@ -73,6 +73,7 @@ static void after_fork_child(struct zv_thread *t)
 	zv_proc.pid = (int)zv_getpid();
 	zv_proc.lock = 0;
 	t->sighand->lock = 0;
+	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
 	t->tid = (int)zv_gettid();
 	zv_platform_arm_thread();
@@ -169,11 +170,13 @@ long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	return do_clone(t, uc, &q);
 }
 
-/* The first guest process prints the --count report when it ends. */
+/* The first guest process prints the --count report when it ends, on the
+ * stderr zvisor started with; if the guest took that fd's number when no
+ * other was free, on the guest's fd 2. */
 void zv_report_at_exit(void)
 {
-	if (zv_proc.count_fd >= 0 && zv_proc.pid == zv_proc.leader_pid && zv_proc.err_fd >= 0)
-		zv_count_report(zv_proc.err_fd);
+	if (zv_proc.pid == zv_proc.leader_pid)
+		zv_count_report(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2);
 }
 
 long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a)
@@ -186,6 +189,7 @@ long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
 	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
 		zv_report_at_exit();
+	zv_thread_retire(t);
 	for (;;)
 		zv_sys1(__NR_exit, a[0]);
 }
