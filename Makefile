@@ -11,7 +11,7 @@ KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-builtin -nostdinc -isystem $(sh
            -fno-stack-protector -fpie -fvisibility=hidden -fcf-protection=none -mgeneral-regs-only \
            -fno-asynchronous-unwind-tables -fno-omit-frame-pointer -fno-strict-aliasing \
            -include kernel/lib/visibility.h -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -MMD -MP
-KLDFLAGS := -static -nostdlib -no-pie -Wl,-Ttext-segment=0x7e0000000000 -Wl,-z,noexecstack \
+KLDFLAGS := -static -nostdlib -no-pie -Wl,-Ttext-segment=0x7c0000000000 -Wl,-z,noexecstack \
             -Wl,--build-id=none -Wl,-e,_start
 KSRC    := $(sort $(wildcard kernel/*.c kernel/*/*.c kernel/*/*.S))
 KOBJ    := $(patsubst kernel/%,$(BUILD)/obj/%.o,$(KSRC))

@@ -6,6 +6,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "trace/count.h"
+#include "lib/kmem.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -181,7 +182,7 @@ static uint64_t auxv_get(const uint64_t *auxv, uint64_t key)
 
 static void *alloc(size_t n)
 {
-	void *p = zv_mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = zv_kmap(n, 4096, -1);
 	if (zv_is_err((long)p))
 		zv_die(126, "out of memory");
 	return p;

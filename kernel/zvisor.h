@@ -148,6 +148,7 @@ int zv_is_kernel_fd(int fd);
 /* sys/mm.c */
 void zv_brk_init(uint64_t start);
 long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 
 /* main.c: the options an exec'd image inherits */
 struct zv_state_opts;

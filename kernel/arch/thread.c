@@ -2,6 +2,7 @@
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/kmem.h"
 #include <linux/mman.h>
 
 /* Blocks of threads that have called exit. A thread cannot unmap the stack
@@ -42,17 +43,10 @@ void zv_thread_forget_dead(void)
 
 static struct zv_thread *fresh_block(void)
 {
-	/* Over-allocate, then trim, to get a block aligned to its size. */
-	char *raw = zv_mmap(NULL, 2 * ZV_BLOCK_SIZE, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *raw = zv_kmap(ZV_BLOCK_SIZE, ZV_BLOCK_SIZE, -1);
 	if (zv_is_err((long)raw))
 		return NULL;
-	uintptr_t base = ((uintptr_t)raw + ZV_BLOCK_SIZE - 1) & ~(ZV_BLOCK_SIZE - 1);
-	if (base > (uintptr_t)raw)
-		zv_munmap(raw, base - (uintptr_t)raw);
-	uintptr_t end = (uintptr_t)raw + 2 * ZV_BLOCK_SIZE;
-	if (end > base + ZV_BLOCK_SIZE)
-		zv_munmap((void *)(base + ZV_BLOCK_SIZE), end - base - ZV_BLOCK_SIZE);
+	uintptr_t base = (uintptr_t)raw;
 	/* Guard page between the struct and the stack that grows towards it. */
 	zv_mprotect((void *)(base + ZV_THREAD_BYTES), 4096, PROT_NONE);
 	return (struct zv_thread *)base;
@@ -74,7 +68,7 @@ struct zv_thread *zv_thread_alloc(void)
 
 void zv_thread_free(struct zv_thread *t)
 {
-	zv_munmap(t, ZV_BLOCK_SIZE);
+	zv_kunmap(t, ZV_BLOCK_SIZE);
 }
 
 /* Registers the block's stack as this thread's host altstack, where every

@@ -65,7 +65,7 @@ int zv_check_main(int argc, char **argv)
 	struct out o;
 	char line[200];
 	o.len = 0;
-	for (int i = 1; i < argc; i++) {
+	for (int i = 0; i < argc; i++) {
 		int err = zv_exec_resolve(argv[i], &r);
 		if (!err) {
 			emit(&o, "ok");

@@ -3,18 +3,30 @@
  *
  * zv_exec_resolve() follows the host's order of checks so that the guest sees
  * the host's errno (measured on Linux 6.x, fs/exec.c + binfmt_script.c +
- * binfmt_elf.c):
+ * binfmt_elf.c; tests/test_loader_fuzz.py compares them):
  *   lookup errors (ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG), then EACCES for
  *   anything but a regular file with execute permission;
- *   "#!" scripts, parsed as load_script() does, nesting up to ZV_SCRIPT_DEPTH;
- *   ELF header, program header table (ENOEXEC);
- *   PT_INTERP: size < 2 or > PATH_MAX or not NUL-terminated is ENOEXEC, out of
- *   the file is EIO, then open_exec() of the interpreter (ENOENT, EACCES...),
- *   an interpreter shorter than an ELF header is EIO, a bad one ELIBBAD.
+ *   "#!" scripts, parsed as load_script() does, nesting up to ZV_SCRIPT_DEPTH
+ *   (ELOOP beyond);
+ *   ELF header and program header table: ENOEXEC (the host allows up to 1170
+ *   program headers, 64 KiB);
+ *   PT_INTERP (the first): size < 2 or > PATH_MAX or not NUL-terminated is
+ *   ENOEXEC, a negative file offset EINVAL, beyond the end of the file EIO;
+ *   then open_exec() of the interpreter (ENOENT, EACCES...), EIO if it is
+ *   shorter than an ELF header, ELIBBAD if it is not a usable x86-64 ELF.
  * Where the host would accept a file and then kill the new process (bad
- * PT_LOAD segments, nothing to load), zvisor refuses it before the point of no
- * return instead, with ENOEXEC and a reason. zvisor is also stricter than the
- * host about e_ident: the host ignores EI_CLASS and EI_DATA of an x86-64 ELF. */
+ * PT_LOAD segments, nothing to load), zvisor refuses it before the point of
+ * no return instead, with ENOEXEC and a reason; these checks come after the
+ * host's, so that the host's errno wins when both fail. zvisor is stricter
+ * than the host in three ways: it refuses ELFCLASS32 and big-endian e_ident
+ * (the host ignores EI_CLASS and EI_DATA of an EM_X86_64 file), more than
+ * MAX_PHNUM program headers, and an interpreter that names an interpreter.
+ *
+ * zv_load_elf() maps as binfmt_elf does: ET_EXEC at its addresses, a PIE at
+ * ELF_ET_DYN_BASE plus a random offset, a static PIE (ET_DYN without
+ * PT_INTERP) and the interpreter anywhere in the mmap area; .bss pages are
+ * read-write (and executable if the segment is) whatever the segment's
+ * flags, as vm_brk_flags() maps them; nothing stays mapped between segments. */
 #include "loader/loader.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
@@ -29,7 +41,7 @@
 #define PAGE_UP(x) (((uint64_t)(x) + PAGE - 1) & ~(PAGE - 1))
 #define TASK_TOP 0x7ffffffff000UL /* x86-64 TASK_SIZE (4-level paging) */
 #define ET_DYN_BASE 0x555555554000UL /* the host's ELF_ET_DYN_BASE */
-#define MAX_PHNUM 512
+#define MAX_PHNUM 512 /* zvisor's limit; the host's is 65536 / 56 */
 #define MAX_ALIGN (1UL << 30) /* larger p_align values are ignored */
 #define BINPRM_BUF 256 /* bytes the host reads to choose a binary format */
 #define X_OK_ 1
@@ -527,6 +539,34 @@ static uint64_t random_pages(void)
 
 enum place { PLACE_FIXED, PLACE_PIE, PLACE_ANY };
 
+/* Gives back the reserved pages no segment covers: the host leaves nothing
+ * mapped between segments. */
+static void unmap_holes(const struct elf *e, uint64_t bias)
+{
+	uint64_t cur = e->lo;
+	while (cur < e->hi) {
+		uint64_t next = e->hi;
+		int covered = 0;
+		for (int i = 0; i < e->eh.e_phnum; i++) {
+			const Elf64_Phdr *p = &e->ph[i];
+			if (p->p_type != PT_LOAD || !p->p_memsz)
+				continue;
+			uint64_t s = PAGE_DOWN(p->p_vaddr), end = PAGE_UP(p->p_vaddr + p->p_memsz);
+			if (s <= cur && cur < end) {
+				cur = end;
+				covered = 1;
+				break;
+			}
+			if (s > cur && s < next)
+				next = s;
+		}
+		if (covered)
+			continue;
+		zv_munmap((void *)(cur + bias), next - cur);
+		cur = next;
+	}
+}
+
 static int prot_of(uint32_t flags)
 {
 	return (flags & PF_R ? PROT_READ : 0) | (flags & PF_W ? PROT_WRITE : 0) | (flags & PF_X ? PROT_EXEC : 0);
@@ -548,7 +588,7 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 		if (r == -EEXIST)
 			return fail(why, wl, -ENOEXEC, "cannot map segments at 0x%lx-0x%lx: %s", (unsigned long)e->lo,
 				    (unsigned long)e->hi,
-				    overlaps_kernel(e->lo, e->hi) ? "overlaps zvisor" : "address range in use (by zvisor)");
+				    overlaps_kernel(e->lo, e->hi) ? "overlaps zvisor" : "address range already in use");
 		if (r == -EPERM || r == -EACCES)
 			return fail(why, wl, -ENOEXEC, "cannot map segments at 0x%lx: below vm.mmap_min_addr", (unsigned long)e->lo);
 		if (zv_is_err(r))
@@ -604,7 +644,11 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 				memset((void *)fend, 0, PAGE_UP(fend) - fend);
 		}
 		if (PAGE_UP(mend) > anon) {
-			r = (long)zv_mmap((void *)anon, PAGE_UP(mend) - anon, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+			/* The host maps whole .bss pages with vm_brk_flags(): always
+			 * read-write (executable if the segment is), and accounted. */
+			int bss_prot = PROT_READ | PROT_WRITE | (prot & PROT_EXEC);
+			r = (long)zv_mmap((void *)anon, PAGE_UP(mend) - anon, bss_prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+					  -1, 0);
 			if (zv_is_err(r))
 				goto bad;
 		}
@@ -614,6 +658,7 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 		return fail(why, wl, (int)r, "cannot map segment %d at 0x%lx: %s", i, (unsigned long)pstart,
 			    zv_strerror((int)-r));
 	}
+	unmap_holes(e, bias);
 	*biasp = bias;
 	return 0;
 }

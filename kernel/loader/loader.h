@@ -25,9 +25,10 @@ struct zv_resolved {
 };
 
 /* Returns 0, or -errno as the host's execve would give it (ENOENT, EACCES,
- * ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG...). An ELF zvisor cannot host
- * (32-bit, not x86-64, corrupt or truncated headers) is -ENOEXEC with a reason.
- * The interpreter named in PT_INTERP is checked too. */
+ * ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG, and for a bad PT_INTERP EIO, EINVAL
+ * or ELIBBAD). An ELF zvisor cannot host (32-bit, not x86-64, corrupt or
+ * truncated headers) is -ENOEXEC with a reason. The interpreter named in
+ * PT_INTERP is checked too. why is set on every failure (one printable line). */
 int zv_exec_resolve(const char *path, struct zv_resolved *r);
 
 struct zv_image {
@@ -42,7 +43,10 @@ struct zv_image {
 
 /* Maps the ELF executable at path (and its PT_INTERP interpreter) into this
  * process at the addresses the host would choose (ET_EXEC at its vaddr, ET_DYN
- * near 0x555555554000 for the executable and in the mmap area for ld.so).
+ * near 0x555555554000 for an executable with PT_INTERP, in the mmap area for
+ * ld.so and for a static PIE). Makes the checks of zv_exec_resolve() again
+ * but does not check permissions; an address range already in use is
+ * -ENOEXEC ("... overlaps zvisor").
  * Returns 0, or -errno with a one-line reason in why. */
 int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t whylen);
 
@@ -57,9 +61,9 @@ uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const arg
 			char *const envp[], const struct zv_image *img, const char *execfn,
 			const uint64_t *host_auxv);
 
-/* `zvisor check-elf FILE...`: argv[0] is the command name, argv[1..argc) the
- * files. Prints one line per file to stdout: "ok", or "<ENAME> <why>" (the
- * errno's symbolic name, e.g. "ENOEXEC 32-bit ELF is not supported"), as
+/* `zvisor check-elf FILE...`: argv[0..argc) are the files (no command name).
+ * Prints one line per file to stdout: "ok", or "<ENAME> <why>" (the errno's
+ * symbolic name, e.g. "ENOEXEC 32-bit ELF is not supported"), as
  * zv_exec_resolve() judges it. Returns 0. */
 int zv_check_main(int argc, char **argv);
 #endif

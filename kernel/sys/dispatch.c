@@ -26,6 +26,12 @@ WITH_NR(zv_sys_path_call, __NR_statx)
 WITH_NR(zv_sys_path_call, __NR_access)
 WITH_NR(zv_sys_path_call, __NR_faccessat)
 WITH_NR(zv_sys_path_call, __NR_faccessat2)
+WITH_NR(zv_sys_mm_call, __NR_mmap)
+WITH_NR(zv_sys_mm_call, __NR_munmap)
+WITH_NR(zv_sys_mm_call, __NR_mprotect)
+WITH_NR(zv_sys_mm_call, __NR_pkey_mprotect)
+WITH_NR(zv_sys_mm_call, __NR_madvise)
+WITH_NR(zv_sys_mm_call, __NR_mremap)
 WITH_NR(zv_sys_dup2, __NR_dup2)
 WITH_NR(zv_sys_dup2, __NR_dup3)
 WITH_NR(zv_sys_masked_wait, __NR_ppoll)
@@ -58,6 +64,12 @@ static const zv_handler table[512] = {
 	[__NR_execve] = zv_sys_execve,
 	[__NR_execveat] = zv_sys_execveat,
 	[__NR_brk] = zv_sys_brk,
+	[__NR_mmap] = zv_sys_mm_call___NR_mmap,
+	[__NR_munmap] = zv_sys_mm_call___NR_munmap,
+	[__NR_mprotect] = zv_sys_mm_call___NR_mprotect,
+	[__NR_pkey_mprotect] = zv_sys_mm_call___NR_pkey_mprotect,
+	[__NR_madvise] = zv_sys_mm_call___NR_madvise,
+	[__NR_mremap] = zv_sys_mm_call___NR_mremap,
 	[__NR_open] = zv_sys_path_call___NR_open,
 	[__NR_openat] = zv_sys_path_call___NR_openat,
 	[__NR_openat2] = zv_sys_path_call___NR_openat2,

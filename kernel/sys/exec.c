@@ -8,6 +8,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "trace/count.h"
+#include "lib/kmem.h"
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
@@ -23,20 +24,19 @@ static long count_strings(char *const *v)
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, char *const *argv,
 		    char *const *envp)
 {
-	struct zv_resolved *r = (void *)zv_mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE,
-						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct zv_resolved *r = zv_kmap(sizeof *r, 4096, -1);
 	if (zv_is_err((long)r))
 		return -ENOMEM;
 	const char *execfn = path; /* AT_EXECFN: what the guest passed */
 	path = zv_translate_path(path);
 	long err = zv_exec_resolve(path, r);
-	zv_munmap(r, sizeof *r);
+	zv_kunmap(r, sizeof *r);
 	if (err < 0)
 		return err;
 
 	long argc = count_strings(argv);
 	size_t vsize = (argc + 9) * sizeof(char *);
-	char **nv = zv_mmap(NULL, vsize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char **nv = zv_kmap(vsize, 4096, -1);
 	if (zv_is_err((long)nv))
 		return -ENOMEM;
 	char state[256];
@@ -66,7 +66,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	long ret = zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
 	zv_count_unrecord(__NR_execve); /* the caller records the failure */
 	zv_host_set_mask(saved, NULL);
-	zv_munmap(nv, vsize);
+	zv_kunmap(nv, vsize);
 	return ret;
 }
 

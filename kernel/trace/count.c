@@ -3,6 +3,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/kmem.h"
 #include "sysnames.h"
 #include <linux/mman.h>
 
@@ -27,7 +28,7 @@ int zv_count_create(void)
 
 int zv_count_attach(int fd)
 {
-	void *p = zv_mmap(NULL, sizeof(struct count_table), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *p = zv_kmap(sizeof(struct count_table), 4096, fd);
 	if (zv_is_err((long)p))
 		return (int)(long)p;
 	table = p;
@@ -80,7 +81,7 @@ void zv_count_report(int fd)
 	if (!table)
 		return;
 	static const char dash[] = "--------- --------- ----------------\n";
-	struct outbuf *o = zv_mmap(NULL, sizeof *o, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct outbuf *o = zv_kmap(sizeof *o, 4096, -1);
 	if (zv_is_err((long)o))
 		return;
 	o->fd = fd;
@@ -117,5 +118,5 @@ void zv_count_report(int fd)
 	zv_snprintf(line, sizeof line, "%9lu %9lu total\n", total, errs);
 	out(o, line);
 	zv_write(fd, o->data, o->len);
-	zv_munmap(o, sizeof *o);
+	zv_kunmap(o, sizeof *o);
 }
