@@ -86,6 +86,13 @@ struct clone_req {
 	size_t size3;
 };
 
+/* clone3's arguments as the guest gave them, in the size this kernel knows. */
+static void copy_clone_args(struct clone_args *ca, const struct clone_req *q)
+{
+	memset(ca, 0, sizeof *ca);
+	memcpy(ca, q->args3, q->size3 < sizeof *ca ? q->size3 : sizeof *ca);
+}
+
 static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_req *q)
 {
 	uint64_t flags = q->flags;
@@ -94,8 +101,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		long r;
 		if (q->args3) {
 			struct clone_args ca;
-			memset(&ca, 0, sizeof ca);
-			memcpy(&ca, q->args3, q->size3 < sizeof ca ? q->size3 : sizeof ca);
+			copy_clone_args(&ca, q);
 			ca.stack = 0;
 			ca.stack_size = 0;
 			r = zv_sys2(__NR_clone3, &ca, sizeof ca);
@@ -122,8 +128,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	long r;
 	if (q->args3) {
 		struct clone_args ca;
-		memset(&ca, 0, sizeof ca);
-		memcpy(&ca, q->args3, q->size3 < sizeof ca ? q->size3 : sizeof ca);
+		copy_clone_args(&ca, q);
 		ca.stack = (uint64_t)c + ZV_BLOCK_HEAD;
 		ca.stack_size = (uint64_t)ksp - ca.stack;
 		r = zv_clone3_raw(&ca, sizeof ca, child_start);
