@@ -42,6 +42,7 @@ struct zv_thread {
 	uint64_t delivery_mask;
 	struct zv_ucontext *sys_uc;    /* guest context of the current kernel entry */
 	struct zv_thread *next_dead;   /* list of blocks whose thread called exit */
+	uint64_t guard_sp;             /* nonzero while a syscall may fault on guest memory */
 };
 
 #define ZV_THREAD_MAGIC 0x7a76746872656164UL
@@ -119,6 +120,7 @@ long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_host_set_mask(uint64_t mask, uint64_t *old);
 __attribute__((noreturn)) void zv_die_by_signal(int sig);
+void zv_clear_handlers(struct zv_sighand *sh);
 
 /* sys/proc.c */
 long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a);

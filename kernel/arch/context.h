@@ -87,4 +87,7 @@ long zv_clone_raw(unsigned long flags, void *child_sp, void *ptid, void *ctid, u
 long zv_clone3_raw(void *args, size_t size, void (*fn)(void));
 long zv_sc_cancellable(const long args[7], volatile int *pending);
 extern char zv_sc_begin[], zv_sc_end[], zv_sc_cancel[];
+struct zv_thread;
+long zv_call_guarded(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint64_t *resume_sp);
+extern char zv_guard_fault[];
 #endif

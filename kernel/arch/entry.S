@@ -130,4 +130,36 @@ zv_sc_cancel:
 	mov $-4, %rax			/* -EINTR */
 	ret
 
+/* long zv_call_guarded(struct zv_thread *t, struct zv_ucontext *uc, long nr,
+ *                      uint64_t *resume_sp)
+ * Calls zv_syscall(t, uc, nr) after storing in *resume_sp the stack pointer
+ * to resume from. A fault on guest memory inside the call (a bad pointer the
+ * guest passed) makes the signal handler continue at zv_guard_fault with that
+ * stack pointer: the call returns -EFAULT, as the host's would. */
+	.globl zv_call_guarded, zv_guard_fault
+	.hidden zv_call_guarded, zv_guard_fault
+	.type zv_call_guarded,@function
+zv_call_guarded:
+	push %rbp			/* callee-saved registers, restored on both paths */
+	push %rbx
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+	mov %rsp, (%rcx)		/* where a fault resumes */
+	sub $8, %rsp			/* 16-byte alignment for the call */
+	call zv_syscall
+	add $8, %rsp
+zv_guard_out:
+	pop %r15
+	pop %r14
+	pop %r13
+	pop %r12
+	pop %rbx
+	pop %rbp
+	ret
+zv_guard_fault:
+	mov $-14, %rax			/* -EFAULT */
+	jmp zv_guard_out
+
 	.section .note.GNU-stack,"",@progbits

@@ -98,8 +98,13 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	long r;
 	if (si->sys.arch != AUDIT_ARCH_X86_64 || (nr & 0x40000000))
 		r = -ENOSYS; /* int $0x80 and x32 calls are not supported */
-	else
-		r = zv_syscall(t, uc, nr);
+	else {
+		uint64_t outer_guard = t->guard_sp;
+		r = zv_call_guarded(t, uc, nr, &t->guard_sp);
+		t->guard_sp = outer_guard;
+		if (r == -EFAULT && nr == __NR_rt_sigreturn)
+			zv_die_by_signal(11); /* a bad frame: the host forces SIGSEGV */
+	}
 	zv_count_record(nr, r == ZV_NORESULT ? 0 : r);
 	if (r != ZV_NORESULT) {
 		if (r == -EINTR && t->sig_pending && zv_restart_on_eintr(t, nr, uc)) {

@@ -43,6 +43,8 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 		zv_unlock(&t->sighand->lock);
 		c->own_sighand.lock = 0;
 		c->sighand = &c->own_sighand;
+		if (flags & CLONE_CLEAR_SIGHAND)
+			zv_clear_handlers(c->sighand);
 	}
 	uint64_t top = (uint64_t)c + ZV_BLOCK_SIZE;
 	struct start_frame *f = (struct start_frame *)top - 1;
@@ -110,6 +112,8 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		}
 		if (r == 0) {
 			after_fork_child(t);
+			if (flags & CLONE_CLEAR_SIGHAND)
+				zv_clear_handlers(t->sighand);
 			if (q->stack)
 				uc->mc.rsp = q->stack + q->stack_size;
 		}
@@ -192,6 +196,14 @@ long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 
 long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
+	/* Signals deferred to this thread go back to the process, where the
+	 * host hands them to a thread that lives on. */
+	zv_host_set_mask(~0UL, NULL);
+	for (int sig = 1; sig <= 64; sig++)
+		if (t->pending_set & ZV_SIGBIT(sig))
+			if (zv_sys3(__NR_rt_sigqueueinfo, zv_proc.pid, sig, &t->pending_info[sig]) < 0)
+				zv_sys2(__NR_kill, zv_proc.pid, sig); /* the host refuses kernel si_codes from a thread */
+	t->pending_set = 0;
 	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
 		zv_report_at_exit();
 	zv_thread_retire(t);

@@ -13,6 +13,8 @@
 #define SIGKILL 9
 #define SIGSTOP 19
 #define SIGSYS 31
+#define SIGSEGV 11
+#define SIGBUS 7
 #define UNBLOCKABLE (ZV_SIGBIT(SIGKILL) | ZV_SIGBIT(SIGSTOP))
 
 /* Signals whose default action is to be ignored, or to stop the process. */
@@ -41,6 +43,8 @@ static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t
  * zvisor catches the signals whose default action kills. */
 static int catch_default(int sig)
 {
+	if (sig == SIGSEGV || sig == SIGBUS)
+		return 1; /* faults on guest memory inside the kernel become EFAULT */
 	return zv_proc.count_fd >= 0 && !default_ignores(sig) && !default_stops(sig) && sig != SIGKILL;
 }
 
@@ -76,6 +80,15 @@ void zv_signals_init(struct zv_sighand *sh)
 		if (catch_default(sig))
 			set_host_action(sh, sig);
 	}
+}
+
+/* clone3's CLONE_CLEAR_SIGHAND: handled signals go back to their default
+ * (the host does the same for its own table). */
+void zv_clear_handlers(struct zv_sighand *sh)
+{
+	for (int sig = 1; sig <= 64; sig++)
+		if (sh->act[sig].handler > ZV_SIG_IGN)
+			sh->act[sig] = (struct zv_ksigaction){ 0 };
 }
 
 __attribute__((noreturn)) void zv_die_by_signal(int sig)
@@ -209,7 +222,14 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 	uint64_t ip = uc->mc.rip;
 	if (zv_in_kernel_text(ip)) {
 		if (si->si_code > 0 && (sig == 4 || sig == 5 || sig == 7 || sig == 8 || sig == 11)) {
-			/* A fault inside zvisor: a bad guest pointer or a bug. */
+			if ((sig == SIGSEGV || sig == SIGBUS) && t->guard_sp) {
+				/* A bad pointer from the guest: the call fails. */
+				uc->mc.rsp = t->guard_sp;
+				uc->mc.rip = (uint64_t)zv_guard_fault;
+				t->guard_sp = 0;
+				return;
+			}
+			/* A fault inside zvisor itself. */
 			zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
 				   "zvisor: fault in the kernel (signal %d at ip %p, address %p)\n", sig,
 				   (void *)ip, (void *)si->sys.call_addr);
@@ -218,6 +238,15 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 		defer(t, sig, si);
 		if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end)
 			uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
+		return;
+	}
+	if (si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS) && t->sighand->act[sig].handler == ZV_SIG_DFL) {
+		/* The guest's own fault without a handler: restore the host's
+		 * default and let the instruction fault again, so the process
+		 * dies exactly as natively (core dump included). */
+		zv_report_at_exit();
+		struct zv_ksigaction dfl = { ZV_SIG_DFL, ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
+		zv_sys4(__NR_rt_sigaction, sig, &dfl, NULL, 8);
 		return;
 	}
 	deliver(t, sig, si, uc);
@@ -294,11 +323,14 @@ long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 		return -EINVAL;
 	if (act && (sig == SIGKILL || sig == SIGSTOP))
 		return -EINVAL;
+	struct zv_ksigaction new;
+	if (act) /* read before locking: a bad pointer aborts the call */
+		new = *act;
 	struct zv_sighand *sh = t->sighand;
 	zv_lock(&sh->lock);
 	struct zv_ksigaction old = sh->act[sig];
 	if (act) {
-		sh->act[sig] = *act;
+		sh->act[sig] = new;
 		sh->act[sig].mask &= ~UNBLOCKABLE;
 		set_host_action(sh, sig);
 	}
