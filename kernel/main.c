@@ -221,6 +221,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		       zv_strerror((int)-e),
 		       zv_proc.platform == ZV_PLAT_SUD ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
+	t->is_thread = 1;
 	t->sigsys_blocked = sigsys_blocked;
 	zv_signals_init(t->sighand);
 
@@ -246,6 +247,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (!sp)
 		zv_die(126, "%s: %s", path, zv_strerror(E2BIG));
 
+	/* The host reads auxv from where this image has it now: in buf. */
+	zv_publish_mm_fields(sp, buf, top - sp);
 	uint64_t mask = guest_mask & ~ZV_SIGBIT(31);
 	zv_host_set_mask(mask, NULL);
 	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);

@@ -43,6 +43,7 @@ struct zv_thread {
 	struct zv_ucontext *sys_uc;    /* guest context of the current kernel entry */
 	struct zv_thread *next_dead;   /* list of blocks whose thread called exit */
 	uint64_t guard_sp;             /* nonzero while a syscall may fault on guest memory */
+	int is_thread;                 /* made with CLONE_THREAD (or the first thread): counted, reusable */
 };
 
 #define ZV_THREAD_MAGIC 0x7a76746872656164UL
@@ -142,15 +143,21 @@ long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 int zv_hide_fd(int fd);
 int zv_is_kernel_fd(int fd);
+
+/* sys/sandbox.c */
+long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_ptrace(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 
 /* sys/mm.c */
 void zv_brk_init(uint64_t start);
 long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+
+/* loader/mm_fields.c */
+void zv_publish_mm_fields(uint64_t sp, const void *img, size_t len);
 
 /* main.c: the options an exec'd image inherits */
 struct zv_state_opts;

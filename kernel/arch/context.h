@@ -90,4 +90,5 @@ extern char zv_sc_begin[], zv_sc_end[], zv_sc_cancel[];
 struct zv_thread;
 long zv_call_guarded(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint64_t *resume_sp);
 extern char zv_guard_fault[];
+long zv_int80(const long args[7]);
 #endif

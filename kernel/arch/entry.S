@@ -130,6 +130,28 @@ zv_sc_cancel:
 	mov $-4, %rax			/* -EINTR */
 	ret
 
+/* long zv_int80(const long args[7]): a 32-bit (i386 ABI) system call made
+ * for the guest, which issued it with int $0x80: number in eax, arguments
+ * in ebx, ecx, edx, esi, edi, ebp. */
+	.globl zv_int80
+	.hidden zv_int80
+	.type zv_int80,@function
+zv_int80:
+	push %rbp			/* rbp and rbx are callee-saved and used as arguments */
+	push %rbx
+	mov 0(%rdi), %rax		/* number */
+	mov 8(%rdi), %rbx		/* arguments 1..6 */
+	mov 16(%rdi), %rcx
+	mov 24(%rdi), %rdx
+	mov 32(%rdi), %rsi
+	mov 48(%rdi), %rbp
+	mov 40(%rdi), %rdi		/* argument 5 last: rdi held the array */
+	int $0x80
+	movslq %eax, %rax		/* the i386 result is 32 bits, sign-extended */
+	pop %rbx
+	pop %rbp
+	ret
+
 /* long zv_call_guarded(struct zv_thread *t, struct zv_ucontext *uc, long nr,
  *                      uint64_t *resume_sp)
  * Calls zv_syscall(t, uc, nr) after storing in *resume_sp the stack pointer

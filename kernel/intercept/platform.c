@@ -77,6 +77,21 @@ long zv_platform_arm_thread(void)
 		       zv_proc.text_end - zv_proc.text_start, 0);
 }
 
+/* i386 calls that would take the process out of the kernel's hands (a new
+ * image, a new task, signal state): refused rather than run on the host. */
+static int i386_refused(uint32_t nr)
+{
+	switch (nr) {
+	case 2: case 11: case 48: case 67: case 72: case 119: case 120: case 126: case 172:
+	case 173: case 174: case 175: case 179: case 186: case 190: case 354: case 358: case 435:
+		return 1; /* fork execve signal sigaction sigsuspend sigreturn clone
+			   * sigprocmask prctl rt_sig{return,action,procmask,suspend}
+			   * sigaltstack vfork seccomp execveat clone3 */
+	default:
+		return 0;
+	}
+}
+
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 {
 	struct zv_ucontext *uc = ucv;
@@ -90,15 +105,26 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	struct zv_thread *t = zv_current();
 	struct zv_ucontext *outer = t->sys_uc;
 	t->sys_uc = uc;
-	long nr = (long)uc->mc.rax;
+	long nr = (int)uc->mc.rax; /* the host reads the number as a 32-bit int */
+	long r;
+	if (si->sys.arch == AUDIT_ARCH_I386) {
+		/* int $0x80: run it as the guest asked, on the host. */
+		long args[7] = { (uint32_t)uc->mc.rax, (uint32_t)uc->mc.rbx, (uint32_t)uc->mc.rcx,
+				 (uint32_t)uc->mc.rdx, (uint32_t)uc->mc.rsi, (uint32_t)uc->mc.rdi,
+				 (uint32_t)uc->mc.rbp };
+		uc->mc.rax = i386_refused((uint32_t)uc->mc.rax) ? -ENOSYS : zv_int80(args);
+		/* int $0x80 leaves rcx and r11 alone. */
+		zv_signals_on_exit(t, uc);
+		t->sys_uc = outer;
+		return;
+	}
 	/* The host's syscall instruction leaves the return address in rcx and
 	 * the flags in r11; so does ours. */
 	uc->mc.rcx = uc->mc.rip;
 	uc->mc.r11 = uc->mc.eflags;
-	long r;
-	if (si->sys.arch != AUDIT_ARCH_X86_64 || (nr & 0x40000000))
-		r = -ENOSYS; /* int $0x80 and x32 calls are not supported */
-	else {
+	if (nr < 0 || (nr & 0x40000000)) {
+		r = -ENOSYS; /* x32 calls are not supported */
+	} else {
 		uint64_t outer_guard = t->guard_sp;
 		r = zv_call_guarded(t, uc, nr, &t->guard_sp);
 		t->guard_sp = outer_guard;

@@ -89,6 +89,7 @@ static const zv_handler table[512] = {
 	[__NR_getdents64] = zv_sys_getdents64,
 	[__NR_prctl] = zv_sys_prctl,
 	[__NR_seccomp] = zv_sys_seccomp,
+	[__NR_ptrace] = zv_sys_ptrace,
 };
 
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)

@@ -59,7 +59,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	zv_host_set_mask(~0UL, &saved);
 	for (int sig = 1; sig <= 64; sig++)
 		if (t->pending_set & ZV_SIGBIT(sig))
-			zv_sys3(__NR_tgkill, zv_proc.pid, t->tid, sig);
+			zv_sys3(__NR_tgkill, zv_getpid(), t->tid, sig);
 	t->pending_set = 0;
 	t->sig_pending = 0;
 	zv_count_record(__NR_execve, 0);

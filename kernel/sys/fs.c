@@ -6,7 +6,6 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include <linux/fcntl.h>
-#include <linux/prctl.h>
 
 /* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/<own pid>/exe" (and
  * the task form) become the guest's executable; other paths are unchanged. */
@@ -185,20 +184,4 @@ long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 		off += reclen;
 	}
 	return out;
-}
-
-/* The guest's own syscall interception would take the kernel's place:
- * refused with EINVAL (documented in docs/DESIGN.md). */
-long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a)
-{
-	if (a[0] == 59 /* PR_SET_SYSCALL_USER_DISPATCH */ || a[0] == PR_SET_SECCOMP)
-		return -EINVAL;
-	return zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
-}
-
-long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a)
-{
-	if (a[0] == 0 /* SECCOMP_SET_MODE_STRICT */ || a[0] == 1 /* SECCOMP_SET_MODE_FILTER */)
-		return -EINVAL;
-	return zv_host_call(t, __NR_seccomp, a[0], a[1], a[2], 0, 0, 0);
 }

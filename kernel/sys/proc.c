@@ -23,7 +23,6 @@ static void child_start(void)
 	struct zv_thread *t = zv_current();
 	if (zv_thread_arm(t) < 0)
 		zv_exit_group(126);
-	__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	struct start_frame *f = (struct start_frame *)((uint64_t)t + ZV_BLOCK_SIZE) - 1;
 	zv_enter_frame(&f->uc);
 }
@@ -125,6 +124,12 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	uint64_t guest_sp = q->stack ? q->stack + q->stack_size : uc->mc.rsp;
 	int shares_stack = (flags & CLONE_VFORK) != 0;
 	void *ksp = prepare_child(t, c, uc, guest_sp, flags);
+	/* A CLONE_VM child that is not a thread (vfork, Go's exec helper) is
+	 * another process: it shares this memory but not the thread count,
+	 * and its block is freed here, not reused from the dead list. */
+	c->is_thread = (flags & CLONE_THREAD) != 0;
+	if (c->is_thread)
+		__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	/* The child starts with every signal blocked until its frame restores
 	 * the guest's mask: no handler may run before its altstack exists. */
 	uint64_t saved;
@@ -142,6 +147,8 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	zv_host_set_mask(saved, NULL);
 	/* A vfork child has exec'd or exited by now; its block is free again.
 	 * Blocks of threads stay: a thread cannot unmap its own stack. */
+	if (r < 0 && c->is_thread)
+		__atomic_fetch_sub(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	if (r < 0 || shares_stack)
 		zv_thread_free(c);
 	return r;
@@ -201,9 +208,12 @@ long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	zv_host_set_mask(~0UL, NULL);
 	for (int sig = 1; sig <= 64; sig++)
 		if (t->pending_set & ZV_SIGBIT(sig))
-			if (zv_sys3(__NR_rt_sigqueueinfo, zv_proc.pid, sig, &t->pending_info[sig]) < 0)
-				zv_sys2(__NR_kill, zv_proc.pid, sig); /* the host refuses kernel si_codes from a thread */
+			if (zv_sys3(__NR_rt_sigqueueinfo, zv_getpid(), sig, &t->pending_info[sig]) < 0)
+				zv_sys2(__NR_kill, zv_getpid(), sig); /* the host refuses kernel si_codes from a thread */
 	t->pending_set = 0;
+	if (!t->is_thread)
+		for (;;) /* a vfork-style child: its parent frees the block */
+			zv_sys1(__NR_exit, a[0]);
 	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
 		zv_report_at_exit();
 	zv_thread_retire(t);

@@ -270,8 +270,9 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		if (blocked & ZV_SIGBIT(sig)) {
 			/* Blocked by now: give it back to the host, which keeps it
 			 * pending until the guest unblocks it. */
-			if (zv_sys4(__NR_rt_tgsigqueueinfo, zv_proc.pid, t->tid, sig, &info) < 0)
-				zv_sys3(__NR_tgkill, zv_proc.pid, t->tid, sig);
+			long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
+			if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->tid, sig, &info) < 0)
+				zv_sys3(__NR_tgkill, pid, t->tid, sig);
 			continue;
 		}
 		deliver(t, sig, &info, uc);
