@@ -36,9 +36,10 @@ $(BUILD)/zvisor: $(KOBJ)
 
 # Test dependencies (gcc, musl-tools, busybox-static, strace, Go, pytest) are
 # installed by the script when missing; CI runs as root without stdin.
-check: all
+check:
 	sh scripts/install-deps.sh
-	$(MAKE) -C tests/guests
+	$(MAKE) all
+	PATH="$$PATH:/usr/local/go/bin" $(MAKE) -C tests/guests
 	python3 -m pytest -q tests
 
 clean:

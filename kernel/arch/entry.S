@@ -47,6 +47,9 @@ zv_enter_guest:
 	xor %r13d, %r13d
 	xor %r14d, %r14d
 	xor %r15d, %r15d
+	.globl zv_guest_jump
+	.hidden zv_guest_jump
+zv_guest_jump:
 	ret				/* pops entry: rsp is back at the guest's argc */
 
 /* The restorer of every host signal handler zvisor installs. */

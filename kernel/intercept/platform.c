@@ -131,7 +131,9 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		if (r == -EFAULT && nr == __NR_rt_sigreturn)
 			zv_die_by_signal(11); /* a bad frame: the host forces SIGSEGV */
 	}
-	zv_count_record(nr, r == ZV_NORESULT ? 0 : r);
+	/* A fork child returns here too: the parent counted the call. */
+	if (!(r == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork || nr == __NR_vfork)))
+		zv_count_record(nr, r == ZV_NORESULT ? 0 : r);
 	if (r != ZV_NORESULT) {
 		if (r == -EINTR && t->sig_pending && zv_restart_on_eintr(t, nr, uc)) {
 			/* Re-execute the syscall after the handler, as the host

@@ -732,6 +732,10 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	img->phent = sizeof(Elf64_Phdr);
 	img->phnum = e.eh.e_phnum;
 	img->brk_start = e.hi + bias;
+	/* The host starts the break of an ET_DYN run without interpreter
+	 * (static-pie, ld.so itself) at ELF_ET_DYN_BASE, not after the image. */
+	if (place == PLACE_ANY)
+		img->brk_start = 0x555555554000UL;
 	/* AT_PHDR as the host computes it (binfmt_elf.c since 5.18): where the
 	 * last PT_LOAD whose file range holds e_phoff maps it, else the load bias
 	 * itself. PT_PHDR is not used: ld.so reads it from there, and a corrupt

@@ -37,7 +37,8 @@ struct zv_image {
 	uint64_t phdr;        /* AT_PHDR: address of the executable's program headers */
 	uint64_t phent, phnum;
 	uint64_t interp_base; /* AT_BASE, 0 without interpreter */
-	uint64_t brk_start;   /* page-aligned end of the executable's highest segment */
+	uint64_t brk_start;   /* where the host would start the break: the page-aligned end of
+			       * the executable, or ELF_ET_DYN_BASE for a static-pie */
 	char exe_path[ZV_PATH_MAX]; /* canonical path of the mapped executable (/proc/self/exe) */
 };
 

@@ -70,8 +70,14 @@ long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long n
 			return -EFAULT;
 		break;
 	default: /* mprotect, pkey_mprotect, madvise */
-		if (zv_in_kwin(addr, len))
-			return -ENOMEM;
+		if (zv_in_kwin(addr, len)) {
+			/* As on a hole in the address space: the part below it
+			 * is changed, then the call fails. */
+			long r = 0;
+			if (addr < ZV_KWIN_START)
+				r = zv_host_call(t, nr, addr, ZV_KWIN_START - addr, a[2], a[3], 0, 0);
+			return r < 0 ? r : -ENOMEM;
+		}
 	}
 	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -229,6 +229,8 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 				t->guard_sp = 0;
 				return;
 			}
+			if (ip == (uint64_t)zv_guest_jump)
+				zv_die_by_signal(sig); /* a bad entry point: the guest dies as natively */
 			/* A fault inside zvisor itself. */
 			zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
 				   "zvisor: fault in the kernel (signal %d at ip %p, address %p)\n", sig,

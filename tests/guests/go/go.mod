@@ -1,0 +1,3 @@
+module zvguest
+
+go 1.19

@@ -1,0 +1,207 @@
+"""Helpers for zvisor's differential tests: run a program natively and under
+zvisor, and compare what a user would see (stdout, stderr, exit status or
+terminating signal)."""
+import difflib
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+from typing import NamedTuple
+
+REPO = Path(__file__).resolve().parent.parent
+ZVISOR = REPO / "build" / "zvisor"
+GUEST_DIR = REPO / "tests" / "guests" / "build"
+PLATFORMS = ["sud", "seccomp"]
+DEFAULT_TIMEOUT = 60
+
+
+class Result(NamedTuple):
+    stdout: str
+    stderr: str
+    returncode: int  # < 0: killed by that signal, as in subprocess
+
+
+class Timeout(AssertionError):
+    pass
+
+
+def status_text(rc):
+    """'exit 3' or 'killed by SIGSEGV'."""
+    if rc < 0:
+        try:
+            return "killed by " + signal.Signals(-rc).name
+        except ValueError:
+            return "killed by signal %d" % -rc
+    return "exit %d" % rc
+
+
+def zvisor_available():
+    return ZVISOR.is_file() and os.access(ZVISOR, os.X_OK)
+
+
+def guest(name):
+    """Path of a built guest program (tests/guests/build/NAME)."""
+    return str(GUEST_DIR / name)
+
+
+def run(argv, timeout=DEFAULT_TIMEOUT, input=None, env=None, cwd=None):
+    """Run argv; return Result. The child gets its own session so that a
+    timeout kills everything it started."""
+    proc = subprocess.Popen(
+        [str(a) for a in argv],
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(
+            input=input.encode() if isinstance(input, str) else input, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+        raise Timeout(
+            "timed out after %ss: %s\n--- stdout (tail):\n%s\n--- stderr (tail):\n%s"
+            % (timeout, " ".join(map(str, argv)), _tail(out), _tail(err))
+        )
+    return Result(
+        out.decode("utf-8", "surrogateescape"),
+        err.decode("utf-8", "surrogateescape"),
+        proc.returncode,
+    )
+
+
+def _tail(b, n=2000):
+    s = b.decode("utf-8", "replace") if isinstance(b, bytes) else (b or "")
+    return s[-n:]
+
+
+def zv_argv(argv, platform=None, extra_opts=()):
+    cmd = [str(ZVISOR), "run"]
+    if platform:
+        cmd.append("--platform=" + platform)
+    cmd += list(extra_opts)
+    cmd.append("--")
+    return cmd + [str(a) for a in argv]
+
+
+def run_native(argv, **kw):
+    return run(argv, **kw)
+
+
+def run_zv(argv, platform=None, extra_opts=(), **kw):
+    return run(zv_argv(argv, platform, extra_opts), **kw)
+
+
+def _diff(a, b, name):
+    if a == b:
+        return ""
+    lines = list(
+        difflib.unified_diff(
+            a.splitlines(keepends=True),
+            b.splitlines(keepends=True),
+            "native " + name,
+            "zvisor " + name,
+            n=2,
+        )
+    )
+    text = "".join(lines)
+    if len(text) > 4000:
+        text = text[:4000] + "\n... (diff cut)\n"
+    return text
+
+
+def explain(native, zv, what=""):
+    """A readable account of how two Results differ."""
+    parts = ["%snative: %s, zvisor: %s" % (what and what + "\n", status_text(native.returncode),
+                                          status_text(zv.returncode))]
+    for name in ("stdout", "stderr"):
+        d = _diff(getattr(native, name), getattr(zv, name), name)
+        if d:
+            parts.append(d)
+    return "\n".join(parts)
+
+
+def assert_same(native, zv, what=""):
+    if native != zv:
+        raise AssertionError(explain(native, zv, what))
+
+
+def compare(argv, platform, extra_opts=(), normalize=None, normalize_stderr=None,
+            expect_native=None, setup=None, **kw):
+    """Run argv natively and under zvisor on `platform`; assert the same
+    stdout, stderr and exit status/signal. normalize(text) is applied to both
+    stdouts (and normalize_stderr to both stderrs) for what legitimately
+    differs between two runs (pids, temp names). expect_native(result) may
+    assert the native run is what the test expects, so a broken test does not
+    pass by comparing two failures. setup() runs before each of the two runs
+    (to recreate files the program changes). Returns (native, zvisor)."""
+    if setup:
+        setup()
+    native = run_native(argv, **kw)
+    if expect_native:
+        expect_native(native)
+    if setup:
+        setup()
+    zv = run_zv(argv, platform, extra_opts, **kw)
+    n, z = native, zv
+    if normalize:
+        n = n._replace(stdout=normalize(n.stdout))
+        z = z._replace(stdout=normalize(z.stdout))
+    if normalize_stderr:
+        n = n._replace(stderr=normalize_stderr(n.stderr))
+        z = z._replace(stderr=normalize_stderr(z.stderr))
+    assert_same(n, z, "command: " + " ".join(map(str, argv)) + " (platform %s)" % platform)
+    return native, zv
+
+
+def native_ok(code=0):
+    """An expect_native that checks the native exit status."""
+
+    def check(res):
+        assert res.returncode == code, "native run itself failed: %s\n%s%s" % (
+            status_text(res.returncode), res.stdout[-2000:], res.stderr[-2000:])
+
+    return check
+
+
+# --count output -----------------------------------------------------------
+
+_DASHES = re.compile(r"^-+( +-+)+\s*$")
+
+
+def parse_count_table(text):
+    """Parse a `zvisor --count` or `strace -c` table at the end of text into
+    {name: (calls, errors)}; the total row is returned under 'total'."""
+    lines = text.splitlines()
+    start = None
+    for i in range(len(lines) - 1, -1, -1):
+        l = lines[i]
+        if re.search(r"\bcalls\s+errors\s+syscall\s*$", l):
+            start = i
+            break
+    if start is None:
+        raise AssertionError("no syscall count table in:\n" + text[-3000:])
+    table = {}
+    for l in lines[start + 1:]:
+        if not l.strip() or _DASHES.match(l):
+            continue
+        tok = l.split()
+        name = tok[-1]
+        nums = tok[:-1]
+        # strace: [% time, seconds, usecs/call,] calls [errors] syscall
+        if len(nums) >= 4:  # strace with time columns
+            calls = int(nums[3])
+            errors = int(nums[4]) if len(nums) > 4 else 0
+        else:
+            calls = int(nums[0])
+            errors = int(nums[1]) if len(nums) > 1 else 0
+        table[name] = (calls, errors)
+    return table
