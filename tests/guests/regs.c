@@ -287,32 +287,26 @@ __attribute__((target("avx512f,avx512bw"))) static void check_zmm(int t, long it
 		for (int i = 0; i < 8; i++)
 			kin[i] &= 0xffff;
 	memset(kout, 0, sizeof(kout));
+/* Loads zmm0-31 and k0-7, makes the syscalls, stores them back; KMOV is
+ * kmovq with AVX512BW (64-bit opmasks), kmovw without. */
+#define ZMM_ROUNDTRIP(KMOV)                                                                        \
+	__asm__ volatile(IRP8 KMOV " \\i*8(%[kin]), %%k\\i\n .endr\n"                               \
+			 IRP32 "vmovdqu64 \\i*64(%[in]), %%zmm\\i\n .endr\n" SYSCALLS                     \
+			 IRP32 "vmovdqu64 %%zmm\\i, \\i*64(%[out])\n .endr\n"                             \
+			 IRP8 KMOV " %%k\\i, \\i*8(%[kout])\n .endr\n"                                    \
+			 "vzeroupper\n"                                                                 \
+			 :                                                                               \
+			 : [in] "r"(in), [out] "r"(out), [kin] "r"(kin), [kout] "r"(kout),              \
+			   "D"(devnull), "S"("x"), "d"(1L)                                              \
+			 : "rax", "rcx", "r11", "memory", XMM_CLOBBERS, "xmm16", "xmm17", "xmm18",       \
+			   "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26",       \
+			   "xmm27", "xmm28", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5",    \
+			   "k6", "k7")
 	if (has_avx512bw)
-		__asm__ volatile(IRP8 "kmovq \\i*8(%[kin]), %%k\\i\n .endr\n"
-				 IRP32 "vmovdqu64 \\i*64(%[in]), %%zmm\\i\n .endr\n" SYSCALLS
-				 IRP32 "vmovdqu64 %%zmm\\i, \\i*64(%[out])\n .endr\n"
-				 IRP8 "kmovq %%k\\i, \\i*8(%[kout])\n .endr\n"
-				 "vzeroupper\n"
-				 :
-				 : [in] "r"(in), [out] "r"(out), [kin] "r"(kin), [kout] "r"(kout),
-				   "D"(devnull), "S"("x"), "d"(1L)
-				 : "rax", "rcx", "r11", "memory", XMM_CLOBBERS, "xmm16", "xmm17",
-				   "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24",
-				   "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31",
-				   "k1", "k2", "k3", "k4", "k5", "k6", "k7");
+		ZMM_ROUNDTRIP("kmovq");
 	else
-		__asm__ volatile(IRP8 "kmovw \\i*8(%[kin]), %%k\\i\n .endr\n"
-				 IRP32 "vmovdqu64 \\i*64(%[in]), %%zmm\\i\n .endr\n" SYSCALLS
-				 IRP32 "vmovdqu64 %%zmm\\i, \\i*64(%[out])\n .endr\n"
-				 IRP8 "kmovw %%k\\i, \\i*8(%[kout])\n .endr\n"
-				 "vzeroupper\n"
-				 :
-				 : [in] "r"(in), [out] "r"(out), [kin] "r"(kin), [kout] "r"(kout),
-				   "D"(devnull), "S"("x"), "d"(1L)
-				 : "rax", "rcx", "r11", "memory", XMM_CLOBBERS, "xmm16", "xmm17",
-				   "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24",
-				   "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31",
-				   "k1", "k2", "k3", "k4", "k5", "k6", "k7");
+		ZMM_ROUNDTRIP("kmovw");
+#undef ZMM_ROUNDTRIP
 	for (int r = 0; r < 32; r++)
 		if (memcmp(in + 64 * r, out + 64 * r, 64)) {
 			char buf[40];
