@@ -145,6 +145,7 @@ long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 int zv_hide_fd(int fd);
 int zv_is_kernel_fd(int fd);
+int zv_names_kernel_fd(long nr, const long *a);
 
 /* sys/sandbox.c */
 long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);

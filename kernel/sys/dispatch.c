@@ -98,6 +98,8 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 		(long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
 		(long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9,
 	};
+	if ((zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0) && zv_names_kernel_fd(nr, a))
+		return -EBADF;
 	if ((unsigned long)nr < 512 && table[nr])
 		return table[nr](t, uc, a);
 	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);

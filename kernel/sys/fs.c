@@ -76,6 +76,48 @@ static int *hidden_slot(int fd)
 
 int zv_is_kernel_fd(int fd) { return fd >= 0 && hidden_slot(fd) != NULL; }
 
+/* Calls whose first argument is a file descriptor (or a directory fd). */
+static const uint16_t fd_first[] = {
+	__NR_read, __NR_write, __NR_fstat, __NR_lseek, __NR_ioctl, __NR_pread64, __NR_pwrite64,
+	__NR_readv, __NR_writev, __NR_dup, __NR_sendfile, __NR_connect, __NR_accept, __NR_sendto,
+	__NR_recvfrom, __NR_sendmsg, __NR_recvmsg, __NR_shutdown, __NR_bind, __NR_listen,
+	__NR_getsockname, __NR_getpeername, __NR_setsockopt, __NR_getsockopt, __NR_fcntl, __NR_flock,
+	__NR_fsync, __NR_fdatasync, __NR_ftruncate, __NR_getdents, __NR_fchdir, __NR_fchmod,
+	__NR_fchown, __NR_fstatfs, __NR_readahead, __NR_fsetxattr, __NR_fgetxattr, __NR_flistxattr,
+	__NR_fremovexattr, __NR_getdents64, __NR_fadvise64, __NR_epoll_wait, __NR_epoll_ctl,
+	__NR_inotify_add_watch, __NR_inotify_rm_watch, __NR_openat, __NR_mkdirat, __NR_mknodat,
+	__NR_fchownat, __NR_futimesat, __NR_newfstatat, __NR_unlinkat, __NR_renameat, __NR_linkat,
+	__NR_readlinkat, __NR_fchmodat, __NR_faccessat, __NR_splice, __NR_tee, __NR_sync_file_range,
+	__NR_vmsplice, __NR_utimensat, __NR_epoll_pwait, __NR_fallocate, __NR_timerfd_settime,
+	__NR_timerfd_gettime, __NR_accept4, __NR_preadv, __NR_pwritev, __NR_recvmmsg,
+	__NR_fanotify_mark, __NR_name_to_handle_at, __NR_open_by_handle_at, __NR_syncfs,
+	__NR_sendmmsg, __NR_setns, __NR_finit_module, __NR_renameat2, __NR_execveat,
+	__NR_copy_file_range, __NR_preadv2, __NR_pwritev2, __NR_statx, __NR_io_uring_enter,
+	__NR_io_uring_register, __NR_open_tree, __NR_move_mount, __NR_fsconfig, __NR_fspick,
+	__NR_pidfd_send_signal, __NR_openat2, __NR_pidfd_getfd, __NR_faccessat2, __NR_epoll_pwait2,
+	__NR_mount_setattr, __NR_landlock_add_rule, __NR_landlock_restrict_self, __NR_process_madvise,
+	451 /* cachestat */, 452 /* fchmodat2 */,
+};
+
+/* Whether call nr names one of the kernel's fds: the guest sees those
+ * numbers as closed (EBADF). Only consulted while hidden fds exist. */
+int zv_names_kernel_fd(long nr, const long *a)
+{
+	if (zv_is_kernel_fd((int)a[0])) {
+		for (size_t i = 0; i < sizeof fd_first / sizeof fd_first[0]; i++)
+			if (fd_first[i] == nr)
+				return 1;
+	}
+	switch (nr) {
+	case __NR_mmap:
+		return !(a[3] & 0x20 /* MAP_ANONYMOUS */) && zv_is_kernel_fd((int)a[4]);
+	case __NR_sendfile: case __NR_copy_file_range: case __NR_splice: case __NR_tee:
+		return zv_is_kernel_fd((int)a[nr == __NR_sendfile || nr == __NR_tee ? 1 : 2]);
+	default:
+		return 0;
+	}
+}
+
 /* Moves fd to the highest free number below the fd limit, so that the guest's
  * lowest-free-number allocations never meet it. Returns the new fd. */
 int zv_hide_fd(int fd)
@@ -130,7 +172,7 @@ long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 		ks[0] = ks[1];
 		ks[1] = x;
 	}
-	unsigned from = lo;
+	unsigned long from = lo; /* 64-bit: one past UINT_MAX must not wrap */
 	long r = 0;
 	for (int i = 0; i < 2; i++) {
 		if (ks[i] < 0 || (unsigned)ks[i] < from || (unsigned)ks[i] > hi)
@@ -139,9 +181,9 @@ long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 			r = zv_host_call(t, __NR_close_range, from, ks[i] - 1, flags, 0, 0, 0);
 		if (r < 0)
 			return r;
-		from = ks[i] + 1;
+		from = (unsigned long)ks[i] + 1;
 	}
-	if (from <= hi && from != 0)
+	if (from <= hi)
 		r = zv_host_call(t, __NR_close_range, from, hi, flags, 0, 0, 0);
 	return r;
 }

@@ -104,7 +104,12 @@ int main(void)
 	printf("lowest free fd: %d\n", fcntl(1, F_DUPFD, 0));
 
 	/* close everything above stderr */
-	long r = syscall(SYS_close_range, 3, ~0U, 0);
+	/* The whole range, from 0, marked close-on-exec (4 = CLOSE_RANGE_CLOEXEC). */
+	long r = syscall(SYS_close_range, 0, ~0U, 4);
+	printf("close_range(0, ~0U, CLOEXEC): %ld, fd 1 cloexec %d\n", r, fcntl(1, F_GETFD) & FD_CLOEXEC);
+	for (int fd = 0; fd < 3; fd++)
+		fcntl(fd, F_SETFD, 0);
+	r = syscall(SYS_close_range, 3, ~0U, 0);
 	printf("close_range(3, ~0U, 0): %ld\n", r);
 	list_fds("after close_range");
 	still_works("after close_range");
