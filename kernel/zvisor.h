@@ -44,6 +44,11 @@ struct zv_thread {
 	struct zv_thread *next_dead;   /* list of blocks whose thread called exit */
 	uint64_t guard_sp;             /* nonzero while a syscall may fault on guest memory */
 	int is_thread;                 /* made with CLONE_THREAD (or the first thread): counted, reusable */
+	struct {                       /* the guest's own Syscall User Dispatch */
+		int on;
+		uint64_t offset, len;
+		const volatile char *selector;
+	} gsud;
 };
 
 #define ZV_THREAD_MAGIC 0x7a76746872656164UL
@@ -122,6 +127,7 @@ uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_host_set_mask(uint64_t mask, uint64_t *old);
 __attribute__((noreturn)) void zv_die_by_signal(int sig);
 void zv_clear_handlers(struct zv_sighand *sh);
+void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_siginfo *si);
 
 /* sys/proc.c */
 long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a);
@@ -151,6 +157,7 @@ int zv_names_kernel_fd(long nr, const long *a);
 long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 long zv_sys_ptrace(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 
 /* sys/mm.c */
 void zv_brk_init(uint64_t start);

@@ -98,6 +98,8 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 		(long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
 		(long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9,
 	};
+	if (t->gsud.on && zv_guest_sud_traps(t, uc, nr))
+		return nr; /* not made: rax keeps the number, as the host leaves it */
 	if ((zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0) && zv_names_kernel_fd(nr, a))
 		return -EBADF;
 	if ((unsigned long)nr < 512 && table[nr])

@@ -1,14 +1,70 @@
-/* The guest's own interception and tracing: each would take the kernel's
- * place (a seccomp filter also filters the kernel's own calls, a tracer sees
- * the kernel's SIGSYS as ptrace stops), so they are refused with EINVAL, as
+/* The guest's own interception and tracing. Its Syscall User Dispatch is
+ * emulated: every guest call passes through the dispatcher, which applies
+ * the guest's range and selector as the host would. A seccomp filter would
+ * also filter the kernel's own calls, and a tracer would see the kernel's
+ * SIGSYS as ptrace stops, so those are refused with EINVAL, as
  * docs/DESIGN.md documents. */
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include <linux/prctl.h>
+#include <linux/audit.h>
+
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define SUD_OFF 0
+#define SUD_ON 1
+#define SUD_ALLOW 0
+#define SUD_BLOCK 1
+
+static long set_guest_sud(struct zv_thread *t, long mode, uint64_t off, uint64_t len, uint64_t sel)
+{
+	switch (mode) {
+	case SUD_OFF:
+		if (off || len || sel)
+			return -EINVAL;
+		t->gsud.on = 0;
+		return 0;
+	case SUD_ON:
+		if (off && off + len <= off)
+			return -EINVAL;
+		if (sel >= 0x800000000000UL)
+			return -EFAULT;
+		t->gsud.on = 1;
+		t->gsud.offset = off;
+		t->gsud.len = len;
+		t->gsud.selector = (const volatile char *)sel;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Whether the guest's own dispatch takes this call: then the call is not
+ * made, rax keeps its number, and SIGSYS (SYS_USER_DISPATCH) is raised. */
+int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr)
+{
+	uint64_t ip = uc->mc.rip;
+	if (ip - t->gsud.offset < t->gsud.len)
+		return 0;
+	if (t->gsud.selector) {
+		char s = *t->gsud.selector;
+		if (s == SUD_ALLOW)
+			return 0;
+		if (s != SUD_BLOCK)
+			zv_die_by_signal(31);
+	}
+	zv_siginfo si = { .si_signo = 31, .si_code = 2 /* SYS_USER_DISPATCH */ };
+	si.sys.call_addr = ip;
+	si.sys.syscall = (int)nr;
+	si.sys.arch = AUDIT_ARCH_X86_64;
+	zv_force_signal(t, uc, &si);
+	return 1;
+}
 
 long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
-	if (a[0] == 59 /* PR_SET_SYSCALL_USER_DISPATCH */ || a[0] == PR_SET_SECCOMP)
+	if (a[0] == PR_SET_SYSCALL_USER_DISPATCH)
+		return set_guest_sud(t, a[1], a[2], a[3], a[4]);
+	if (a[0] == PR_SET_SECCOMP)
 		return -EINVAL;
 	if (a[0] == PR_GET_SECCOMP)
 		return 0; /* the seccomp platform's filter is the kernel's, not the guest's */

@@ -215,6 +215,18 @@ static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 	t->sig_pending = 1;
 }
 
+/* A signal the host would force on the thread for the call being made
+ * (force_sig): fatal if the guest blocks or ignores it, else delivered on
+ * the way out of this kernel entry. */
+void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_siginfo *si)
+{
+	int sig = si->si_signo;
+	uint64_t h = t->sighand->act[sig].handler;
+	if (h <= ZV_SIG_IGN || (zv_guest_mask(t, uc) & ZV_SIGBIT(sig)))
+		zv_die_by_signal(sig);
+	defer(t, sig, si);
+}
+
 void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 {
 	struct zv_ucontext *uc = ucv;
