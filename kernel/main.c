@@ -10,7 +10,7 @@
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .count_fd = -1, .err_fd = -1 };
+struct zv_proc zv_proc = { .count_fd = -1, .err_fd = -1, .seccomp_fd = -1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char __executable_start[], etext[];
 int zv_check_main(int argc, char **argv);
@@ -73,9 +73,9 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 /* The state an exec'd image inherits, as one argv word. */
 int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked)
 {
-	return zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,l=%d,f=%d", (int)zv_proc.platform,
+	return zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,l=%d,f=%d,q=%d", (int)zv_proc.platform,
 			   guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd, zv_proc.leader_pid,
-			   zv_proc.seccomp_installed);
+			   zv_proc.seccomp_installed, zv_proc.seccomp_fd);
 }
 
 static unsigned long parse_hex(const char *s, const char **end)
@@ -122,6 +122,7 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 			case 'e': zv_proc.err_fd = (int)v; break;
 			case 'l': zv_proc.leader_pid = (int)v; break;
 			case 'f': zv_proc.seccomp_installed = (int)v; break;
+			case 'q': zv_proc.seccomp_fd = (int)v; break;
 			}
 		}
 		s = *e == ',' ? e + 1 : e;
@@ -325,6 +326,10 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	parse_state(argv[0], &mask, &sigsys_blocked);
 	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)
 		zv_proc.count_fd = -1;
+	if (zv_proc.seccomp_fd >= 0) {
+		zv_seccomp_restore(zv_proc.seccomp_fd);
+		zv_proc.seccomp_fd = -1;
+	}
 	const char *path = argv[1];
 	struct zv_resolved *r = alloc(sizeof *r);
 	long err = zv_exec_resolve(path, r);

@@ -61,6 +61,17 @@ static inline struct zv_thread *zv_current(void)
 	return (struct zv_thread *)(sp & ~(ZV_BLOCK_SIZE - 1));
 }
 
+/* The guest's own seccomp state (sys/seccomp.c). */
+struct sock_filter;
+#define ZV_MAX_FILTERS 64
+struct zv_seccomp {
+	int mode; /* 0, SECCOMP_MODE_STRICT or SECCOMP_MODE_FILTER */
+	int nfilters;
+	unsigned total;
+	unsigned len[ZV_MAX_FILTERS];
+	struct sock_filter *filter[ZV_MAX_FILTERS];
+};
+
 struct zv_proc {
 	enum zv_platform platform;
 	int pid;                 /* cached host pid; refreshed by fork */
@@ -73,6 +84,8 @@ struct zv_proc {
 	volatile int lock;       /* guards brk */
 	struct zv_sighand sighand;    /* the dispositions of the first thread */
 	char exe_path[ZV_PATH_MAX];   /* what /proc/self/exe shows the guest */
+	struct zv_seccomp seccomp;
+	int seccomp_fd;               /* the filters on their way through execve */
 };
 
 extern struct zv_proc zv_proc;
@@ -158,6 +171,13 @@ long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 long zv_sys_ptrace(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr);
+
+/* sys/seccomp.c */
+#define ZV_SECCOMP_GO (-4096L - 2) /* seccomp lets the call run */
+long zv_seccomp_check(struct zv_thread *t, struct zv_ucontext *uc, long nr, const long *a);
+long zv_prctl_seccomp(long mode, long arg);
+int zv_seccomp_save(void);
+void zv_seccomp_restore(int fd);
 
 /* sys/mm.c */
 void zv_brk_init(uint64_t start);

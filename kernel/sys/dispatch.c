@@ -100,6 +100,11 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 	};
 	if (t->gsud.on && zv_guest_sud_traps(t, uc, nr))
 		return nr; /* not made: rax keeps the number, as the host leaves it */
+	if (zv_proc.seccomp.mode) {
+		long r = zv_seccomp_check(t, uc, nr, a);
+		if (r != ZV_SECCOMP_GO)
+			return r;
+	}
 	if ((zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0) && zv_names_kernel_fd(nr, a))
 		return -EBADF;
 	if ((unsigned long)nr < 512 && table[nr])

@@ -40,6 +40,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	if (zv_is_err((long)nv))
 		return -ENOMEM;
 	char state[256];
+	zv_proc.seccomp_fd = zv_seccomp_save();
 	zv_format_state(state, sizeof state, zv_guest_mask(t, uc), t->sigsys_blocked);
 	long k = 0;
 	nv[k++] = "zvisor";
@@ -65,6 +66,9 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	zv_count_record(__NR_execve, 0);
 	long ret = zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
 	zv_count_unrecord(__NR_execve); /* the caller records the failure */
+	if (zv_proc.seccomp_fd >= 0)
+		zv_close(zv_proc.seccomp_fd);
+	zv_proc.seccomp_fd = -1;
 	zv_host_set_mask(saved, NULL);
 	zv_kunmap(nv, vsize);
 	return ret;

@@ -1,9 +1,8 @@
 /* The guest's own interception and tracing. Its Syscall User Dispatch is
  * emulated: every guest call passes through the dispatcher, which applies
- * the guest's range and selector as the host would. A seccomp filter would
- * also filter the kernel's own calls, and a tracer would see the kernel's
- * SIGSYS as ptrace stops, so those are refused with EINVAL, as
- * docs/DESIGN.md documents. */
+ * the guest's range and selector as the host would (its seccomp is emulated
+ * in seccomp.c). A tracer would see the kernel's SIGSYS as ptrace stops, so
+ * ptrace attachment is refused with EINVAL, as docs/DESIGN.md documents. */
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include <linux/prctl.h>
@@ -65,17 +64,10 @@ long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	if (a[0] == PR_SET_SYSCALL_USER_DISPATCH)
 		return set_guest_sud(t, a[1], a[2], a[3], a[4]);
 	if (a[0] == PR_SET_SECCOMP)
-		return -EINVAL;
+		return zv_prctl_seccomp(a[1], a[2]);
 	if (a[0] == PR_GET_SECCOMP)
-		return 0; /* the seccomp platform's filter is the kernel's, not the guest's */
+		return zv_proc.seccomp.mode; /* the seccomp platform's filter is the kernel's */
 	return zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
-}
-
-long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a)
-{
-	if (a[0] == 0 /* SECCOMP_SET_MODE_STRICT */ || a[0] == 1 /* SECCOMP_SET_MODE_FILTER */)
-		return -EINVAL;
-	return zv_host_call(t, __NR_seccomp, a[0], a[1], a[2], 0, 0, 0);
 }
 
 /* Becoming a tracee (TRACEME) or taking one (ATTACH, SEIZE) is refused; the
