@@ -41,6 +41,12 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		return -ENOMEM;
 	char state[256];
 	zv_proc.seccomp_fd = zv_seccomp_save();
+	if (zv_proc.seccomp_fd < 0 && zv_proc.seccomp.mode) {
+		/* The guest's filters could not be carried over: never let a
+		 * program shed its sandbox by exec'ing without fds to spare. */
+		zv_kunmap(nv, vsize);
+		return -EMFILE;
+	}
 	zv_format_state(state, sizeof state, zv_guest_mask(t, uc), t->sigsys_blocked);
 	long k = 0;
 	nv[k++] = "zvisor";
