@@ -42,9 +42,13 @@ check:
 	PATH="$$PATH:/usr/local/go/bin" $(MAKE) -C tests/guests
 	python3 -m pytest -q tests
 
+# Microbenchmarks (not tests): native vs every platform, strace and gVisor.
+bench: all
+	$(MAKE) -C bench
+
 clean:
 	rm -rf $(BUILD)
 	$(MAKE) -C tests/guests clean
 
-.PHONY: all check clean
+.PHONY: all check clean bench
 -include $(KOBJ:.o=.d)
