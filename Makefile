@@ -9,7 +9,7 @@ BUILD   := build
 KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-builtin -nostdinc -isystem $(shell $(CC) -print-file-name=include) \
            -I/usr/include/x86_64-linux-gnu -I/usr/include -Ikernel \
            -fno-stack-protector -fpie -fvisibility=hidden -fcf-protection=none -mgeneral-regs-only \
-           -fno-asynchronous-unwind-tables -fno-omit-frame-pointer -fno-strict-aliasing \
+           -fno-asynchronous-unwind-tables -fno-omit-frame-pointer -fno-strict-aliasing -fno-delete-null-pointer-checks \
            -include kernel/lib/visibility.h -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -MMD -MP
 KLDFLAGS := -static -nostdlib -no-pie -Wl,-Ttext-segment=0x7c0000000000 -Wl,-z,noexecstack \
             -Wl,--build-id=none -Wl,-e,_start

@@ -14,6 +14,7 @@ Standard library only; matplotlib is optional.
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -66,13 +67,13 @@ def log(msg=""):
 # ---------------------------------------------------------------------------
 # processes
 
-def run_cmd(argv, timeout, cwd=ROOT):
+def run_cmd(argv, timeout, cwd=ROOT, env=None):
     """Run argv in its own session; on timeout kill the whole process group.
 
     Returns (returncode or None on timeout, stdout, stderr, seconds)."""
     t0 = time.monotonic()
     try:
-        p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              start_new_session=True, text=True, errors="replace")
     except OSError as e:
@@ -87,11 +88,37 @@ def run_cmd(argv, timeout, cwd=ROOT):
             pass
         out, err = p.communicate()
         return None, out, err, time.monotonic() - t0
+    except BaseException:           # ^C: the child is in a session of its own
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+        raise
 
 
 def last_line(text):
     lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
     return lines[-1][:200] if lines else ""
+
+
+def why_line(text):
+    """The line of a failed command's output that says why: zvisor's own
+    message when there is one (a usage text may follow it), else the last."""
+    lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
+    for l in lines:
+        if l.startswith("zvisor:") or l.startswith("microbench:"):
+            return l[:200]
+    return lines[-1][:200] if lines else ""
+
+
+def status_text(rc):
+    if rc is not None and rc < 0:
+        try:
+            return f"killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            pass
+    return f"exit status {rc}"
 
 
 def is_root():
@@ -137,6 +164,8 @@ class Runner:
         self.available = False
         self.reason = ""
         self.note = ""            # e.g. a platform fallback message
+        self.env = work_env()
+        self.timeouts = set()     # ops that timed out once: not run again
 
     def argv(self, *args):
         return self.prefix + [MICROBENCH] + list(args)
@@ -144,25 +173,77 @@ class Runner:
 
 def probe_microbench(runner, timeout):
     """Run a tiny measurement; return None if it works, else why not."""
-    rc, out, err, secs = run_cmd(runner.argv("-b", "1", "-t", "0.01", "getpid"), timeout)
+    rc, out, err, secs = run_cmd(runner.argv("-b", "1", "-t", "0.01", "getpid"), timeout,
+                                 env=runner.env)
+    if runner.kind == "gvisor":
+        runsc_cleanup()
     if rc is None:
         return f"did not finish within {timeout:.0f} s"
     if rc != 0 or "ns_per_op=" not in out:
-        return f"exit status {rc}: {last_line(err) or last_line(out) or 'no output'}"
+        return f"{status_text(rc)}: {why_line(err) or why_line(out) or 'no output'}"
     return None
 
 
-def runsc_containers():
-    r = subprocess.run(["runsc", "list", "-quiet"], stdin=subprocess.DEVNULL,
-                       capture_output=True, text=True)
-    return set(r.stdout.split()) if r.returncode == 0 else set()
+# Every run gets TMPDIR=a directory private to this run.py, removed at the
+# end: microbench's stat/open file goes there (a killed run cannot leave it in
+# /tmp), and so does the root directory that `runsc do` makes of its own
+# ($TMPDIR/runsc-doNNN, removed when it exits).  gVisor's sandbox process is
+# in a session of its own (killing our process group misses it; it dies with
+# its parent, being --attached); a killed `runsc do` leaves its directory
+# behind, and without --ignore-cgroups cgroups named after the container too.
+# Whatever is found there after a gVisor run is ours to clean up.
+WORK_TMP = None
 
 
-def runsc_cleanup(before):
-    """Delete the sandboxes that appeared since `before` (ours, killed on a timeout)."""
-    for cid in sorted(runsc_containers() - before):
-        subprocess.run(["runsc", "delete", "-force", cid], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+def work_env():
+    global WORK_TMP
+    if WORK_TMP is None:
+        import tempfile
+        WORK_TMP = tempfile.mkdtemp(prefix="zvbench-", dir="/tmp")
+    return dict(os.environ, TMPDIR=WORK_TMP)
+
+
+def runsc_cleanup(final=False):
+    """Kill what is left of our killed `runsc do` runs and remove their state."""
+    if WORK_TMP is None or not os.path.isdir(WORK_TMP):
+        return
+    roots = [os.path.join(WORK_TMP, d) for d in os.listdir(WORK_TMP)
+             if d.startswith("runsc-do")]
+    for root in roots:
+        marker = f"--root={root}".encode()
+        for _ in range(20):          # the sandbox and gofer die with their parent
+            pids = []
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        if marker in f.read().split(b"\0"):
+                            pids.append(int(pid))
+                except OSError:
+                    pass
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        # The container id is in the lock file's name: ID_sandbox:ID.lock.
+        ids = {n.split("_sandbox")[0] for n in os.listdir(root) if "_sandbox" in n}
+        for cid in ids:
+            for base in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+                try:
+                    subs = [os.path.join(base, d) for d in os.listdir(base)]
+                except OSError:
+                    continue
+                for d in [base] + subs:
+                    try:
+                        os.rmdir(os.path.join(d, cid))
+                    except OSError:
+                        pass
+        shutil.rmtree(root, ignore_errors=True)
+    if final:
+        shutil.rmtree(WORK_TMP, ignore_errors=True)
 
 
 def make_runners(args):
@@ -184,12 +265,13 @@ def make_runners(args):
         if not os.access(ZVISOR, os.X_OK):
             r.reason = f"{ZVISOR} not built (run make)"
         else:
+            # zpoline joins by itself once this works; until then it is
+            # listed as unavailable with zvisor's own message.
             rc, out, err, _ = run_cmd(r.prefix + ["/bin/true"], 30)
             if rc != 0:
-                if plat == "zpoline":
-                    continue      # not implemented yet: skip silently
-                r.reason = (f"`zvisor run --platform={plat} -- /bin/true` failed: "
-                            f"{last_line(err) or rc}")
+                status = "timed out" if rc is None else status_text(rc)
+                r.reason = (f"`zvisor run --platform={plat} -- /bin/true`: {status}"
+                            + (f": {why_line(err)}" if why_line(err) else ""))
             else:
                 r.reason = probe_microbench(r, 60) or ""
                 r.available = not r.reason
@@ -210,15 +292,14 @@ def make_runners(args):
     elif why:
         gv_ptrace.reason = gv_kvm.reason = why
     else:
-        variants = [[], ["--ignore-cgroups"]]
-        if not is_root():
-            variants += [["--rootless"], ["--rootless", "--ignore-cgroups"]]
+        # --ignore-cgroups first: a killed sandbox then leaves no cgroups
+        # behind, and the sandbox's cgroup limits nothing here anyway.
+        variants = [["--ignore-cgroups"], []]
+        variants += [["--rootless", "--ignore-cgroups"], ["--rootless"]]
         tried = []
         for extra in variants:
             gv_ptrace.prefix = ["runsc", "--platform=ptrace", "--network=none"] + extra + ["do"]
-            before = runsc_containers()
             err = probe_microbench(gv_ptrace, 60)
-            runsc_cleanup(before)
             if not err:
                 flags_ok = extra
                 break
@@ -237,9 +318,7 @@ def make_runners(args):
             gv_kvm.prefix = (["runsc", "--platform=kvm", "--network=none"]
                              + (flags_ok or []) + ["do"])
             log(f"probing gVisor KVM platform (up to {KVM_PROBE_TIMEOUT:.0f} s)...")
-            before = runsc_containers()
             err = probe_microbench(gv_kvm, KVM_PROBE_TIMEOUT)
-            runsc_cleanup(before)
             if err and err.startswith("did not finish"):
                 err = (f"`runsc --platform=kvm do` {err} (this runsc's KVM platform is "
                        f"known to hang on nested /dev/kvm)")
@@ -267,18 +346,23 @@ RESULT_RE = re.compile(r"op=(\S+) ns_per_op=([\d.]+) min=([\d.]+) max=([\d.]+) "
 
 
 def measure(runner, op, args):
-    timeout = max(60.0, 60 * args.budget)
-    before = runsc_containers() if runner.kind == "gvisor" else None
+    # A measurement takes about budget seconds plus start-up and calibration;
+    # one that hangs is killed, and that op is not tried again on that runner.
+    timeout = max(30.0, 20 * args.budget)
+    if op in runner.timeouts:
+        return None, "not run again after timing out", 0.0
     rc, out, err, secs = run_cmd(
-        runner.argv("-b", str(args.batches), "-t", str(args.budget), op), timeout)
-    if rc is None and before is not None:
-        runsc_cleanup(before)
+        runner.argv("-b", str(args.batches), "-t", str(args.budget), op), timeout,
+        env=runner.env)
+    if runner.kind == "gvisor":
+        runsc_cleanup()
     m = RESULT_RE.search(out or "")
     if rc == 0 and m:
         return float(m.group(2)), None, secs
     if rc is None:
+        runner.timeouts.add(op)
         return None, f"timed out after {timeout:.0f} s", secs
-    return None, f"exit status {rc}: {last_line(err) or last_line(out) or 'no output'}", secs
+    return None, f"{status_text(rc)}: {why_line(err) or why_line(out) or 'no output'}", secs
 
 
 def run_all(runners, ops, args):
@@ -388,13 +472,17 @@ def evaluate_targets(runners, med, ops):
             continue
 
         def add(name, checks, fmt, single=False):
-            checks = [(op, v, ok) for op, v, ok in checks if v is not None]
+            # This platform's failed cell fails the target ("fails"); a row
+            # whose other side (native, sud, strace) failed is left out.
+            checks = [(op, v, ok and v is not None) for op, v, ok in checks
+                      if v is not None or med.get(op, {}).get(key) is None]
             if not checks:
                 return
+            show = lambda v: "fails" if v is None else fmt(v)
             if single:
-                detail = fmt(checks[0][1])
+                detail = show(checks[0][1])
             else:
-                detail = ", ".join(f"{OP_LABEL[op]} {fmt(v)}" for op, v, _ in checks)
+                detail = ", ".join(f"{OP_LABEL[op]} {show(v)}" for op, v, _ in checks)
             out.append({"platform": plat, "target": name,
                         "ok": all(ok for _, _, ok in checks), "detail": detail})
 
@@ -453,6 +541,7 @@ def machine_info():
     except OSError:
         pass
     info["glibc"] = " ".join(platform.libc_ver())
+    info["loadavg"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     for name, argv in [("zvisor", [ZVISOR, "--version"]), ("runsc", ["runsc", "--version"]),
                        ("strace", ["strace", "-V"])]:
         try:
@@ -509,27 +598,38 @@ def write_png(path, runners, ops, med):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
     others = [r for r in runners if r.available and r.key != "native"]
     fig, ax = plt.subplots(figsize=(max(10, 1.1 * len(ops)), 5.5))
     width = 0.8 / max(1, len(others))
+    lows = [med[op][r.key] / med[op]["native"] for r in others for op in ops
+            if med[op].get(r.key) and med[op].get("native")]
+    bottom = min([0.5] + [x / 2 for x in lows])
     for i, r in enumerate(others):
         xs, ys = [], []
         for j, op in enumerate(ops):
             v, base = med[op].get(r.key), med[op].get("native")
+            x = j - 0.4 + width * (i + 0.5)
             if v and base:
-                xs.append(j - 0.4 + width * (i + 0.5))
+                xs.append(x)
                 ys.append(v / base)
+            elif v is None and base:        # this runner's measurement failed
+                ax.text(x, bottom * 1.1, "fails", rotation=90, ha="center", va="bottom",
+                        fontsize=7, color="red")
         ax.bar(xs, ys, width, label=r.label)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_yscale("log")
-    lows = [med[op][r.key] / med[op]["native"] for r in others for op in ops
-            if med[op].get(r.key) and med[op].get("native")]
-    ax.set_ylim(bottom=min([0.5] + [x / 2 for x in lows]))
+    top = max([10.0] + lows)
+    ax.set_ylim(bottom=bottom, top=10 ** math.ceil(math.log10(top) + 0.05))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))
     ax.set_xticks(range(len(ops)))
-    ax.set_xticklabels([OP_LABEL[op] for op in ops], rotation=30, ha="right", fontsize=8)
+    ax.set_xticklabels([f"{OP_LABEL[op]}\n(native {fmt_us(med[op]['native'] / 1000)} µs)"
+                        if med[op].get("native") else OP_LABEL[op] for op in ops],
+                       rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("time per operation / native (log scale)")
-    ax.set_title("zvisor microbenchmark: ratio to native (median of runs)")
+    ax.set_title("zvisor microbenchmark: time per operation relative to native "
+                 "(median of interleaved runs; lower is better)")
     ax.grid(axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -538,6 +638,19 @@ def write_png(path, runners, ops, med):
 
 
 def main():
+    # ^C or a kill: still kill the measurement under way and clean up.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        return run_main()
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
+    finally:
+        runsc_cleanup(final=True)
+
+
+def run_main():
     global ZVISOR
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5, help="repetitions (default 5)")
@@ -561,7 +674,8 @@ def main():
 
     if args.install_deps_only:
         bad = [w for w in (ensure_tool("strace", "strace", True),
-                           ensure_tool("runsc", "runsc", True)) if w]
+                           ensure_tool("runsc", "runsc", True),
+                           ensure_matplotlib(True)) if w]
         for w in bad:
             log(w)
         return 0      # the runners report what is missing; never fail the build
@@ -570,14 +684,16 @@ def main():
         ap.error("--reps, --batches and --budget must be positive")
     ops = [o for o, _ in OPS]
     if args.ops:
-        ops = [o for o in args.ops.split(",") if o in OP_LABEL]
-        if not ops:
-            ap.error("no known op in --ops")
+        ops = args.ops.split(",")
+        unknown = [o for o in ops if o not in OP_LABEL]
+        if unknown:
+            ap.error(f"unknown op(s) in --ops: {', '.join(unknown)}")
     if not os.access(MICROBENCH, os.X_OK):
         log(f"{MICROBENCH} is missing: build it with `make -C bench build`")
         return 1
 
     t0 = time.monotonic()
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     runners = make_runners(args)
     for r in runners:
         state = "ok" if r.available else f"unavailable: {r.reason}"
@@ -597,11 +713,13 @@ def main():
 
     unavailable = [r for r in runners if not r.available]
     failures = []
+    label = {r.key: r.label for r in runners}
     for op in ops:
         for key, errs in errors[op].items():
             if errs:
-                failures.append(f"{OP_LABEL[op]} under {key}: {len(errs)}/{args.reps} runs "
-                                f"failed ({errs[0]})")
+                why = "; ".join(dict.fromkeys(errs))      # distinct reasons, in order
+                failures.append(f"{OP_LABEL[op]} under {label[key]}: {len(errs)}/{args.reps} "
+                                f"runs failed: {why}")
 
     title = (f"µs per operation, median of {args.reps} interleaved runs "
              f"(each the median of {args.batches} batches); (Nx) = ratio to native")
@@ -650,7 +768,9 @@ def main():
     md = [f"# zvisor microbenchmark", "",
           f"{when}; {info.get('cpu', '?')}, {info.get('cpus')} CPUs, Linux {info['kernel']}, "
           f"{info['glibc']}; zvisor: {info.get('zvisor')}; runsc: {info.get('runsc')}; "
-          f"{info.get('strace')}. Whole run: {elapsed:.0f} s.", "",
+          f"{info.get('strace')}. Whole run: {elapsed:.0f} s; load average "
+          f"before {load_before}, after {info['loadavg']} (other work on the machine "
+          f"shows in the spread below).", "",
           f"{title}. Static microbenchmark issuing raw `syscall` instructions "
           f"(bench/microbench.c).", "", markdown_table(header, rows), ""]
     if unavailable:

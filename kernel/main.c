@@ -10,7 +10,8 @@
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .count_fd = -1, .err_fd = -1, .seccomp_fd = -1 };
+struct zv_proc zv_proc = { .platform = ZV_PLAT_ZPOLINE, .count_fd = -1, .err_fd = -1, .seccomp_fd = -1,
+			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char __executable_start[], etext[];
 int zv_check_main(int argc, char **argv);
@@ -28,11 +29,18 @@ static const char run_help[] =
 	"\n"
 	"options:\n"
 	"  --platform=NAME  how system calls reach the kernel:\n"
-	"                     sud      Syscall User Dispatch (default; Linux >= 5.11)\n"
+	"                     zpoline  each syscall instruction is rewritten into a call\n"
+	"                              into the kernel (default; needs page 0, see\n"
+	"                              vm.mmap_min_addr, else sud is used)\n"
+	"                     sud      Syscall User Dispatch: a SIGSYS per call\n"
+	"                              (Linux >= 5.11)\n"
 	"                     seccomp  a seccomp filter that traps calls from outside\n"
 	"                              the kernel's text\n"
+	"  --rewrite=WHEN   zpoline: lazy (default: a site is rewritten when it first\n"
+	"                   reaches the kernel) or none (every call is a signal)\n"
 	"  -c, --count      print the number of system calls by name to stderr at exit\n"
 	"                   (like strace -f -c without times)\n"
+	"  --stats          print how each process's calls reached the kernel at exit\n"
 	"  -h, --help       show this help\n";
 
 static const char main_help[] =
@@ -47,6 +55,8 @@ static const char main_help[] =
 	"\n"
 	"exit status: the program's own; 126 if it cannot be run, 127 if it is not\n"
 	"found, 2 for a bad command line.\n";
+
+static const char *const platform_names[] = { "sud", "seccomp", "zpoline" };
 
 __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 {
@@ -73,9 +83,10 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 /* The state an exec'd image inherits, as one argv word. */
 int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked)
 {
-	return zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,l=%d,f=%d,q=%d", (int)zv_proc.platform,
-			   guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd, zv_proc.leader_pid,
-			   zv_proc.seccomp_installed, zv_proc.seccomp_fd);
+	return zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d",
+			   (int)zv_proc.platform, guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd,
+			   zv_proc.leader_pid, zv_proc.seccomp_installed, zv_proc.seccomp_fd, (int)zv_proc.rewrite,
+			   zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats);
 }
 
 static unsigned long parse_hex(const char *s, const char **end)
@@ -123,6 +134,10 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 			case 'l': zv_proc.leader_pid = (int)v; break;
 			case 'f': zv_proc.seccomp_installed = (int)v; break;
 			case 'q': zv_proc.seccomp_fd = (int)v; break;
+			case 'r': zv_proc.rewrite = (enum zv_rewrite)v; break;
+			case 'a': zv_proc.rewrite_after = (unsigned)v; break;
+			case 'u': zv_proc.no_cred_cache = (int)v; break;
+			case 't': zv_proc.stats = (int)v; break;
 			}
 		}
 		s = *e == ',' ? e + 1 : e;
@@ -214,13 +229,13 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		zv_die(126, "out of memory");
 	long e = zv_platform_install();
 	if (e < 0)
-		zv_die(126, "cannot install the %s platform: %s", zv_proc.platform == ZV_PLAT_SUD ? "sud" : "seccomp",
+		zv_die(126, "cannot install the %s platform: %s", platform_names[zv_proc.platform],
 		       zv_strerror((int)-e));
 	e = zv_thread_arm(t);
 	if (e < 0)
-		zv_die(126, "cannot arm the %s platform: %s%s", zv_proc.platform == ZV_PLAT_SUD ? "sud" : "seccomp",
+		zv_die(126, "cannot arm the %s platform: %s%s", platform_names[zv_proc.platform],
 		       zv_strerror((int)-e),
-		       zv_proc.platform == ZV_PLAT_SUD ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
+		       zv_proc.platform != ZV_PLAT_SECCOMP ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
 	t->is_thread = 1;
 	t->sigsys_blocked = sigsys_blocked;
@@ -282,14 +297,24 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 			zv_exit_group(0);
 		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
 			count = 1;
+		} else if (zv_strcmp(a, "--stats") == 0) {
+			zv_proc.stats = 1;
 		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
 			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
-			if (zv_strcmp(v, "sud") == 0)
-				zv_proc.platform = ZV_PLAT_SUD;
-			else if (zv_strcmp(v, "seccomp") == 0)
-				zv_proc.platform = ZV_PLAT_SECCOMP;
+			int p = 0;
+			while (p < 3 && zv_strcmp(v, platform_names[p]) != 0)
+				p++;
+			if (p == 3)
+				usage_error("zvisor: unknown platform '%s' (zpoline, sud, seccomp)\n", v);
+			zv_proc.platform = (enum zv_platform)p;
+		} else if (zv_startswith(a, "--rewrite=") || zv_strcmp(a, "--rewrite") == 0) {
+			const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
+			if (zv_strcmp(v, "lazy") == 0)
+				zv_proc.rewrite = ZV_REWRITE_LAZY;
+			else if (zv_strcmp(v, "none") == 0)
+				zv_proc.rewrite = ZV_REWRITE_NONE;
 			else
-				usage_error("zvisor: unknown platform '%s' (sud, seccomp)\n", v);
+				usage_error("zvisor: unknown rewrite mode '%s' (lazy, none)\n", v);
 		} else {
 			usage_error("zvisor: unknown option '%s'\n", a);
 		}
@@ -348,6 +373,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 		e++;
 	const uint64_t *auxv = (const uint64_t *)(e + 1);
 
+	zv_dispatch_init();
 	zv_proc.text_start = (uint64_t)__executable_start;
 	zv_proc.text_end = (uint64_t)etext;
 	zv_proc.pid = (int)zv_getpid();

@@ -5,17 +5,20 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "arch/context.h"
+#include "arch/fast.h"
 #include "loader/loader.h"
 
 #define ZV_VERSION "0.1.0"
 
-enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP };
+enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP, ZV_PLAT_ZPOLINE };
+enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE };
 
 /* Per-thread kernel area: one naturally aligned block per guest thread. The
  * block's first pages hold this struct, a guard page follows, and the rest is
  * the thread's kernel stack, registered as the host sigaltstack, so every
- * kernel entry (all are host signals on SIGSYS platforms) runs on it and finds
- * this struct by masking rsp. */
+ * kernel entry that is a host signal runs on it and finds this struct by
+ * masking rsp. The fast entry (zpoline) finds it through %gs and switches to
+ * the same stack. */
 #define ZV_BLOCK_SIZE (256UL * 1024)
 #define ZV_THREAD_BYTES 12288UL /* room for struct zv_thread */
 #define ZV_BLOCK_HEAD (ZV_THREAD_BYTES + 4096UL) /* struct + guard page */
@@ -29,11 +32,16 @@ struct zv_sighand {
 };
 
 struct zv_thread {
+	struct zv_fast fast;           /* first: the fast entry addresses it through %gs */
 	uint64_t magic;
 	struct zv_sighand *sighand;    /* the dispositions this thread sees */
 	struct zv_sighand own_sighand; /* storage when they are not shared */
 	int tid;
-	volatile int sig_pending;      /* nonzero while deferred signals wait */
+	int pid;                       /* of this thread's process (a vfork child has its own) */
+	int call_cancelled;            /* the current call's host syscall never started */
+	int cred_valid;                /* uid..egid below are the host's */
+	uint32_t uid, euid, gid, egid;
+	uint64_t guest_gs;             /* the guest's %gs base (zpoline: %gs is the kernel's) */
 	uint64_t pending_set;          /* bit per deferred signal */
 	zv_siginfo pending_info[65];
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
@@ -80,6 +88,11 @@ struct zv_proc {
 	int seccomp_installed;
 	volatile int nthreads;
 	uint64_t text_start, text_end;
+	enum zv_rewrite rewrite;
+	unsigned rewrite_after;  /* a site is rewritten at its n-th SIGSYS */
+	int no_cred_cache;       /* user namespaces changed: ask the host for ids */
+	int stats;               /* --stats: counters below, printed at exit */
+	unsigned long stat_fast, stat_sigsys, stat_bounced;
 	uint64_t brk_start, brk_cur;
 	volatile int lock;       /* guards brk */
 	struct zv_sighand sighand;    /* the dispositions of the first thread */
@@ -103,6 +116,22 @@ static inline int zv_in_kernel_text(uint64_t ip)
 	return ip >= zv_proc.text_start && ip < zv_proc.text_end;
 }
 
+/* A guest pointer the kernel must not read: page 0 and the entry page are
+ * unmapped for the guest (readable on CPUs without protection keys). Handlers
+ * that read a guest structure return EFAULT for it, as the host would. */
+static inline int zv_bad_guest_ptr(uint64_t p)
+{
+	return zv_proc.platform == ZV_PLAT_ZPOLINE &&
+	       (p < 4096 || (p >= (uint64_t)ZV_ENTRY_PAGE && p < (uint64_t)ZV_ENTRY_PAGE + 4096));
+}
+
+/* Page 0 and the entry page: kernel code that is not kernel text. */
+static inline int zv_in_trampoline(uint64_t ip)
+{
+	return zv_proc.platform == ZV_PLAT_ZPOLINE &&
+	       (ip < 4096 || (ip >= (uint64_t)ZV_ENTRY_PAGE && ip < (uint64_t)ZV_ENTRY_PAGE + 4096));
+}
+
 /* Fatal error inside zvisor: one line, exit status 126 or as given. */
 __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -116,10 +145,30 @@ long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform se
 
 /* intercept/platform.c */
 long zv_platform_install(void);          /* once per process image */
-long zv_platform_arm_thread(void);       /* SUD for the calling thread */
+long zv_platform_arm_thread(struct zv_thread *t); /* SUD (and %gs) for the calling thread */
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *uc);
 
+/* arch/trampoline.c, intercept/fastpath.c, intercept/redzone.c */
+long zv_trampoline_map(void);
+long zv_fast_syscall(struct zv_thread *t);
+void zv_fast_bounced(struct zv_thread *t, struct zv_ucontext *uc);
+int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc);
+void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
+void zv_frame_result(struct zv_thread *t, struct zv_ucontext *uc, long nr, long r);
+int zv_site_safe(uint64_t site, void *uc);
+
+/* sys/id.c: calls answered from kernel state */
+long zv_sys_getpid(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_gettid(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_id_get(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_id_set(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
+
 /* sys/dispatch.c */
+enum { ZV_KIND_HOST, ZV_KIND_HANDLER, ZV_KIND_FRAME };
+extern uint8_t zv_call_kind[512];
+void zv_dispatch_init(void);
 #define ZV_NORESULT (-4096L - 1) /* handler set the guest's registers itself */
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f);

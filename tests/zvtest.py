@@ -12,7 +12,7 @@ from typing import NamedTuple
 REPO = Path(__file__).resolve().parent.parent
 ZVISOR = REPO / "build" / "zvisor"
 GUEST_DIR = REPO / "tests" / "guests" / "build"
-PLATFORMS = ["sud", "seccomp"]
+PLATFORMS = ["zpoline", "sud", "seccomp"]
 DEFAULT_TIMEOUT = 60
 
 

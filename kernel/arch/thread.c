@@ -84,5 +84,6 @@ long zv_thread_arm(struct zv_thread *t)
 	if (r < 0)
 		return r;
 	t->tid = (int)zv_gettid();
-	return zv_platform_arm_thread();
+	t->pid = (int)zv_getpid();
+	return zv_platform_arm_thread(t);
 }

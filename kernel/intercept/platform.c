@@ -1,10 +1,16 @@
-/* The SIGSYS platforms: Syscall User Dispatch or a seccomp trap filter
- * delivers every guest syscall as SIGSYS to one handler, which runs the
- * syscall through the dispatcher on the thread's kernel stack. */
+/* Interception platforms. On sud and seccomp, Syscall User Dispatch or a
+ * seccomp trap filter delivers every guest syscall as SIGSYS to one handler,
+ * which runs it through the dispatcher on the thread's kernel stack. On
+ * zpoline, SUD is the catch-all: a site that arrives there is rewritten to
+ * `call *%rax` (intercept/sites.c) and then enters through page 0
+ * (intercept/fastpath.c). */
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "trace/count.h"
+#include "intercept/sites.h"
+#include "intercept/rewrite.h"
+#include "lib/fmt.h"
 #include <linux/prctl.h>
 #include <linux/seccomp.h>
 #include <linux/filter.h>
@@ -60,6 +66,15 @@ long zv_platform_install(void)
 	long r = zv_sys4(__NR_rt_sigaction, 31, &sa, NULL, 8);
 	if (r < 0)
 		return r;
+	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
+		r = zv_trampoline_map();
+		if (r < 0) {
+			zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
+				   "zvisor: cannot map page 0 for the zpoline fast path (%s): using the sud platform; "
+				   "'sysctl -w vm.mmap_min_addr=0' enables it\n", zv_strerror((int)-r));
+			zv_proc.platform = ZV_PLAT_SUD;
+		}
+	}
 	if (zv_proc.platform == ZV_PLAT_SECCOMP && !zv_proc.seccomp_installed) {
 		r = install_seccomp();
 		if (r < 0)
@@ -69,10 +84,19 @@ long zv_platform_install(void)
 	return 0;
 }
 
-long zv_platform_arm_thread(void)
+long zv_platform_arm_thread(struct zv_thread *t)
 {
-	if (zv_proc.platform != ZV_PLAT_SUD)
+	if (zv_proc.platform == ZV_PLAT_SECCOMP)
 		return 0; /* the seccomp filter is inherited by every thread */
+	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
+		/* The fast entry finds this thread's area through %gs. */
+		t->fast.self = t;
+		t->fast.kstack = (uint64_t)t + ZV_BLOCK_SIZE;
+		t->fast.bounce_site = ZV_BOUNCE_SITE;
+		long r = zv_sys2(__NR_arch_prctl, 0x1001 /* ARCH_SET_GS */, t);
+		if (r < 0)
+			return r;
+	}
 	return zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, zv_proc.text_start,
 		       zv_proc.text_end - zv_proc.text_start, 0);
 }
@@ -106,7 +130,6 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	struct zv_ucontext *outer = t->sys_uc;
 	t->sys_uc = uc;
 	long nr = (int)uc->mc.rax; /* the host reads the number as a 32-bit int */
-	long r;
 	if (si->sys.arch == AUDIT_ARCH_I386) {
 		/* int $0x80: run it as the guest asked, on the host. */
 		long args[7] = { (uint32_t)uc->mc.rax, (uint32_t)uc->mc.rbx, (uint32_t)uc->mc.rcx,
@@ -118,31 +141,14 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		t->sys_uc = outer;
 		return;
 	}
-	/* The host's syscall instruction leaves the return address in rcx and
-	 * the flags in r11; so does ours. */
-	uc->mc.rcx = uc->mc.rip;
-	uc->mc.r11 = uc->mc.eflags;
-	if (nr < 0 || (nr & 0x40000000)) {
-		r = -ENOSYS; /* x32 calls are not supported */
+	if (si->sys.call_addr == ZV_BOUNCE_SITE + 2 && t->fast.bounce) {
+		zv_fast_bounced(t, uc); /* a fast call that needs this frame */
 	} else {
-		uint64_t outer_guard = t->guard_sp;
-		r = zv_call_guarded(t, uc, nr, &t->guard_sp);
-		t->guard_sp = outer_guard;
-		if (r == -EFAULT && nr == __NR_rt_sigreturn)
-			zv_die_by_signal(11); /* a bad frame: the host forces SIGSEGV */
-	}
-	/* A fork child returns here too: the parent counted the call. */
-	if (!(r == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork || nr == __NR_vfork)))
-		zv_count_record(nr, r == ZV_NORESULT ? 0 : r);
-	if (r != ZV_NORESULT) {
-		if (r == -EINTR && t->sig_pending && zv_restart_on_eintr(t, nr, uc)) {
-			/* Re-execute the syscall after the handler, as the host
-			 * does for SA_RESTART: rip back onto the instruction. */
-			uc->mc.rip -= 2;
-			uc->mc.rax = nr;
-		} else {
-			uc->mc.rax = r;
-		}
+		if (zv_proc.stats)
+			zv_proc.stat_sigsys++;
+		if (zv_proc.platform == ZV_PLAT_ZPOLINE && zv_proc.rewrite != ZV_REWRITE_NONE)
+			zv_site_seen(uc->mc.rip - 2, zv_proc.rewrite_after, zv_site_safe, uc);
+		zv_frame_syscall(t, uc, nr);
 	}
 	zv_signals_on_exit(t, uc);
 	t->sys_uc = outer;

@@ -16,10 +16,4 @@
  * when fd >= 0. Returns -errno cast to a pointer on failure. */
 void *zv_kmap(size_t size, size_t align, int fd);
 void zv_kunmap(void *p, size_t size);
-static inline int zv_in_kwin(uint64_t a, uint64_t len)
-{
-	if (a + len < a)
-		return 0; /* a wrapping range: the host rejects it itself */
-	return a < ZV_KWIN_END && a + len > ZV_KWIN_START;
-}
 #endif

@@ -8,7 +8,7 @@ typedef long (*zv_handler)(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f)
 {
 	long args[7] = { nr, a, b, c, d, e, f };
-	return zv_sc_cancellable(args, &t->sig_pending);
+	return zv_sc_cancellable(args, &t->fast.sig_pending);
 }
 
 #define WITH_NR(fn, n) \
@@ -41,6 +41,20 @@ WITH_NR(zv_sys_masked_wait, __NR_epoll_pwait2)
 WITH_NR(zv_sys_sigmask_arg, __NR_signalfd)
 WITH_NR(zv_sys_sigmask_arg, __NR_signalfd4)
 WITH_NR(zv_sys_sigmask_arg, __NR_rt_sigtimedwait)
+WITH_NR(zv_sys_id_get, __NR_getuid)
+WITH_NR(zv_sys_id_get, __NR_geteuid)
+WITH_NR(zv_sys_id_get, __NR_getgid)
+WITH_NR(zv_sys_id_get, __NR_getegid)
+WITH_NR(zv_sys_id_set, __NR_setuid)
+WITH_NR(zv_sys_id_set, __NR_setgid)
+WITH_NR(zv_sys_id_set, __NR_setreuid)
+WITH_NR(zv_sys_id_set, __NR_setregid)
+WITH_NR(zv_sys_id_set, __NR_setresuid)
+WITH_NR(zv_sys_id_set, __NR_setresgid)
+WITH_NR(zv_sys_id_set, __NR_setfsuid)
+WITH_NR(zv_sys_id_set, __NR_setfsgid)
+WITH_NR(zv_sys_id_set, __NR_unshare)
+WITH_NR(zv_sys_id_set, __NR_setns)
 
 static const zv_handler table[512] = {
 	[__NR_rt_sigaction] = zv_sys_rt_sigaction,
@@ -90,7 +104,43 @@ static const zv_handler table[512] = {
 	[__NR_prctl] = zv_sys_prctl,
 	[__NR_seccomp] = zv_sys_seccomp,
 	[__NR_ptrace] = zv_sys_ptrace,
+	[__NR_getpid] = zv_sys_getpid,
+	[__NR_gettid] = zv_sys_gettid,
+	[__NR_getuid] = zv_sys_id_get___NR_getuid,
+	[__NR_geteuid] = zv_sys_id_get___NR_geteuid,
+	[__NR_getgid] = zv_sys_id_get___NR_getgid,
+	[__NR_getegid] = zv_sys_id_get___NR_getegid,
+	[__NR_setuid] = zv_sys_id_set___NR_setuid,
+	[__NR_setgid] = zv_sys_id_set___NR_setgid,
+	[__NR_setreuid] = zv_sys_id_set___NR_setreuid,
+	[__NR_setregid] = zv_sys_id_set___NR_setregid,
+	[__NR_setresuid] = zv_sys_id_set___NR_setresuid,
+	[__NR_setresgid] = zv_sys_id_set___NR_setresgid,
+	[__NR_setfsuid] = zv_sys_id_set___NR_setfsuid,
+	[__NR_setfsgid] = zv_sys_id_set___NR_setfsgid,
+	[__NR_unshare] = zv_sys_id_set___NR_unshare,
+	[__NR_setns] = zv_sys_id_set___NR_setns,
+	[__NR_arch_prctl] = zv_sys_arch_prctl,
 };
+
+/* How the fast path treats each number: the host runs it (no handler), a
+ * handler runs it, or it needs a full signal frame (the host's, with the
+ * xsave image and the mask) because it changes the signal mask or the
+ * context the guest resumes, starts tasks or images, or changes
+ * interception; those bounce to the SIGSYS path. Filled from the table. */
+uint8_t zv_call_kind[512] __attribute__((aligned(64)));
+static const uint16_t frame_calls[] = {
+	__NR_rt_sigprocmask, __NR_rt_sigreturn, __NR_clone, __NR_clone3, __NR_fork, __NR_vfork,
+	__NR_execve, __NR_execveat, __NR_prctl, __NR_seccomp, __NR_ptrace,
+};
+
+void zv_dispatch_init(void)
+{
+	for (int nr = 0; nr < 512; nr++)
+		zv_call_kind[nr] = table[nr] ? ZV_KIND_HANDLER : ZV_KIND_HOST;
+	for (size_t i = 0; i < sizeof frame_calls / sizeof frame_calls[0]; i++)
+		zv_call_kind[frame_calls[i]] = ZV_KIND_FRAME;
+}
 
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 {

@@ -68,7 +68,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		if (t->pending_set & ZV_SIGBIT(sig))
 			zv_sys3(__NR_tgkill, zv_getpid(), t->tid, sig);
 	t->pending_set = 0;
-	t->sig_pending = 0;
+	t->fast.sig_pending = 0;
 	zv_count_record(__NR_execve, 0);
 	long ret = zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
 	zv_count_unrecord(__NR_execve); /* the caller records the failure */
@@ -83,7 +83,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
 	const char *path = (const char *)a[0];
-	if (!path)
+	if (!path || zv_bad_guest_ptr((uint64_t)path))
 		return -EFAULT;
 	return do_exec(t, uc, path, (char *const *)a[1], (char *const *)a[2]);
 }
@@ -94,7 +94,7 @@ long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	const char *path = (const char *)a[1];
 	int flags = (int)a[4];
 	char buf[ZV_PATH_MAX];
-	if (!path)
+	if (!path || zv_bad_guest_ptr((uint64_t)path))
 		return -EFAULT;
 	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
 		return -EINVAL;

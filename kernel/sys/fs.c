@@ -52,6 +52,8 @@ long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long
 	int pi = (nr == __NR_open || nr == __NR_readlink || nr == __NR_stat || nr == __NR_lstat ||
 		  nr == __NR_access) ? 0 : 1;
 	const char *p = (const char *)a[pi];
+	if (p && zv_bad_guest_ptr((uint64_t)p))
+		return -EFAULT; /* NULL is the host's to refuse: some calls take it */
 	const char *q = zv_translate_path(p);
 	if (q != p) {
 		if (nr == __NR_readlink)

@@ -40,44 +40,77 @@ long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	return (long)cur;
 }
 
-/* The kernel's window (its image, stacks and data) does not exist for the
- * guest: memory calls that would touch it fail as on unmapped memory, and
- * munmap leaves it out. */
+/* Memory the guest must not see or touch: the kernel's window (its image,
+ * stacks and data) and, on zpoline, page 0 and the entry page. In address
+ * order. */
+struct range { uint64_t start, end; };
+
+static int reserved(struct range *r)
+{
+	int n = 0;
+	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
+		r[n++] = (struct range){ 0, 4096 };
+		r[n++] = (struct range){ ZV_ENTRY_PAGE, ZV_ENTRY_PAGE + 4096 };
+	}
+	r[n++] = (struct range){ ZV_KWIN_START, ZV_KWIN_END };
+	return n;
+}
+
+/* The first reserved range that [addr, addr+len) overlaps, or NULL. */
+static const struct range *overlap(const struct range *r, int n, uint64_t addr, uint64_t len)
+{
+	if (addr + len < addr)
+		return NULL; /* a wrapping range: the host rejects it itself */
+	for (int i = 0; i < n; i++)
+		if (addr < r[i].end && addr + len > r[i].start)
+			return &r[i];
+	return NULL;
+}
+
+/* Reserved memory does not exist for the guest: calls that would touch it
+ * fail as on unmapped memory, and munmap leaves it out. */
 long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	uint64_t addr = (uint64_t)a[0], len = (uint64_t)a[1];
+	struct range res[3];
+	int n = reserved(res);
+	const struct range *hit = overlap(res, n, addr, nr == __NR_mmap && !len ? 1 : len);
+	if (!hit && !(nr == __NR_mremap && (a[3] & MREMAP_FIXED)))
+		return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	switch (nr) {
 	case __NR_mmap:
-		if (zv_in_kwin(addr, len ? len : 1)) {
-			if (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE))
-				return -ENOMEM;
-			a[0] = 0; /* a hint only: let the host choose */
-		}
+		if (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE))
+			return -ENOMEM;
+		a[0] = 0; /* a hint only: let the host choose */
 		break;
-	case __NR_munmap:
-		if (zv_in_kwin(addr, len)) {
-			long r = 0;
-			if (addr < ZV_KWIN_START)
-				r = zv_host_call(t, nr, addr, ZV_KWIN_START - addr, 0, 0, 0, 0);
-			if (r == 0 && addr + len > ZV_KWIN_END)
-				r = zv_host_call(t, nr, ZV_KWIN_END, addr + len - ZV_KWIN_END, 0, 0, 0, 0);
-			return r;
+	case __NR_munmap: {
+		/* Unmap the pieces between the reserved ranges. */
+		long r = 0;
+		uint64_t at = addr, end = addr + len;
+		for (int i = 0; i < n && r == 0 && at < end; i++) {
+			if (res[i].end <= at)
+				continue;
+			uint64_t stop = res[i].start < end ? res[i].start : end;
+			if (stop > at)
+				r = zv_host_call(t, nr, at, stop - at, 0, 0, 0, 0);
+			at = res[i].end;
 		}
-		break;
+		if (r == 0 && at < end)
+			r = zv_host_call(t, nr, at, end - at, 0, 0, 0, 0);
+		return r;
+	}
 	case __NR_mremap:
-		if (zv_in_kwin(addr, len) ||
-		    ((a[3] & MREMAP_FIXED) && zv_in_kwin((uint64_t)a[4], (uint64_t)a[2])))
+		if (hit || overlap(res, n, (uint64_t)a[4], (uint64_t)a[2]))
 			return -EFAULT;
 		break;
-	default: /* mprotect, pkey_mprotect, madvise */
-		if (zv_in_kwin(addr, len)) {
-			/* As on a hole in the address space: the part below it
-			 * is changed, then the call fails. */
-			long r = 0;
-			if (addr < ZV_KWIN_START)
-				r = zv_host_call(t, nr, addr, ZV_KWIN_START - addr, a[2], a[3], 0, 0);
-			return r < 0 ? r : -ENOMEM;
-		}
+	default: { /* mprotect, pkey_mprotect, madvise */
+		/* As on a hole in the address space: the part below it is
+		 * changed, then the call fails. */
+		long r = 0;
+		if (addr < hit->start)
+			r = zv_host_call(t, nr, addr, hit->start - addr, a[2], a[3], 0, 0);
+		return r < 0 ? r : -ENOMEM;
+	}
 	}
 	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -8,7 +8,9 @@
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/fmt.h"
 #include "trace/count.h"
+#include "intercept/sites.h"
 #include <linux/sched.h>
 
 
@@ -61,6 +63,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	/* rt_sigreturn installs uc_stack as the host altstack: the child's block. */
 	f->uc.uc_stack = (struct zv_stack){ (uint64_t)c + ZV_BLOCK_HEAD, 0, 0, ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
 	c->sigsys_blocked = t->sigsys_blocked;
+	zv_ids_after_clone(c, flags);
 	if (keep_altstack)
 		c->guest_ss = t->guest_ss; /* vfork keeps it; new threads start without */
 	return (void *)((fp - 256) & ~15UL);
@@ -76,8 +79,11 @@ static void after_fork_child(struct zv_thread *t)
 	t->sighand->lock = 0;
 	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
+	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;
+	zv_sites_after_fork();
 	t->tid = (int)zv_gettid();
-	zv_platform_arm_thread();
+	t->pid = zv_proc.pid;
+	zv_platform_arm_thread(t);
 }
 
 struct clone_req {
@@ -111,6 +117,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		}
 		if (r == 0) {
 			after_fork_child(t);
+			zv_ids_after_clone(t, flags);
 			if (flags & CLONE_CLEAR_SIGHAND)
 				zv_clear_handlers(t->sighand);
 			if (q->stack)
@@ -167,6 +174,8 @@ long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	size_t size = (size_t)a[1];
 	if (!ca || size < 64 || size > 4096)
 		return -EINVAL;
+	if (zv_bad_guest_ptr((uint64_t)ca))
+		return -EFAULT;
 	if ((ca->stack == 0) != (ca->stack_size == 0))
 		return -EINVAL;
 	struct clone_req q = { .flags = ca->flags, .stack = ca->stack, .stack_size = ca->stack_size,
@@ -191,8 +200,13 @@ long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a)
  * other was free, on the guest's fd 2. */
 void zv_report_at_exit(void)
 {
-	if (zv_proc.pid == zv_proc.leader_pid)
-		zv_count_report(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2);
+	int fd = zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
+	long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
+	if (zv_proc.stats)
+		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu\n", pid,
+			   zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced, zv_sites_rewritten());
+	if (pid == zv_proc.leader_pid)
+		zv_count_report(fd);
 }
 
 long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a)

@@ -9,12 +9,16 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "trace/count.h"
+#include "intercept/sites.h"
 
 #define SIGKILL 9
 #define SIGSTOP 19
 #define SIGSYS 31
 #define SIGSEGV 11
 #define SIGBUS 7
+#define SIGILL 4
+#define SEGV_MAPERR 1
+#define SEGV_ACCERR 2
 #define UNBLOCKABLE (ZV_SIGBIT(SIGKILL) | ZV_SIGBIT(SIGSTOP))
 
 /* Signals whose default action is to be ignored, or to stop the process. */
@@ -45,6 +49,8 @@ static int catch_default(int sig)
 {
 	if (sig == SIGSEGV || sig == SIGBUS)
 		return 1; /* faults on guest memory inside the kernel become EFAULT */
+	if (sig == SIGILL && zv_proc.platform == ZV_PLAT_ZPOLINE)
+		return 1; /* a site caught halfway through its rewriting is retried */
 	return zv_proc.count_fd >= 0 && !default_ignores(sig) && !default_stops(sig) && sig != SIGKILL;
 }
 
@@ -212,7 +218,7 @@ static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 {
 	t->pending_info[sig] = *si;
 	t->pending_set |= ZV_SIGBIT(sig);
-	t->sig_pending = 1;
+	t->fast.sig_pending = 1;
 }
 
 /* A signal the host would force on the thread for the call being made
@@ -227,13 +233,18 @@ void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_sigin
 	defer(t, sig, si);
 }
 
+static int is_fault(int sig, const zv_siginfo *si)
+{
+	return si->si_code > 0 && (sig == SIGILL || sig == 5 || sig == SIGBUS || sig == 8 || sig == SIGSEGV);
+}
+
 void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 {
 	struct zv_ucontext *uc = ucv;
 	struct zv_thread *t = zv_current();
 	uint64_t ip = uc->mc.rip;
 	if (zv_in_kernel_text(ip)) {
-		if (si->si_code > 0 && (sig == 4 || sig == 5 || sig == 7 || sig == 8 || sig == 11)) {
+		if (is_fault(sig, si)) {
 			if ((sig == SIGSEGV || sig == SIGBUS) && t->guard_sp) {
 				/* A bad pointer from the guest: the call fails. */
 				uc->mc.rsp = t->guard_sp;
@@ -250,17 +261,43 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 			zv_die_by_signal(sig);
 		}
 		defer(t, sig, si);
-		if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end)
+		if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end) {
 			uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
+			t->call_cancelled = 1;
+		} else if (ip >= (uint64_t)zv_fast_window && ip < (uint64_t)zv_fast_window_end) {
+			uc->mc.rip = (uint64_t)zv_fast_bounce_result; /* leave through SIGSYS, which delivers */
+		}
 		return;
 	}
-	if (si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS) && t->sighand->act[sig].handler == ZV_SIG_DFL) {
+	if (zv_in_trampoline(ip) && !is_fault(sig, si)) {
+		defer(t, sig, si); /* on its way into the kernel: the fast exit delivers it */
+		return;
+	}
+	if (is_fault(sig, si)) {
+		if (sig == SIGSEGV && zv_fast_fault(t, uc)) {
+			zv_signals_on_exit(t, uc); /* a syscall beyond the sled, now made */
+			return;
+		}
+		if (sig == SIGILL && zv_site_retry(ip))
+			return; /* another thread is rewriting this site: run it again */
+		if (sig == SIGSEGV && zv_in_trampoline(ip)) {
+			/* A stray jump into page 0 past the sled: as if it were
+			 * unmapped. */
+			si->si_code = SEGV_MAPERR;
+			si->sys.call_addr = ip;
+		} else if (sig == SIGSEGV && si->si_code == SEGV_ACCERR && zv_in_trampoline(si->sys.call_addr)) {
+			si->si_code = SEGV_MAPERR; /* a NULL write: page 0 is unmapped for the guest */
+		}
+	}
+	if (is_fault(sig, si) && sig != 5 && sig != 8 && t->sighand->act[sig].handler == ZV_SIG_DFL) {
 		/* The guest's own fault without a handler: restore the host's
 		 * default and let the instruction fault again, so the process
 		 * dies exactly as natively (core dump included). */
 		zv_report_at_exit();
 		struct zv_ksigaction dfl = { ZV_SIG_DFL, ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
 		zv_sys4(__NR_rt_sigaction, sig, &dfl, NULL, 8);
+		if (zv_in_trampoline(ip))
+			zv_die_by_signal(sig); /* page 0 would not fault the same way twice */
 		return;
 	}
 	deliver(t, sig, si, uc);
@@ -271,7 +308,7 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
  * restores the guest's mask, so none can slip in between. */
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	if (!t->sig_pending) {
+	if (!t->fast.sig_pending) {
 		t->delivery_mask_set = 0;
 		return;
 	}
@@ -291,7 +328,7 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		}
 		deliver(t, sig, &info, uc);
 	}
-	t->sig_pending = 0;
+	t->fast.sig_pending = 0;
 	t->delivery_mask_set = 0;
 }
 
@@ -338,6 +375,8 @@ long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 		return -EINVAL;
 	if (act && (sig == SIGKILL || sig == SIGSTOP))
 		return -EINVAL;
+	if (act && zv_bad_guest_ptr((uint64_t)act))
+		return -EFAULT;
 	struct zv_ksigaction new;
 	if (act) /* read before locking: a bad pointer aborts the call */
 		new = *act;
@@ -361,6 +400,8 @@ long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	uint64_t *oset = (void *)a[2];
 	if (a[3] != 8)
 		return -EINVAL;
+	if (set && zv_bad_guest_ptr((uint64_t)set))
+		return -EFAULT;
 	uint64_t old = zv_guest_mask(t, uc), m = old;
 	if (set) {
 		switch (a[0]) {
@@ -407,6 +448,8 @@ long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	prev.ss_flags = altstack_flags(t, uc->mc.rsp);
 	prev.pad = 0;
 	if (ss) {
+		if (zv_bad_guest_ptr((uint64_t)ss))
+			return -EFAULT;
 		if (on_guest_altstack(t, uc->mc.rsp))
 			return -EPERM;
 		int mode = ss->ss_flags & ~ZV_SS_AUTODISARM;

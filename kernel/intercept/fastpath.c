@@ -1,0 +1,164 @@
+/* The zpoline platform's C side: the fast entry (a rewritten site's call,
+ * arriving through page 0 and arch/fastentry.S), the bounces that finish a
+ * fast call on the SIGSYS path, and the calls whose number sent a rewritten
+ * site's `call *%rax` past the sled (a fault). */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "intercept/sites.h"
+#include "trace/count.h"
+
+/* Whether ret - 2 is a site zvisor rewrote: first in the thread's small
+ * cache of sites seen, then in the process's table. */
+static inline __attribute__((always_inline)) int from_rewritten_site(struct zv_fast *f, uint64_t ret)
+{
+	uint64_t *slot = &f->seen[(ret ^ (ret >> 6)) & 7];
+	if (*slot == ret)
+		return 1;
+	if (!(zv_site_state(ret - 2) & ZV_SITE_REWRITTEN))
+		return 0;
+	*slot = ret;
+	return 1;
+}
+
+__attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
+{
+	struct zv_fast *f = &t->fast;
+	struct zv_ucontext *uc = &f->uc;
+	uint64_t *sp = (uint64_t *)uc->mc.rsp;
+	uint64_t ret = *sp; /* the call just wrote it */
+	uc->mc.rsp = (uint64_t)(sp + 1);
+	if (!from_rewritten_site(f, ret)) {
+		/* Not from a rewritten site: a stray call or jump into page 0
+		 * (a NULL function pointer). It faults, as natively. */
+		f->bounce = ZV_BOUNCE_FAULT;
+		return 0;
+	}
+	long nr = (long)uc->mc.rax; /* below ZV_SLED_END + 5: the sled's end */
+	uc->mc.rip = ret;
+	f->ret = ret;
+	f->nr = nr;
+	int kind = nr < ZV_SLED_END ? zv_call_kind[nr] : ZV_KIND_HANDLER;
+	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode) {
+		f->bounce = ZV_BOUNCE_CALL;
+		return 0;
+	}
+	t->call_cancelled = 0;
+	long r;
+	if (kind == ZV_KIND_HOST && zv_proc.count_fd < 0) {
+		/* The common case: the host runs it, nothing to check. */
+		long args[7] = { nr, uc->mc.rdi, uc->mc.rsi, uc->mc.rdx, uc->mc.r10, uc->mc.r8, uc->mc.r9 };
+		r = zv_sc_cancellable(args, &f->sig_pending);
+	} else {
+		r = zv_call_guarded(t, uc, nr, &t->guard_sp);
+		t->guard_sp = 0;
+		if (r == ZV_NORESULT)
+			r = (long)uc->mc.rax;
+		zv_count_record(nr, r);
+	}
+	if (!f->sig_pending)
+		t->delivery_mask_set = 0; /* no handler runs with a temporary mask */
+	if (zv_proc.stats)
+		zv_proc.stat_fast++;
+	return r;
+}
+
+/* Sets the result registers of guest call nr, which returned r, in a signal
+ * frame's context. A call interrupted by a handler is restarted as the host
+ * does; one that never started (a signal was deferred before it) is always
+ * restarted: natively the handler would have run first. */
+void zv_frame_result(struct zv_thread *t, struct zv_ucontext *uc, long nr, long r)
+{
+	if (r == ZV_NORESULT)
+		return;
+	if (r == -EINTR && t->fast.sig_pending && (t->call_cancelled || zv_restart_on_eintr(t, nr, uc))) {
+		/* Re-execute the syscall after the handler: rip back onto the
+		 * instruction (2 bytes, `syscall` or `call *%rax`). */
+		uc->mc.rip -= 2;
+		uc->mc.rax = nr;
+	} else {
+		uc->mc.rax = r;
+	}
+}
+
+/* Runs guest call nr for the context of a signal frame whose rip is the
+ * return address, and sets the registers the host's syscall sets. */
+void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
+{
+	/* The host's syscall instruction leaves the return address in rcx and
+	 * the flags in r11; so does ours. */
+	uc->mc.rcx = uc->mc.rip;
+	uc->mc.r11 = uc->mc.eflags;
+	long r;
+	t->call_cancelled = 0;
+	if (nr < 0 || (nr & 0x40000000)) {
+		r = -ENOSYS; /* x32 calls are not supported */
+	} else {
+		uint64_t outer_guard = t->guard_sp;
+		r = zv_call_guarded(t, uc, nr, &t->guard_sp);
+		t->guard_sp = outer_guard;
+		if (r == -EFAULT && nr == __NR_rt_sigreturn)
+			zv_die_by_signal(11); /* a bad frame: the host forces SIGSEGV */
+	}
+	/* A fork child returns here too: the parent counted the call. */
+	if (!(r == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork || nr == __NR_vfork)))
+		zv_count_record(nr, r == ZV_NORESULT ? 0 : r);
+	zv_frame_result(t, uc, nr, r);
+}
+
+/* The SIGSYS of the entry page's `syscall`: a fast call that needs the
+ * frame (uc is the guest's context at the call, rsp above the return
+ * address). */
+void zv_fast_bounced(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	int kind = t->fast.bounce;
+	t->fast.bounce = 0;
+	if (zv_proc.stats)
+		zv_proc.stat_bounced++;
+	if (kind == ZV_BOUNCE_FAULT) {
+		/* As the host: the call pushed its return address, then the
+		 * fetch at address 0 faulted. */
+		zv_siginfo si = { .si_signo = 11, .si_code = 1 /* SEGV_MAPERR */ };
+		uc->mc.rip = 0;
+		uc->mc.rsp -= 8;
+		zv_force_signal(t, uc, &si);
+		return;
+	}
+	uc->mc.rip = t->fast.ret;
+	if (kind == ZV_BOUNCE_CALL) {
+		zv_frame_syscall(t, uc, (int)uc->mc.rax);
+	} else {
+		uc->mc.rcx = uc->mc.rip;
+		uc->mc.r11 = uc->mc.eflags;
+		zv_frame_result(t, uc, t->fast.nr, t->fast.result);
+	}
+}
+
+/* Reads 8 bytes of guest memory without risking a fault in the kernel. */
+static int peek(uint64_t addr, uint64_t *v)
+{
+	struct { void *base; size_t len; } local = { v, 8 }, remote = { (void *)addr, 8 };
+	return zv_sys6(__NR_process_vm_readv, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0) == 8;
+}
+
+/* A SIGSEGV in guest code. A rewritten site whose number is beyond the
+ * sled jumped to address rax (page 0's hlt, unmapped or non-executable
+ * memory), or faulted on the call itself (a non-canonical target): then the
+ * call is made here and 1 returned. */
+int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	if (zv_proc.platform != ZV_PLAT_ZPOLINE)
+		return 0;
+	uint64_t ip = uc->mc.rip, ret;
+	if (ip == uc->mc.rax && peek(uc->mc.rsp, &ret) && (zv_site_state(ret - 2) & ZV_SITE_REWRITTEN)) {
+		uc->mc.rsp += 8; /* the call's return address */
+	} else if (zv_site_state(ip) & ZV_SITE_REWRITTEN) {
+		ret = ip + 2;
+	} else {
+		return 0;
+	}
+	uc->mc.rip = ret;
+	if (zv_proc.stats)
+		zv_proc.stat_sigsys++;
+	zv_frame_syscall(t, uc, (int)uc->mc.rax);
+	return 1;
+}

@@ -1,0 +1,124 @@
+/* Whether a syscall site may become `call *%rax`, whose push overwrites the
+ * 8 bytes below the guest's rsp: the top slot of the SysV red zone, where a
+ * leaf function may keep live data across an inline `syscall`.
+ *
+ * The decision is taken once, when the site first arrives through SIGSYS, so
+ * the guest's registers at that moment are known. The code after the site
+ * is decoded along every path (both ways at conditional jumps, following
+ * direct jumps) until each path returns, calls (a call overwrites the same
+ * slot natively, so nothing live can be there) or jumps indirectly. The site
+ * stays on the SIGSYS path if any instruction on the way has a memory operand
+ * that may touch [rsp-8, rsp), computed from the known register values and
+ * the tracked changes of rsp, if a syscall argument points into the red zone
+ * (write(fd, rsp - 16, 16) would read the clobbered slot), or if the code
+ * cannot be decoded within the budget. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "intercept/rewrite.h"
+#include "intercept/x86len.h"
+#include "intercept/x86ops.h"
+
+#define CODE_WINDOW 1024 /* bytes read around the site */
+#define BUDGET 256       /* instructions decoded in all */
+#define MAX_PATHS 32
+
+struct path {
+	uint64_t ip;
+	long rsp_delta; /* rsp at ip minus rsp at the syscall */
+};
+
+/* Reads guest code without risking a fault in the kernel. */
+static long read_guest(uint64_t addr, void *buf, size_t len)
+{
+	struct { void *base; size_t len; } local = { buf, len }, remote = { (void *)addr, len };
+	return zv_sys6(__NR_process_vm_readv, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0);
+}
+
+static uint64_t reg_value(const struct zv_mcontext *mc, int r)
+{
+	switch (r) {
+	case 0: return mc->rax; case 1: return mc->rcx; case 2: return mc->rdx; case 3: return mc->rbx;
+	case 4: return mc->rsp; case 5: return mc->rbp; case 6: return mc->rsi; case 7: return mc->rdi;
+	case 8: return mc->r8; case 9: return mc->r9; case 10: return mc->r10; case 11: return mc->r11;
+	case 12: return mc->r12; case 13: return mc->r13; case 14: return mc->r14; default: return mc->r15;
+	}
+}
+
+/* Whether the memory operand of in may overlap the slot [slot, slot + 8). */
+static int touches_slot(const struct zv_x86_insn *in, const struct zv_mcontext *mc, long rsp_delta,
+			uint64_t slot)
+{
+	if (!in->has_mem || in->base == ZV_X86_RIP)
+		return 0;
+	if (in->base < 0)
+		return 0; /* an absolute address */
+	if (in->index >= 0)
+		return in->base == 4; /* unknown index: only rsp-based ones are suspect */
+	uint64_t base;
+	if (in->base == 4)
+		base = mc->rsp + rsp_delta;
+	else if (in->base == 0 || in->base == 1 || in->base == 11)
+		return 0; /* rax holds the result, rcx and r11 what syscall leaves */
+	else
+		base = reg_value(mc, in->base);
+	uint64_t ea = base + (uint64_t)in->disp;
+	/* Operands are at most 64 bytes (AVX-512). */
+	return ea < slot + 8 && ea + 64 > slot;
+}
+
+int zv_site_safe(uint64_t site, void *ucv)
+{
+	const struct zv_mcontext *mc = &((struct zv_ucontext *)ucv)->mc;
+	uint64_t rsp = mc->rsp, slot = rsp - 8;
+	/* A syscall argument that points into the red zone. */
+	const uint64_t args[6] = { mc->rdi, mc->rsi, mc->rdx, mc->r10, mc->r8, mc->r9 };
+	for (int i = 0; i < 6; i++)
+		if (args[i] >= rsp - 128 && args[i] < rsp)
+			return 0;
+
+	uint8_t code[2 * CODE_WINDOW];
+	uint64_t lo = site - CODE_WINDOW;
+	long got = read_guest(lo, code, sizeof code);
+	if (got < CODE_WINDOW + 2) {
+		lo = site; /* the site may sit at the start of a mapping */
+		got = read_guest(lo, code, CODE_WINDOW);
+		if (got < 2)
+			return 0;
+	}
+	struct path paths[MAX_PATHS];
+	int npaths = 0, budget = BUDGET;
+	paths[npaths++] = (struct path){ site + 2, 0 };
+	while (npaths > 0) {
+		struct path p = paths[--npaths];
+		for (;;) {
+			if (budget-- <= 0 || p.ip < lo || p.ip >= lo + (uint64_t)got)
+				return 0; /* too far to judge */
+			struct zv_x86_insn in;
+			const uint8_t *c = code + (p.ip - lo);
+			if (zv_x86_decode(c, lo + got - p.ip, &in) < 0)
+				return 0;
+			if (touches_slot(&in, mc, p.rsp_delta, slot))
+				return 0;
+			uint64_t next = p.ip + in.len;
+			if (in.flow == ZV_X86_RET || in.flow == ZV_X86_CALL || in.flow == ZV_X86_JMP_INDIRECT)
+				break;
+			if (in.flow == ZV_X86_JMP || in.flow == ZV_X86_JCC) {
+				uint64_t target = next + in.rel;
+				if (in.flow == ZV_X86_JCC) {
+					if (npaths == MAX_PATHS)
+						return 0;
+					paths[npaths++] = (struct path){ next, p.rsp_delta };
+				}
+				if (target == site)
+					break; /* back to the syscall: judged already */
+				next = target;
+			}
+			if (in.rsp_change == ZV_X86_RSP_UNKNOWN)
+				break; /* a new frame: the old red zone is dead */
+			p.rsp_delta += in.rsp_change;
+			p.ip = next;
+		}
+	}
+	return 1;
+}

@@ -1,0 +1,16 @@
+/* The syscall sites of this process and their rewriting (intercept/sites.c). */
+#ifndef ZV_INTERCEPT_SITES_H
+#define ZV_INTERCEPT_SITES_H
+#include <stdint.h>
+
+#define ZV_SITE_BUSY 1u      /* a thread is deciding or rewriting it */
+#define ZV_SITE_REWRITTEN 2u /* it holds `call *%rax` */
+#define ZV_SITE_NEVER 4u     /* it stays on the SIGSYS path */
+#define ZV_SITE_HIT 16u      /* arrivals are counted above the flags */
+
+uint32_t zv_site_state(uint64_t site);
+void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void *arg), void *arg);
+int zv_site_retry(uint64_t ip);
+void zv_sites_after_fork(void);
+unsigned long zv_sites_rewritten(void);
+#endif

@@ -1,0 +1,85 @@
+/* Calls the kernel answers from its own state, without the host: getpid and
+ * gettid (kept per thread: a vfork child is another process on shared
+ * memory), and getuid/geteuid/getgid/getegid (credentials are per thread on
+ * Linux; each thread caches its own, dropped by its setuid-family calls).
+ * A process that enters or creates a user namespace stops caching ids: its
+ * uid can change when another process writes its uid_map.
+ *
+ * getppid is not cached: the parent may exit and the process be reparented
+ * at any time. Nor is uname: another process may change the host name. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include <linux/sched.h>
+
+long zv_sys_getpid(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	return t->pid;
+}
+
+long zv_sys_gettid(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	return t->tid;
+}
+
+static int load_ids(struct zv_thread *t)
+{
+	uint32_t r[3], g[3];
+	if (zv_sys3(__NR_getresuid, &r[0], &r[1], &r[2]) < 0 || zv_sys3(__NR_getresgid, &g[0], &g[1], &g[2]) < 0)
+		return 0;
+	t->uid = r[0];
+	t->euid = r[1];
+	t->gid = g[0];
+	t->egid = g[1];
+	t->cred_valid = !zv_proc.no_cred_cache;
+	return 1;
+}
+
+/* getuid, geteuid, getgid, getegid. */
+long zv_sys_id_get(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	if (!t->cred_valid && !load_ids(t))
+		return zv_host_call(t, nr, 0, 0, 0, 0, 0, 0);
+	switch (nr) {
+	case __NR_getuid: return t->uid;
+	case __NR_geteuid: return t->euid;
+	case __NR_getgid: return t->gid;
+	default: return t->egid;
+	}
+}
+
+/* The setuid family, unshare and setns: run on the host, then forget. */
+long zv_sys_id_set(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	t->cred_valid = 0;
+	if ((nr == __NR_unshare && (a[0] & CLONE_NEWUSER)) || nr == __NR_setns)
+		zv_proc.no_cred_cache = 1;
+	return r;
+}
+
+/* A new task: its ids are read again where they may differ. */
+void zv_ids_after_clone(struct zv_thread *t, uint64_t flags)
+{
+	if (flags & CLONE_NEWUSER) {
+		t->cred_valid = 0;
+		zv_proc.no_cred_cache = 1;
+	}
+}
+
+/* On zpoline %gs belongs to the kernel: the guest's base is virtual. */
+long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
+		if (a[0] == 0x1001) { /* ARCH_SET_GS */
+			if ((uint64_t)a[1] >= 0x7ffffffff000UL)
+				return -EPERM;
+			t->guest_gs = (uint64_t)a[1];
+			return 0;
+		}
+		if (a[0] == 0x1004) { /* ARCH_GET_GS */
+			*(uint64_t *)a[1] = t->guest_gs;
+			return 0;
+		}
+	}
+	return zv_host_call(t, __NR_arch_prctl, a[0], a[1], 0, 0, 0, 0);
+}
