@@ -89,19 +89,6 @@ int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked
 			   zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats);
 }
 
-static unsigned long parse_hex(const char *s, const char **end)
-{
-	unsigned long v = 0;
-	for (;; s++) {
-		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
-		if (d < 0)
-			break;
-		v = v * 16 + d;
-	}
-	*end = s;
-	return v;
-}
-
 static long parse_dec(const char *s, const char **end)
 {
 	int neg = *s == '-';
@@ -123,7 +110,7 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 		s += 2;
 		const char *e;
 		if (key == 'm') {
-			*mask = parse_hex(s, &e);
+			*mask = zv_parse_hex(s, &e);
 		} else {
 			long v = parse_dec(s, &e);
 			switch (key) {

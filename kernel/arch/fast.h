@@ -53,7 +53,7 @@ struct zv_fast {
 	uint64_t ret; /* return address of the current fast call */
 	long nr;      /* its number */
 	struct zv_ucontext uc;
-	uint64_t seen[8]; /* return addresses of rewritten sites already checked */
+	struct zv_seen { uint64_t ret, code8; } seen[8]; /* rewritten sites already checked */
 };
 
 /* arch/fastentry.S */

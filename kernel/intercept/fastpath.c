@@ -7,16 +7,19 @@
 #include "intercept/sites.h"
 #include "trace/count.h"
 
-/* Whether ret - 2 is a site zvisor rewrote: first in the thread's small
- * cache of sites seen, then in the process's table. */
+/* Whether the call returning to ret is one zvisor wrote over a `syscall`
+ * (zv_site_ours): first in the thread's small cache, then in the process's
+ * table. The code bytes before ret were just executed, so reading them
+ * cannot fault. */
 static inline __attribute__((always_inline)) int from_rewritten_site(struct zv_fast *f, uint64_t ret)
 {
-	uint64_t *slot = &f->seen[(ret ^ (ret >> 6)) & 7];
-	if (*slot == ret)
+	uint64_t code8 = *(const uint64_t *)(ret - 8);
+	struct zv_seen *slot = &f->seen[(ret ^ (ret >> 6)) & 7];
+	if (slot->ret == ret && slot->code8 == code8)
 		return 1;
-	if (!(zv_site_state(ret - 2) & ZV_SITE_REWRITTEN))
+	if (!zv_site_ours(ret, code8))
 		return 0;
-	*slot = ret;
+	*slot = (struct zv_seen){ ret, code8 };
 	return 1;
 }
 
@@ -148,11 +151,11 @@ int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	if (zv_proc.platform != ZV_PLAT_ZPOLINE)
 		return 0;
-	uint64_t ip = uc->mc.rip, ret;
-	if (ip == uc->mc.rax && peek(uc->mc.rsp, &ret) && (zv_site_state(ret - 2) & ZV_SITE_REWRITTEN)) {
+	uint64_t ip = uc->mc.rip, ret, code8;
+	if (ip == uc->mc.rax && peek(uc->mc.rsp, &ret) && peek(ret - 8, &code8) && zv_site_ours(ret, code8)) {
 		uc->mc.rsp += 8; /* the call's return address */
-	} else if (zv_site_state(ip) & ZV_SITE_REWRITTEN) {
-		ret = ip + 2;
+	} else if (peek(ip - 6, &code8) && zv_site_ours(ip + 2, code8)) {
+		ret = ip + 2; /* the call itself faulted */
 	} else {
 		return 0;
 	}

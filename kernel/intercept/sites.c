@@ -5,16 +5,14 @@
  * call or jump into page 0, so the table only grows while the process
  * lives; execve starts a new one.
  *
- * Rewriting writes through /proc/self/mem, which changes no page
- * protection (a W^X page stays W^X, read-only text gets a private copy) and
- * never writes a shared file mapping. The two bytes are written one at a
- * time, second first: another thread sees 0f 05 (syscall: SIGSYS), 0f d0 (an
- * invalid opcode: SIGILL, which the kernel answers by retrying, see
- * zv_site_retry) or ff d0 (the call), never ff 05 (an `inc` of memory). */
+ * Rewriting is one atomic 16-bit exchange (see rewrite()); a shared file
+ * mapping is never written (mprotect refuses to make it writable). */
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
+#include "lib/string.h"
 #include "intercept/sites.h"
+#include <linux/mman.h>
 #include <linux/fcntl.h>
 
 #define TABLE_BITS 16
@@ -24,6 +22,7 @@
 struct site_table {
 	uint64_t addr[TABLE_SIZE];   /* 0: empty */
 	uint32_t state[TABLE_SIZE];  /* ZV_SITE_* flags, hit count above them */
+	uint64_t print[TABLE_SIZE];  /* the 8 code bytes ending after the call */
 };
 
 static struct site_table *table;
@@ -46,6 +45,28 @@ __attribute__((hot)) uint32_t zv_site_state(uint64_t a)
 		uint64_t v = __atomic_load_n(&tb->addr[i], __ATOMIC_ACQUIRE);
 		if (v == a)
 			return __atomic_load_n(&tb->state[i], __ATOMIC_ACQUIRE);
+		if (!v)
+			return 0;
+	}
+	return 0;
+}
+
+/* Whether the `call *%rax` that returns to ret is one zvisor wrote: the
+ * site is marked rewritten and the code around it is still what it was then
+ * (JIT code replaced by code with its own `call *%rax` at the same place is
+ * not). code8 is the 8 bytes ending at ret. */
+__attribute__((hot)) int zv_site_ours(uint64_t ret, uint64_t code8)
+{
+	struct site_table *tb = table;
+	uint64_t a = ret - 2;
+	if (!tb)
+		return 0;
+	uint64_t i = slot_of(a);
+	for (int n = 0; n < MAX_PROBE; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
+		uint64_t v = __atomic_load_n(&tb->addr[i], __ATOMIC_ACQUIRE);
+		if (v == a)
+			return (__atomic_load_n(&tb->state[i], __ATOMIC_ACQUIRE) & ZV_SITE_REWRITTEN) &&
+			       __atomic_load_n(&tb->print[i], __ATOMIC_ACQUIRE) == code8;
 		if (!v)
 			return 0;
 	}
@@ -82,36 +103,114 @@ static uint32_t *site_slot(uint64_t a)
 	return NULL;
 }
 
-/* In a fork child: the lock's holder may not exist there. */
-void zv_sites_after_fork(void)
-{
-	table_lock = 0;
-}
-
 unsigned long zv_sites_rewritten(void)
 {
 	return rewritten;
 }
 
-/* Writes len bytes at addr through /proc/self/mem (opened anew: a fork
- * child's inherited descriptor would still name the parent's memory). */
-static int poke(int fd, uint64_t addr, const void *b, size_t len)
-{
-	return zv_sys4(__NR_pwrite64, fd, b, len, addr) == (long)len;
-}
-
-static int rewrite(uint64_t site)
+/* Writes the two bytes at site through /proc/self/mem, which writes any
+ * private mapping (copying the page) but refuses read-only shared ones. */
+static int poke_mem(uint64_t site, const uint16_t *v)
 {
 	long fd = zv_openat(AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
-	uint8_t b[2];
-	int ok = zv_sys4(__NR_pread64, fd, b, 2, site) == 2;
-	if (ok && !(b[0] == 0xff && b[1] == 0xd0)) /* else another thread was first */
-		ok = b[0] == 0x0f && b[1] == 0x05 && poke((int)fd, site + 1, "\xd0", 1) &&
-		     poke((int)fd, site, "\xff", 1);
+	int ok = zv_sys4(__NR_pwrite64, fd, v, 2, site) == 2;
 	zv_close((int)fd);
 	return ok;
+}
+
+/* Guest memory through the calls that honour page protections. */
+static long vm_io(long nr, uint64_t addr, void *buf, size_t len)
+{
+	struct { void *base; size_t len; } local = { buf, len }, remote = { (void *)addr, len };
+	return zv_sys6(nr, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0);
+}
+
+static volatile int patch_lock; /* one rewrite at a time: they share pages */
+
+/* Whether the mapping holding addr is shared (/proc/self/maps' 's'). */
+static int mapping_shared(uint64_t addr)
+{
+	long fd = zv_openat(AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;
+	char buf[4096];
+	long have = 0, n;
+	int shared = 1; /* not found: leave it alone */
+	while ((n = zv_read((int)fd, buf + have, sizeof buf - 1 - have)) > 0) {
+		have += n;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		while ((nl = zv_strchr(line, '\n'))) {
+			const char *e;
+			uint64_t lo = zv_parse_hex(line, &e), hi = zv_parse_hex(e + 1, &e);
+			if (addr >= lo && addr < hi) {
+				shared = e[4] == 's';
+				goto out;
+			}
+			line = nl + 1;
+		}
+		have = buf + have - line; /* keep the partial line */
+		memmove(buf, line, have);
+	}
+out:
+	zv_close((int)fd);
+	return shared;
+}
+
+/* Rewrites site with one atomic 16-bit compare-and-exchange, so another
+ * thread sees either `syscall` or the call, never half of each (a half
+ * would be an invalid opcode, fatal to a thread that blocks SIGILL, as new
+ * threads briefly do). A page that is not writable is made writable for
+ * the exchange (keeping it executable for threads running it) and then
+ * read-only again: executable pages here are readable (no protection keys),
+ * so r-x is their protection. Its fingerprint (the 8 bytes ending after the
+ * new call) is stored in *print before the call exists, so that no thread
+ * runs the call before it is recognised as zvisor's. */
+static int rewrite(uint64_t site, uint64_t *print)
+{
+	uint8_t b[8];
+	if (vm_io(__NR_process_vm_readv, site - 6, b, 8) != 8)
+		return 0;
+	int fresh = b[6] == 0x0f && b[7] == 0x05;
+	if (!fresh && !(b[6] == 0xff && b[7] == 0xd0))
+		return 0; /* not a syscall any more */
+	b[6] = 0xff;
+	b[7] = 0xd0;
+	uint64_t p;
+	memcpy(&p, b, 8);
+	__atomic_store_n(print, p, __ATOMIC_RELEASE);
+	if (!fresh)
+		return 1; /* another thread was first */
+	int ok = 0;
+	void *page = (void *)(site & ~4095UL); /* the site does not straddle a line */
+	zv_lock(&patch_lock);
+	/* Writable already? Writing the two bytes back unchanged tells (the
+	 * call honours protections). A shared mapping is never written: the
+	 * file's other mappings, in this process or others, would change too.
+	 * /proc/self/mem refuses to write a read-only shared one. */
+	uint16_t cur = 0x050f;
+	int writable = vm_io(__NR_process_vm_writev, site, &cur, 2) == 2;
+	int shared = writable ? mapping_shared(site) : !poke_mem(site, &cur);
+	if (!shared && (writable || zv_mprotect(page, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) == 0)) {
+		uint16_t expect = 0x050f;
+		ok = __atomic_compare_exchange_n((volatile uint16_t *)site, &expect, 0xd0ff, 0,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		if (!ok)
+			ok = expect == 0xd0ff;
+		if (!writable)
+			zv_mprotect(page, 4096, PROT_READ | PROT_EXEC);
+	}
+	zv_unlock(&patch_lock);
+	return ok;
+}
+
+/* In a fork child: the locks' holders do not exist there. */
+void zv_sites_after_fork(void)
+{
+	table_lock = 0;
+	patch_lock = 0;
 }
 
 /* A site that executed `syscall` and reached the SIGSYS catch-all. It is
@@ -124,6 +223,8 @@ void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void
 {
 	if ((site & 63) == 63)
 		return; /* straddles a cache line: another core could fetch half of it */
+	if ((site & 4095) < 6)
+		return; /* its fingerprint would start on the page before */
 	uint32_t *st = site_slot(site);
 	if (!st)
 		return;
@@ -138,7 +239,7 @@ void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void
 		/* Marked before the bytes change: another thread may run the
 		 * new call as soon as it is written. */
 		uint32_t old = __atomic_fetch_or(st, ZV_SITE_REWRITTEN, __ATOMIC_ACQ_REL);
-		if (rewrite(site)) {
+		if (rewrite(site, &table->print[st - table->state])) {
 			if (!(old & ZV_SITE_REWRITTEN))
 				__atomic_fetch_add(&rewritten, 1, __ATOMIC_RELAXED);
 		} else { /* not 0f 05 any more, or unwritable */
@@ -147,12 +248,4 @@ void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void
 		}
 	}
 	__atomic_fetch_and(st, ~ZV_SITE_BUSY, __ATOMIC_RELEASE);
-}
-
-/* A SIGILL at ip: an instruction another thread was rewriting (0f d0 seen
- * between the two writes). Returns 1 if the guest should simply retry. */
-int zv_site_retry(uint64_t ip)
-{
-	uint32_t s = zv_site_state(ip);
-	return (s & (ZV_SITE_BUSY | ZV_SITE_REWRITTEN)) != 0;
 }

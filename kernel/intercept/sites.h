@@ -9,8 +9,8 @@
 #define ZV_SITE_HIT 16u      /* arrivals are counted above the flags */
 
 uint32_t zv_site_state(uint64_t site);
+int zv_site_ours(uint64_t ret, uint64_t code8);
 void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void *arg), void *arg);
-int zv_site_retry(uint64_t ip);
 void zv_sites_after_fork(void);
 unsigned long zv_sites_rewritten(void);
 #endif

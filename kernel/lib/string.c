@@ -112,3 +112,17 @@ long zv_parse_ulong(const char *s, unsigned long *out)
 	*out = v;
 	return 0;
 }
+
+/* A lower-case hexadecimal number at s; *end is set past it. */
+unsigned long zv_parse_hex(const char *s, const char **end)
+{
+	unsigned long v = 0;
+	for (;; s++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v * 16 + d;
+	}
+	*end = s;
+	return v;
+}

@@ -11,6 +11,7 @@ size_t zv_strlen(const char *s);
 int zv_strcmp(const char *a, const char *b);
 int zv_strncmp(const char *a, const char *b, size_t n);
 char *zv_strchr(const char *s, int c);
+unsigned long zv_parse_hex(const char *s, const char **end);
 char *zv_strrchr(const char *s, int c);
 /* Copies at most n-1 bytes and always terminates; returns strlen(src). */
 size_t zv_strlcpy(char *d, const char *s, size_t n);

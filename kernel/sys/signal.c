@@ -49,8 +49,6 @@ static int catch_default(int sig)
 {
 	if (sig == SIGSEGV || sig == SIGBUS)
 		return 1; /* faults on guest memory inside the kernel become EFAULT */
-	if (sig == SIGILL && zv_proc.platform == ZV_PLAT_ZPOLINE)
-		return 1; /* a site caught halfway through its rewriting is retried */
 	return zv_proc.count_fd >= 0 && !default_ignores(sig) && !default_stops(sig) && sig != SIGKILL;
 }
 
@@ -278,8 +276,6 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 			zv_signals_on_exit(t, uc); /* a syscall beyond the sled, now made */
 			return;
 		}
-		if (sig == SIGILL && zv_site_retry(ip))
-			return; /* another thread is rewriting this site: run it again */
 		if (sig == SIGSEGV && zv_in_trampoline(ip)) {
 			/* A stray jump into page 0 past the sled: as if it were
 			 * unmapped. */
