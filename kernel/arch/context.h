@@ -90,6 +90,7 @@ extern char zv_sc_begin[], zv_sc_end[], zv_sc_cancel[];
 struct zv_thread;
 long zv_call_guarded(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint64_t *resume_sp);
 extern char zv_guard_fault[];
+long zv_cmpxchg16_guarded(volatile uint16_t *p, uint16_t old, uint16_t new_val, uint64_t *resume_sp);
 extern char zv_guest_jump[]; /* the jump to a new image's entry point */
 long zv_int80(const long args[7]);
 #endif

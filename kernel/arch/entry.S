@@ -189,4 +189,26 @@ zv_guard_fault:
 	mov $-14, %rax			/* -EFAULT */
 	jmp zv_guard_out
 
+/* long zv_cmpxchg16_guarded(uint16_t *p, uint16_t old, uint16_t new,
+ *                           uint64_t *resume_sp)
+ * Atomically replaces *p with new if it holds old: 1 if it did, 0 if not,
+ * -EFAULT if p faulted (the guest changed the page's protection meanwhile).
+ * Same frame as zv_call_guarded, so a fault resumes through zv_guard_fault. */
+	.globl zv_cmpxchg16_guarded
+	.hidden zv_cmpxchg16_guarded
+	.type zv_cmpxchg16_guarded,@function
+zv_cmpxchg16_guarded:
+	push %rbp			/* the frame zv_guard_out unwinds */
+	push %rbx
+	push %r12
+	push %r13
+	push %r14
+	push %r15
+	mov %rsp, (%rcx)		/* where a fault resumes */
+	mov %esi, %eax			/* ax = the expected bytes */
+	lock cmpxchg %dx, (%rdi)	/* one atomic 16-bit exchange */
+	sete %al
+	movzbl %al, %eax
+	jmp zv_guard_out
+
 	.section .note.GNU-stack,"",@progbits

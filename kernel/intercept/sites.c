@@ -127,7 +127,13 @@ static long vm_io(long nr, uint64_t addr, void *buf, size_t len)
 	return zv_sys6(nr, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0);
 }
 
-static volatile int patch_lock; /* one rewrite at a time: they share pages */
+/* One rewrite at a time (they share pages), and none while a guest memory
+ * call runs: the probe, the exchange and the restored protection must see
+ * the same page (zv_sites_lock). */
+static volatile int patch_lock;
+
+void zv_sites_lock(void) { zv_lock(&patch_lock); }
+void zv_sites_unlock(void) { zv_unlock(&patch_lock); }
 
 /* Whether the mapping holding addr is shared (/proc/self/maps' 's'). */
 static int mapping_shared(uint64_t addr)
@@ -194,11 +200,13 @@ static int rewrite(uint64_t site, uint64_t *print)
 	int writable = vm_io(__NR_process_vm_writev, site, &cur, 2) == 2;
 	int shared = writable ? mapping_shared(site) : !poke_mem(site, &cur);
 	if (!shared && (writable || zv_mprotect(page, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) == 0)) {
-		uint16_t expect = 0x050f;
-		ok = __atomic_compare_exchange_n((volatile uint16_t *)site, &expect, 0xd0ff, 0,
-						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-		if (!ok)
-			ok = expect == 0xd0ff;
+		/* Guarded: another thread may unmap or protect the page even
+		 * now, with a call zvisor does not intercept (none exists
+		 * today, but the guest's own threads run on). */
+		struct zv_thread *t = zv_current();
+		uint64_t outer = t->guard_sp;
+		ok = zv_cmpxchg16_guarded((volatile uint16_t *)site, 0x050f, 0xd0ff, &t->guard_sp) == 1;
+		t->guard_sp = outer;
 		if (!writable)
 			zv_mprotect(page, 4096, PROT_READ | PROT_EXEC);
 	}

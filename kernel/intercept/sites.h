@@ -12,5 +12,7 @@ uint32_t zv_site_state(uint64_t site);
 int zv_site_ours(uint64_t ret, uint64_t code8);
 void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void *arg), void *arg);
 void zv_sites_after_fork(void);
+void zv_sites_lock(void);
+void zv_sites_unlock(void);
 unsigned long zv_sites_rewritten(void);
 #endif

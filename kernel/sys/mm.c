@@ -5,6 +5,7 @@
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
+#include "intercept/sites.h"
 #include <linux/mman.h>
 
 #define PAGE_UP(x) (((x) + 4095UL) & ~4095UL)
@@ -69,7 +70,21 @@ static const struct range *overlap(const struct range *r, int n, uint64_t addr, 
 
 /* Reserved memory does not exist for the guest: calls that would touch it
  * fail as on unmapped memory, and munmap leaves it out. */
+static long mm_call(struct zv_thread *t, long *a, long nr);
+
+/* On zpoline a memory call waits for a site being rewritten, whose page's
+ * protection zvisor changes and restores (intercept/sites.c). */
 long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	if (zv_proc.platform != ZV_PLAT_ZPOLINE)
+		return mm_call(t, a, nr);
+	zv_sites_lock();
+	long r = mm_call(t, a, nr);
+	zv_sites_unlock();
+	return r;
+}
+
+static long mm_call(struct zv_thread *t, long *a, long nr)
 {
 	uint64_t addr = (uint64_t)a[0], len = (uint64_t)a[1];
 	struct range res[3];
