@@ -87,11 +87,14 @@ int zv_site_safe(uint64_t site, void *ucv)
 			return 0;
 	}
 	struct path paths[MAX_PATHS];
-	int npaths = 0, budget = BUDGET;
+	uint64_t seen[MAX_PATHS]; /* jump targets explored already: loops end there */
+	int npaths = 0, nseen = 0, budget = BUDGET;
 	paths[npaths++] = (struct path){ site + 2, 0 };
 	while (npaths > 0) {
 		struct path p = paths[--npaths];
 		for (;;) {
+			if (p.ip == site)
+				break; /* back at the syscall: judged already */
 			if (budget-- <= 0 || p.ip < lo || p.ip >= lo + (uint64_t)got)
 				return 0; /* too far to judge */
 			struct zv_x86_insn in;
@@ -110,8 +113,14 @@ int zv_site_safe(uint64_t site, void *ucv)
 						return 0;
 					paths[npaths++] = (struct path){ next, p.rsp_delta };
 				}
-				if (target == site)
-					break; /* back to the syscall: judged already */
+				int known = 0;
+				for (int i = 0; i < nseen; i++)
+					known |= seen[i] == target;
+				if (known)
+					break; /* a loop: its code is judged on the first pass */
+				if (nseen == MAX_PATHS)
+					return 0;
+				seen[nseen++] = target;
 				next = target;
 			}
 			if (in.rsp_change == ZV_X86_RSP_UNKNOWN)

@@ -51,10 +51,24 @@ __attribute__((hot)) uint32_t zv_site_state(uint64_t a)
 	return 0;
 }
 
+/* Code bytes as they were before zvisor rewrote anything in them: a
+ * fingerprint may cover another site close by, rewritten later, whole or
+ * only its second byte (d0 for 05) at the start. */
+static uint64_t unrewritten(uint64_t v)
+{
+	if ((v & 0xff) == 0xd0)
+		v = (v & ~0xffUL) | 0x05;
+	for (int i = 0; i < 7; i++)
+		if (((v >> (8 * i)) & 0xffff) == 0xd0ff)
+			v = (v & ~(0xffffUL << (8 * i))) | (0x050fUL << (8 * i));
+	return v;
+}
+
 /* Whether the `call *%rax` that returns to ret is one zvisor wrote: the
  * site is marked rewritten and the code around it is still what it was then
  * (JIT code replaced by code with its own `call *%rax` at the same place is
- * not). code8 is the 8 bytes ending at ret. */
+ * not). code8 is the 8 bytes ending at ret; both sides are compared as
+ * they were before any rewriting. */
 __attribute__((hot)) int zv_site_ours(uint64_t ret, uint64_t code8)
 {
 	struct site_table *tb = table;
@@ -66,7 +80,7 @@ __attribute__((hot)) int zv_site_ours(uint64_t ret, uint64_t code8)
 		uint64_t v = __atomic_load_n(&tb->addr[i], __ATOMIC_ACQUIRE);
 		if (v == a)
 			return (__atomic_load_n(&tb->state[i], __ATOMIC_ACQUIRE) & ZV_SITE_REWRITTEN) &&
-			       __atomic_load_n(&tb->print[i], __ATOMIC_ACQUIRE) == code8;
+			       __atomic_load_n(&tb->print[i], __ATOMIC_ACQUIRE) == unrewritten(code8);
 		if (!v)
 			return 0;
 	}
@@ -186,7 +200,7 @@ static int rewrite(uint64_t site, uint64_t *print)
 	b[7] = 0xd0;
 	uint64_t p;
 	memcpy(&p, b, 8);
-	__atomic_store_n(print, p, __ATOMIC_RELEASE);
+	__atomic_store_n(print, unrewritten(p), __ATOMIC_RELEASE);
 	if (!fresh)
 		return 1; /* another thread was first */
 	int ok = 0;
@@ -257,3 +271,4 @@ void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void
 	}
 	__atomic_fetch_and(st, ~ZV_SITE_BUSY, __ATOMIC_RELEASE);
 }
+
