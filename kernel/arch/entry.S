@@ -166,13 +166,19 @@ zv_int80:
 	.globl zv_call_guarded, zv_guard_fault
 	.hidden zv_call_guarded, zv_guard_fault
 	.type zv_call_guarded,@function
-zv_call_guarded:
-	push %rbp			/* callee-saved registers, restored on both paths */
+/* The frame of a guarded call: callee-saved registers, which zv_guard_out
+ * restores on both paths (a normal return and a fault). */
+.macro guard_frame
+	push %rbp
 	push %rbx
 	push %r12
 	push %r13
 	push %r14
 	push %r15
+.endm
+
+zv_call_guarded:
+	guard_frame
 	mov %rsp, (%rcx)		/* where a fault resumes */
 	sub $8, %rsp			/* 16-byte alignment for the call */
 	call zv_syscall
@@ -198,12 +204,7 @@ zv_guard_fault:
 	.hidden zv_cmpxchg16_guarded
 	.type zv_cmpxchg16_guarded,@function
 zv_cmpxchg16_guarded:
-	push %rbp			/* the frame zv_guard_out unwinds */
-	push %rbx
-	push %r12
-	push %r13
-	push %r14
-	push %r15
+	guard_frame			/* the frame zv_guard_out unwinds */
 	mov %rsp, (%rcx)		/* where a fault resumes */
 	mov %esi, %eax			/* ax = the expected bytes */
 	lock cmpxchg %dx, (%rdi)	/* one atomic 16-bit exchange */
