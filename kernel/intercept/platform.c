@@ -9,7 +9,6 @@
 #include "lib/string.h"
 #include "trace/count.h"
 #include "intercept/sites.h"
-#include "intercept/rewrite.h"
 #include "lib/fmt.h"
 #include <linux/prctl.h>
 #include <linux/seccomp.h>

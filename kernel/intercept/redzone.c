@@ -15,7 +15,6 @@
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
-#include "intercept/rewrite.h"
 #include "intercept/x86len.h"
 #include "intercept/x86ops.h"
 

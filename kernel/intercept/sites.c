@@ -34,23 +34,6 @@ static inline uint64_t slot_of(uint64_t a)
 	return (a * 0x9e3779b97f4a7c15UL) >> (64 - TABLE_BITS);
 }
 
-/* The state of site a, or 0 when it is not in the table. Lock-free. */
-__attribute__((hot)) uint32_t zv_site_state(uint64_t a)
-{
-	struct site_table *tb = table;
-	if (!tb || !a)
-		return 0;
-	uint64_t i = slot_of(a);
-	for (int n = 0; n < MAX_PROBE; n++, i = (i + 1) & (TABLE_SIZE - 1)) {
-		uint64_t v = __atomic_load_n(&tb->addr[i], __ATOMIC_ACQUIRE);
-		if (v == a)
-			return __atomic_load_n(&tb->state[i], __ATOMIC_ACQUIRE);
-		if (!v)
-			return 0;
-	}
-	return 0;
-}
-
 /* Code bytes as they were before zvisor rewrote anything in them: a
  * fingerprint may cover another site close by, rewritten later, whole or
  * only its second byte (d0 for 05) at the start. */

@@ -8,7 +8,6 @@
 #define ZV_SITE_NEVER 4u     /* it stays on the SIGSYS path */
 #define ZV_SITE_HIT 16u      /* arrivals are counted above the flags */
 
-uint32_t zv_site_state(uint64_t site);
 int zv_site_ours(uint64_t ret, uint64_t code8);
 void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void *arg), void *arg);
 void zv_sites_after_fork(void);

@@ -128,6 +128,25 @@ static int map1_imm8(int op)
 	return (op >= 0x70 && op <= 0x73) || op == 0xc2 || (op >= 0xc4 && op <= 0xc6);
 }
 
+/* Whether the ModRM byte m names a defined member of the group of opcode op
+ * (esc: 0 one-byte map, 1 map 0f); the others raise #UD. Only the groups
+ * whose holes compiled code is likely to meet when decoding data. */
+static int group_defined(int esc, int op, int m)
+{
+	int reg = (m >> 3) & 7, mod = m >> 6;
+	if (esc == 0 && (op == 0xc6 || op == 0xc7)) /* mov; c6 f8 xabort, c7 f8 xbegin */
+		return reg == 0 || m == 0xf8;
+	if (esc == 0 && op == 0xfe) /* inc, dec */
+		return reg < 2;
+	if (esc == 0 && op == 0xff) /* far call/jmp take memory only; /7 is unused */
+		return reg != 7 && !(mod == 3 && (reg == 3 || reg == 5));
+	if (esc == 1 && op == 0xba) /* bt, bts, btr, btc imm8 are /4 to /7 */
+		return reg >= 4;
+	if (esc == 1 && op == 0x00) /* sldt .. verw are /0 to /5 */
+		return reg < 6;
+	return 1;
+}
+
 /* Index just past the ModRM operand whose ModRM byte is p[i] (kind as in the
  * maps), or -1. May return more than n: the caller checks the total. */
 static int modrm_end(const uint8_t *p, int n, int i, char kind)
@@ -162,6 +181,7 @@ int zv_x86_insn_len(const uint8_t *p, size_t avail)
 {
 	int n = avail < MAX_INSN ? (int)avail : MAX_INSN;
 	int i, op, rex = 0, any_rex = 0, o16 = 0, a32 = 0, rep = 0, lock = 0;
+	int esc = 0; /* 0: one-byte map, 1: map 0f, 2: another map */
 
 	for (i = 0;; i++) {
 		if (i >= n)
@@ -210,7 +230,9 @@ int zv_x86_insn_len(const uint8_t *p, size_t avail)
 			if (i >= n)
 				return -1;
 			op = p[i++];
+			esc = 1;
 			if (op == 0x38 || op == 0x3a) {
+				esc = 2;
 				if (i >= n)
 					return -1;
 				kind = (op == 0x38 ? map_0f38 : map_0f3a)[p[i++]];
@@ -277,6 +299,7 @@ int zv_x86_insn_len(const uint8_t *p, size_t avail)
 				break;
 			if (!vex_ok || i + 2 >= n)
 				return -1;
+			esc = 2;
 			op = p[i] & 0x1f; /* the map: 8 has an imm8, 9 none, a an imm32 */
 			if (op < 8 || op > 10)
 				return -1;
@@ -287,6 +310,7 @@ int zv_x86_insn_len(const uint8_t *p, size_t avail)
 			int map = 1;
 			if (!vex_ok)
 				return -1;
+			esc = 2;
 			if (op == 0xc4) {
 				if (i + 2 >= n)
 					return -1;
@@ -312,6 +336,7 @@ int zv_x86_insn_len(const uint8_t *p, size_t avail)
 		case 0x62: { /* EVEX: 62 P0 P1 P2 opcode ModRM */
 			if (!vex_ok || i + 3 >= n)
 				return -1;
+			esc = 2;
 			int p0 = p[i], p1 = p[i + 1], map = p0 & 7;
 			/* P0 bit 3 is reserved (0) and P1 bit 2 fixed (1) */
 			if ((p0 & 0x08) || !(p1 & 0x04))
@@ -331,6 +356,8 @@ int zv_x86_insn_len(const uint8_t *p, size_t avail)
 		}
 	}
 	if (kind) {
+		if (i < n && !group_defined(esc, op, p[i]))
+			return -1;
 		i = modrm_end(p, n, i, kind);
 		if (i < 0)
 			return -1;
@@ -375,7 +402,38 @@ int zv_x86_insn_len(const uint8_t *p, size_t avail)
  * binaries against objdump and on data.
  */
 #define RESYNC_WINDOW 15
+#define CONFIRM_BEFORE 4
 #define CONFIRM_AFTER 4
+
+/* Whether the instruction at p (len bytes) is one that user code does not
+ * execute but data often decodes to: port I/O, cli/sti, int1 and
+ * instructions that fault outside ring 0. */
+static int implausible(const uint8_t *p, int len)
+{
+	int i = 0;
+	while (i < len - 1 && ((p[i] & 0xf0) == 0x40 || p[i] == 0x66 || p[i] == 0x67 ||
+			       p[i] == 0xf0 || p[i] == 0xf2 || p[i] == 0xf3 || p[i] == 0x2e ||
+			       p[i] == 0x36 || p[i] == 0x3e || p[i] == 0x26 || p[i] == 0x64 || p[i] == 0x65))
+		i++;
+	int op = p[i];
+	if (op == 0x0f && i + 1 < len) {
+		op = p[i + 1];
+		/* clts, sysret, invd, wbinvd, mov to/from CRn/DRn, wrmsr, rdmsr, sysexit */
+		return op == 0x06 || op == 0x07 || op == 0x08 || op == 0x09 ||
+		       (op >= 0x20 && op <= 0x23) || op == 0x30 || op == 0x32 || op == 0x35;
+	}
+	/* ins, outs, in, out, int1, cli, sti */
+	return (op >= 0x6c && op <= 0x6f) || (op >= 0xe4 && op <= 0xe7) || (op >= 0xec && op <= 0xef) ||
+	       op == 0xf1 || op == 0xfa || op == 0xfb;
+}
+
+/* The length of the instruction at p, or -1 if it is invalid or one that
+ * only data decodes to. */
+static int step(const uint8_t *p, size_t avail)
+{
+	int l = zv_x86_insn_len(p, avail);
+	return l > 0 && !implausible(p, l) ? l : -1;
+}
 
 /* Offset >= start at which the sweep can continue in step, or len. */
 static size_t resync(const uint8_t *code, size_t len, size_t start)
@@ -399,7 +457,7 @@ static size_t resync(const uint8_t *code, size_t len, size_t start)
 			}
 			if (same)
 				return pos[0];
-			int l = zv_x86_insn_len(code + pos[lo], len - pos[lo]);
+			int l = step(code + pos[lo], len - pos[lo]);
 			if (l < 0) {
 				if (pos[lo] > dead)
 					dead = pos[lo];
@@ -427,23 +485,25 @@ static size_t resync(const uint8_t *code, size_t len, size_t start)
 
 int zv_x86_find_syscalls(const uint8_t *code, size_t len, uint64_t base, uint64_t *out, int max)
 {
-	int found = 0;    /* confirmed sites in out[] */
-	int pending = 0;  /* unconfirmed sites after them */
-	int after = 0;    /* instructions decoded since the last pending site */
+	int found = 0;   /* confirmed sites in out[] */
+	int pending = 0; /* unconfirmed sites after them */
+	int before = 0;  /* instructions decoded since the meeting point */
+	int after = 0;   /* instructions decoded since the last pending site */
 	size_t off;
 
 	if (max <= 0)
 		return 0;
 	off = resync(code, len, 0);
 	while (off < len) {
-		int l = zv_x86_insn_len(code + off, len - off);
+		int l = step(code + off, len - off);
 		if (l < 0) {
 			pending = 0;
+			before = 0;
 			off = resync(code, len, off + 1);
 			continue;
 		}
 		if (l == 2 && code[off] == 0x0f && code[off + 1] == 0x05) {
-			if (found + pending < max)
+			if (before >= CONFIRM_BEFORE && found + pending < max)
 				out[found + pending++] = base + off;
 			after = 0;
 		} else if (pending && ++after >= CONFIRM_AFTER) {
@@ -452,6 +512,7 @@ int zv_x86_find_syscalls(const uint8_t *code, size_t len, uint64_t base, uint64_
 			if (found == max)
 				return found;
 		}
+		before++;
 		off += l;
 	}
 	return found + pending; /* the region ended cleanly */
