@@ -8,6 +8,8 @@
  *                         one hex address per line
  *   x86dec segsites FILE  the same over each executable PT_LOAD segment
  *                         (what the loader sees: headers and all)
+ *   x86dec datasites FILE the same over each allocated section that is not
+ *                         executable (data: every site reported is wrong)
  *   x86dec len            for each line of hex bytes on stdin: the length of
  *                         the first instruction (-1: invalid)
  *   x86dec find           for each line "HEX" on stdin: the offsets of the
@@ -71,7 +73,9 @@ static int elf_file(const char *mode, const char *path)
 	}
 	const Elf64_Shdr *sh = (const void *)(f + eh->e_shoff);
 	for (int i = 0; i < eh->e_shnum; i++) {
-		if (sh[i].sh_type == SHT_NOBITS || !(sh[i].sh_flags & SHF_EXECINSTR) ||
+		int want_x = strcmp(mode, "datasites") != 0;
+		if (sh[i].sh_type == SHT_NOBITS || !(sh[i].sh_flags & SHF_ALLOC) ||
+		    !(sh[i].sh_flags & SHF_EXECINSTR) != !want_x ||
 		    sh[i].sh_offset + sh[i].sh_size > (uint64_t)st.st_size)
 			continue;
 		if (!strcmp(mode, "lens"))
@@ -128,8 +132,8 @@ int main(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "len") || !strcmp(argv[1], "find")))
 		return hex_lines(argv[1]);
 	if (argc == 3 && (!strcmp(argv[1], "lens") || !strcmp(argv[1], "sites") ||
-			  !strcmp(argv[1], "segsites")))
+			  !strcmp(argv[1], "segsites") || !strcmp(argv[1], "datasites")))
 		return elf_file(argv[1], argv[2]);
-	fprintf(stderr, "usage: x86dec lens|sites|segsites FILE, or x86dec len|find < hex lines\n");
+	fprintf(stderr, "usage: x86dec lens|sites|segsites|datasites FILE, or x86dec len|find < hex lines\n");
 	return 2;
 }
