@@ -39,7 +39,21 @@ static const char run_help[] =
 	"  --rewrite=WHEN   zpoline: lazy (default: a site is rewritten when it first\n"
 	"                   reaches the kernel) or none (every call is a signal)\n"
 	"  -c, --count      print the number of system calls by name to stderr at exit\n"
-	"                   (like strace -f -c without times)\n"
+	"                   (like strace -f -c without times; vDSO calls as NAME[vdso])\n"
+	"  --time=SPEC      virtual time for the program, its threads and children;\n"
+	"                   SPEC is comma-separated items:\n"
+	"                     offset=DURATION  shift the calendar clock (+3d4h, -90s)\n"
+	"                     start=TIME       the calendar clock starts at TIME\n"
+	"                                      (2030-01-01T00:00:00Z, @1900000000)\n"
+	"                     freeze=TIME      the calendar clock stands still at TIME\n"
+	"                     rate=R           every clock, sleep and timer runs R times\n"
+	"                                      as fast (2, 0.5)\n"
+	"                     clocks=LIST      which clocks offset/start/freeze change:\n"
+	"                                      realtime (default), monotonic, boottime,\n"
+	"                                      all, joined with +\n"
+	"  --vdso=MODE      auto (default): the host's vDSO code runs unless the kernel\n"
+	"                   must see time calls (--count, --time); kernel: vDSO calls\n"
+	"                   always go through the kernel; none: no vDSO, as vdso=0\n"
 	"  --stats          print how each process's calls reached the kernel at exit\n"
 	"  -h, --help       show this help\n";
 
@@ -83,10 +97,13 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 /* The state an exec'd image inherits, as one argv word. */
 int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked)
 {
-	return zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d",
-			   (int)zv_proc.platform, guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd,
-			   zv_proc.leader_pid, zv_proc.seccomp_installed, zv_proc.seccomp_fd, (int)zv_proc.rewrite,
-			   zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats);
+	int k = zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d,v=%d",
+			    (int)zv_proc.platform, guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd,
+			    zv_proc.leader_pid, zv_proc.seccomp_installed, zv_proc.seccomp_fd, (int)zv_proc.rewrite,
+			    zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats, (int)zv_proc.vdso_mode);
+	if (k >= 0 && (size_t)k < n)
+		k += zv_time_format(buf + k, n - k);
+	return k;
 }
 
 static long parse_dec(const char *s, const char **end)
@@ -111,6 +128,8 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 		const char *e;
 		if (key == 'm') {
 			*mask = zv_parse_hex(s, &e);
+		} else if (key == 'T') {
+			e = zv_time_restore(s);
 		} else {
 			long v = parse_dec(s, &e);
 			switch (key) {
@@ -125,6 +144,7 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 			case 'a': zv_proc.rewrite_after = (unsigned)v; break;
 			case 'u': zv_proc.no_cred_cache = (int)v; break;
 			case 't': zv_proc.stats = (int)v; break;
+			case 'v': zv_proc.vdso_mode = (enum zv_vdso_mode)v; break;
 			}
 		}
 		s = *e == ',' ? e + 1 : e;
@@ -225,6 +245,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		       zv_proc.platform != ZV_PLAT_SECCOMP ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
 	t->is_thread = 1;
+	zv_vdso_setup((uint64_t *)auxv);
+	zv_dispatch_init(); /* again: --time and the vDSO change how calls are routed */
 	t->sigsys_blocked = sigsys_blocked;
 	zv_signals_init(t->sighand);
 
@@ -257,14 +279,21 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);
 }
 
+/* Reports go to the stderr zvisor started with, kept as a hidden fd: the
+ * guest may close its own (coreutils do at exit). */
+static void keep_stderr(void)
+{
+	long e = zv_sys3(__NR_fcntl, 2, 0 /* F_DUPFD */, 3);
+	zv_proc.err_fd = e >= 0 ? zv_hide_fd((int)e) : -1;
+}
+
 static void setup_count(void)
 {
 	int fd = zv_count_create();
 	if (fd < 0)
 		zv_die(126, "--count: cannot create the table: %s", zv_strerror(-fd));
 	zv_proc.count_fd = zv_hide_fd(fd);
-	long e = zv_sys3(__NR_fcntl, 2, 0 /* F_DUPFD */, 3);
-	zv_proc.err_fd = e >= 0 ? zv_hide_fd((int)e) : -1;
+	keep_stderr();
 }
 
 __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp, const uint64_t *auxv)
@@ -294,6 +323,22 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 			if (p == 3)
 				usage_error("zvisor: unknown platform '%s' (zpoline, sud, seccomp)\n", v);
 			zv_proc.platform = (enum zv_platform)p;
+		} else if (zv_startswith(a, "--time=") || zv_strcmp(a, "--time") == 0) {
+			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
+			char why[200];
+			if (zv_time_setup(v, why, sizeof why) < 0) {
+				zv_dprintf(2, "zvisor: %s\n", why);
+				zv_exit_group(2);
+			}
+		} else if (zv_startswith(a, "--vdso=") || zv_strcmp(a, "--vdso") == 0) {
+			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
+			static const char *const modes[] = { "auto", "kernel", "none" };
+			int m = 0;
+			while (m < 3 && zv_strcmp(v, modes[m]) != 0)
+				m++;
+			if (m == 3)
+				usage_error("zvisor: unknown vDSO mode '%s' (auto, kernel, none)\n", v);
+			zv_proc.vdso_mode = (enum zv_vdso_mode)m;
 		} else if (zv_startswith(a, "--rewrite=") || zv_strcmp(a, "--rewrite") == 0) {
 			const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
 			if (zv_strcmp(v, "lazy") == 0)
@@ -321,7 +366,9 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		setup_count();
 		/* As strace counts the traced program's execve; exit and
 		 * exit_group never return, and neither counts them. */
-		zv_count_record(__NR_execve, 0);
+		zv_count_record(__NR_execve, 0, 0);
+	} else if (zv_proc.stats) {
+		keep_stderr();
 	}
 	start_guest(path, path, gargv, envp, auxv, r, initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0);
 }

@@ -52,6 +52,8 @@ struct zv_thread {
 	struct zv_thread *next_dead;   /* list of blocks whose thread called exit */
 	uint64_t guard_sp;             /* nonzero while a syscall may fault on guest memory */
 	int is_thread;                 /* made with CLONE_THREAD (or the first thread): counted, reusable */
+	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
+	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;
@@ -80,6 +82,23 @@ struct zv_seccomp {
 	struct sock_filter *filter[ZV_MAX_FILTERS];
 };
 
+/* Virtual time (sys/vtime.c): per clock family, virtual = virt0 + (real -
+ * real0) * num / den, or virt0 while frozen. */
+enum { ZV_CLK_RT, ZV_CLK_MONO, ZV_CLK_BOOT, ZV_NCLK };
+struct zv_vclock {
+	int64_t real0, virt0; /* ns */
+	int frozen;
+};
+struct zv_vtime {
+	int on;
+	int64_t num, den; /* the rate */
+	struct zv_vclock clk[ZV_NCLK];
+};
+
+/* What the guest is shown as its vDSO (loader/vdso.c). */
+enum zv_vdso_mode { ZV_VDSO_AUTO, ZV_VDSO_KERNEL, ZV_VDSO_NONE };
+#define ZV_VDSO_STUB_AREA 64
+
 struct zv_proc {
 	enum zv_platform platform;
 	int pid;                 /* cached host pid; refreshed by fork */
@@ -99,6 +118,16 @@ struct zv_proc {
 	char exe_path[ZV_PATH_MAX];   /* what /proc/self/exe shows the guest */
 	struct zv_seccomp seccomp;
 	int seccomp_fd;               /* the filters on their way through execve */
+	struct zv_vtime vt;           /* --time */
+	enum zv_vdso_mode vdso_mode;  /* --vdso */
+	uint64_t vdso_stubs;          /* the vDSO's stubs into the kernel, 0 if none */
+	struct {                      /* the host's vDSO functions, for the kernel's own clock reads */
+		volatile int ok;      /* mapped and usable: cleared when the guest touches them */
+		uint64_t lo, hi;      /* [vvar*] and [vdso] */
+		long (*clock_gettime)(long clk, void *ts);
+		long (*gettimeofday)(void *tv, void *tz);
+		long (*time)(void *tloc);
+	} host_vdso;
 };
 
 extern struct zv_proc zv_proc;
@@ -165,12 +194,31 @@ long zv_sys_id_set(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr
 long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
 
+/* loader/vdso.c */
+int zv_vdso_wanted(void);
+void zv_vdso_setup(uint64_t *auxv);
+static inline int zv_vdso_call(uint64_t ret) /* ret: a call's return address */
+{
+	return zv_proc.vdso_stubs && ret - zv_proc.vdso_stubs <= ZV_VDSO_STUB_AREA;
+}
+
+long zv_host_vdso_call(int which, long a, long b); /* 0 clock_gettime, 1 gettimeofday, 2 time */
+void zv_host_vdso_touched(uint64_t addr, uint64_t len);
+
+/* sys/vtime.c */
+int zv_time_setup(const char *spec, char *why, size_t n);
+int zv_time_format(char *buf, size_t n);
+const char *zv_time_restore(const char *s);
+int zv_time_hooked(long nr);
+long zv_time_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
+
 /* sys/dispatch.c */
 enum { ZV_KIND_HOST, ZV_KIND_HANDLER, ZV_KIND_FRAME };
 extern uint8_t zv_call_kind[512];
 void zv_dispatch_init(void);
 #define ZV_NORESULT (-4096L - 1) /* handler set the guest's registers itself */
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
+long zv_call_args(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f);
 
 /* sys/signal.c */

@@ -56,7 +56,7 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 		t->guard_sp = 0;
 		if (r == ZV_NORESULT)
 			r = (long)uc->mc.rax;
-		zv_count_record(nr, r);
+		zv_count_record(nr, r, zv_vdso_call(ret));
 	}
 	if (!f->sig_pending)
 		t->delivery_mask_set = 0; /* no handler runs with a temporary mask */
@@ -104,7 +104,7 @@ void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 	}
 	/* A fork child returns here too: the parent counted the call. */
 	if (!(r == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork || nr == __NR_vfork)))
-		zv_count_record(nr, r == ZV_NORESULT ? 0 : r);
+		zv_count_record(nr, r == ZV_NORESULT ? 0 : r, zv_vdso_call(uc->mc.rip));
 	zv_frame_result(t, uc, nr, r);
 }
 

@@ -96,8 +96,11 @@ long zv_platform_arm_thread(struct zv_thread *t)
 		if (r < 0)
 			return r;
 	}
+	/* With a selector that says BLOCK except while the kernel itself runs
+	 * the host's vDSO code, whose fallback `syscall` lies outside its text. */
+	t->sud_selector = 1; /* SYSCALL_DISPATCH_FILTER_BLOCK */
 	return zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, zv_proc.text_start,
-		       zv_proc.text_end - zv_proc.text_start, 0);
+		       zv_proc.text_end - zv_proc.text_start, &t->sud_selector);
 }
 
 /* i386 calls that would take the process out of the kernel's hands (a new

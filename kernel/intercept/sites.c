@@ -12,6 +12,7 @@
 #include "lib/kmem.h"
 #include "lib/string.h"
 #include "intercept/sites.h"
+#include "lib/maps.h"
 #include <linux/mman.h>
 #include <linux/fcntl.h>
 
@@ -100,6 +101,20 @@ static uint32_t *site_slot(uint64_t a)
 	return NULL;
 }
 
+/* A site zvisor itself wrote as `call *%rax` (the vDSO's stubs, which sit
+ * in a mapping the host does not let mprotect split): rewritten from the
+ * start. Its 8 bytes ending after the call are already in place. */
+void zv_site_add_rewritten(uint64_t site)
+{
+	uint32_t *st = site_slot(site);
+	if (!st)
+		return;
+	uint64_t p;
+	memcpy(&p, (const void *)(site - 6), 8);
+	table->print[st - table->state] = unrewritten(p);
+	__atomic_fetch_or(st, ZV_SITE_REWRITTEN, __ATOMIC_RELEASE);
+}
+
 unsigned long zv_sites_rewritten(void)
 {
 	return rewritten;
@@ -133,33 +148,15 @@ void zv_sites_lock(void) { zv_lock(&patch_lock); }
 void zv_sites_unlock(void) { zv_unlock(&patch_lock); }
 
 /* Whether the mapping holding addr is shared (/proc/self/maps' 's'). */
+static int shared_if_holds(const struct zv_map *m, void *arg)
+{
+	uint64_t addr = *(uint64_t *)arg;
+	return addr >= m->lo && addr < m->hi ? (m->perms[3] == 's' ? 1 : 2) : 0;
+}
+
 static int mapping_shared(uint64_t addr)
 {
-	long fd = zv_openat(AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return 1;
-	char buf[4096];
-	long have = 0, n;
-	int shared = 1; /* not found: leave it alone */
-	while ((n = zv_read((int)fd, buf + have, sizeof buf - 1 - have)) > 0) {
-		have += n;
-		buf[have] = 0;
-		char *line = buf, *nl;
-		while ((nl = zv_strchr(line, '\n'))) {
-			const char *e;
-			uint64_t lo = zv_parse_hex(line, &e), hi = zv_parse_hex(e + 1, &e);
-			if (addr >= lo && addr < hi) {
-				shared = e[4] == 's';
-				goto out;
-			}
-			line = nl + 1;
-		}
-		have = buf + have - line; /* keep the partial line */
-		memmove(buf, line, have);
-	}
-out:
-	zv_close((int)fd);
-	return shared;
+	return zv_maps_each(shared_if_holds, &addr) != 2; /* not found: leave it alone */
 }
 
 /* Rewrites site with one atomic 16-bit compare-and-exchange, so another

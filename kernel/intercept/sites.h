@@ -10,6 +10,7 @@
 
 int zv_site_ours(uint64_t ret, uint64_t code8);
 void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void *arg), void *arg);
+void zv_site_add_rewritten(uint64_t site);
 void zv_sites_after_fork(void);
 void zv_sites_lock(void);
 void zv_sites_unlock(void);

@@ -140,6 +140,9 @@ void zv_dispatch_init(void)
 		zv_call_kind[nr] = table[nr] ? ZV_KIND_HANDLER : ZV_KIND_HOST;
 	for (size_t i = 0; i < sizeof frame_calls / sizeof frame_calls[0]; i++)
 		zv_call_kind[frame_calls[i]] = ZV_KIND_FRAME;
+	for (int nr = 0; nr < 512; nr++)
+		if (zv_time_hooked(nr) && zv_call_kind[nr] == ZV_KIND_HOST)
+			zv_call_kind[nr] = ZV_KIND_HANDLER;
 }
 
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
@@ -148,15 +151,27 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 		(long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
 		(long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9,
 	};
-	if (t->gsud.on && zv_guest_sud_traps(t, uc, nr))
+	/* A vDSO entry is no system call natively: the guest's own SUD and
+	 * seccomp never see it. */
+	int guest_filters = (t->gsud.on || zv_proc.seccomp.mode) && !zv_vdso_call(uc->mc.rip);
+	if (guest_filters && t->gsud.on && zv_guest_sud_traps(t, uc, nr))
 		return nr; /* not made: rax keeps the number, as the host leaves it */
-	if (zv_proc.seccomp.mode) {
+	if (guest_filters && zv_proc.seccomp.mode) {
 		long r = zv_seccomp_check(t, uc, nr, a);
 		if (r != ZV_SECCOMP_GO)
 			return r;
 	}
 	if ((zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0) && zv_names_kernel_fd(nr, a))
 		return -EBADF;
+	if ((zv_proc.vt.on || zv_proc.host_vdso.ok) && zv_time_hooked(nr))
+		return zv_time_call(t, uc, nr, a); /* which calls zv_call_args */
+	return zv_call_args(t, uc, nr, a);
+}
+
+/* The call's own handler, or the host, with arguments a (which a layer such
+ * as virtual time may have replaced). */
+long zv_call_args(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
+{
 	if ((unsigned long)nr < 512 && table[nr])
 		return table[nr](t, uc, a);
 	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);

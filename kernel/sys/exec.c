@@ -69,7 +69,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 			zv_sys3(__NR_tgkill, zv_getpid(), t->tid, sig);
 	t->pending_set = 0;
 	t->fast.sig_pending = 0;
-	zv_count_record(__NR_execve, 0);
+	zv_count_record(__NR_execve, 0, 0);
 	long ret = zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
 	zv_count_unrecord(__NR_execve); /* the caller records the failure */
 	if (zv_proc.seccomp_fd >= 0)

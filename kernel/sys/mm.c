@@ -76,6 +76,12 @@ static long mm_call(struct zv_thread *t, long *a, long nr);
  * protection zvisor changes and restores (intercept/sites.c). */
 long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
+	if (zv_proc.host_vdso.ok && nr != __NR_madvise) {
+		if (nr != __NR_mmap || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
+			zv_host_vdso_touched((uint64_t)a[0], (uint64_t)a[1]);
+		if (nr == __NR_mremap && (a[3] & MREMAP_FIXED))
+			zv_host_vdso_touched((uint64_t)a[4], (uint64_t)a[2]);
+	}
 	if (zv_proc.platform != ZV_PLAT_ZPOLINE)
 		return mm_call(t, a, nr);
 	zv_sites_lock();

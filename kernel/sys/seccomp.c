@@ -172,6 +172,9 @@ static long set_mode(long op, unsigned long flags, const void *uargs)
 		if (sc->mode == SECCOMP_MODE_FILTER)
 			return -EINVAL;
 		sc->mode = SECCOMP_MODE_STRICT;
+		/* The host's strict mode also disables rdtsc for the thread (a
+		 * vDSO clock read then faults with SIGSEGV); so does this one. */
+		zv_sys2(__NR_prctl, 26 /* PR_SET_TSC */, 2 /* PR_TSC_SIGSEGV */);
 		return 0;
 	}
 	/* SECCOMP_SET_MODE_FILTER */

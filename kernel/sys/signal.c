@@ -241,13 +241,17 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 	struct zv_ucontext *uc = ucv;
 	struct zv_thread *t = zv_current();
 	uint64_t ip = uc->mc.rip;
-	if (zv_in_kernel_text(ip)) {
+	if (zv_in_kernel_text(ip) || t->in_host_vdso) { /* the host's vDSO called by the kernel */
 		if (is_fault(sig, si)) {
 			if ((sig == SIGSEGV || sig == SIGBUS) && t->guard_sp) {
 				/* A bad pointer from the guest: the call fails. */
 				uc->mc.rsp = t->guard_sp;
 				uc->mc.rip = (uint64_t)zv_guard_fault;
 				t->guard_sp = 0;
+				if (t->in_host_vdso) {
+					t->in_host_vdso = 0;
+					t->sud_selector = 1;
+				}
 				return;
 			}
 			if (ip == (uint64_t)zv_guest_jump)

@@ -7,9 +7,12 @@
 #include "sysnames.h"
 #include <linux/mman.h>
 
+/* Rows 0..ZV_NSYSCALLS-1: system calls; the next ZV_NSYSCALLS: the same
+ * calls made through the vDSO's entries. */
+#define NROWS (2 * ZV_NSYSCALLS)
 struct count_table {
-	uint64_t calls[ZV_NSYSCALLS];
-	uint64_t errors[ZV_NSYSCALLS];
+	uint64_t calls[NROWS];
+	uint64_t errors[NROWS];
 };
 
 static struct count_table *table;
@@ -35,10 +38,12 @@ int zv_count_attach(int fd)
 	return 0;
 }
 
-void zv_count_record(long nr, long ret)
+void zv_count_record(long nr, long ret, int vdso)
 {
 	if (!table || (unsigned long)nr >= ZV_NSYSCALLS)
 		return;
+	if (vdso)
+		nr += ZV_NSYSCALLS;
 	__atomic_fetch_add(&table->calls[nr], 1, __ATOMIC_RELAXED);
 	if (ret < 0 && ret > -4096)
 		__atomic_fetch_add(&table->errors[nr], 1, __ATOMIC_RELAXED);
@@ -50,11 +55,14 @@ void zv_count_unrecord(long nr)
 		__atomic_fetch_sub(&table->calls[nr], 1, __ATOMIC_RELAXED);
 }
 
-static const char *name_of(int nr, char *buf, size_t n)
+static const char *name_of(int row, char *buf, size_t n)
 {
+	int nr = row % ZV_NSYSCALLS;
+	const char *vdso = row >= ZV_NSYSCALLS ? "[vdso]" : "";
 	if ((size_t)nr < sizeof zv_sysnames / sizeof zv_sysnames[0] && zv_sysnames[nr])
-		return zv_sysnames[nr];
-	zv_snprintf(buf, n, "syscall_%d", nr);
+		zv_snprintf(buf, n, "%s%s", zv_sysnames[nr], vdso);
+	else
+		zv_snprintf(buf, n, "syscall_%d%s", nr, vdso);
 	return buf;
 }
 
@@ -90,11 +98,11 @@ void zv_count_report(int fd)
 	out(o, "    calls    errors syscall\n");
 	out(o, dash);
 	uint64_t total = 0, errs = 0;
-	/* Selection by (calls desc, name asc): at most 512 passes over 512. */
-	uint8_t done[ZV_NSYSCALLS] = { 0 };
+	/* Selection by (calls desc, name asc): one pass per row shown. */
+	uint8_t done[NROWS] = { 0 };
 	for (;;) {
 		int best = -1;
-		for (int i = 0; i < ZV_NSYSCALLS; i++) {
+		for (int i = 0; i < NROWS; i++) {
 			if (done[i] || !table->calls[i])
 				continue;
 			if (best < 0 || table->calls[i] > table->calls[best] ||

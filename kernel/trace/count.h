@@ -10,9 +10,10 @@
 int zv_count_create(void);
 /* Maps the table from fd (after execve). Returns 0 or -errno. */
 int zv_count_attach(int fd);
-/* Records one guest call nr that returned ret (ret in -4095..-1 is an error).
+/* Records one guest call nr that returned ret (ret in -4095..-1 is an error),
+ * made through the vDSO if vdso is set (counted on a row of its own).
  * Lock-free; safe from any thread or process. No-op when not attached. */
-void zv_count_record(long nr, long ret);
+void zv_count_record(long nr, long ret, int vdso);
 /* Takes back one call recorded for nr (an execve recorded before it ran,
  * whose failure is then recorded). */
 void zv_count_unrecord(long nr);

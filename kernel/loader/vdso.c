@@ -1,0 +1,275 @@
+/* The guest's vDSO.
+ *
+ * The guest is shown the host's own vDSO: the same image at the same
+ * address (AT_SYSINFO_EHDR), named [vdso] in /proc/self/maps, so glibc, musl
+ * and Go's runtime (which parses it itself) find what they find natively.
+ * When the kernel has nothing to do with vDSO calls, they run the host's
+ * code untouched, at the host's speed.
+ *
+ * When the kernel must see them (--count, --time, --vdso=kernel), the
+ * dynamic symbols of the time functions and getcpu are pointed at stubs
+ * written into the unused tail of the mapping, one per function:
+ *
+ *     mov $NR, %eax     b8 NR
+ *     syscall           0f 05
+ *     ret               c3
+ *
+ * A vDSO function takes the same arguments as the system call of the same
+ * name and returns its result the same way (-errno on failure), so the stub
+ * is that system call, and everything the kernel does to calls (counting,
+ * virtual time, tracing) applies to it. The platform intercepts it like any
+ * other site; on zpoline it is written as `call *%rax` right away (and
+ * known as a rewritten site), so it costs a function call. The host's code stays intact (no symbol leads there any
+ * more). Symbols are looked up by their hashed tables through .dynsym, so
+ * changing st_value is enough for every reader.
+ *
+ * --vdso=none shows no vDSO, as a host booted with vdso=0: no
+ * AT_SYSINFO_EHDR, and the vDSO and vvar mappings are unmapped. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/maps.h"
+#include "intercept/sites.h"
+#include <elf.h>
+#include <linux/mman.h>
+
+#define STUB_SIZE 8 /* ZV_VDSO_STUB_AREA at the end of the mapping holds them: 8-byte stubs never straddle a cache line */
+
+static const struct {
+	const char *name;
+	int nr;
+} wrapped[] = {
+	{ "clock_gettime", __NR_clock_gettime }, { "__vdso_clock_gettime", __NR_clock_gettime },
+	{ "gettimeofday", __NR_gettimeofday },   { "__vdso_gettimeofday", __NR_gettimeofday },
+	{ "time", __NR_time },                   { "__vdso_time", __NR_time },
+	{ "clock_getres", __NR_clock_getres },   { "__vdso_clock_getres", __NR_clock_getres },
+	{ "getcpu", __NR_getcpu },               { "__vdso_getcpu", __NR_getcpu },
+};
+
+static int wrapped_nr(const char *name)
+{
+	for (size_t i = 0; i < sizeof wrapped / sizeof wrapped[0]; i++)
+		if (zv_strcmp(name, wrapped[i].name) == 0)
+			return wrapped[i].nr;
+	return -1;
+}
+
+/* The image's size in memory: the file as mapped, section headers included,
+ * rounded up to a page. 0 if the headers make no sense. */
+static uint64_t image_size(const Elf64_Ehdr *eh)
+{
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_shoff > 65536 || eh->e_shnum > 64 || eh->e_phoff > 4096 || eh->e_phnum > 16)
+		return 0;
+	uint64_t end = eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr);
+	const Elf64_Phdr *ph = (const void *)((const char *)eh + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			if (ph[i].p_vaddr != 0 && i == 0)
+				return 0; /* the host's vDSO is linked at 0 */
+			if (ph[i].p_vaddr + ph[i].p_memsz > end)
+				end = ph[i].p_vaddr + ph[i].p_memsz;
+		}
+	return (end + 4095) & ~4095UL;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* Points the wrapped symbols of the vDSO at base to stubs. Returns 0, or
+ * -ENOEXEC when the image is not as expected (the guest then calls the
+ * host's code directly, which the kernel does not see). */
+static int wrap_vdso(uint8_t *base)
+{
+	const Elf64_Ehdr *eh = (const void *)base;
+	uint64_t size = image_size(eh);
+	if (!size || size > 65536 || size - (eh->e_shoff + eh->e_shnum * sizeof(Elf64_Shdr)) < ZV_VDSO_STUB_AREA)
+		return -ENOEXEC;
+	uint8_t *stubs = base + size - ZV_VDSO_STUB_AREA;
+	if (!all_zero(stubs, ZV_VDSO_STUB_AREA))
+		return -ENOEXEC;
+	const Elf64_Shdr *sh = (const void *)(base + eh->e_shoff);
+	const Elf64_Shdr *dynsym = NULL;
+	for (int i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_DYNSYM)
+			dynsym = &sh[i];
+	if (!dynsym || dynsym->sh_entsize != sizeof(Elf64_Sym) || dynsym->sh_link >= eh->e_shnum ||
+	    dynsym->sh_offset + dynsym->sh_size > size)
+		return -ENOEXEC;
+	const Elf64_Shdr *strtab = &sh[dynsym->sh_link];
+	if (strtab->sh_offset + strtab->sh_size > size || !strtab->sh_size ||
+	    base[strtab->sh_offset + strtab->sh_size - 1] != 0)
+		return -ENOEXEC;
+	Elf64_Sym *sym = (Elf64_Sym *)(base + dynsym->sh_offset);
+	size_t nsym = dynsym->sh_size / sizeof(Elf64_Sym);
+	const char *names = (const char *)base + strtab->sh_offset;
+
+	if (zv_mprotect(base, size, PROT_READ | PROT_WRITE) < 0)
+		return -ENOEXEC;
+	/* One stub per system call: the alias and the __vdso_ name share it. */
+	int stub_nr[ZV_VDSO_STUB_AREA / STUB_SIZE];
+	int nstubs = 0;
+	for (size_t i = 0; i < nsym; i++) {
+		if (sym[i].st_name >= strtab->sh_size || ELF64_ST_TYPE(sym[i].st_info) != STT_FUNC ||
+		    sym[i].st_shndx == SHN_UNDEF)
+			continue;
+		int nr = wrapped_nr(names + sym[i].st_name);
+		if (nr < 0)
+			continue;
+		int k = 0;
+		while (k < nstubs && stub_nr[k] != nr)
+			k++;
+		if (k == nstubs) {
+			if (nstubs == ZV_VDSO_STUB_AREA / STUB_SIZE)
+				continue;
+			uint8_t *s = stubs + k * STUB_SIZE;
+			s[0] = 0xb8; /* mov $nr, %eax */
+			memcpy(s + 1, &nr, 4);
+			s[5] = 0x0f; /* syscall */
+			s[6] = 0x05;
+			s[7] = 0xc3; /* ret */
+			if (zv_proc.platform == ZV_PLAT_ZPOLINE && zv_proc.rewrite != ZV_REWRITE_NONE) {
+				/* rewritten now: the lazy rewrite's mprotect of one
+				 * page fails on the vDSO (the host will not split it) */
+				s[5] = 0xff; /* call *%rax */
+				s[6] = 0xd0;
+			}
+			stub_nr[nstubs++] = nr;
+		}
+		sym[i].st_value = (uint64_t)(stubs + k * STUB_SIZE - base);
+		sym[i].st_size = STUB_SIZE;
+	}
+	zv_mprotect(base, size, PROT_READ | PROT_EXEC);
+	for (int k = 0; k < nstubs; k++)
+		if (stubs[k * STUB_SIZE + 5] == 0xff)
+			zv_site_add_rewritten((uint64_t)stubs + k * STUB_SIZE + 5);
+	zv_proc.vdso_stubs = (uint64_t)stubs;
+	return 0;
+}
+
+/* The kernel's own use of the host's vDSO: its clock reads cost a function
+ * call instead of a host system call (~300 ns here). Its code may fall back
+ * to a `syscall` outside kernel text, so SUD's selector lets calls through
+ * meanwhile; not on the seccomp platform, whose filter cannot. The guest
+ * may unmap or remap the vDSO (and vvar): then the kernel stops using it. */
+static int vdso_extent(const struct zv_map *m, void *arg)
+{
+	if (!zv_strcmp(m->name, "[vdso]") || zv_startswith(m->name, "[vvar")) {
+		if (!zv_proc.host_vdso.lo || m->lo < zv_proc.host_vdso.lo)
+			zv_proc.host_vdso.lo = m->lo;
+		if (m->hi > zv_proc.host_vdso.hi)
+			zv_proc.host_vdso.hi = m->hi;
+	}
+	return 0;
+}
+
+static void *host_function(uint8_t *base, const char *name)
+{
+	const Elf64_Ehdr *eh = (const void *)base;
+	uint64_t size = image_size(eh);
+	if (!size || size > 65536)
+		return NULL;
+	const Elf64_Shdr *sh = (const void *)(base + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset + sh[i].sh_size > size)
+			continue;
+		const Elf64_Shdr *str = &sh[sh[i].sh_link];
+		if (str->sh_offset + str->sh_size > size || !str->sh_size || base[str->sh_offset + str->sh_size - 1])
+			return NULL;
+		const Elf64_Sym *sym = (const void *)(base + sh[i].sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++)
+			if (sym[k].st_name < str->sh_size && ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC &&
+			    sym[k].st_shndx != SHN_UNDEF && sym[k].st_value < size &&
+			    !zv_strcmp((const char *)base + str->sh_offset + sym[k].st_name, name))
+				return base + sym[k].st_value;
+	}
+	return NULL;
+}
+
+static void find_host_functions(uint8_t *base)
+{
+	zv_proc.host_vdso.ok = 0;
+	zv_proc.host_vdso.lo = zv_proc.host_vdso.hi = 0;
+	if (zv_proc.platform == ZV_PLAT_SECCOMP)
+		return;
+	zv_proc.host_vdso.clock_gettime = host_function(base, "__vdso_clock_gettime");
+	zv_proc.host_vdso.gettimeofday = host_function(base, "__vdso_gettimeofday");
+	zv_proc.host_vdso.time = host_function(base, "__vdso_time");
+	if (!zv_proc.host_vdso.clock_gettime || !zv_proc.host_vdso.gettimeofday || !zv_proc.host_vdso.time)
+		return;
+	zv_maps_each(vdso_extent, NULL);
+	zv_proc.host_vdso.ok = zv_proc.host_vdso.lo < zv_proc.host_vdso.hi;
+}
+
+void zv_host_vdso_touched(uint64_t addr, uint64_t len)
+{
+	if (addr < zv_proc.host_vdso.hi && addr + len > zv_proc.host_vdso.lo)
+		zv_proc.host_vdso.ok = 0;
+}
+
+/* which: 0 clock_gettime(a, b), 1 gettimeofday(a, b), 2 time(a). Only
+ * from a handler (under the guard: a bad guest pointer is EFAULT).
+ * -ENOSYS when the host's vDSO cannot be used. */
+long zv_host_vdso_call(int which, long a, long b)
+{
+	if (!zv_proc.host_vdso.ok)
+		return -ENOSYS;
+	struct zv_thread *t = zv_current();
+	long r;
+	t->in_host_vdso = 1;
+	t->sud_selector = 0; /* SYSCALL_DISPATCH_FILTER_ALLOW */
+	if (which == 0)
+		r = zv_proc.host_vdso.clock_gettime(a, (void *)b);
+	else if (which == 1)
+		r = zv_proc.host_vdso.gettimeofday((void *)a, (void *)b);
+	else
+		r = zv_proc.host_vdso.time((void *)a);
+	t->sud_selector = 1;
+	t->in_host_vdso = 0;
+	return r;
+}
+
+static int unmap_vdso(const struct zv_map *m, void *arg)
+{
+	if (!zv_strcmp(m->name, "[vdso]") || !zv_strcmp(m->name, "[vvar]") || !zv_strcmp(m->name, "[vvar_vclock]"))
+		zv_munmap((void *)m->lo, m->hi - m->lo);
+	return 0;
+}
+
+int zv_vdso_wanted(void)
+{
+	return zv_proc.vdso_mode == ZV_VDSO_KERNEL ||
+	       (zv_proc.vdso_mode == ZV_VDSO_AUTO && (zv_proc.count_fd >= 0 || zv_proc.vt.on));
+}
+
+void zv_vdso_setup(uint64_t *auxv)
+{
+	uint64_t *ehdr = NULL;
+	for (uint64_t *a = auxv; a[0] != AT_NULL; a += 2)
+		if (a[0] == AT_SYSINFO_EHDR)
+			ehdr = a;
+	zv_proc.vdso_stubs = 0;
+	if (zv_proc.vdso_mode == ZV_VDSO_NONE) {
+		zv_maps_each(unmap_vdso, NULL);
+		if (ehdr) /* drop the pair: the rest moves down one */
+			for (uint64_t *a = ehdr;; a += 2) {
+				a[0] = a[2];
+				a[1] = a[3];
+				if (a[0] == AT_NULL)
+					break;
+			}
+		return;
+	}
+	zv_proc.host_vdso.ok = 0;
+	if (ehdr && ehdr[1] && (zv_vdso_wanted() || zv_proc.vt.on))
+		find_host_functions((uint8_t *)ehdr[1]);
+	if (ehdr && ehdr[1] && zv_vdso_wanted())
+		wrap_vdso((uint8_t *)ehdr[1]);
+}

@@ -1,0 +1,882 @@
+/* Virtual time (--time=SPEC).
+ *
+ * Three clock families: calendar (REALTIME, its COARSE and ALARM variants,
+ * TAI, gettimeofday, time), MONOTONIC (with RAW and COARSE) and BOOTTIME
+ * (with ALARM). Each family has a reference pair taken once when the first
+ * guest starts, inherited by every thread, fork child and exec'd image:
+ *
+ *     virtual(real) = virt0 + (real - real0) * rate       (or virt0 if frozen)
+ *
+ * offset/start/freeze set virt0 of the families they name (the calendar by
+ * default); rate (num/den, no floating point here) applies to all of them.
+ * CPU-time clocks are never changed.
+ *
+ * Every reading goes through here: the clock_gettime, gettimeofday and time
+ * system calls, and the vDSO's entries, which then are those system calls
+ * (loader/vdso.c). Waiting follows the virtual clocks: an absolute deadline
+ * on a changed family is converted to the host's clock, and with a rate
+ * other than 1 relative timeouts, intervals and the remaining times reported
+ * back are scaled (nanosleep, clock_nanosleep, select, pselect6, poll,
+ * ppoll, epoll_wait, epoll_pwait(2), futex, rt_sigtimedwait, alarm,
+ * setitimer/getitimer, timerfd_* and timer_*). File timestamps stay real. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include <linux/time.h>
+#include <linux/fcntl.h>
+#include <linux/futex.h>
+
+#define NSEC 1000000000LL
+#define MAX_NS 0x7fffffffffffffffLL
+
+struct kts { int64_t sec; long nsec; };  /* struct __kernel_timespec */
+struct ktv { int64_t sec; long usec; };  /* struct timeval */
+struct kits { struct kts interval, value; };
+struct kitv { struct ktv interval, value; };
+
+/* ---- arithmetic ------------------------------------------------------ */
+
+static int64_t clamp(__int128 v)
+{
+	return v > MAX_NS ? MAX_NS : v < -MAX_NS ? -MAX_NS : (int64_t)v;
+}
+
+/* a * b / c for c > 0, rounded toward zero (away from it if up), clamped.
+ * The product has 128 bits; the division is the CPU's (gcc would call
+ * libgcc's __divti3 for a 128-bit one). */
+static int64_t muldiv(int64_t a, int64_t b, int64_t c, int up)
+{
+	int neg = (a < 0) != (b < 0);
+	uint64_t ua = a < 0 ? -(uint64_t)a : (uint64_t)a, ub = b < 0 ? -(uint64_t)b : (uint64_t)b;
+	unsigned __int128 p = (unsigned __int128)ua * ub;
+	uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p, q, r;
+	if (hi >= (uint64_t)c)
+		return neg ? -MAX_NS : MAX_NS; /* the quotient needs more than 64 bits */
+	asm("divq %4" : "=a"(q), "=d"(r) : "a"(lo), "d"(hi), "r"((uint64_t)c));
+	if (up && r)
+		q++;
+	if (q > (uint64_t)MAX_NS)
+		q = MAX_NS;
+	return neg ? -(int64_t)q : (int64_t)q;
+}
+
+/* A virtual duration as real time: rounded up, so that a sleep never ends
+ * early on the virtual clock. */
+static int64_t to_real(int64_t d)
+{
+	return muldiv(d, zv_proc.vt.den, zv_proc.vt.num, 1);
+}
+
+static int64_t to_virt(int64_t d)
+{
+	return muldiv(d, zv_proc.vt.num, zv_proc.vt.den, 0);
+}
+
+static int scaled(void) { return zv_proc.vt.num != zv_proc.vt.den; }
+
+static int64_t ts_ns(const struct kts *t)
+{
+	if (t->sec > MAX_NS / NSEC - 1)
+		return MAX_NS;
+	if (t->sec < -(MAX_NS / NSEC - 1))
+		return -MAX_NS;
+	return t->sec * NSEC + t->nsec;
+}
+
+static void ns_ts(int64_t ns, struct kts *t)
+{
+	t->sec = ns / NSEC;
+	t->nsec = ns % NSEC;
+	if (t->nsec < 0) {
+		t->nsec += NSEC;
+		t->sec--;
+	}
+}
+
+static int ts_valid(const struct kts *t) { return t->sec >= 0 && t->nsec >= 0 && t->nsec < NSEC; }
+
+/* ---- families -------------------------------------------------------- */
+
+static const int base_clock[ZV_NCLK] = { CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME };
+
+static int family(long clk)
+{
+	switch (clk) {
+	case CLOCK_REALTIME: case CLOCK_REALTIME_COARSE: case CLOCK_REALTIME_ALARM: case CLOCK_TAI:
+		return ZV_CLK_RT;
+	case CLOCK_MONOTONIC: case CLOCK_MONOTONIC_RAW: case CLOCK_MONOTONIC_COARSE:
+		return ZV_CLK_MONO;
+	case CLOCK_BOOTTIME: case CLOCK_BOOTTIME_ALARM:
+		return ZV_CLK_BOOT;
+	}
+	return -1; /* CPU-time clocks, and invalid ones for the host to refuse */
+}
+
+static int64_t host_now(long clk)
+{
+	struct kts t = { 0, 0 };
+	if (zv_host_vdso_call(0, clk, (long)&t) == -ENOSYS)
+		zv_sys2(__NR_clock_gettime, clk, &t);
+	return ts_ns(&t);
+}
+
+/* Whether the family reads as the host's (no conversion needed). */
+static int plain(int f)
+{
+	const struct zv_vclock *c = &zv_proc.vt.clk[f];
+	return !scaled() && !c->frozen && c->virt0 == c->real0;
+}
+
+static int64_t virt_of(int f, int64_t real)
+{
+	const struct zv_vclock *c = &zv_proc.vt.clk[f];
+	return c->frozen ? c->virt0 : clamp((__int128)c->virt0 + to_virt(real - c->real0));
+}
+
+/* The host's clock value at which family f reads virt. A frozen clock never
+ * gets there: its deadlines are treated as durations from now. */
+static int64_t real_of(int f, int64_t virt)
+{
+	const struct zv_vclock *c = &zv_proc.vt.clk[f];
+	if (c->frozen)
+		return clamp((__int128)host_now(base_clock[f]) + to_real(virt > c->virt0 ? virt - c->virt0 : 0));
+	return clamp((__int128)c->real0 + to_real(virt - c->virt0));
+}
+
+/* TAI runs a whole number of seconds ahead of REALTIME, virtually too. */
+static int64_t tai_offset(void)
+{
+	int64_t d = host_now(CLOCK_TAI) - host_now(CLOCK_REALTIME);
+	return (d + NSEC / 2) / NSEC * NSEC;
+}
+
+static int64_t virt_clock(long clk, int64_t real)
+{
+	int f = family(clk);
+	if (clk == CLOCK_TAI) {
+		int64_t off = tai_offset();
+		return virt_of(f, real - off) + off;
+	}
+	return virt_of(f, real);
+}
+
+static int64_t real_clock(long clk, int64_t virt)
+{
+	int f = family(clk);
+	if (clk == CLOCK_TAI) {
+		int64_t off = tai_offset();
+		return real_of(f, virt - off) + off;
+	}
+	return real_of(f, virt);
+}
+
+/* ---- spec ------------------------------------------------------------ */
+
+static int digits(const char **s, int64_t *v, int max)
+{
+	const char *p = *s;
+	int64_t x = 0;
+	int n = 0;
+	while (*p >= '0' && *p <= '9' && n < max) {
+		x = x * 10 + (*p++ - '0');
+		n++;
+	}
+	*s = p;
+	*v = x;
+	return n;
+}
+
+/* A fraction ".ddd" as nanoseconds of a unit of u ns (up to 9 digits). */
+static int64_t fraction(const char **s, int64_t u)
+{
+	if (**s != '.')
+		return 0;
+	(*s)++;
+	int64_t f, scale = 1;
+	int n = digits(s, &f, 9);
+	for (int i = 0; i < n; i++)
+		scale *= 10;
+	while (**s >= '0' && **s <= '9')
+		(*s)++; /* beyond nanoseconds */
+	return muldiv(f, u, scale, 0);
+}
+
+/* [+-]N[.F]UNIT...: w d h m s ms us ns; a bare number is seconds. */
+static int parse_duration(const char *s, int64_t *out)
+{
+	static const struct { const char *u; int64_t ns; } units[] = {
+		{ "ms", 1000000 }, { "us", 1000 }, { "ns", 1 }, { "w", 7 * 86400 * NSEC },
+		{ "d", 86400 * NSEC }, { "h", 3600 * NSEC }, { "m", 60 * NSEC }, { "s", NSEC },
+	};
+	int neg = *s == '-';
+	if (*s == '-' || *s == '+')
+		s++;
+	__int128 total = 0;
+	int parts = 0;
+	while (*s) {
+		int64_t n;
+		if (!digits(&s, &n, 12) && *s != '.')
+			return -1;
+		const char *frac = s;
+		if (*s == '.') {
+			s++;
+			while (*s >= '0' && *s <= '9')
+				s++;
+		}
+		size_t k = 0;
+		while (k < sizeof units / sizeof units[0] && !zv_startswith(s, units[k].u))
+			k++;
+		int64_t unit = NSEC;
+		if (k < sizeof units / sizeof units[0]) {
+			unit = units[k].ns;
+			s += zv_strlen(units[k].u);
+		} else if (*s || parts) {
+			return -1; /* only a lone number may omit its unit */
+		}
+		total += (__int128)n * unit + fraction(&frac, unit);
+		if (total > (__int128)MAX_NS / 2)
+			return -1;
+		parts++;
+	}
+	if (!parts)
+		return -1;
+	*out = (int64_t)(neg ? -total : total);
+	return 0;
+}
+
+static int leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+/* Days from 1970-01-01 to the first of January of year y. */
+static int64_t days_to_year(int64_t y)
+{
+	int64_t d = 0;
+	for (int64_t i = 1970; i < y; i++)
+		d += 365 + leap(i);
+	for (int64_t i = y; i < 1970; i++)
+		d -= 365 + leap(i);
+	return d;
+}
+
+/* @SECONDS[.F], or YYYY-MM-DD[(T| )HH:MM[:SS[.F]]][Z|(+|-)HH[:]MM], UTC
+ * unless a zone offset is given. */
+static int parse_instant(const char *s, int64_t *out)
+{
+	if (*s == '@') {
+		s++;
+		int neg = *s == '-';
+		if (neg)
+			s++;
+		int64_t sec;
+		if (!digits(&s, &sec, 11))
+			return -1;
+		int64_t ns = sec * NSEC + fraction(&s, NSEC);
+		*out = neg ? -ns : ns;
+		return *s ? -1 : 0;
+	}
+	static const int mdays[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int64_t y, mo, d, h = 0, mi = 0, sec = 0, frac = 0;
+	if (digits(&s, &y, 4) != 4 || *s++ != '-' || digits(&s, &mo, 2) != 2 || *s++ != '-' ||
+	    digits(&s, &d, 2) != 2)
+		return -1;
+	if (*s == 'T' || *s == ' ') {
+		s++;
+		if (digits(&s, &h, 2) != 2 || *s++ != ':' || digits(&s, &mi, 2) != 2)
+			return -1;
+		if (*s == ':') {
+			s++;
+			if (digits(&s, &sec, 2) != 2)
+				return -1;
+			frac = fraction(&s, NSEC);
+		}
+	}
+	int64_t zone = 0;
+	if (*s == 'Z') {
+		s++;
+	} else if (*s == '+' || *s == '-') {
+		int neg = *s++ == '-';
+		int64_t zh, zm = 0;
+		if (digits(&s, &zh, 2) != 2)
+			return -1;
+		if (*s == ':')
+			s++;
+		if (*s && digits(&s, &zm, 2) != 2)
+			return -1;
+		if (zh > 23 || zm > 59)
+			return -1;
+		zone = (zh * 3600 + zm * 60) * (neg ? -1 : 1);
+	}
+	if (*s || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59 ||
+	    d > mdays[mo - 1] + (mo == 2 && leap(y)))
+		return -1;
+	int64_t days = days_to_year(y) + d - 1;
+	for (int i = 0; i < mo - 1; i++)
+		days += mdays[i] + (i == 1 && leap(y));
+	*out = ((days * 86400 + h * 3600 + mi * 60 + sec) - zone) * NSEC + frac;
+	return 0;
+}
+
+/* A positive decimal number as num/den. */
+static int parse_rate(const char *s, int64_t *num, int64_t *den)
+{
+	int64_t n, f = 0, d = 1;
+	int ni = digits(&s, &n, 9);
+	int nf = 0;
+	if (*s == '.') {
+		s++;
+		nf = digits(&s, &f, 6);
+	}
+	if (*s || (!ni && !nf))
+		return -1;
+	for (int i = 0; i < nf; i++)
+		d *= 10;
+	n = n * d + f;
+	if (n <= 0)
+		return -1;
+	*num = n;
+	*den = d;
+	return 0;
+}
+
+static int parse_clocks(const char *s, unsigned *mask, const char **bad)
+{
+	static const char *const names[] = { "realtime", "monotonic", "boottime" };
+	*mask = 0;
+	while (*s) {
+		const char *e = zv_strchr(s, '+');
+		size_t n = e ? (size_t)(e - s) : zv_strlen(s);
+		int k = 0;
+		if (n == 3 && zv_strncmp(s, "all", 3) == 0) {
+			*mask |= 7;
+		} else {
+			while (k < ZV_NCLK && !(zv_strlen(names[k]) == n && zv_strncmp(s, names[k], n) == 0))
+				k++;
+			if (k == ZV_NCLK) {
+				*bad = s;
+				return -1;
+			}
+			*mask |= 1u << k;
+		}
+		s += n;
+		if (*s == '+')
+			s++;
+	}
+	return *mask ? 0 : -1;
+}
+
+/* Parses SPEC (items separated by commas) and takes the reference times.
+ * Returns 0, or -1 with one line in why. */
+int zv_time_setup(const char *spec, char *why, size_t n)
+{
+	enum { NONE, OFFSET, START, FREEZE } mode = NONE;
+	int64_t value = 0, num = 1, den = 1;
+	unsigned mask = 1u << ZV_CLK_RT;
+	char item[256];
+	const char *s = spec;
+	if (!*s) {
+		zv_snprintf(why, n, "--time: empty SPEC (offset=, start=, freeze=, rate=)");
+		return -1;
+	}
+	while (*s) {
+		const char *comma = zv_strchr(s, ',');
+		size_t len = comma ? (size_t)(comma - s) : zv_strlen(s);
+		if (len >= sizeof item)
+			len = sizeof item - 1;
+		memcpy(item, s, len);
+		item[len] = 0;
+		s += comma ? (size_t)(comma - s) + 1 : zv_strlen(s);
+		char *eq = zv_strchr(item, '=');
+		const char *v = eq ? eq + 1 : "";
+		if (eq)
+			*eq = 0;
+		int m = !zv_strcmp(item, "offset") ? OFFSET : !zv_strcmp(item, "start") ? START
+			: !zv_strcmp(item, "freeze") ? FREEZE : NONE;
+		if (m != NONE && eq) {
+			if (mode != NONE) {
+				zv_snprintf(why, n, "--time: give only one of offset=, start= and freeze=");
+				return -1;
+			}
+			mode = m;
+			if (m == OFFSET ? parse_duration(v, &value) < 0 : parse_instant(v, &value) < 0) {
+				zv_snprintf(why, n, m == OFFSET ? "--time: bad duration '%s' (e.g. +3d4h, -90s, 1.5h)"
+						   : "--time: bad time '%s' (e.g. 2030-01-01T00:00:00Z or @1900000000)", v);
+				return -1;
+			}
+		} else if (!zv_strcmp(item, "rate") && eq) {
+			if (parse_rate(v, &num, &den) < 0) {
+				zv_snprintf(why, n, "--time: the rate must be a positive decimal number, not '%s'", v);
+				return -1;
+			}
+		} else if (!zv_strcmp(item, "clocks") && eq) {
+			const char *bad = v;
+			if (parse_clocks(v, &mask, &bad) < 0) {
+				zv_snprintf(why, n, "--time: unknown clock '%s' (realtime, monotonic, boottime, all; join with +)", bad);
+				return -1;
+			}
+		} else {
+			zv_snprintf(why, n, "--time: unknown item '%s' (offset=, start=, freeze=, rate=, clocks=)", item);
+			return -1;
+		}
+	}
+	struct zv_vtime *vt = &zv_proc.vt;
+	vt->num = num;
+	vt->den = den;
+	for (int f = 0; f < ZV_NCLK; f++) {
+		struct zv_vclock *c = &vt->clk[f];
+		c->real0 = c->virt0 = host_now(base_clock[f]);
+		c->frozen = 0;
+		if (!(mask & (1u << f)))
+			continue;
+		if (mode == OFFSET)
+			c->virt0 += value;
+		else if (mode == START || mode == FREEZE)
+			c->virt0 = value;
+		c->frozen = mode == FREEZE;
+		if (f != ZV_CLK_RT && c->virt0 < 0) {
+			/* as time namespaces refuse such an offset */
+			zv_snprintf(why, n, "--time: the %s clock would be negative", f == ZV_CLK_MONO ? "monotonic" : "boottime");
+			return -1;
+		}
+	}
+	vt->on = 1;
+	return 0;
+}
+
+int zv_time_format(char *buf, size_t n)
+{
+	const struct zv_vtime *vt = &zv_proc.vt;
+	if (!vt->on)
+		return zv_snprintf(buf, n, "%s", "");
+	return zv_snprintf(buf, n, ",T=%ld:%ld:%ld:%ld:%d:%ld:%ld:%d:%ld:%ld:%d", vt->num, vt->den,
+			   vt->clk[0].real0, vt->clk[0].virt0, vt->clk[0].frozen, vt->clk[1].real0,
+			   vt->clk[1].virt0, vt->clk[1].frozen, vt->clk[2].real0, vt->clk[2].virt0,
+			   vt->clk[2].frozen);
+}
+
+static int64_t signed_dec(const char **s)
+{
+	int neg = **s == '-';
+	if (neg)
+		(*s)++;
+	int64_t v = 0;
+	while (**s >= '0' && **s <= '9')
+		v = v * 10 + (*(*s)++ - '0');
+	if (**s == ':')
+		(*s)++;
+	return neg ? -v : v;
+}
+
+const char *zv_time_restore(const char *s)
+{
+	struct zv_vtime *vt = &zv_proc.vt;
+	vt->num = signed_dec(&s);
+	vt->den = signed_dec(&s);
+	for (int f = 0; f < ZV_NCLK; f++) {
+		vt->clk[f].real0 = signed_dec(&s);
+		vt->clk[f].virt0 = signed_dec(&s);
+		vt->clk[f].frozen = (int)signed_dec(&s);
+	}
+	vt->on = vt->num > 0 && vt->den > 0;
+	return s;
+}
+
+/* ---- the calls ------------------------------------------------------- */
+
+/* The three reads run the host's vDSO when the kernel may (loader/vdso.c):
+ * the same results and errors as the host's system calls, for a function
+ * call. A bad pointer faults there and the guard makes it EFAULT. */
+static long host_read(struct zv_thread *t, struct zv_ucontext *uc, long *a, int which, long nr)
+{
+	long r = zv_host_vdso_call(which, a[0], a[1]);
+	return r == -ENOSYS ? zv_call_args(t, uc, nr, a) : r;
+}
+
+static long clock_gettime_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	long r = host_read(t, uc, a, 0, __NR_clock_gettime);
+	struct kts *ts = (struct kts *)a[1];
+	if (r == 0 && zv_proc.vt.on && family(a[0]) >= 0 && !plain(family(a[0])))
+		ns_ts(virt_clock(a[0], ts_ns(ts)), ts); /* the host wrote it: writable */
+	return r;
+}
+
+static long gettimeofday_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	long r = host_read(t, uc, a, 1, __NR_gettimeofday);
+	struct ktv *tv = (struct ktv *)a[0];
+	if (r == 0 && tv && zv_proc.vt.on && !plain(ZV_CLK_RT)) {
+		struct kts ts;
+		ns_ts(virt_of(ZV_CLK_RT, tv->sec * NSEC + tv->usec * 1000), &ts);
+		tv->sec = ts.sec;
+		tv->usec = ts.nsec / 1000;
+	}
+	return r;
+}
+
+static long time_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	long r = host_read(t, uc, a, 2, __NR_time);
+	if ((r < 0 && r > -4096) || !zv_proc.vt.on)
+		return r;
+	struct kts ts;
+	ns_ts(virt_of(ZV_CLK_RT, host_now(CLOCK_REALTIME)), &ts);
+	if (a[0])
+		*(int64_t *)a[0] = ts.sec;
+	return (long)ts.sec;
+}
+
+/* A relative timeout *in (guest memory) as the host's, in *out. Returns 0 if
+ * it must be passed unchanged (invalid: the host says why). */
+static int rel_timeout(const struct kts *in, struct kts *out)
+{
+	if (!ts_valid(in))
+		return 0;
+	ns_ts(to_real(ts_ns(in)), out);
+	return 1;
+}
+
+/* Writes a remaining time the host reported (real) back as virtual. */
+static void rel_back(const struct kts *real, struct kts *guest)
+{
+	ns_ts(to_virt(ts_ns(real)), guest);
+}
+
+static long nanosleep_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	struct kts req, rem = { 0, 0 };
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	if (!scaled() || !rel_timeout((struct kts *)a[0], &req))
+		return zv_call_args(t, uc, __NR_nanosleep, a);
+	b[0] = (long)&req;
+	b[1] = a[1] ? (long)&rem : 0;
+	long r = zv_call_args(t, uc, __NR_nanosleep, b);
+	if (r == -EINTR && a[1])
+		rel_back(&rem, (struct kts *)a[1]);
+	return r;
+}
+
+static long clock_nanosleep_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	int f = family(a[0]);
+	struct kts req, rem = { 0, 0 };
+	const struct kts *in = (const struct kts *)a[2];
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	if (f < 0 || !in || !ts_valid(in))
+		return zv_call_args(t, uc, __NR_clock_nanosleep, a);
+	if (a[1] & TIMER_ABSTIME) {
+		if (plain(f))
+			return zv_call_args(t, uc, __NR_clock_nanosleep, a);
+		int64_t when = real_clock(a[0], ts_ns(in));
+		ns_ts(when < 0 ? 0 : when, &req);
+	} else {
+		if (!scaled())
+			return zv_call_args(t, uc, __NR_clock_nanosleep, a);
+		rel_timeout(in, &req);
+		b[3] = a[3] ? (long)&rem : 0;
+	}
+	b[2] = (long)&req;
+	long r = zv_call_args(t, uc, __NR_clock_nanosleep, b);
+	if (r == -EINTR && !(a[1] & TIMER_ABSTIME) && a[3])
+		rel_back(&rem, (struct kts *)a[3]);
+	return r;
+}
+
+/* select's timeval, pselect6's and ppoll's timespec: relative, and the host
+ * writes the time left back. */
+static long select_v(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr, int idx, int usec)
+{
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	struct kts k, in;
+	if (!scaled() || !a[idx])
+		return zv_call_args(t, uc, nr, a);
+	if (usec) {
+		const struct ktv *tv = (const struct ktv *)a[idx];
+		in.sec = tv->sec;
+		in.nsec = tv->usec >= 0 && tv->usec < 1000000 ? tv->usec * 1000 : -1;
+	} else {
+		in = *(const struct kts *)a[idx];
+	}
+	if (!rel_timeout(&in, &k))
+		return zv_call_args(t, uc, nr, a);
+	struct ktv ktv = { k.sec, (k.nsec + 999) / 1000 };
+	if (ktv.usec == 1000000) {
+		ktv.sec++;
+		ktv.usec = 0;
+	}
+	b[idx] = usec ? (long)&ktv : (long)&k;
+	long r = zv_call_args(t, uc, nr, b);
+	if (r == -EFAULT)
+		return r;
+	struct kts left = usec ? (struct kts){ ktv.sec, ktv.usec * 1000 } : k, v;
+	rel_back(&left, &v);
+	if (usec) {
+		struct ktv *tv = (struct ktv *)a[idx];
+		tv->sec = v.sec;
+		tv->usec = v.nsec / 1000;
+	} else {
+		*(struct kts *)a[idx] = v;
+	}
+	return r;
+}
+
+/* poll's and epoll_wait's milliseconds: negative waits forever. */
+static long ms_timeout_v(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr, int idx)
+{
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	int ms = (int)a[idx];
+	if (scaled() && ms > 0) {
+		int64_t real = to_real((int64_t)ms * 1000000);
+		int64_t rms = (real + 999999) / 1000000;
+		b[idx] = rms > 0x7fffffff ? 0x7fffffff : rms;
+	}
+	return zv_call_args(t, uc, nr, b);
+}
+
+/* epoll_pwait2's and rt_sigtimedwait's timespec: relative, not written back. */
+static long ts_timeout_v(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr, int idx)
+{
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	struct kts k;
+	if (!scaled() || !a[idx] || !rel_timeout((const struct kts *)a[idx], &k))
+		return zv_call_args(t, uc, nr, a);
+	b[idx] = (long)&k;
+	return zv_call_args(t, uc, nr, b);
+}
+
+static long futex_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	int op = (int)a[1], cmd = op & FUTEX_CMD_MASK;
+	const struct kts *in = (const struct kts *)a[3];
+	struct kts k;
+	if (!in)
+		return zv_call_args(t, uc, __NR_futex, a);
+	if (cmd == FUTEX_WAIT) {
+		if (!scaled() || !rel_timeout(in, &k))
+			return zv_call_args(t, uc, __NR_futex, a);
+	} else if (cmd == FUTEX_WAIT_BITSET || cmd == FUTEX_LOCK_PI || cmd == FUTEX_LOCK_PI2 ||
+		   cmd == FUTEX_WAIT_REQUEUE_PI) {
+		/* Absolute; LOCK_PI always on REALTIME. */
+		int f = cmd == FUTEX_LOCK_PI || (op & FUTEX_CLOCK_REALTIME) ? ZV_CLK_RT : ZV_CLK_MONO;
+		if (plain(f) || !ts_valid(in))
+			return zv_call_args(t, uc, __NR_futex, a);
+		int64_t when = real_of(f, ts_ns(in));
+		ns_ts(when < 0 ? 0 : when, &k);
+	} else {
+		return zv_call_args(t, uc, __NR_futex, a); /* a[3] is not a timeout */
+	}
+	b[3] = (long)&k;
+	return zv_call_args(t, uc, __NR_futex, b);
+}
+
+/* ITIMER_REAL: its value and interval run on the (scaled) real clock. */
+static void itv_scale(const struct kitv *in, struct kitv *out, int64_t (*f)(int64_t))
+{
+	const struct ktv *src[2] = { &in->interval, &in->value };
+	struct ktv *dst[2] = { &out->interval, &out->value };
+	for (int i = 0; i < 2; i++) {
+		int64_t ns = f(src[i]->sec * NSEC + src[i]->usec * 1000);
+		dst[i]->sec = ns / NSEC;
+		dst[i]->usec = (ns % NSEC + 999) / 1000;
+		if (dst[i]->usec == 1000000) {
+			dst[i]->sec++;
+			dst[i]->usec = 0;
+		}
+	}
+}
+
+static long setitimer_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	struct kitv knew, kold;
+	if (!scaled() || a[0] != 0 /* ITIMER_REAL */)
+		return zv_call_args(t, uc, __NR_setitimer, a);
+	if (a[1]) {
+		const struct kitv *in = (const struct kitv *)a[1];
+		if (in->value.usec < 0 || in->value.usec >= 1000000 || in->interval.usec < 0 ||
+		    in->interval.usec >= 1000000)
+			return zv_call_args(t, uc, __NR_setitimer, a);
+		itv_scale(in, &knew, to_real);
+		b[1] = (long)&knew;
+	}
+	b[2] = a[2] ? (long)&kold : 0;
+	long r = zv_call_args(t, uc, __NR_setitimer, b);
+	if (r == 0 && a[2])
+		itv_scale(&kold, (struct kitv *)a[2], to_virt);
+	return r;
+}
+
+static long getitimer_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	long r = zv_call_args(t, uc, __NR_getitimer, a);
+	if (r == 0 && scaled() && a[0] == 0) {
+		struct kitv k = *(struct kitv *)a[1];
+		itv_scale(&k, (struct kitv *)a[1], to_virt);
+	}
+	return r;
+}
+
+/* alarm(s) is setitimer(ITIMER_REAL) in whole seconds; it returns the
+ * seconds left, rounded as the host rounds them. */
+static long alarm_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	if (!scaled())
+		return zv_call_args(t, uc, __NR_alarm, a);
+	struct kitv knew = { { 0, 0 }, { (unsigned)a[0], 0 } }, real, kold;
+	itv_scale(&knew, &real, to_real);
+	zv_host_call(t, __NR_setitimer, 0, (long)&real, (long)&kold, 0, 0, 0);
+	struct kitv old;
+	itv_scale(&kold, &old, to_virt);
+	long s = old.value.sec;
+	if ((!s && old.value.usec) || old.value.usec >= 500000)
+		s++;
+	return s;
+}
+
+/* timerfd and POSIX timers: the clock decides how an absolute value is
+ * converted; it is remembered at creation for timers, and read from
+ * /proc/self/fdinfo for timerfds (only needed for absolute values). */
+#define MAX_TIMERS 64
+static struct { int id; int clk; } timers[MAX_TIMERS];
+static volatile int timers_lock;
+
+static int timerfd_clock(long fd)
+{
+	char path[48], buf[512];
+	zv_snprintf(path, sizeof path, "/proc/self/fdinfo/%d", (int)fd);
+	long f = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (f < 0)
+		return CLOCK_REALTIME;
+	long n = zv_read((int)f, buf, sizeof buf - 1);
+	zv_close((int)f);
+	buf[n > 0 ? n : 0] = 0;
+	for (const char *p = buf; p && *p; p = zv_strchr(p, '\n'), p = p ? p + 1 : p)
+		if (zv_startswith(p, "clockid:")) {
+			p += 8;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			int64_t v;
+			digits(&p, &v, 3);
+			return (int)v;
+		}
+	return CLOCK_REALTIME;
+}
+
+static int timer_clock(long id)
+{
+	int clk = CLOCK_REALTIME;
+	zv_lock(&timers_lock);
+	for (int i = 0; i < MAX_TIMERS; i++)
+		if (timers[i].id == (int)id + 1)
+			clk = timers[i].clk;
+	zv_unlock(&timers_lock);
+	return clk;
+}
+
+static long timer_create_v(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	long r = zv_call_args(t, uc, __NR_timer_create, a);
+	if (r == 0) {
+		int id = *(int *)a[2];
+		zv_lock(&timers_lock);
+		int slot = id % MAX_TIMERS;
+		timers[slot].id = id + 1;
+		timers[slot].clk = (int)a[0];
+		zv_unlock(&timers_lock);
+	}
+	return r;
+}
+
+static void its_scale(const struct kits *in, struct kits *out, int64_t (*f)(int64_t))
+{
+	ns_ts(f(ts_ns(&in->interval)), &out->interval);
+	ns_ts(f(ts_ns(&in->value)), &out->value);
+}
+
+/* timerfd_settime(fd, flags, new, old), timer_settime(id, flags, new, old) */
+static long settime_v(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	const struct kits *in = (const struct kits *)a[2];
+	struct kits knew, kold;
+	if (!in || !ts_valid(&in->value) || !ts_valid(&in->interval))
+		return zv_call_args(t, uc, nr, a);
+	int abs = (a[1] & 1) != 0; /* TFD_TIMER_ABSTIME == TIMER_ABSTIME == 1 */
+	int clk = abs ? (nr == __NR_timerfd_settime ? timerfd_clock(a[0]) : timer_clock(a[0])) : 0;
+	if (abs && (in->value.sec || in->value.nsec) && family(clk) >= 0 && !plain(family(clk))) {
+		int64_t when = real_clock(clk, ts_ns(&in->value));
+		ns_ts(when <= 0 ? 1 : when, &knew.value);
+	} else if (scaled() && !abs) {
+		ns_ts(to_real(ts_ns(&in->value)), &knew.value);
+	} else {
+		knew.value = in->value;
+	}
+	knew.interval = in->interval;
+	if (scaled())
+		ns_ts(to_real(ts_ns(&in->interval)), &knew.interval);
+	b[2] = (long)&knew;
+	b[3] = a[3] ? (long)&kold : 0;
+	long r = zv_call_args(t, uc, nr, b);
+	if (r == 0 && a[3]) {
+		if (scaled())
+			its_scale(&kold, (struct kits *)a[3], to_virt);
+		else
+			*(struct kits *)a[3] = kold;
+	}
+	return r;
+}
+
+/* timerfd_gettime(fd, cur), timer_gettime(id, cur): times left, relative */
+static long gettime_v(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	long r = zv_call_args(t, uc, nr, a);
+	if (r == 0 && scaled()) {
+		struct kits k = *(struct kits *)a[1];
+		its_scale(&k, (struct kits *)a[1], to_virt);
+	}
+	return r;
+}
+
+int zv_time_hooked(long nr)
+{
+	if (nr == __NR_clock_gettime || nr == __NR_gettimeofday || nr == __NR_time)
+		return zv_proc.vt.on || zv_proc.host_vdso.ok;
+	if (!zv_proc.vt.on)
+		return 0;
+	switch (nr) {
+	case __NR_nanosleep:
+	case __NR_clock_nanosleep: case __NR_select: case __NR_pselect6: case __NR_poll: case __NR_ppoll:
+	case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_epoll_pwait2: case __NR_futex:
+	case __NR_rt_sigtimedwait: case __NR_alarm: case __NR_setitimer: case __NR_getitimer:
+	case __NR_timerfd_settime: case __NR_timerfd_gettime: case __NR_timer_create:
+	case __NR_timer_settime: case __NR_timer_gettime:
+		return 1;
+	}
+	return 0;
+}
+
+long zv_time_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
+{
+	switch (nr) {
+	case __NR_clock_gettime: return clock_gettime_v(t, uc, a);
+	case __NR_gettimeofday: return gettimeofday_v(t, uc, a);
+	case __NR_time: return time_v(t, uc, a);
+	case __NR_nanosleep: return nanosleep_v(t, uc, a);
+	case __NR_clock_nanosleep: return clock_nanosleep_v(t, uc, a);
+	case __NR_select: return select_v(t, uc, a, nr, 4, 1);
+	case __NR_pselect6: return select_v(t, uc, a, nr, 4, 0);
+	case __NR_ppoll: return select_v(t, uc, a, nr, 2, 0);
+	case __NR_poll: return ms_timeout_v(t, uc, a, nr, 2);
+	case __NR_epoll_wait: case __NR_epoll_pwait: return ms_timeout_v(t, uc, a, nr, 3);
+	case __NR_epoll_pwait2: return ts_timeout_v(t, uc, a, nr, 3);
+	case __NR_rt_sigtimedwait: return ts_timeout_v(t, uc, a, nr, 2);
+	case __NR_futex: return futex_v(t, uc, a);
+	case __NR_alarm: return alarm_v(t, uc, a);
+	case __NR_setitimer: return setitimer_v(t, uc, a);
+	case __NR_getitimer: return getitimer_v(t, uc, a);
+	case __NR_timer_create: return timer_create_v(t, uc, a);
+	case __NR_timerfd_settime: case __NR_timer_settime: return settime_v(t, uc, a, nr);
+	case __NR_timerfd_gettime: case __NR_timer_gettime: return gettime_v(t, uc, a, nr);
+	}
+	return zv_call_args(t, uc, nr, a);
+}
