@@ -10,14 +10,16 @@
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .platform = ZV_PLAT_ZPOLINE, .count_fd = -1, .err_fd = -1, .seccomp_fd = -1,
+struct zv_proc zv_proc = { .platform = ZV_PLAT_ZPOLINE, .count_fd = -1, .err_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
+static int first_image;       /* zvisor run/trace, not an exec'd image */
 extern char __executable_start[], etext[];
 int zv_check_main(int argc, char **argv);
 
 static const char usage_text[] =
 	"usage: zvisor run [options] [--] PROGRAM [ARGS...]\n"
+	"       zvisor trace [strace options] [--] PROGRAM [ARGS...]\n"
 	"       zvisor check-elf FILE...\n"
 	"       zvisor --help | --version\n";
 
@@ -57,11 +59,39 @@ static const char run_help[] =
 	"  --stats          print how each process's calls reached the kernel at exit\n"
 	"  -h, --help       show this help\n";
 
+static const char trace_help[] =
+	"usage: zvisor trace [options] [--] PROGRAM [ARGS...]\n"
+	"\n"
+	"Runs PROGRAM under zvisor and prints its system calls as strace does.\n"
+	"The options of zvisor run (--platform, --time, ...) apply too.\n"
+	"\n"
+	"  -f               follow threads and child processes\n"
+	"  -ff              with -o: one file per process, FILE.PID\n"
+	"  -o FILE          write the trace to FILE instead of stderr\n"
+	"  -e trace=SET     which calls: names, %file %process %network %signal %ipc\n"
+	"                   %desc %memory %creds %clock %stat %pure, /REGEX, all,\n"
+	"                   none; !SET negates; naming clock_gettime, gettimeofday,\n"
+	"                   time, clock_getres or getcpu shows vDSO calls too\n"
+	"  -e status=failed, -Z   only calls that failed\n"
+	"  -e inject=SET:error=ERRNO|retval=N[:when=N|N+|N+S][:delay_enter=D][:delay_exit=D]\n"
+	"                   fail, fake or delay calls (strace's syntax)\n"
+	"  -s N             print at most N bytes of strings (32)\n"
+	"  -t, -tt, -ttt    prefix lines with the time of day (UTC), with\n"
+	"                   microseconds, or as seconds since the epoch\n"
+	"  -r               prefix lines with the time since the previous one\n"
+	"  -T               show the time spent in each call\n"
+	"  -c, -C           a summary table at exit (-c: instead of the trace)\n"
+	"  -X raw           numbers instead of names\n"
+	"  --json           (reserved)\n"
+	"  -h, --help       show this help\n";
+
 static const char main_help[] =
 	"zvisor " ZV_VERSION ": run unmodified Linux x86-64 programs under an in-process kernel\n"
 	"\n"
 	"commands:\n"
 	"  run [options] [--] PROGRAM [ARGS...]  run PROGRAM under zvisor ('zvisor run --help')\n"
+	"  trace [options] [--] PROGRAM [ARGS...]  show its system calls as strace does\n"
+	"                                        ('zvisor trace --help')\n"
 	"  check-elf FILE...                     check whether zvisor can load each FILE\n"
 	"\n"
 	"  --help     show this help\n"
@@ -103,6 +133,8 @@ int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked
 			    zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats, (int)zv_proc.vdso_mode);
 	if (k >= 0 && (size_t)k < n)
 		k += zv_time_format(buf + k, n - k);
+	if (k >= 0 && (size_t)k < n)
+		k += zv_trace_format_state(buf + k, n - k); /* last */
 	return k;
 }
 
@@ -130,6 +162,10 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 			*mask = zv_parse_hex(s, &e);
 		} else if (key == 'T') {
 			e = zv_time_restore(s);
+		} else if (key == 'X') {
+			e = zv_trace_restore_x(s);
+		} else if (key == 'Y') {
+			e = zv_trace_restore(s); /* the rest of the state */
 		} else {
 			long v = parse_dec(s, &e);
 			switch (key) {
@@ -245,6 +281,16 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		       zv_proc.platform != ZV_PLAT_SECCOMP ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
 	t->is_thread = 1;
+	t->traced = (zv_proc.trace.on || zv_proc.trace.summary) && zv_proc.trace_exec_traced;
+	if (first_image && t->traced) {
+		/* strace shows the traced program's execve; an exec'd image's
+		 * line was printed by the image before it */
+		long ea[6] = { (long)path, (long)argv, (long)envp };
+		t->tid = t->pid = zv_proc.pid;
+		zv_trace_exec(t, __NR_execve, ea, 0);
+		if (zv_proc.trace.summary)
+			zv_count_time(__NR_execve, 0, 0);
+	}
 	zv_vdso_setup((uint64_t *)auxv);
 	zv_dispatch_init(); /* again: --time and the vDSO change how calls are routed */
 	t->sigsys_blocked = sigsys_blocked;
@@ -296,10 +342,13 @@ static void setup_count(void)
 	keep_stderr();
 }
 
-__attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp, const uint64_t *auxv)
+__attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp, const uint64_t *auxv,
+					      int trace)
 {
 	int i = 0;
 	int count = 0;
+	if (trace)
+		zv_proc.trace.on = 1;
 	for (; i < argc; i++) {
 		const char *a = argv[i];
 		if (zv_strcmp(a, "--") == 0) {
@@ -308,8 +357,18 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		}
 		if (a[0] != '-')
 			break;
+		int k = trace ? zv_trace_option(argc - i, argv + i) : 0;
+		if (k < 0)
+			zv_exit_group(2);
+		if (k > 0) {
+			i += k - 1;
+			continue;
+		}
 		if (zv_strcmp(a, "-h") == 0 || zv_strcmp(a, "--help") == 0) {
-			zv_write(1, run_help, sizeof run_help - 1);
+			if (trace)
+				zv_write(1, trace_help, sizeof trace_help - 1);
+			else
+				zv_write(1, run_help, sizeof run_help - 1);
 			zv_exit_group(0);
 		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
 			count = 1;
@@ -347,12 +406,18 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 				zv_proc.rewrite = ZV_REWRITE_NONE;
 			else
 				usage_error("zvisor: unknown rewrite mode '%s' (lazy, none)\n", v);
+		} else if ((k = zv_trace_option(argc - i, argv + i)) != 0) {
+			if (k < 0)
+				zv_exit_group(2);
+			i += k - 1; /* strace's options work on run too */
 		} else {
 			usage_error("zvisor: unknown option '%s'\n", a);
 		}
 	}
 	if (i >= argc)
-		usage_error("zvisor: run: no program given%s\n", "");
+		usage_error(trace ? "zvisor: trace: no program given%s\n" : "zvisor: run: no program given%s\n", "");
+	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
+		zv_exit_group(2);
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);
@@ -362,12 +427,18 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	zv_proc.leader_pid = zv_proc.pid;
+	zv_proc.trace_exec_traced = 1; /* the first thread is traced */
+	first_image = 1;
+	if (zv_proc.trace.summary && !count) {
+		count = 1;
+		zv_count_timed = 1;
+	}
 	if (count) {
 		setup_count();
 		/* As strace counts the traced program's execve; exit and
 		 * exit_group never return, and neither counts them. */
 		zv_count_record(__NR_execve, 0, 0);
-	} else if (zv_proc.stats) {
+	} else if (zv_proc.stats || zv_proc.trace.on) {
 		keep_stderr();
 	}
 	start_guest(path, path, gargv, envp, auxv, r, initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0);
@@ -385,6 +456,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	parse_state(argv[0], &mask, &sigsys_blocked);
 	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)
 		zv_proc.count_fd = -1;
+	zv_count_timed = zv_proc.trace.summary != 0;
 	if (zv_proc.seccomp_fd >= 0) {
 		zv_seccomp_restore(zv_proc.seccomp_fd);
 		zv_proc.seccomp_fd = -1;
@@ -433,9 +505,9 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	}
 	if (zv_strcmp(cmd, "check-elf") == 0)
 		zv_exit_group(zv_check_main(argc - 2, argv + 2));
-	if (zv_strcmp(cmd, "run") == 0) {
+	if (zv_strcmp(cmd, "run") == 0 || zv_strcmp(cmd, "trace") == 0) {
 		zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);
-		cmd_run(argc - 2, argv + 2, envp, auxv);
+		cmd_run(argc - 2, argv + 2, envp, auxv, cmd[0] == 't');
 	}
 	usage_error("zvisor: unknown command '%s'\n", cmd);
 }

@@ -7,6 +7,7 @@
 #include "arch/context.h"
 #include "arch/fast.h"
 #include "loader/loader.h"
+#include "trace/trace.h"
 
 #define ZV_VERSION "0.1.0"
 
@@ -54,6 +55,8 @@ struct zv_thread {
 	int is_thread;                 /* made with CLONE_THREAD (or the first thread): counted, reusable */
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
+	int traced;                    /* zvisor trace shows this thread's calls */
+	int trace_injected;            /* the current call's result was injected */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;
@@ -120,6 +123,8 @@ struct zv_proc {
 	int seccomp_fd;               /* the filters on their way through execve */
 	struct zv_vtime vt;           /* --time */
 	enum zv_vdso_mode vdso_mode;  /* --vdso */
+	struct zv_trace trace;        /* zvisor trace, -c */
+	int trace_exec_traced;        /* the exec'ing thread was traced */
 	uint64_t vdso_stubs;          /* the vDSO's stubs into the kernel, 0 if none */
 	struct {                      /* the host's vDSO functions, for the kernel's own clock reads */
 		volatile int ok;      /* mapped and usable: cleared when the guest touches them */
@@ -219,6 +224,7 @@ void zv_dispatch_init(void);
 #define ZV_NORESULT (-4096L - 1) /* handler set the guest's registers itself */
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 long zv_call_args(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
+long zv_dispatch_rest(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f);
 
 /* sys/signal.c */

@@ -212,4 +212,18 @@ zv_cmpxchg16_guarded:
 	movzbl %al, %eax
 	jmp zv_guard_out
 
+/* long zv_copy_guarded(void *dst, const void *src, size_t n, uint64_t *resume_sp)
+ * Copies n bytes: 0, or -EFAULT if either side faulted (guest memory the
+ * tracer reads). Same frame as zv_call_guarded. */
+	.globl zv_copy_guarded
+	.hidden zv_copy_guarded
+	.type zv_copy_guarded,@function
+zv_copy_guarded:
+	guard_frame			/* the frame zv_guard_out unwinds */
+	mov %rsp, (%rcx)		/* where a fault resumes */
+	mov %rdx, %rcx			/* count */
+	rep movsb			/* rdi = dst, rsi = src */
+	xor %eax, %eax
+	jmp zv_guard_out
+
 	.section .note.GNU-stack,"",@progbits

@@ -24,13 +24,14 @@ static void put_num(struct out *o, unsigned long v, int base, int neg, int width
 	} while (v);
 	if (neg)
 		tmp[n++] = '-';
+	int len = n;
 	if (!left)
-		for (int i = n; i < width; i++)
+		for (int i = len; i < width; i++)
 			put(o, pad);
 	while (n)
 		put(o, tmp[--n]);
 	if (left)
-		for (int i = n; i < width; i++)
+		for (int i = len; i < width; i++)
 			put(o, ' ');
 }
 

@@ -246,7 +246,8 @@ static int unmap_vdso(const struct zv_map *m, void *arg)
 int zv_vdso_wanted(void)
 {
 	return zv_proc.vdso_mode == ZV_VDSO_KERNEL ||
-	       (zv_proc.vdso_mode == ZV_VDSO_AUTO && (zv_proc.count_fd >= 0 || zv_proc.vt.on));
+	       (zv_proc.vdso_mode == ZV_VDSO_AUTO &&
+		((zv_proc.count_fd >= 0 && !zv_proc.trace.summary) || zv_proc.vt.on || zv_proc.trace.vdso_shown));
 }
 
 void zv_vdso_setup(uint64_t *auxv)
@@ -268,7 +269,7 @@ void zv_vdso_setup(uint64_t *auxv)
 		return;
 	}
 	zv_proc.host_vdso.ok = 0;
-	if (ehdr && ehdr[1] && (zv_vdso_wanted() || zv_proc.vt.on))
+	if (ehdr && ehdr[1] && (zv_vdso_wanted() || zv_proc.vt.on || zv_proc.trace.on || zv_proc.trace.summary))
 		find_host_functions((uint8_t *)ehdr[1]);
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
 		wrap_vdso((uint8_t *)ehdr[1]);

@@ -151,6 +151,15 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 		(long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
 		(long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9,
 	};
+	if (zv_proc.trace.on || zv_proc.trace.summary || zv_proc.trace.inject)
+		return zv_trace_call(t, uc, nr, a); /* which calls zv_dispatch_rest */
+	return zv_dispatch_rest(t, uc, nr, a);
+}
+
+/* Everything below the trace layer: the guest's own filters, the kernel's
+ * fds, virtual time, the handler or the host. */
+long zv_dispatch_rest(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
+{
 	/* A vDSO entry is no system call natively: the guest's own SUD and
 	 * seccomp never see it. */
 	int guest_filters = (t->gsud.on || zv_proc.seccomp.mode) && !zv_vdso_call(uc->mc.rip);
@@ -161,7 +170,7 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 		if (r != ZV_SECCOMP_GO)
 			return r;
 	}
-	if ((zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0) && zv_names_kernel_fd(nr, a))
+	if ((zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0 || zv_proc.trace.fd >= 0) && zv_names_kernel_fd(nr, a))
 		return -EBADF;
 	if ((zv_proc.vt.on || zv_proc.host_vdso.ok) && zv_time_hooked(nr))
 		return zv_time_call(t, uc, nr, a); /* which calls zv_call_args */

@@ -22,7 +22,7 @@ static long count_strings(char *const *v)
 }
 
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, char *const *argv,
-		    char *const *envp)
+		    char *const *envp, long nr, const long *a)
 {
 	struct zv_resolved *r = zv_kmap(sizeof *r, 4096, -1);
 	if (zv_is_err((long)r))
@@ -39,7 +39,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	char **nv = zv_kmap(vsize, 4096, -1);
 	if (zv_is_err((long)nv))
 		return -ENOMEM;
-	char state[256];
+	char state[3072]; /* trace options included */
 	zv_proc.seccomp_fd = zv_seccomp_save();
 	if (zv_proc.seccomp_fd < 0 && zv_proc.seccomp.mode) {
 		/* The guest's filters could not be carried over: never let a
@@ -69,6 +69,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 			zv_sys3(__NR_tgkill, zv_getpid(), t->tid, sig);
 	t->pending_set = 0;
 	t->fast.sig_pending = 0;
+	zv_trace_exec(t, nr, a, 0); /* the line must be out before the image goes */
 	zv_count_record(__NR_execve, 0, 0);
 	long ret = zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
 	zv_count_unrecord(__NR_execve); /* the caller records the failure */
@@ -85,7 +86,7 @@ long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	const char *path = (const char *)a[0];
 	if (!path || zv_bad_guest_ptr((uint64_t)path))
 		return -EFAULT;
-	return do_exec(t, uc, path, (char *const *)a[1], (char *const *)a[2]);
+	return do_exec(t, uc, path, (char *const *)a[1], (char *const *)a[2], __NR_execve, a);
 }
 
 long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a)
@@ -109,5 +110,5 @@ long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 		zv_snprintf(buf, sizeof buf, "/proc/self/fd/%d/%s", dfd, path);
 		path = buf;
 	}
-	return do_exec(t, uc, path, (char *const *)a[2], (char *const *)a[3]);
+	return do_exec(t, uc, path, (char *const *)a[2], (char *const *)a[3], __NR_execveat, a);
 }

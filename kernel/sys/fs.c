@@ -69,7 +69,7 @@ long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long
 #define ZV_MAX_HIDDEN 4
 static int *hidden_slot(int fd)
 {
-	static int *slots[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd };
+	static int *slots[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd };
 	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
 		if (slots[i] && *slots[i] >= 0 && *slots[i] == fd)
 			return slots[i];
@@ -168,15 +168,17 @@ long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	unsigned flags = (unsigned)a[2];
 	if (lo > hi)
 		return -EINVAL;
-	int ks[2] = { zv_proc.count_fd, zv_proc.err_fd };
-	if (ks[0] > ks[1]) {
-		int x = ks[0];
-		ks[0] = ks[1];
-		ks[1] = x;
-	}
+	int ks[3] = { zv_proc.count_fd, zv_proc.err_fd, zv_proc.trace.fd };
+	for (int i = 0; i < 3; i++) /* ascending */
+		for (int j = i + 1; j < 3; j++)
+			if (ks[j] < ks[i]) {
+				int x = ks[i];
+				ks[i] = ks[j];
+				ks[j] = x;
+			}
 	unsigned long from = lo; /* 64-bit: one past UINT_MAX must not wrap */
 	long r = 0;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		if (ks[i] < 0 || (unsigned)ks[i] < from || (unsigned)ks[i] > hi)
 			continue;
 		if ((unsigned)ks[i] > from)
@@ -203,7 +205,7 @@ long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
 	long r = zv_host_call(t, __NR_getdents64, a[0], a[1], a[2], 0, 0, 0);
-	if (r <= 0 || (zv_proc.count_fd < 0 && zv_proc.err_fd < 0))
+	if (r <= 0 || (zv_proc.count_fd < 0 && zv_proc.err_fd < 0 && zv_proc.trace.fd < 0))
 		return r;
 	char link[64], path[32];
 	zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);

@@ -63,6 +63,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	/* rt_sigreturn installs uc_stack as the host altstack: the child's block. */
 	f->uc.uc_stack = (struct zv_stack){ (uint64_t)c + ZV_BLOCK_HEAD, 0, 0, ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
 	c->sigsys_blocked = t->sigsys_blocked;
+	c->traced = t->traced && zv_proc.trace.follow; /* strace -f */
 	zv_ids_after_clone(c, flags);
 	if (keep_altstack)
 		c->guest_ss = t->guest_ss; /* vfork keeps it; new threads start without */
@@ -117,6 +118,8 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		}
 		if (r == 0) {
 			after_fork_child(t);
+			t->traced = t->traced && zv_proc.trace.follow;
+			zv_trace_after_fork(t->traced);
 			zv_ids_after_clone(t, flags);
 			if (flags & CLONE_CLEAR_SIGHAND)
 				zv_clear_handlers(t->sighand);
@@ -206,11 +209,12 @@ void zv_report_at_exit(void)
 		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu\n", pid,
 			   zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced, zv_sites_rewritten());
 	if (pid == zv_proc.leader_pid)
-		zv_count_report(fd);
+		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
 }
 
 long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
+	zv_trace_exit(t, (int)a[0], 0);
 	zv_report_at_exit();
 	zv_exit_group((int)a[0]);
 }
@@ -228,8 +232,10 @@ long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	if (!t->is_thread)
 		for (;;) /* a vfork-style child: its parent frees the block */
 			zv_sys1(__NR_exit, a[0]);
-	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
+	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0) {
+		zv_trace_exit(t, (int)a[0], 0);
 		zv_report_at_exit();
+	}
 	zv_thread_retire(t);
 	for (;;)
 		zv_sys1(__NR_exit, a[0]);

@@ -49,7 +49,8 @@ static int catch_default(int sig)
 {
 	if (sig == SIGSEGV || sig == SIGBUS)
 		return 1; /* faults on guest memory inside the kernel become EFAULT */
-	return zv_proc.count_fd >= 0 && !default_ignores(sig) && !default_stops(sig) && sig != SIGKILL;
+	return (zv_proc.count_fd >= 0 || zv_proc.trace.on) && !default_ignores(sig) && !default_stops(sig) &&
+	       sig != SIGKILL;
 }
 
 static void set_host_action(struct zv_sighand *sh, int sig)
@@ -95,8 +96,18 @@ void zv_clear_handlers(struct zv_sighand *sh)
 			sh->act[sig] = (struct zv_ksigaction){ 0 };
 }
 
+static int default_dumps(int sig)
+{
+	return sig == 3 || sig == 4 || sig == 5 || sig == 6 || sig == 7 || sig == 8 || sig == 11 ||
+	       sig == 24 || sig == 25 || sig == 31;
+}
+
 __attribute__((noreturn)) void zv_die_by_signal(int sig)
 {
+	/* "(core dumped)" when the host would dump: a core limit above 0 */
+	struct { uint64_t cur, max; } core = { 0, 0 };
+	zv_sys4(__NR_prlimit64, 0, 4 /* RLIMIT_CORE */, NULL, &core);
+	zv_trace_exit(zv_current(), 0, sig | (default_dumps(sig) && core.cur ? 0x80 : 0));
 	zv_report_at_exit();
 	struct zv_ksigaction dfl = { ZV_SIG_DFL, ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
 	zv_sys4(__NR_rt_sigaction, sig, &dfl, NULL, 8);
@@ -151,6 +162,7 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	zv_unlock(&sh->lock);
 	if (act.handler == ZV_SIG_IGN)
 		return;
+	zv_trace_signal(t, sig, si);
 	if (act.handler == ZV_SIG_DFL) {
 		default_action(sig);
 		return;

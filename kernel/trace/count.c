@@ -13,9 +13,11 @@
 struct count_table {
 	uint64_t calls[NROWS];
 	uint64_t errors[NROWS];
+	uint64_t ns[NROWS]; /* time spent, for zvisor trace -c */
 };
 
 static struct count_table *table;
+int zv_count_timed;
 
 int zv_count_create(void)
 {
@@ -47,6 +49,13 @@ void zv_count_record(long nr, long ret, int vdso)
 	__atomic_fetch_add(&table->calls[nr], 1, __ATOMIC_RELAXED);
 	if (ret < 0 && ret > -4096)
 		__atomic_fetch_add(&table->errors[nr], 1, __ATOMIC_RELAXED);
+}
+
+void zv_count_time(long nr, int vdso, int64_t ns)
+{
+	if (!table || (unsigned long)nr >= ZV_NSYSCALLS || ns < 0)
+		return;
+	__atomic_fetch_add(&table->ns[nr + (vdso ? ZV_NSYSCALLS : 0)], (uint64_t)ns, __ATOMIC_RELAXED);
 }
 
 void zv_count_unrecord(long nr)
@@ -84,6 +93,54 @@ static void out(struct outbuf *o, const char *s)
 	o->len += n;
 }
 
+/* strace -c's table: time, seconds, usecs/call, calls, errors, sorted by
+ * time (then calls, then name). */
+static void report_timed(struct outbuf *o)
+{
+	static const char dash[] = "------ ----------- ----------- --------- --------- ----------------\n";
+	char line[160], nb[40], nb2[40];
+	out(o, "% time     seconds  usecs/call     calls    errors syscall\n");
+	out(o, dash);
+	uint64_t total_ns = 0, total = 0, errs = 0;
+	for (int i = 0; i < NROWS; i++) {
+		total_ns += table->ns[i];
+		total += table->calls[i];
+		errs += table->errors[i];
+	}
+	uint8_t done[NROWS] = { 0 };
+	for (;;) {
+		int best = -1;
+		for (int i = 0; i < NROWS; i++) {
+			if (done[i] || !table->calls[i])
+				continue;
+			if (best < 0 || table->ns[i] > table->ns[best] ||
+			    (table->ns[i] == table->ns[best] && (table->calls[i] > table->calls[best] ||
+			     (table->calls[i] == table->calls[best] &&
+			      zv_strcmp(name_of(i, nb, sizeof nb), name_of(best, nb2, sizeof nb2)) < 0))))
+				best = i;
+		}
+		if (best < 0)
+			break;
+		done[best] = 1;
+		uint64_t ns = table->ns[best], c = table->calls[best], e = table->errors[best];
+		uint64_t pct = total_ns ? (ns * 10000 + total_ns / 2) / total_ns : 0;
+		char errs_text[16] = "";
+		if (e)
+			zv_snprintf(errs_text, sizeof errs_text, "%lu", e);
+		zv_snprintf(line, sizeof line, "%3lu.%02lu %4lu.%06lu %11lu %9lu %9s %s\n", pct / 100, pct % 100,
+			    ns / 1000000000, ns / 1000 % 1000000, c ? ns / 1000 / c : 0, c, errs_text,
+			    name_of(best, nb, sizeof nb));
+		out(o, line);
+	}
+	out(o, dash);
+	char errs_text[16] = "";
+	if (errs)
+		zv_snprintf(errs_text, sizeof errs_text, "%lu", errs);
+	zv_snprintf(line, sizeof line, "100.00 %4lu.%06lu %11lu %9lu %9s total\n", total_ns / 1000000000,
+		    total_ns / 1000 % 1000000, total ? total_ns / 1000 / total : 0, total, errs_text);
+	out(o, line);
+}
+
 void zv_count_report(int fd)
 {
 	if (!table)
@@ -94,6 +151,12 @@ void zv_count_report(int fd)
 		return;
 	o->fd = fd;
 	o->len = 0;
+	if (zv_count_timed) {
+		report_timed(o);
+		zv_write(fd, o->data, o->len);
+		zv_kunmap(o, sizeof *o);
+		return;
+	}
 	char line[128], nb[32];
 	out(o, "    calls    errors syscall\n");
 	out(o, dash);

@@ -4,6 +4,7 @@
  * exec'd images add to the same counters; the first guest process prints it. */
 #ifndef ZV_TRACE_COUNT_H
 #define ZV_TRACE_COUNT_H
+#include <stdint.h>
 #define ZV_NSYSCALLS 512
 
 /* Creates the shared table; returns its fd (the caller hides it) or -errno. */
@@ -20,4 +21,8 @@ void zv_count_unrecord(long nr);
 /* Prints the table to fd in strace -c's layout without the time columns,
  * sorted by calls (descending), then by name. */
 void zv_count_report(int fd);
+/* Adds ns of time spent in call nr (zvisor trace -c); with zv_count_timed
+ * set the report is strace -c's full table, sorted by time. */
+void zv_count_time(long nr, int vdso, int64_t ns);
+extern int zv_count_timed;
 #endif

@@ -1,0 +1,52 @@
+/* placeholder: replaced by the real tables */
+#ifndef ZV_TRACE_NAMES_H
+#define ZV_TRACE_NAMES_H
+#include <stdint.h>
+#include <stddef.h>
+struct zv_name { uint64_t value; const char *name; };
+struct zv_names { const struct zv_name *v; size_t n; };
+const char *zv_errno_name(int e);
+const char *zv_errno_text(int e);
+const char *zv_signal_name(int sig);
+extern const struct zv_names zv_n_open_flags;
+extern const struct zv_names zv_n_at_flags;
+extern const struct zv_names zv_n_prot;
+extern const struct zv_names zv_n_map_type;
+extern const struct zv_names zv_n_map_flags;
+extern const struct zv_names zv_n_clocks;
+extern const struct zv_names zv_n_sigprocmask_how;
+extern const struct zv_names zv_n_sa_flags;
+extern const struct zv_names zv_n_fcntl_cmds;
+extern const struct zv_names zv_n_fd_flags;
+extern const struct zv_names zv_n_access_modes;
+extern const struct zv_names zv_n_seek_whence;
+extern const struct zv_names zv_n_clone_flags;
+extern const struct zv_names zv_n_wait_options;
+extern const struct zv_names zv_n_socket_families;
+extern const struct zv_names zv_n_socket_types;
+extern const struct zv_names zv_n_socket_type_flags;
+extern const struct zv_names zv_n_arch_prctl;
+extern const struct zv_names zv_n_prctl;
+extern const struct zv_names zv_n_rlimits;
+extern const struct zv_names zv_n_madvise;
+extern const struct zv_names zv_n_futex_ops;
+extern const struct zv_names zv_n_ioctl_cmds;
+extern const struct zv_names zv_n_poll_events;
+extern const struct zv_names zv_n_epoll_ctl_ops;
+extern const struct zv_names zv_n_epoll_events;
+extern const struct zv_names zv_n_stat_modes;
+extern const struct zv_names zv_n_getrandom_flags;
+extern const struct zv_names zv_n_pipe_flags;
+extern const struct zv_names zv_n_msg_flags;
+extern const struct zv_names zv_n_sol_levels;
+extern const struct zv_names zv_n_so_options;
+extern const struct zv_names zv_n_mremap_flags;
+extern const struct zv_names zv_n_rusage_who;
+extern const struct zv_names zv_n_itimers;
+extern const struct zv_names zv_n_timer_flags;
+extern const struct zv_names zv_n_timerfd_flags;
+extern const struct zv_names zv_n_sched_policies;
+extern const struct zv_names zv_n_unshare_flags;
+extern const struct zv_names zv_n_rseq_flags;
+extern const struct zv_names zv_n_personality;
+#endif

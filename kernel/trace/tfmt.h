@@ -1,0 +1,46 @@
+/* Formatting trace lines as strace prints them: a line buffer, guest memory
+ * read without trusting it, strings with strace's quoting, flags and enums
+ * by name. */
+#ifndef ZV_TRACE_TFMT_H
+#define ZV_TRACE_TFMT_H
+#include <stdint.h>
+#include <stddef.h>
+#include "trace/names.h"
+
+#define ZV_TB_SIZE 8192
+
+/* One event's text; output past the end is dropped (the line ends "..."). */
+struct zv_tb {
+	size_t len;
+	int full;
+	char buf[ZV_TB_SIZE];
+};
+
+void tb_putc(struct zv_tb *b, char c);
+void tb_puts(struct zv_tb *b, const char *s);
+void tb_printf(struct zv_tb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reads n bytes of guest memory at addr: 0, or -EFAULT (never faults). */
+int zv_peek(void *dst, uint64_t addr, size_t n);
+
+/* The options that shape the text (-s, -y, -X raw: see trace.h). */
+extern int zv_tb_strsize;
+
+/* Guest data as strace prints it. */
+void tb_ptr(struct zv_tb *b, uint64_t p);                  /* NULL or 0x... */
+void tb_path(struct zv_tb *b, uint64_t p);                 /* "..." up to PATH_MAX, NULL, or the address */
+void tb_str(struct zv_tb *b, uint64_t p);                  /* NUL-terminated, cut at -s: "..."... */
+void tb_buf(struct zv_tb *b, uint64_t p, long n);          /* n bytes, cut at -s */
+void tb_quote(struct zv_tb *b, const char *s, size_t n, int cut); /* kernel bytes */
+void tb_fd(struct zv_tb *b, long fd);                      /* 3, with -y 3</path> */
+void tb_atfd(struct zv_tb *b, long fd);                    /* AT_FDCWD or tb_fd */
+/* v as NAME|NAME|0x..., or zero (e.g. "0") when v is 0. */
+void tb_flags(struct zv_tb *b, uint64_t v, const struct zv_names *t, const char *zero);
+/* v as its NAME, else printed with the zv_snprintf format unknown (default
+ * "0x%lx"; strace writes e.g. 0x99 followed by a comment naming the kind). */
+void tb_enum(struct zv_tb *b, uint64_t v, const struct zv_names *t, const char *unknown);
+void tb_mode(struct zv_tb *b, uint64_t mode);              /* 0644 */
+void tb_signame(struct zv_tb *b, int sig);                 /* SIGINT, or the number */
+void tb_sigset(struct zv_tb *b, uint64_t p, uint64_t size); /* [INT TERM] as strace */
+void tb_timespec(struct zv_tb *b, uint64_t p);             /* {tv_sec=1, tv_nsec=0} */
+#endif

@@ -1,0 +1,797 @@
+/* zvisor trace: the call layer, what is shown, and the lines (trace.h).
+ *
+ * A line is formatted on the kernel stack and written with one write(2) to
+ * the output (a hidden fd opened with O_APPEND), so lines from threads and
+ * processes never mix and nothing is lost when the guest dies: each line is
+ * in the file when the call returns. */
+#include "zvisor.h"
+#include "trace/trace.h"
+#include "trace/count.h"
+#include "trace/decode.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "sysnames.h"
+#include <linux/fcntl.h>
+
+#define COLUMN 40 /* strace aligns " = result" here */
+
+/* ---- options ----------------------------------------------------------- */
+
+static const struct { const char *name; int bits; } classes[] = {
+	{ "file", ZV_TC_FILE }, { "process", ZV_TC_PROCESS }, { "network", ZV_TC_NETWORK },
+	{ "net", ZV_TC_NETWORK }, { "signal", ZV_TC_SIGNAL }, { "ipc", ZV_TC_IPC },
+	{ "desc", ZV_TC_DESC }, { "memory", ZV_TC_MEMORY }, { "creds", ZV_TC_CREDS },
+	{ "clock", ZV_TC_CLOCK }, { "stat", ZV_TC_STAT }, { "lstat", ZV_TC_STAT },
+	{ "fstat", ZV_TC_STAT }, { "statfs", ZV_TC_STAT }, { "fstatfs", ZV_TC_STAT },
+	{ "%stat", ZV_TC_STAT }, { "pure", ZV_TC_PURE },
+};
+
+/* The vDSO functions -e trace may name (strace cannot show them). */
+static const char *const vdso_names[] = { "clock_gettime", "gettimeofday", "time", "clock_getres", "getcpu" };
+
+static int bad(const char *what, const char *arg)
+{
+	zv_dprintf(2, "zvisor: %s '%s'\n", what, arg);
+	return -1;
+}
+
+static void set_bit(uint64_t *set, int nr, int on)
+{
+	if (on)
+		set[nr / 64] |= 1UL << (nr % 64);
+	else
+		set[nr / 64] &= ~(1UL << (nr % 64));
+}
+
+static int nr_of(const char *name, size_t len)
+{
+	for (int nr = 0; nr < 512; nr++) {
+		const char *n = nr < (int)(sizeof zv_sysnames / sizeof zv_sysnames[0]) ? zv_sysnames[nr] : NULL;
+		if (n && zv_strlen(n) == len && zv_strncmp(n, name, len) == 0)
+			return nr;
+	}
+	return -1;
+}
+
+int zv_regex_match(const char *re, const char *s); /* trace/regex.c */
+int zv_regex_check(const char *re);
+
+/* [!]ITEM[,ITEM...]: names, %class, /regex, all, none (for -e trace= and
+ * the set of -e inject=). */
+int zv_trace_parse_set(const char *v, uint64_t *out)
+{
+	struct zv_trace *tr = &zv_proc.trace;
+	int neg = *v == '!';
+	if (neg)
+		v++;
+	uint64_t set[512 / 64] = { 0 };
+	while (*v) {
+		const char *end = zv_strchr(v, ',');
+		size_t len = end ? (size_t)(end - v) : zv_strlen(v);
+		char item[256];
+		if (len >= sizeof item)
+			return bad("trace: item too long", v);
+		memcpy(item, v, len);
+		item[len] = 0;
+		const char *it = item;
+		int optional = *it == '?'; /* strace: ignore an unknown name */
+		if (optional)
+			it++;
+		if (!zv_strcmp(it, "all")) {
+			for (int nr = 0; nr < 512; nr++)
+				set_bit(set, nr, 1);
+		} else if (!zv_strcmp(it, "none")) {
+			/* nothing */
+		} else if (it[0] == '%') {
+			size_t k = 0;
+			while (k < sizeof classes / sizeof classes[0] && zv_strcmp(it + 1, classes[k].name))
+				k++;
+			if (k == sizeof classes / sizeof classes[0]) {
+				if (!optional)
+					return bad("unknown syscall class", it);
+			} else {
+				for (int nr = 0; nr < 512; nr++)
+					if (zv_sysdesc[nr].classes & classes[k].bits)
+						set_bit(set, nr, 1);
+			}
+		} else if (it[0] == '/') {
+			if (zv_regex_check(it + 1) < 0)
+				return bad("bad regular expression", it + 1);
+			for (int nr = 0; nr < (int)(sizeof zv_sysnames / sizeof zv_sysnames[0]); nr++)
+				if (zv_sysnames[nr] && zv_regex_match(it + 1, zv_sysnames[nr]))
+					set_bit(set, nr, 1);
+		} else {
+			int nr = nr_of(it, zv_strlen(it));
+			if (nr < 0 && !optional)
+				return bad("unknown syscall", it);
+			if (nr >= 0)
+				set_bit(set, nr, 1);
+			for (size_t k = 0; k < sizeof vdso_names / sizeof vdso_names[0]; k++)
+				if (!zv_strcmp(it, vdso_names[k]) && !neg && out == tr->set)
+					tr->vdso_shown = 1;
+		}
+		v += len;
+		if (*v == ',')
+			v++;
+	}
+	for (int i = 0; i < 512 / 64; i++)
+		out[i] = neg ? ~set[i] : set[i];
+	return 0;
+}
+
+static int parse_trace_set(const char *v)
+{
+	return zv_trace_parse_set(v, zv_proc.trace.set);
+}
+
+static int parse_expr(const char *e)
+{
+	const char *eq = zv_strchr(e, '=');
+	char q[32] = "trace";
+	const char *v = e;
+	if (eq) {
+		size_t n = (size_t)(eq - e);
+		if (n >= sizeof q)
+			return bad("unknown qualifier in", e);
+		memcpy(q, e, n);
+		q[n] = 0;
+		v = eq + 1;
+	}
+	if (!zv_strcmp(q, "trace") || !zv_strcmp(q, "t"))
+		return parse_trace_set(v);
+	if (!zv_strcmp(q, "status")) {
+		if (!zv_strcmp(v, "failed")) {
+			zv_proc.trace.failed_only = 1;
+			return 0;
+		}
+		if (!zv_strcmp(v, "all"))
+			return 0;
+		return bad("status: only 'failed' and 'all' are supported, not", v);
+	}
+	if (!zv_strcmp(q, "raw") || !zv_strcmp(q, "x")) {
+		zv_proc.trace.raw = !zv_strcmp(v, "all");
+		return 0;
+	}
+	if (!zv_strcmp(q, "abbrev") || !zv_strcmp(q, "verbose") || !zv_strcmp(q, "signal") ||
+	    !zv_strcmp(q, "signals") || !zv_strcmp(q, "s"))
+		return 0; /* accepted; zvisor prints as strace's defaults do */
+	if (!zv_strcmp(q, "inject") || !zv_strcmp(q, "fault"))
+		return zv_inject_parse(v) < 0 ? -1 : 0;
+	return bad("unknown qualifier in -e", e);
+}
+
+static long parse_uint(const char *s)
+{
+	unsigned long v;
+	if (zv_parse_ulong(s, &v) < 0 || v > 1u << 30)
+		return -1;
+	return (long)v;
+}
+
+static int option(int argc, char **argv);
+
+/* Each option taken is also kept as text, for the images the guest execs. */
+int zv_trace_option(int argc, char **argv)
+{
+	int n = option(argc, argv);
+	struct zv_trace *tr = &zv_proc.trace;
+	for (int i = 0; i < n && !tr->restoring; i++) {
+		size_t have = zv_strlen(tr->opts), len = zv_strlen(argv[i]);
+		if (have + len + 2 >= sizeof tr->opts) {
+			zv_dprintf(2, "zvisor: trace options too long\n");
+			return -1;
+		}
+		memcpy(tr->opts + have, argv[i], len);
+		tr->opts[have + len] = '\x1f';
+		tr->opts[have + len + 1] = 0;
+	}
+	return n;
+}
+
+static int option(int argc, char **argv)
+{
+	struct zv_trace *tr = &zv_proc.trace;
+	const char *a = argv[0];
+	const char *next = argc > 1 ? argv[1] : NULL;
+	/* the options that take a value: -o FILE, -oFILE, --output=FILE ... */
+	static const struct { const char *opt, *lopt; char key; } valued[] = {
+		{ "-o", "--output", 'o' }, { "-e", NULL, 'e' }, { "-s", "--string-limit", 's' },
+		{ "-X", NULL, 'X' }, { NULL, "--trace", 't' }, { NULL, "--status", 'S' },
+		{ NULL, "--inject", 'i' },
+	};
+	for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) {
+		const char *v = NULL;
+		int used = 0;
+		size_t ln = valued[k].lopt ? zv_strlen(valued[k].lopt) : 0;
+		if (valued[k].opt && !zv_strcmp(a, valued[k].opt)) {
+			if (!next)
+				return bad("option needs a value:", a);
+			v = next;
+			used = 2;
+		} else if (valued[k].opt && zv_startswith(a, valued[k].opt) && a[2]) {
+			v = a + 2;
+			used = 1;
+		} else if (valued[k].lopt && zv_startswith(a, valued[k].lopt) && a[ln] == '=') {
+			v = a + ln + 1;
+			used = 1;
+		} else if (valued[k].lopt && !zv_strcmp(a, valued[k].lopt)) {
+			if (!next)
+				return bad("option needs a value:", a);
+			v = next;
+			used = 2;
+		} else {
+			continue;
+		}
+		tr->on = 1;
+		switch (valued[k].key) {
+		case 'o':
+			if (zv_strlen(v) + 16 >= sizeof tr->path)
+				return bad("output file name too long:", v);
+			zv_strlcpy(tr->path, v, sizeof tr->path);
+			break;
+		case 'e':
+			if (parse_expr(v) < 0)
+				return -1;
+			break;
+		case 's': {
+			long n = parse_uint(v);
+			if (n < 0)
+				return bad("bad string size for -s:", v);
+			zv_tb_strsize = (int)n;
+			break;
+		}
+		case 'X':
+			if (!zv_strcmp(v, "raw"))
+				tr->raw = 1;
+			else if (zv_strcmp(v, "abbrev") && zv_strcmp(v, "verbose"))
+				return bad("-X: unknown format (raw, abbrev, verbose):", v);
+			break;
+		case 't':
+			if (parse_trace_set(v) < 0)
+				return -1;
+			break;
+		case 'S':
+			if (parse_expr(zv_strcmp(v, "failed") ? "status=all" : "status=failed") < 0 ||
+			    (zv_strcmp(v, "failed") && zv_strcmp(v, "all")))
+				return bad("--status: only 'failed' and 'all' are supported, not", v);
+			break;
+		case 'i':
+			if (zv_inject_parse(v) < 0)
+				return -1;
+			break;
+		}
+		return used;
+	}
+	/* flags, possibly bundled as strace allows: -fT, -tt, -ff */
+	if (!zv_strcmp(a, "--json")) {
+		tr->on = tr->json = 1;
+		return 1;
+	}
+	if (!zv_strcmp(a, "--summary-only")) {
+		tr->summary = 1;
+		return 1;
+	}
+	if (!zv_strcmp(a, "--summary")) {
+		tr->summary = 2;
+		tr->on = 1;
+		return 1;
+	}
+	if (!zv_strcmp(a, "--follow-forks")) {
+		tr->on = 1;
+		tr->follow = tr->follow ? tr->follow : 1;
+		return 1;
+	}
+	if (!zv_strcmp(a, "--output-separately")) {
+		tr->on = 1;
+		tr->follow = 2;
+		return 1;
+	}
+	if (a[0] != '-' || a[1] == '-' || !a[1])
+		return 0;
+	for (const char *p = a + 1; *p; p++)
+		if (!zv_strchr("fTtrcCyZv", *p))
+			return 0; /* not ours: let the caller report it */
+	tr->on = 1;
+	for (const char *p = a + 1; *p; p++) {
+		switch (*p) {
+		case 'f': tr->follow = tr->follow ? 2 : 1; break;
+		case 'T': tr->show_time = 1; break;
+		case 't': tr->tstamp++; break;
+		case 'r': tr->relative = 1; break;
+		case 'c': tr->summary = 1; break;
+		case 'C': tr->summary = 2; break;
+		case 'y': tr->decode_fds = 1; break;
+		case 'Z': tr->failed_only = 1; break;
+		case 'v': break; /* structures are printed in full where decoded */
+		}
+	}
+	if (tr->tstamp > 3)
+		tr->tstamp = 3;
+	return 1;
+}
+
+int zv_trace_setup(void)
+{
+	struct zv_trace *tr = &zv_proc.trace;
+	tr->fd = -1;
+	if (tr->summary == 1)
+		tr->on = 0; /* -c: the table only */
+	int any = 0;
+	for (int i = 0; i < 512 / 64; i++)
+		any |= tr->set[i] != 0;
+	if (!any && !tr->vdso_shown)
+		for (int i = 0; i < 512 / 64; i++)
+			tr->set[i] = ~0UL; /* no -e trace=: everything */
+	if (!tr->path[0])
+		return 0; /* stderr: the kept copy */
+	if (tr->follow == 2 && tr->on)
+		return 0; /* FILE.PID, opened by each process */
+	long fd = zv_openat(AT_FDCWD, tr->path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		zv_dprintf(2, "zvisor: cannot open %s: %s\n", tr->path, zv_strerror((int)-fd));
+		return -1;
+	}
+	tr->fd = zv_hide_fd((int)fd);
+	return 0;
+}
+
+/* ---- the state an exec'd image inherits -------------------------------- */
+
+int zv_trace_format_state(char *buf, size_t n)
+{
+	const struct zv_trace *tr = &zv_proc.trace;
+	if (!tr->opts[0])
+		return zv_snprintf(buf, n, "%s", "");
+	/* last: the options' text may hold commas */
+	return zv_snprintf(buf, n, ",X=%d:%d,Y=%s", tr->fd, zv_current()->traced, tr->opts);
+}
+
+/* X=fd:traced */
+const char *zv_trace_restore_x(const char *s)
+{
+	long v[2];
+	for (int i = 0; i < 2; i++) {
+		int neg = *s == '-';
+		if (neg)
+			s++;
+		long x = 0;
+		while (*s >= '0' && *s <= '9')
+			x = x * 10 + (*s++ - '0');
+		v[i] = neg ? -x : x;
+		if (*s == ':')
+			s++;
+	}
+	zv_proc.trace.fd = (int)v[0];
+	zv_proc.trace_exec_traced = (int)v[1];
+	return s;
+}
+
+/* Y=the options' text, to the end of the state */
+const char *zv_trace_restore(const char *s)
+{
+	struct zv_trace *tr = &zv_proc.trace;
+	char words[sizeof tr->opts];
+	char *argv[128];
+	int argc = 0;
+	zv_strlcpy(words, s, sizeof words);
+	for (char *p = words; *p && argc < 127;) {
+		argv[argc++] = p;
+		char *e = zv_strchr(p, '\x1f');
+		if (!e)
+			break;
+		*e = 0;
+		p = e + 1;
+	}
+	argv[argc] = NULL;
+	zv_strlcpy(tr->opts, s, sizeof tr->opts);
+	tr->restoring = 1;
+	int fd = tr->fd;
+	for (int i = 0; i < argc;) {
+		int k = zv_trace_option(argc - i, argv + i);
+		i += k > 0 ? k : 1;
+	}
+	tr->fd = fd;
+	tr->restoring = 0;
+	if (tr->summary == 1)
+		tr->on = 0;
+	int any = 0;
+	for (int i = 0; i < 512 / 64; i++)
+		any |= tr->set[i] != 0;
+	if (!any && !tr->vdso_shown)
+		for (int i = 0; i < 512 / 64; i++)
+			tr->set[i] = ~0UL;
+	return s + zv_strlen(s);
+}
+
+/* ---- lines --------------------------------------------------------------- */
+
+static int64_t now_ns(int clk)
+{
+	struct { int64_t sec; long nsec; } ts = { 0, 0 };
+	if (zv_host_vdso_call(0, clk, (long)&ts) == -ENOSYS)
+		zv_sys2(__NR_clock_gettime, clk, &ts);
+	return ts.sec * 1000000000LL + ts.nsec;
+}
+
+static int output_fd(void)
+{
+	struct zv_trace *tr = &zv_proc.trace;
+	if (tr->fd >= 0)
+		return tr->fd;
+	if (tr->follow == 2 && tr->path[0]) {
+		char path[sizeof tr->path + 16];
+		zv_snprintf(path, sizeof path, "%s.%d", tr->path, (int)zv_getpid());
+		long fd = zv_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+		if (fd >= 0)
+			tr->fd = zv_hide_fd((int)fd);
+		return tr->fd;
+	}
+	return zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
+}
+
+static void begin_line(struct zv_tb *b, struct zv_thread *t, int64_t when)
+{
+	const struct zv_trace *tr = &zv_proc.trace;
+	b->len = 0;
+	b->full = 0;
+	if (tr->follow && tr->follow != 2) {
+		if (tr->path[0])
+			tb_printf(b, "%-5d ", t->tid);
+		else if (t->tid != zv_proc.leader_pid)
+			tb_printf(b, "[pid %5d] ", t->tid);
+	}
+	if (tr->tstamp) {
+		int64_t s = when / 1000000000LL, us = when % 1000000000LL / 1000;
+		if (tr->tstamp == 3) {
+			tb_printf(b, "%ld.%06ld ", s, us);
+		} else {
+			int64_t d = s % 86400;
+			tb_printf(b, "%02ld:%02ld:%02ld", d / 3600, d / 60 % 60, d % 60);
+			if (tr->tstamp == 2)
+				tb_printf(b, ".%06ld", us);
+			tb_putc(b, ' ');
+		}
+	}
+	if (tr->relative) {
+		static volatile int64_t last;
+		int64_t prev = __atomic_exchange_n(&last, when, __ATOMIC_RELAXED), d = prev ? when - prev : 0;
+		tb_printf(b, "%6ld.%06ld ", (long)(d / 1000000000LL), (long)(d % 1000000000LL / 1000));
+	}
+}
+
+static void end_line(struct zv_tb *b)
+{
+	if (b->full)
+		tb_puts(b, "...");
+	b->buf[b->len++] = '\n';
+	zv_write(output_fd(), b->buf, b->len);
+}
+
+static void args_of(struct zv_tb *b, const struct zv_tcall *c);
+void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind);
+
+static int shown(const struct zv_thread *t, long nr, int vdso)
+{
+	const struct zv_trace *tr = &zv_proc.trace;
+	if (!tr->on || !t->traced || (unsigned long)nr >= 512)
+		return 0;
+	if (vdso)
+		return tr->vdso_shown && (tr->set[nr / 64] >> (nr % 64) & 1);
+	return tr->set[nr / 64] >> (nr % 64) & 1;
+}
+
+static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected)
+{
+	const struct zv_sysdesc *d = &zv_sysdesc[c->nr];
+	size_t col = b->len; /* columns: the line so far (one per byte here) */
+	if (col < COLUMN)
+		while (b->len < COLUMN)
+			tb_putc(b, ' ');
+	else
+		tb_putc(b, ' ');
+	tb_puts(b, "= ");
+	long r = c->ret;
+	if (d->ret == '?') {
+		tb_putc(b, '?');
+	} else if (r < 0 && r > -4096) {
+		const char *name = zv_errno_name((int)-r), *text = zv_errno_text((int)-r);
+		if (name)
+			tb_printf(b, "-1 %s (%s)", name, text ? text : name);
+		else
+			tb_printf(b, "-1 E??? (errno %ld)", -r);
+	} else if (d->ret == 'x') {
+		tb_printf(b, "0x%lx", r);
+	} else if (d->ret == 'o') {
+		tb_mode(b, (uint64_t)r);
+	} else {
+		tb_printf(b, "%ld", r);
+	}
+	if (d->after && !(r < 0 && r > -4096) && !zv_proc.trace.raw)
+		d->after(b, c);
+	if (injected)
+		tb_puts(b, " (INJECTED)");
+}
+
+/* --json: one object per line; text as a JSON string */
+static void json_str(struct zv_tb *b, const char *s, size_t n)
+{
+	tb_putc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\') {
+			tb_putc(b, '\\');
+			tb_putc(b, (char)ch);
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			tb_printf(b, "\\u%04x", ch);
+		} else {
+			tb_putc(b, (char)ch);
+		}
+	}
+	tb_putc(b, '"');
+}
+
+static void json_head(struct zv_tb *b, struct zv_thread *t, int64_t when)
+{
+	b->len = 0;
+	b->full = 0;
+	tb_printf(b, "{\"pid\":%d,\"tid\":%d,\"time\":%ld.%06ld", t->pid, t->tid, (long)(when / 1000000000LL),
+		  (long)(when % 1000000000LL / 1000));
+}
+
+static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t start, int64_t took)
+{
+	struct zv_tb args, b;
+	args.len = 0;
+	args.full = 0;
+	args_of(&args, c);
+	json_head(&b, t, start);
+	const char *name = c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]
+				   ? zv_sysnames[c->nr] : "syscall";
+	tb_printf(&b, ",\"syscall\":\"%s\",\"nr\":%ld,\"vdso\":%s,\"args\":", name, c->nr, c->vdso ? "true" : "false");
+	json_str(&b, args.buf, args.len);
+	tb_puts(&b, ",\"raw\":[");
+	int n = zv_sysdesc[c->nr].sig ? (int)zv_strlen(zv_sysdesc[c->nr].sig) : zv_sysdesc[c->nr].nargs;
+	for (int i = 0; i < n && i < 6; i++)
+		tb_printf(&b, "%s%ld", i ? "," : "", c->a[i]);
+	tb_putc(&b, ']');
+	long r = c->ret;
+	if (zv_sysdesc[c->nr].ret == '?') {
+		tb_puts(&b, ",\"return\":null");
+	} else if (r < 0 && r > -4096) {
+		const char *en = zv_errno_name((int)-r);
+		tb_printf(&b, ",\"return\":-1,\"errno\":%ld,\"error\":\"%s\"", -r, en ? en : "E???");
+	} else {
+		tb_printf(&b, ",\"return\":%ld", r);
+	}
+	if (t->trace_injected)
+		tb_puts(&b, ",\"injected\":true");
+	if (c->exiting && zv_sysdesc[c->nr].ret != '?')
+		tb_printf(&b, ",\"duration\":%ld.%06ld", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
+	tb_putc(&b, '}');
+	b.full = 0; /* a cut object would be invalid: the args string was cut instead */
+	end_line(&b);
+}
+
+static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t start, int64_t took)
+{
+	struct zv_tb b;
+	if (zv_proc.trace.json) {
+		json_call(t, c, start, took);
+		return;
+	}
+	begin_line(&b, t, start);
+	tb_puts(&b, c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]
+			     ? zv_sysnames[c->nr] : "syscall");
+	tb_putc(&b, '(');
+	args_of(&b, c);
+	tb_putc(&b, ')');
+	if (c->exiting) {
+		print_result(&b, c, t->trace_injected);
+		if (zv_proc.trace.show_time)
+			tb_printf(&b, " <%ld.%06ld>", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
+	}
+	end_line(&b);
+}
+
+long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
+{
+	const struct zv_trace *tr = &zv_proc.trace;
+	int vdso = zv_vdso_call(uc->mc.rip);
+	int show = shown(t, nr, vdso);
+	int timed = tr->summary || (show && (tr->show_time || tr->tstamp || tr->relative || tr->json));
+	int wall = tr->tstamp || tr->json; /* lines stamped with the time of day */
+	int64_t start = timed ? now_ns(wall ? 0 : 1) : 0;
+	int64_t mono = wall ? (timed ? now_ns(1) : 0) : start;
+	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso };
+	for (int i = 0; i < 6; i++)
+		c.a[i] = a[i];
+	if (show && zv_sysdesc[nr].ret == '?') {
+		/* exit, exit_group: the line ends "= ?" before the call */
+		c.ret = 0;
+		print_call(t, &c, start, 0);
+	}
+	long r = zv_inject_call(t, uc, nr, a);
+	int64_t took = timed ? now_ns(1) - mono : 0;
+	if (r == ZV_NORESULT)
+		c.ret = (long)uc->mc.rax;
+	else
+		c.ret = r;
+	if (tr->summary && t->traced && !(c.ret == 0 && (nr == __NR_clone || nr == __NR_clone3 ||
+							  nr == __NR_fork || nr == __NR_vfork)))
+		zv_count_time(nr, vdso, took);
+	/* A fork child returns here too (0): the parent prints the call. */
+	if (c.ret == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork || nr == __NR_vfork))
+		return r;
+	if (show && zv_sysdesc[nr].ret != '?' && !(tr->failed_only && !(c.ret < 0 && c.ret > -4096)))
+		print_call(t, &c, start, took);
+	return r;
+}
+
+void zv_trace_exec(struct zv_thread *t, long nr, const long *a, long ret)
+{
+	if (!shown(t, nr, 0) || (zv_proc.trace.failed_only && ret == 0))
+		return;
+	struct zv_tcall c = { .nr = nr, .ret = ret, .exiting = 1 };
+	for (int i = 0; i < 6; i++)
+		c.a[i] = a[i];
+	print_call(t, &c, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1), 0);
+}
+
+/* ---- signals and exits ---------------------------------------------------- */
+
+void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo)
+{
+	if (!zv_proc.trace.on || !t->traced || zv_proc.trace.failed_only)
+		return;
+	struct zv_tb b;
+	if (zv_proc.trace.json) {
+		struct zv_tb info = { 0, 0, { 0 } };
+		zv_decode_siginfo(&info, siginfo);
+		json_head(&b, t, now_ns(0));
+		tb_puts(&b, ",\"signal\":");
+		const char *sn = zv_signal_name(sig);
+		tb_printf(&b, "\"%s\",\"siginfo\":", sn ? sn : "SIG???");
+		json_str(&b, info.buf, info.len);
+		tb_putc(&b, '}');
+		end_line(&b);
+		return;
+	}
+	begin_line(&b, t, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1));
+	tb_puts(&b, "--- ");
+	tb_signame(&b, sig);
+	tb_putc(&b, ' ');
+	zv_decode_siginfo(&b, siginfo);
+	tb_puts(&b, " ---");
+	end_line(&b);
+}
+
+void zv_trace_exit(struct zv_thread *t, int code, int sig)
+{
+	if (!zv_proc.trace.on || !t->traced)
+		return;
+	struct zv_tb b;
+	if (zv_proc.trace.json) {
+		json_head(&b, t, now_ns(0));
+		if (sig) {
+			const char *sn = zv_signal_name(sig & 0x7f);
+			tb_printf(&b, ",\"killed\":\"%s\",\"core\":%s}", sn ? sn : "SIG???", sig & 0x80 ? "true" : "false");
+		} else {
+			tb_printf(&b, ",\"exit\":%d}", code & 0xff);
+		}
+		end_line(&b);
+		return;
+	}
+	begin_line(&b, t, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1));
+	if (sig) {
+		tb_puts(&b, "+++ killed by ");
+		tb_signame(&b, sig & 0x7f);
+		tb_puts(&b, sig & 0x80 ? " (core dumped) +++" : " +++");
+	} else {
+		tb_printf(&b, "+++ exited with %d +++", code & 0xff);
+	}
+	end_line(&b);
+}
+
+void zv_trace_after_fork(int child_traced)
+{
+	struct zv_trace *tr = &zv_proc.trace;
+	if (tr->follow == 2 && tr->fd >= 0) {
+		zv_close(tr->fd); /* the parent's FILE.PID: the child opens its own */
+		tr->fd = -1;
+	}
+	(void)child_traced;
+}
+
+/* ---- arguments ------------------------------------------------------------- */
+
+void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind)
+{
+	long v = c->a[i];
+	int ok = c->ret >= 0 || c->ret <= -4096;
+	if (zv_proc.trace.raw && kind != 's' && kind != 'S' && kind != 'b' && kind != 'w')
+		kind = 'x';
+	switch (kind) {
+	case 'd': tb_printf(b, "%d", (int)v); break;
+	case 'D': tb_printf(b, "%ld", v); break;
+	case 'u': tb_printf(b, "%u", (unsigned)v); break;
+	case 'U': tb_printf(b, "%lu", (unsigned long)v); break;
+	case 'p': tb_ptr(b, (uint64_t)v); break;
+	case 'X':
+		if (v)
+			tb_printf(b, "0x%lx", v);
+		else
+			tb_putc(b, '0');
+		break;
+	case 'f': tb_fd(b, v); break;
+	case 'a': tb_atfd(b, v); break;
+	case 's': tb_path(b, (uint64_t)v); break;
+	case 'S': tb_str(b, (uint64_t)v); break;
+	case 'm': tb_mode(b, (uint64_t)v & 07777); break;
+	case 'b':
+		if (ok && c->exiting)
+			tb_buf(b, (uint64_t)v, c->ret);
+		else
+			tb_ptr(b, (uint64_t)v);
+		break;
+	case 'w': tb_buf(b, (uint64_t)v, i + 1 < 6 ? c->a[i + 1] : 0); break;
+	case 'c': tb_enum(b, (uint64_t)v, &zv_n_clocks, "%d"); break;
+	case 'P': tb_flags(b, (uint64_t)v, &zv_n_prot, "PROT_NONE"); break;
+	case 'F':
+		tb_enum(b, (uint64_t)v & 3, &zv_n_map_type, "0x%lx");
+		if (v & ~3L) {
+			tb_putc(b, '|');
+			tb_flags(b, (uint64_t)v & ~3UL, &zv_n_map_flags, "0");
+		}
+		break;
+	case 'A': tb_flags(b, (uint64_t)v, &zv_n_at_flags, "0"); break;
+	case 'k': tb_flags(b, (uint64_t)v, &zv_n_access_modes, "F_OK"); break;
+	case 'h': tb_enum(b, (uint64_t)v, &zv_n_sigprocmask_how, "0x%lx"); break;
+	case 'g': tb_sigset(b, (uint64_t)v, (uint64_t)c->a[3]); break;
+	case 't': tb_timespec(b, (uint64_t)v); break;
+	case 'T':
+		if (ok)
+			tb_timespec(b, (uint64_t)v);
+		else
+			tb_ptr(b, (uint64_t)v);
+		break;
+	case 'e': tb_signame(b, (int)v); break;
+	case 'o': {
+		static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
+		tb_puts(b, acc[v & 3]);
+		if (v & ~3L) {
+			tb_putc(b, '|');
+			tb_flags(b, (uint64_t)v & ~3UL, &zv_n_open_flags, "0");
+		}
+		break;
+	}
+	default: tb_printf(b, "0x%lx", v); break;
+	}
+}
+
+static void args_of(struct zv_tb *b, const struct zv_tcall *c)
+{
+	const struct zv_sysdesc *d = &zv_sysdesc[c->nr];
+	if (d->decode && !zv_proc.trace.raw) {
+		d->decode(b, c);
+		return;
+	}
+	if (d->sig) {
+		zv_dec_args(b, c, d->sig);
+		return;
+	}
+	for (int i = 0; i < d->nargs && i < 6; i++) {
+		if (i)
+			tb_puts(b, ", ");
+		zv_dec_arg(b, c, i, 'x');
+	}
+}
+
+void zv_dec_args(struct zv_tb *b, const struct zv_tcall *c, const char *sig)
+{
+	for (int i = 0; sig[i] && i < 6; i++) {
+		if (i)
+			tb_puts(b, ", ");
+		zv_dec_arg(b, c, i, sig[i]);
+	}
+}
