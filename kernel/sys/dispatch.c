@@ -140,9 +140,10 @@ void zv_dispatch_init(void)
 		zv_call_kind[nr] = table[nr] ? ZV_KIND_HANDLER : ZV_KIND_HOST;
 	for (size_t i = 0; i < sizeof frame_calls / sizeof frame_calls[0]; i++)
 		zv_call_kind[frame_calls[i]] = ZV_KIND_FRAME;
+	int traced = zv_proc.trace.on || zv_proc.trace.summary || zv_proc.trace.inject;
 	for (int nr = 0; nr < 512; nr++)
-		if (zv_time_hooked(nr) && zv_call_kind[nr] == ZV_KIND_HOST)
-			zv_call_kind[nr] = ZV_KIND_HANDLER;
+		if ((traced || zv_time_hooked(nr)) && zv_call_kind[nr] == ZV_KIND_HOST)
+			zv_call_kind[nr] = ZV_KIND_HANDLER; /* through zv_syscall: the trace layer sees it */
 }
 
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
