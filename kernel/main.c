@@ -81,8 +81,9 @@ static const char trace_help[] =
 	"  -r               prefix lines with the time since the previous one\n"
 	"  -T               show the time spent in each call\n"
 	"  -c, -C           a summary table at exit (-c: instead of the trace)\n"
+	"  -y               print the paths of file descriptors: 3</etc/passwd>\n"
 	"  -X raw           numbers instead of names\n"
-	"  --json           (reserved)\n"
+	"  --json           one JSON object per call, signal and exit\n"
 	"  -h, --help       show this help\n";
 
 static const char main_help[] =

@@ -57,6 +57,8 @@ struct zv_thread {
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	int traced;                    /* zvisor trace shows this thread's calls */
 	int trace_injected;            /* the current call's result was injected */
+	int trace_fd;                  /* -y: the fd whose path was read before the call (close) */
+	char trace_fd_path[256];
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;

@@ -157,9 +157,33 @@ void tb_buf(struct zv_tb *b, uint64_t p, long n)
 	tb_quote(b, data, show, show < (size_t)n);
 }
 
+/* -y: the file behind the fd, 3</etc/passwd>, as strace -y prints it */
 void tb_fd(struct zv_tb *b, long fd)
 {
 	tb_printf(b, "%d", (int)fd);
+	if (!zv_proc.trace.decode_fds || (int)fd < 0 || zv_is_kernel_fd((int)fd))
+		return;
+	char path[40], target[4096];
+	struct zv_thread *t = zv_current();
+	long n;
+	if (t->trace_fd == (int)fd && t->trace_fd_path[0]) { /* gone by now (close) */
+		n = (long)zv_strlen(t->trace_fd_path);
+		memcpy(target, t->trace_fd_path, (size_t)n);
+	} else {
+		zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)fd);
+		n = zv_sys4(__NR_readlinkat, -100 /* AT_FDCWD */, path, target, sizeof target - 1);
+	}
+	if (n <= 0)
+		return;
+	tb_putc(b, '<');
+	for (long i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)target[i];
+		if (c < ' ' || c >= 0x7f || c == '<' || c == '>' || c == '\\')
+			tb_printf(b, "\\x%02x", c); /* strace escapes these in -y paths */
+		else
+			tb_putc(b, (char)c);
+	}
+	tb_putc(b, '>');
 }
 
 void tb_atfd(struct zv_tb *b, long fd)

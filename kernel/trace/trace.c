@@ -611,6 +611,15 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 		c.ret = 0;
 		print_call(t, &c, start, 0);
 	}
+	t->trace_fd = -1;
+	if (show && tr->decode_fds && nr == __NR_close && a[0] >= 0) {
+		/* -y: the path, before close makes it go */
+		char path[40];
+		zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
+		long n = zv_sys4(__NR_readlinkat, -100, path, t->trace_fd_path, sizeof t->trace_fd_path - 1);
+		t->trace_fd_path[n > 0 ? n : 0] = 0;
+		t->trace_fd = (int)a[0];
+	}
 	long r = zv_inject_call(t, uc, nr, a);
 	int64_t took = timed ? now_ns(1) - mono : 0;
 	if (r == ZV_NORESULT)
