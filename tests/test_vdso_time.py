@@ -137,6 +137,21 @@ def test_count_shows_vdso_calls(name, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_trace_shows_vdso_calls_when_named(platform):
+    """zvisor trace shows vDSO calls, marked, when -e trace names them, and
+    not otherwise (a default trace stays comparable with strace's)."""
+    res = run([str(__import__("zvtest").ZVISOR), "trace", "--platform=" + platform,
+               "-e", "trace=clock_gettime", "--", built("vdso"), "loop", "3"])
+    assert res.returncode == 0, res.stderr
+    lines = [l for l in res.stderr.splitlines() if l.startswith("clock_gettime(")]
+    assert len(lines) == 3 and all(l.endswith("= 0 (vDSO)") for l in lines), res.stderr
+    assert "CLOCK_MONOTONIC" in lines[0] or "1, {" in lines[0], lines[0]
+    res = run([str(__import__("zvtest").ZVISOR), "trace", "--platform=" + platform, "--",
+               built("vdso"), "loop", "3"])
+    assert "(vDSO)" not in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_vdso_calls_take_the_fast_path(platform):
     """On zpoline the vDSO's stubs are rewritten like any site: 100,000
     clock_gettime calls through the kernel take almost no signals."""

@@ -511,6 +511,8 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 		d->after(b, c);
 	if (injected)
 		tb_puts(b, " (INJECTED)");
+	if (c->vdso)
+		tb_puts(b, " (vDSO)"); /* made through the vDSO: no system call natively */
 }
 
 /* --json: one object per line; text as a JSON string */
