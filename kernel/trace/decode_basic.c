@@ -44,9 +44,15 @@ static void mode_type(struct zv_tb *b, uint32_t mode)
 	if (t)
 		tb_puts(b, t);
 	else
-		tb_printf(b, "0%o", mode & 0170000);
+		tb_mode(b, mode & 0170000);
+	if (mode & 04000)
+		tb_puts(b, "|S_ISUID");
+	if (mode & 02000)
+		tb_puts(b, "|S_ISGID");
+	if (mode & 01000)
+		tb_puts(b, "|S_ISVTX");
 	tb_putc(b, '|');
-	tb_mode(b, mode & 07777);
+	tb_mode(b, mode & 0777);
 }
 
 /* struct stat, abbreviated as strace does by default */

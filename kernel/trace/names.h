@@ -1,12 +1,18 @@
-/* placeholder: replaced by the real tables */
+/* Symbolic names as strace 6.1 prints them, for zvisor trace. Flag tables
+ * are in the order strace prints several bits; tables of values (clocks,
+ * commands) are looked up by equality (tfmt.h: tb_flags, tb_enum). The
+ * access mode of open flags (O_RDONLY, O_WRONLY, O_RDWR) is printed by the
+ * caller. */
 #ifndef ZV_TRACE_NAMES_H
 #define ZV_TRACE_NAMES_H
 #include <stdint.h>
 #include <stddef.h>
 struct zv_name { uint64_t value; const char *name; };
 struct zv_names { const struct zv_name *v; size_t n; };
+/* "ENOENT" and glibc's text "No such file or directory"; NULL if unknown */
 const char *zv_errno_name(int e);
 const char *zv_errno_text(int e);
+/* "SIGHUP".."SIGSYS", "SIGRTMIN", "SIGRT_1".."SIGRT_32"; NULL out of 1..64 */
 const char *zv_signal_name(int sig);
 extern const struct zv_names zv_n_open_flags;
 extern const struct zv_names zv_n_at_flags;
