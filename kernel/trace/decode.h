@@ -10,7 +10,7 @@
 	X(rt_sigreturn) X(rt_sigsuspend) X(ioctl) X(readv) X(writev) X(pipe) X(pipe2) X(madvise) \
 	X(socket) X(connect) X(clone) X(execve) X(execveat) X(wait4) X(uname) X(fcntl) X(getcwd) \
 	X(readlink) X(readlinkat) X(prctl) X(arch_prctl) X(futex) X(getdents64) X(prlimit64) \
-	X(getrandom) X(rseq)
+	X(getrandom) X(rseq) X(fadvise64)
 
 #define ZV_DECLARE_DECODER(n) zv_decoder zv_dec_##n;
 ZV_DECODERS(ZV_DECLARE_DECODER)

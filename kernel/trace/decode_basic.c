@@ -311,6 +311,18 @@ void zv_dec_ioctl(struct zv_tb *b, const struct zv_tcall *c)
 	zv_dec_arg(b, c, 2, 'p');
 }
 
+void zv_dec_fadvise64(struct zv_tb *b, const struct zv_tcall *c)
+{
+	static const char *const advice[] = { "POSIX_FADV_NORMAL", "POSIX_FADV_RANDOM", "POSIX_FADV_SEQUENTIAL",
+					      "POSIX_FADV_WILLNEED", "POSIX_FADV_DONTNEED", "POSIX_FADV_NOREUSE" };
+	zv_dec_args(b, c, "fDD");
+	SEP(b);
+	if ((unsigned long)c->a[3] < 6)
+		tb_puts(b, advice[c->a[3]]);
+	else
+		tb_printf(b, "%d", (int)c->a[3]);
+}
+
 /* ---- memory --------------------------------------------------------------- */
 
 void zv_dec_madvise(struct zv_tb *b, const struct zv_tcall *c)

@@ -226,7 +226,7 @@ const struct zv_sysdesc zv_sysdesc[512] = {
 	S(set_tid_address, 0, "p"),
 	S(restart_syscall, 0, ""),
 	N(semtimedop, 4, IPC),
-	N(fadvise64, 4, DESC),
+	D(fadvise64, 4, DESC, zv_dec_fadvise64),
 	N(timer_create, 3, 0),
 	N(timer_settime, 4, 0),
 	N(timer_gettime, 2, 0),

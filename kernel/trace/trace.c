@@ -338,13 +338,16 @@ int zv_trace_setup(void)
 
 /* ---- the state an exec'd image inherits -------------------------------- */
 
+static int ff_fd(int pid);
+
 int zv_trace_format_state(char *buf, size_t n)
 {
 	const struct zv_trace *tr = &zv_proc.trace;
 	if (!tr->opts[0])
 		return zv_snprintf(buf, n, "%s", "");
 	/* last: the options' text may hold commas */
-	return zv_snprintf(buf, n, ",X=%d:%d,Y=%s", tr->fd, zv_current()->traced, tr->opts);
+	int fd = tr->follow == 2 && tr->path[0] && tr->on ? ff_fd(zv_current()->pid) : tr->fd;
+	return zv_snprintf(buf, n, ",X=%d:%d,Y=%s", fd, zv_current()->traced, tr->opts);
 }
 
 /* X=fd:traced */
@@ -364,6 +367,10 @@ const char *zv_trace_restore_x(const char *s)
 	}
 	zv_proc.trace.fd = (int)v[0];
 	zv_proc.trace_exec_traced = (int)v[1];
+	if (v[0] >= 0) { /* -ff: this process's file, already open */
+		zv_proc.trace.ff[0].pid = zv_proc.pid;
+		zv_proc.trace.ff[0].fd = (int)v[0];
+	}
 	return s;
 }
 
@@ -414,19 +421,39 @@ static int64_t now_ns(int clk)
 	return ts.sec * 1000000000LL + ts.nsec;
 }
 
+/* -ff: this process's FILE.PID, opened at its first line. The table is
+ * keyed by pid because a vfork child shares the parent's memory; tr->fd is
+ * set to the caller's own (the fd the kernel hides from the guest). */
+static int ff_fd(int pid)
+{
+	struct zv_trace *tr = &zv_proc.trace;
+	for (int i = 0; i < 8; i++)
+		if (tr->ff[i].pid == pid)
+			return tr->fd = tr->ff[i].fd;
+	char path[sizeof tr->path + 16];
+	zv_snprintf(path, sizeof path, "%s.%d", tr->path, pid);
+	long fd = zv_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
+	fd = zv_hide_fd((int)fd);
+	int slot = 0;
+	for (int i = 0; i < 8; i++)
+		if (!tr->ff[i].pid) {
+			slot = i;
+			break;
+		}
+	tr->ff[slot].pid = pid;
+	tr->ff[slot].fd = (int)fd;
+	return tr->fd = (int)fd;
+}
+
 static int output_fd(void)
 {
 	struct zv_trace *tr = &zv_proc.trace;
+	if (tr->follow == 2 && tr->path[0] && tr->on)
+		return ff_fd(zv_current()->pid);
 	if (tr->fd >= 0)
 		return tr->fd;
-	if (tr->follow == 2 && tr->path[0]) {
-		char path[sizeof tr->path + 16];
-		zv_snprintf(path, sizeof path, "%s.%d", tr->path, (int)zv_getpid());
-		long fd = zv_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666);
-		if (fd >= 0)
-			tr->fd = zv_hide_fd((int)fd);
-		return tr->fd;
-	}
 	return zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
 }
 
@@ -608,7 +635,7 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso };
 	for (int i = 0; i < 6; i++)
 		c.a[i] = a[i];
-	if (show && zv_sysdesc[nr].ret == '?') {
+	if (show && zv_sysdesc[nr].ret == '?' && !tr->failed_only) {
 		/* exit, exit_group: the line ends "= ?" before the call */
 		c.ret = 0;
 		print_call(t, &c, start, 0);
@@ -707,10 +734,14 @@ void zv_trace_exit(struct zv_thread *t, int code, int sig)
 void zv_trace_after_fork(int child_traced)
 {
 	struct zv_trace *tr = &zv_proc.trace;
-	if (tr->follow == 2 && tr->fd >= 0) {
-		zv_close(tr->fd); /* the parent's FILE.PID: the child opens its own */
-		tr->fd = -1;
-	}
+	if (tr->follow != 2)
+		return;
+	for (int i = 0; i < 8; i++) /* the parent's files: the child opens its own */
+		if (tr->ff[i].pid) {
+			zv_close(tr->ff[i].fd);
+			tr->ff[i].pid = 0;
+		}
+	tr->fd = -1;
 	(void)child_traced;
 }
 

@@ -73,6 +73,7 @@ struct zv_trace {
 	int inject;             /* -e inject= rules exist (trace/inject.c) */
 	int restoring;          /* re-reading the options after execve */
 	char opts[2048];        /* the options as given, words separated by 0x1f */
+	struct { int pid, fd; } ff[8]; /* -ff: each process's FILE.PID (a vfork child shares this memory) */
 	uint64_t set[512 / 64]; /* -e trace=: which calls are shown */
 	int vdso_shown;         /* -e trace names a vDSO function: show those calls */
 	char path[512];         /* -o FILE (for -ff: FILE.PID) */
