@@ -104,6 +104,40 @@ def test_file_operations(tmp_path, platform):
             platform, cwd=str(tmp_path / "w"), setup=setup, expect_native=native_ok(0))
 
 
+# --- other interpreters and tools ----------------------------------------------
+
+# (program that must be installed, shell script): what users run besides the
+# above; each prints something that depends on the program working.
+OTHER_PROGRAMS = {
+    "perl": ("perl", "perl -e 'print join(\",\", map { $_ * 2 } 1..10), \"\\n\"'"),
+    "perl-fork": ("perl", "perl -e 'my $p = fork; if (!$p) { exit 3 } waitpid($p, 0); print $? >> 8, \"\\n\"'"),
+    "node": ("node", "node -e 'console.log([1, 2, 3].map(x => x * 2).join())'"),
+    "node-child": ("node", "node -e 'const c = require(\"child_process\"); "
+                           "console.log(c.execSync(\"echo sub\").toString().trim())'"),
+    "node-timers": ("node", "node -e 'setTimeout(() => console.log(\"timer\"), 50); "
+                            "Promise.resolve().then(() => console.log(\"micro\"))'"),
+    "gzip": ("gzip", "seq 1 20000 | gzip | gzip -d | md5sum"),
+    "xz": ("xz", "seq 1 20000 | xz -T2 | xz -d | md5sum"),
+    "bzip2": ("bzip2", "seq 1 20000 | bzip2 | bzip2 -d | md5sum"),
+    "zstd": ("zstd", "seq 1 20000 | zstd -q -T2 | zstd -dq | md5sum"),
+    "awk": ("awk", "awk 'BEGIN { s = 0; for (i = 0; i < 100000; i++) s += i; print s }'"),
+    "openssl": ("openssl", "openssl sha256 -r /etc/passwd; openssl rand -hex 8 | wc -c"),
+    "xargs": ("xargs", "seq 1 40 | xargs -P4 -n3 echo | wc -l"),
+    "dd": ("dd", "dd if=/dev/zero bs=1M count=16 status=none | md5sum"),
+    # /proc/self/exe is a symlink to the program, for lstat and readlink alike
+    "proc-exe": ("ls", "ls -l /proc/self/exe | sed 's/.*-> //'; stat -c '%F %N' /proc/self/exe; "
+                       "readlink /proc/self/exe; test -L /proc/self/exe && echo link"),
+}
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", list(OTHER_PROGRAMS))
+def test_other_programs(name, platform):
+    prog, script = OTHER_PROGRAMS[name]
+    need(prog)
+    compare(sh(script), platform, expect_native=native_ok(0))
+
+
 # --- dash and bash --------------------------------------------------------------
 
 SHELL_SCRIPTS = {

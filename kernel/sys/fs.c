@@ -47,6 +47,22 @@ static long readlink_exe(char *buf, long size)
 	return n;
 }
 
+/* Whether the call acts on a final symlink itself rather than on its target:
+ * then /proc/self/exe is the host's link (an lstat shows a symlink, an
+ * O_NOFOLLOW open fails with ELOOP, as natively), and only its target, which
+ * readlink reports, is the guest's. */
+static int no_follow(const long *a, long nr)
+{
+	switch (nr) {
+	case __NR_lstat: return 1;
+	case __NR_open: return (a[1] & O_NOFOLLOW) != 0;
+	case __NR_openat: return (a[2] & O_NOFOLLOW) != 0;
+	case __NR_newfstatat: case __NR_faccessat2: return (a[3] & AT_SYMLINK_NOFOLLOW) != 0;
+	case __NR_statx: return (a[2] & AT_SYMLINK_NOFOLLOW) != 0;
+	default: return 0;
+	}
+}
+
 long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	int pi = (nr == __NR_open || nr == __NR_readlink || nr == __NR_stat || nr == __NR_lstat ||
@@ -55,7 +71,7 @@ long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long
 	if (p && zv_bad_guest_ptr((uint64_t)p))
 		return -EFAULT; /* NULL is the host's to refuse: some calls take it */
 	const char *q = zv_translate_path(p);
-	if (q != p) {
+	if (q != p && !no_follow(a, nr)) {
 		if (nr == __NR_readlink)
 			return readlink_exe((char *)a[1], a[2]);
 		if (nr == __NR_readlinkat)
