@@ -136,7 +136,7 @@ static int poke_mem(uint64_t site, const uint16_t *v)
 static long vm_io(long nr, uint64_t addr, void *buf, size_t len)
 {
 	struct { void *base; size_t len; } local = { buf, len }, remote = { (void *)addr, len };
-	return zv_sys6(nr, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0);
+	return zv_sys6(nr, zv_current()->pid, (long)&local, 1, (long)&remote, 1, 0);
 }
 
 /* One rewrite at a time (they share pages), and none while a guest memory
@@ -144,8 +144,28 @@ static long vm_io(long nr, uint64_t addr, void *buf, size_t len)
  * the same page (zv_sites_lock). */
 static volatile int patch_lock;
 
+/* Pages found private and not writable by an earlier rewrite: the next
+ * rewrite there needs no probe. A page is a mapping's, so any guest memory
+ * call (which may map, unmap or protect anything) forgets them all. Under
+ * patch_lock. */
+#define KNOWN_PAGES 16
+static uint64_t known_pages[KNOWN_PAGES];
+static unsigned nknown;
+
+static int known_private_rx(uint64_t page)
+{
+	for (unsigned i = 0; i < nknown; i++)
+		if (known_pages[i] == page)
+			return 1;
+	return 0;
+}
+
 void zv_sites_lock(void) { zv_lock(&patch_lock); }
-void zv_sites_unlock(void) { zv_unlock(&patch_lock); }
+void zv_sites_unlock(void)
+{
+	nknown = 0;
+	zv_unlock(&patch_lock);
+}
 
 /* Whether the mapping holding addr is shared (/proc/self/maps' 's'). */
 static int shared_if_holds(const struct zv_map *m, void *arg)
@@ -191,8 +211,11 @@ static int rewrite(uint64_t site, uint64_t *print)
 	 * file's other mappings, in this process or others, would change too.
 	 * /proc/self/mem refuses to write a read-only shared one. */
 	uint16_t cur = 0x050f;
-	int writable = vm_io(__NR_process_vm_writev, site, &cur, 2) == 2;
-	int shared = writable ? mapping_shared(site) : !poke_mem(site, &cur);
+	int known = known_private_rx((uint64_t)page);
+	int writable = !known && vm_io(__NR_process_vm_writev, site, &cur, 2) == 2;
+	int shared = known ? 0 : writable ? mapping_shared(site) : !poke_mem(site, &cur);
+	if (!known && !shared && !writable)
+		known_pages[nknown++ % KNOWN_PAGES] = (uint64_t)page;
 	if (!shared && (writable || zv_mprotect(page, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) == 0)) {
 		/* Guarded: another thread may unmap or protect the page even
 		 * now, with a call zvisor does not intercept (none exists
