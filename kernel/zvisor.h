@@ -47,6 +47,7 @@ struct zv_thread {
 	zv_siginfo pending_info[65];
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
 	int sigsys_blocked;            /* the guest believes SIGSYS is blocked */
+	int faults_blocked;            /* the guest blocks SIGSEGV or SIGBUS (see zv_unblock_faults) */
 	uint64_t delivery_mask_set;    /* set while sigsuspend & co. apply a temporary mask */
 	uint64_t delivery_mask;
 	struct zv_ucontext *sys_uc;    /* guest context of the current kernel entry */
@@ -242,6 +243,7 @@ long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc);
+void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_host_set_mask(uint64_t mask, uint64_t *old);
 __attribute__((noreturn)) void zv_die_by_signal(int sig);
 void zv_clear_handlers(struct zv_sighand *sh);

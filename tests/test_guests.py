@@ -22,7 +22,7 @@ GO_PARTS = ["chan", "exec", "preempt", "signal", "files"]
 
 # sigsegv.c modes and the native outcome each must have
 SEGV_MODES = {"raise": -11, "null": -11, "nullcall": -11, "abort": -6, "handler": 0,
-              "ignored": -11}
+              "ignored": -11, "blocked": -11, "efault": 0, "pending": 0}
 
 # sandbox.c sections whose call zvisor may refuse with its documented errno:
 # only ptrace; the guest's own SUD and seccomp (strict and filters) are

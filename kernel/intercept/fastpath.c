@@ -41,7 +41,7 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 	f->ret = ret;
 	f->nr = nr;
 	int kind = nr < ZV_SLED_END ? zv_call_kind[nr] : ZV_KIND_HANDLER;
-	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode) {
+	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked) {
 		f->bounce = ZV_BOUNCE_CALL;
 		return 0;
 	}

@@ -129,6 +129,7 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		return;
 	}
 	struct zv_thread *t = zv_current();
+	zv_unblock_faults(t, uc);
 	struct zv_ucontext *outer = t->sys_uc;
 	t->sys_uc = uc;
 	long nr = (int)uc->mc.rax; /* the host reads the number as a 32-bit int */

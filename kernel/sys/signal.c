@@ -36,11 +36,35 @@ uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 	return uc->uc_sigmask | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
 }
 
+#define FAULT_SIGNALS (ZV_SIGBIT(SIGSEGV) | ZV_SIGBIT(SIGBUS))
+
 static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
 {
 	m &= ~UNBLOCKABLE;
 	t->sigsys_blocked = (m & ZV_SIGBIT(SIGSYS)) != 0;
+	t->faults_blocked = (m & FAULT_SIGNALS) != 0;
 	uc->uc_sigmask = m & ~ZV_SIGBIT(SIGSYS);
+}
+
+/* A kernel entry on a signal frame (uc) whose guest blocks SIGSEGV or
+ * SIGBUS: the kernel's own accesses to guest memory must still fault into
+ * zvisor (EFAULT for a bad pointer), and a blocked fault signal would kill
+ * the process instead. So they are unblocked on the host until the frame's
+ * sigreturn puts the guest's mask back; one that is sent to the guest
+ * meanwhile is deferred, and on the way out goes back to the host, pending,
+ * as the guest blocks it. One already pending stays blocked: unblocked, it
+ * would arrive at every entry and cancel the call again and again. (The
+ * fast path bounces here while they are blocked.) */
+void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	t->faults_blocked = (uc->uc_sigmask & FAULT_SIGNALS) != 0;
+	if (!t->faults_blocked)
+		return;
+	uint64_t pending = 0;
+	zv_sys2(__NR_rt_sigpending, &pending, 8);
+	uint64_t unblock = uc->uc_sigmask & FAULT_SIGNALS & ~pending;
+	if (unblock)
+		zv_host_set_mask(uc->uc_sigmask & ~unblock, NULL);
 }
 
 /* With --count a fatal signal must still let the leader print its report, so
