@@ -10,7 +10,7 @@
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .platform = ZV_PLAT_ZPOLINE, .count_fd = -1, .err_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
+struct zv_proc zv_proc = { .platform = ZV_PLAT_ZPOLINE, .count_fd = -1, .err_fd = -1, .self_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 static int first_image;       /* zvisor run/trace, not an exec'd image */
@@ -128,8 +128,9 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 /* The state an exec'd image inherits, as one argv word. */
 int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked)
 {
-	int k = zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d,v=%d",
+	int k = zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,x=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d,v=%d",
 			    (int)zv_proc.platform, guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd,
+			    zv_proc.self_fd,
 			    zv_proc.leader_pid, zv_proc.seccomp_installed, zv_proc.seccomp_fd, (int)zv_proc.rewrite,
 			    zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats, (int)zv_proc.vdso_mode);
 	if (k >= 0 && (size_t)k < n)
@@ -174,6 +175,7 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 			case 's': *sigsys_blocked = (int)v; break;
 			case 'c': zv_proc.count_fd = (int)v; break;
 			case 'e': zv_proc.err_fd = (int)v; break;
+			case 'x': zv_proc.self_fd = (int)v; break;
 			case 'l': zv_proc.leader_pid = (int)v; break;
 			case 'f': zv_proc.seccomp_installed = (int)v; break;
 			case 'q': zv_proc.seccomp_fd = (int)v; break;

@@ -109,6 +109,7 @@ struct zv_proc {
 	enum zv_platform platform;
 	int pid;                 /* cached host pid; refreshed by fork */
 	int count_fd, err_fd;    /* hidden kernel fds, -1 when unused */
+	int self_fd;             /* hidden: zvisor's own executable, opened before a chroot (exec.c) */
 	int leader_pid;          /* the first guest process: prints reports */
 	int seccomp_installed;
 	volatile int nthreads;
@@ -272,6 +273,9 @@ long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 int zv_hide_fd(int fd);
 int zv_is_kernel_fd(int fd);
 int zv_names_kernel_fd(long nr, const long *a);
+int zv_hidden_fds_exist(void);
+int zv_takes_fd(long nr);
+long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 
 /* sys/sandbox.c */
 long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);

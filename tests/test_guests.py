@@ -103,6 +103,16 @@ def test_kernel_fds_hidden_with_count(name, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", ["fds", "fds.static"])
+def test_kernel_fds_hidden_with_stats(name, platform):
+    """--stats keeps only a copy of stderr: it is as invisible to fd-taking
+    calls (fcntl, write) on the fast path as --count's fds."""
+    compare([built(name)], platform, extra_opts=["--stats"], expect_native=native_ok(0),
+            normalize_stderr=lambda err: "".join(l for l in err.splitlines(True)
+                                                 if not l.startswith("zvisor: stats:")))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("name", variants("syscalls"))
 def test_fixed_syscalls(name, platform):
     compare([built(name)], platform, expect_native=native_ok(0))

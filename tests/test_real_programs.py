@@ -138,6 +138,23 @@ def test_other_programs(name, platform):
     compare(sh(script), platform, expect_native=native_ok(0))
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_chroot_then_exec(tmp_path, platform):
+    """A program that chroots into a tree without /proc can still execve
+    there (zvisor keeps its own executable open from before the chroot)."""
+    need("busybox")
+    busybox = shutil.which("busybox")
+    with open(busybox, "rb") as f:
+        if b"ld-linux" in f.read(4096):
+            pytest.skip("busybox is not static (busybox-static)")
+    root = tmp_path / "root"
+    (root / "bin").mkdir(parents=True)
+    shutil.copy(busybox, root / "bin" / "busybox")
+    os.symlink("busybox", root / "bin" / "sh")
+    script = "echo in chroot; ls /; test -e /proc || echo no proc; sh -c 'echo nested exec'; exec echo exec done"
+    compare(["chroot", str(root), "/bin/sh", "-c", script], platform, expect_native=native_ok(0))
+
+
 # --- dash and bash --------------------------------------------------------------
 
 SHELL_SCRIPTS = {

@@ -97,6 +97,7 @@ static const zv_handler table[512] = {
 	[__NR_faccessat] = zv_sys_path_call___NR_faccessat,
 	[__NR_faccessat2] = zv_sys_path_call___NR_faccessat2,
 	[__NR_close] = zv_sys_close,
+	[__NR_chroot] = zv_sys_chroot,
 	[__NR_close_range] = zv_sys_close_range,
 	[__NR_dup2] = zv_sys_dup2___NR_dup2,
 	[__NR_dup3] = zv_sys_dup2___NR_dup3,
@@ -141,9 +142,10 @@ void zv_dispatch_init(void)
 	for (size_t i = 0; i < sizeof frame_calls / sizeof frame_calls[0]; i++)
 		zv_call_kind[frame_calls[i]] = ZV_KIND_FRAME;
 	int traced = zv_proc.trace.on || zv_proc.trace.summary || zv_proc.trace.inject;
+	int hidden = zv_hidden_fds_exist();
 	for (int nr = 0; nr < 512; nr++)
-		if ((traced || zv_time_hooked(nr)) && zv_call_kind[nr] == ZV_KIND_HOST)
-			zv_call_kind[nr] = ZV_KIND_HANDLER; /* through zv_syscall: the trace layer sees it */
+		if ((traced || zv_time_hooked(nr) || (hidden && zv_takes_fd(nr))) && zv_call_kind[nr] == ZV_KIND_HOST)
+			zv_call_kind[nr] = ZV_KIND_HANDLER; /* through zv_syscall: the layers see it */
 }
 
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
@@ -171,7 +173,7 @@ long zv_dispatch_rest(struct zv_thread *t, struct zv_ucontext *uc, long nr, long
 		if (r != ZV_SECCOMP_GO)
 			return r;
 	}
-	if ((zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0 || zv_proc.trace.fd >= 0) && zv_names_kernel_fd(nr, a))
+	if (zv_hidden_fds_exist() && zv_names_kernel_fd(nr, a))
 		return -EBADF;
 	if ((zv_proc.vt.on || zv_proc.host_vdso.ok) && zv_time_hooked(nr))
 		return zv_time_call(t, uc, nr, a); /* which calls zv_call_args */

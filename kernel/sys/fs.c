@@ -85,7 +85,8 @@ long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long
 #define ZV_MAX_HIDDEN 4
 static int *hidden_slot(int fd)
 {
-	static int *slots[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd };
+	static int *slots[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
+					     &zv_proc.self_fd };
 	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
 		if (slots[i] && *slots[i] >= 0 && *slots[i] == fd)
 			return slots[i];
@@ -93,6 +94,11 @@ static int *hidden_slot(int fd)
 }
 
 int zv_is_kernel_fd(int fd) { return fd >= 0 && hidden_slot(fd) != NULL; }
+
+int zv_hidden_fds_exist(void)
+{
+	return zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0 || zv_proc.trace.fd >= 0 || zv_proc.self_fd >= 0;
+}
 
 /* Calls whose first argument is a file descriptor (or a directory fd). */
 static const uint16_t fd_first[] = {
@@ -116,6 +122,18 @@ static const uint16_t fd_first[] = {
 	__NR_mount_setattr, __NR_landlock_add_rule, __NR_landlock_restrict_self, __NR_process_madvise,
 	451 /* cachestat */, 452 /* fchmodat2 */,
 };
+
+/* Whether call nr takes a file descriptor that may be one of the kernel's:
+ * while hidden fds exist, the fast path hands such calls to the dispatcher
+ * (zv_dispatch_init) rather than straight to the host. */
+int zv_takes_fd(long nr)
+{
+	for (size_t i = 0; i < sizeof fd_first / sizeof fd_first[0]; i++)
+		if (fd_first[i] == nr)
+			return 1;
+	return nr == __NR_mmap || nr == __NR_sendfile || nr == __NR_copy_file_range ||
+	       nr == __NR_splice || nr == __NR_tee;
+}
 
 /* Whether call nr names one of the kernel's fds: the guest sees those
  * numbers as closed (EBADF). Only consulted while hidden fds exist. */
@@ -184,9 +202,9 @@ long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	unsigned flags = (unsigned)a[2];
 	if (lo > hi)
 		return -EINVAL;
-	int ks[3] = { zv_proc.count_fd, zv_proc.err_fd, zv_proc.trace.fd };
-	for (int i = 0; i < 3; i++) /* ascending */
-		for (int j = i + 1; j < 3; j++)
+	int ks[ZV_MAX_HIDDEN] = { zv_proc.count_fd, zv_proc.err_fd, zv_proc.trace.fd, zv_proc.self_fd };
+	for (int i = 0; i < ZV_MAX_HIDDEN; i++) /* ascending */
+		for (int j = i + 1; j < ZV_MAX_HIDDEN; j++)
 			if (ks[j] < ks[i]) {
 				int x = ks[i];
 				ks[i] = ks[j];
@@ -194,7 +212,7 @@ long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 			}
 	unsigned long from = lo; /* 64-bit: one past UINT_MAX must not wrap */
 	long r = 0;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < ZV_MAX_HIDDEN; i++) {
 		if (ks[i] < 0 || (unsigned)ks[i] < from || (unsigned)ks[i] > hi)
 			continue;
 		if ((unsigned)ks[i] > from)
@@ -221,7 +239,7 @@ long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 {
 	long r = zv_host_call(t, __NR_getdents64, a[0], a[1], a[2], 0, 0, 0);
-	if (r <= 0 || (zv_proc.count_fd < 0 && zv_proc.err_fd < 0 && zv_proc.trace.fd < 0))
+	if (r <= 0 || !zv_hidden_fds_exist())
 		return r;
 	char link[64], path[32];
 	zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
@@ -246,4 +264,28 @@ long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 		off += reclen;
 	}
 	return out;
+}
+
+/* chroot: zvisor starts a program's execve through /proc/self/exe, which a
+ * new root may lack. So before the first chroot the kernel keeps its own
+ * executable open (a hidden O_PATH fd, carried across execve) and execs
+ * through it from then on. */
+long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+{
+	int opened = -1;
+	if (zv_proc.self_fd < 0) {
+		long fd = zv_openat(AT_FDCWD, "/proc/self/exe", O_PATH, 0);
+		if (fd >= 0)
+			opened = zv_hide_fd((int)fd);
+	}
+	long r = zv_host_call(t, __NR_chroot, a[0], 0, 0, 0, 0, 0);
+	if (opened >= 0) {
+		if (r == 0) {
+			zv_proc.self_fd = opened;
+			zv_dispatch_init(); /* fd calls now check for it */
+		} else {
+			zv_close(opened);
+		}
+	}
+	return r;
 }
