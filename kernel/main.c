@@ -7,6 +7,7 @@
 #include "lib/fmt.h"
 #include "trace/count.h"
 #include "lib/kmem.h"
+#include "intercept/sites.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -39,7 +40,9 @@ static const char run_help[] =
 	"                     seccomp  a seccomp filter that traps calls from outside\n"
 	"                              the kernel's text\n"
 	"  --rewrite=WHEN   zpoline: lazy (default: a site is rewritten when it first\n"
-	"                   reaches the kernel) or none (every call is a signal)\n"
+	"                   reaches the kernel), load (also every site the kernel can\n"
+	"                   prove safe when its code is mapped: fewer signals, slower\n"
+	"                   exec) or none (every call is a signal)\n"
 	"  -c, --count      print the number of system calls by name to stderr at exit\n"
 	"                   (like strace -f -c without times; vDSO calls as NAME[vdso])\n"
 	"  --time=SPEC      virtual time for the program, its threads and children;\n"
@@ -250,6 +253,15 @@ static void *alloc(size_t n)
 	return p;
 }
 
+/* --rewrite=load: the loader's executable mappings, rewritten as mapped
+ * (intercept/loadsites.c) by the thread that loads them. */
+static struct zv_thread *loading_thread;
+
+static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+{
+	zv_sites_load(loading_thread, fd, addr, len, off, prot);
+}
+
 /* Loads path (already resolved to r) and starts it as the guest. */
 __attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
 						 const uint64_t *auxv, struct zv_resolved *r,
@@ -301,7 +313,12 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 
 	struct zv_image *img = alloc(sizeof *img);
 	char why[160] = "";
+	if (zv_proc.platform == ZV_PLAT_ZPOLINE && zv_proc.rewrite == ZV_REWRITE_LOAD) {
+		loading_thread = t;
+		zv_exec_mapped = rewrite_mapped;
+	}
 	e = zv_load_elf(r->elf, img, why, sizeof why);
+	zv_exec_mapped = NULL;
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
 	memcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path);
@@ -408,8 +425,10 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 				zv_proc.rewrite = ZV_REWRITE_LAZY;
 			else if (zv_strcmp(v, "none") == 0)
 				zv_proc.rewrite = ZV_REWRITE_NONE;
+			else if (zv_strcmp(v, "load") == 0)
+				zv_proc.rewrite = ZV_REWRITE_LOAD;
 			else
-				usage_error("zvisor: unknown rewrite mode '%s' (lazy, none)\n", v);
+				usage_error("zvisor: unknown rewrite mode '%s' (lazy, load, none)\n", v);
 		} else if ((k = zv_trace_option(argc - i, argv + i)) != 0) {
 			if (k < 0)
 				zv_exit_group(2);

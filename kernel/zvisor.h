@@ -12,7 +12,7 @@
 #define ZV_VERSION "0.1.0"
 
 enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP, ZV_PLAT_ZPOLINE };
-enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE };
+enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE, ZV_REWRITE_LOAD };
 
 /* Per-thread kernel area: one naturally aligned block per guest thread. The
  * block's first pages hold this struct, a guard page follows, and the rest is

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from zvtest import (PLATFORMS, ZVISOR, compare, guest, native_ok, run, run_native, run_zv,
+from zvtest import (PLATFORMS, platform_opts, ZVISOR, compare, guest, native_ok, run, run_native, run_zv,
                     status_text)
 
 ZV = str(ZVISOR)
@@ -207,7 +207,7 @@ def test_exit_status_and_signal(script, code, platform):
 def test_killed_from_outside(sig, platform):
     """A signal sent to the process (guest and kernel share it) kills it with
     that signal, as natively."""
-    p = subprocess.Popen([ZV, "run", "--platform=" + platform, "--", "sleep", "30"],
+    p = subprocess.Popen([ZV, "run", *platform_opts(platform), "--", "sleep", "30"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(0.5)
     p.send_signal(sig)
@@ -219,7 +219,7 @@ def test_killed_from_outside(sig, platform):
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_same_pid(platform):
     """The guest runs in zvisor's own process: $$ is the pid we started."""
-    p = subprocess.Popen([ZV, "run", "--platform=" + platform, "--", "/bin/sh", "-c", "echo $$"],
+    p = subprocess.Popen([ZV, "run", *platform_opts(platform), "--", "/bin/sh", "-c", "echo $$"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate(timeout=60)
     assert out.decode().strip() == str(p.pid), (out, err)

@@ -208,6 +208,47 @@ def test_lengths(harness):
     assert not bad, "\n".join(bad)
 
 
+# (hex bytes, whether the instruction copies rsp anywhere but into rsp, what):
+# the premise of --rewrite=load's red-zone check (redzone.c)
+RSP_CASES = [
+    ("4889e5", 1, "mov %rsp,%rbp"),
+    ("488bc4", 1, "mov %rsp,%rax (8b form)"),
+    ("488d7c24f0", 1, "lea -0x10(%rsp),%rdi"),
+    ("488d3cc4", 1, "lea (%rsp,%rax,8),%rdi"),
+    ("488d7c2410", 0, "lea 0x10(%rsp),%rdi (a local in the frame)"),
+    ("488d0424", 0, "lea (%rsp),%rax"),
+    ("54", 1, "push %rsp"),
+    ("ff f4".replace(" ", ""), 1, "push %rsp (ff /6)"),
+    ("4894", 1, "xchg %rsp,%rax"),
+    ("4887e0", 1, "xchg %rsp,%rax (87 form)"),
+    ("4801e0", 1, "add %rsp,%rax"),
+    ("480f45c4", 1, "cmovne %rsp,%rax"),
+    ("4889642408", 1, "mov %rsp,8(%rsp)"),
+    ("c8100000", 1, "enter"),
+    ("66480f6ec4", 1, "movq %rsp,%xmm0"),
+    ("4889ec", 0, "mov %rbp,%rsp"),
+    ("488d6424f8", 0, "lea -8(%rsp),%rsp"),
+    ("4883ec18", 0, "sub $0x18,%rsp"),
+    ("4883e4f0", 0, "and $-16,%rsp"),
+    ("83e00f", 0, "and $0xf,%eax (/4, not rsp)"),
+    ("4c89e0", 0, "mov %r12,%rax"),
+    ("4154", 0, "push %r12"),
+    ("48894424f8", 0, "mov %rax,-8(%rsp)"),
+    ("488b4424f8", 0, "mov -8(%rsp),%rax"),
+    ("4885e4", 0, "test %rsp,%rsp"),
+    ("4839e0", 0, "cmp %rsp,%rax"),
+    ("ffe0", 0, "jmp *%rax"),
+    ("0f05", 0, "syscall"),
+]
+
+
+def test_rsp_copies(harness):
+    got = lines_through(harness, "rsp", [h for h, _, _ in RSP_CASES])
+    bad = ["%s: got %s, want %d (%s)" % (h, g, want, what)
+           for (h, want, what), g in zip(RSP_CASES, got) if int(g) != want]
+    assert not bad, "\n".join(bad)
+
+
 PAD = "90" * 8          # nops: enough for confirmation after a site
 LEAD = "90" * 20        # the start of a region: a resync window of 15 offsets, then
                         # CONFIRM_BEFORE instructions before a site counts

@@ -12,7 +12,9 @@ from typing import NamedTuple
 REPO = Path(__file__).resolve().parent.parent
 ZVISOR = REPO / "build" / "zvisor"
 GUEST_DIR = REPO / "tests" / "guests" / "build"
-PLATFORMS = ["zpoline", "sud", "seccomp"]
+# zpoline-load: the zpoline platform with --rewrite=load (sites rewritten
+# when their code is mapped, not when they first run)
+PLATFORMS = ["zpoline", "zpoline-load", "sud", "seccomp"]
 DEFAULT_TIMEOUT = 60
 
 
@@ -83,10 +85,17 @@ def _tail(b, n=2000):
     return s[-n:]
 
 
+def platform_opts(platform):
+    """zvisor's options for one of PLATFORMS."""
+    if platform is None:
+        return []
+    if platform.endswith("-load"):
+        return ["--platform=" + platform[:-5], "--rewrite=load"]
+    return ["--platform=" + platform]
+
+
 def zv_argv(argv, platform=None, extra_opts=()):
-    cmd = [str(ZVISOR), "run"]
-    if platform:
-        cmd.append("--platform=" + platform)
+    cmd = [str(ZVISOR), "run"] + platform_opts(platform)
     cmd += list(extra_opts)
     cmd.append("--")
     return cmd + [str(a) for a in argv]

@@ -17,8 +17,9 @@
 #include "lib/string.h"
 #include "intercept/x86len.h"
 #include "intercept/x86ops.h"
+#include "trace/trace.h"
 
-#define CODE_WINDOW 1024 /* bytes read around the site */
+#define CODE_WINDOW 1024 /* bytes of code read at a time */
 #define BUDGET 256       /* instructions decoded in all */
 #define MAX_PATHS 32
 
@@ -31,7 +32,7 @@ struct path {
 static long read_guest(uint64_t addr, void *buf, size_t len)
 {
 	struct { void *base; size_t len; } local = { buf, len }, remote = { (void *)addr, len };
-	return zv_sys6(__NR_process_vm_readv, zv_current()->pid, (long)&local, 1, (long)&remote, 1, 0);
+	return zv_sys6(__NR_process_vm_readv, zv_proc.pid, (long)&local, 1, (long)&remote, 1, 0);
 }
 
 static uint64_t reg_value(const struct zv_mcontext *mc, int r)
@@ -44,7 +45,10 @@ static uint64_t reg_value(const struct zv_mcontext *mc, int r)
 	}
 }
 
-/* Whether the memory operand of in may overlap the slot [slot, slot + 8). */
+/* Whether the memory operand of in may overlap the slot [slot, slot + 8).
+ * mc NULL: no register value is known (a check at load, see
+ * zv_site_safe_static); the slot is then 8 bytes below rsp at the site,
+ * and only rsp-based operands can reach it. */
 static int touches_slot(const struct zv_x86_insn *in, const struct zv_mcontext *mc, long rsp_delta,
 			uint64_t slot)
 {
@@ -54,6 +58,10 @@ static int touches_slot(const struct zv_x86_insn *in, const struct zv_mcontext *
 		return 0; /* an absolute address */
 	if (in->index >= 0)
 		return in->base == 4; /* unknown index: only rsp-based ones are suspect */
+	if (!mc) {
+		long ea = rsp_delta + in->disp; /* from rsp at the site */
+		return in->base == 4 && ea < 0 && ea + in->width > -8;
+	}
 	uint64_t base;
 	if (in->base == 4)
 		base = mc->rsp + rsp_delta;
@@ -62,29 +70,17 @@ static int touches_slot(const struct zv_x86_insn *in, const struct zv_mcontext *
 	else
 		base = reg_value(mc, in->base);
 	uint64_t ea = base + (uint64_t)in->disp;
-	/* Operands are at most 64 bytes (AVX-512). */
-	return ea < slot + 8 && ea + 64 > slot;
+	return ea < slot + 8 && ea + in->width > slot;
 }
 
-int zv_site_safe(uint64_t site, void *ucv)
+/* Whether no instruction after site, on any path, may touch the slot the
+ * call's push overwrites (see touches_slot for mc). */
+static int code_after_safe(uint64_t site, const struct zv_mcontext *mc)
 {
-	const struct zv_mcontext *mc = &((struct zv_ucontext *)ucv)->mc;
-	uint64_t rsp = mc->rsp, slot = rsp - 8;
-	/* A syscall argument that points into the red zone. */
-	const uint64_t args[6] = { mc->rdi, mc->rsi, mc->rdx, mc->r10, mc->r8, mc->r9 };
-	for (int i = 0; i < 6; i++)
-		if (args[i] >= rsp - 128 && args[i] < rsp)
-			return 0;
-
-	uint8_t code[2 * CODE_WINDOW];
-	uint64_t lo = site - CODE_WINDOW;
-	long got = read_guest(lo, code, sizeof code);
-	if (got < CODE_WINDOW + 2) {
-		lo = site; /* the site may sit at the start of a mapping */
-		got = read_guest(lo, code, CODE_WINDOW);
-		if (got < 2)
-			return 0;
-	}
+	uint64_t slot = mc ? mc->rsp - 8 : 0;
+	uint8_t code[CODE_WINDOW];
+	uint64_t lo = 0;
+	long got = 0; /* code holds [lo, lo + got) */
 	struct path paths[MAX_PATHS];
 	uint64_t seen[MAX_PATHS]; /* jump targets explored already: loops end there */
 	int npaths = 0, nseen = 0, budget = BUDGET;
@@ -94,13 +90,24 @@ int zv_site_safe(uint64_t site, void *ucv)
 		for (;;) {
 			if (p.ip == site)
 				break; /* back at the syscall: judged already */
-			if (budget-- <= 0 || p.ip < lo || p.ip >= lo + (uint64_t)got)
+			if (budget-- <= 0)
 				return 0; /* too far to judge */
+			if (p.ip < lo || p.ip + 15 > lo + (uint64_t)got) {
+				/* read the code from here on (a jump may lead
+				 * to another function's) */
+				lo = p.ip;
+				got = read_guest(lo, code, sizeof code);
+				if (got <= 0)
+					return 0;
+			}
 			struct zv_x86_insn in;
 			const uint8_t *c = code + (p.ip - lo);
 			if (zv_x86_decode(c, lo + got - p.ip, &in) < 0)
 				return 0;
-			if (touches_slot(&in, mc, p.rsp_delta, slot))
+			/* A copy of rsp made here could reach the slot under
+			 * another name (the known register values are those
+			 * at the site). */
+			if (touches_slot(&in, mc, p.rsp_delta, slot) || in.exposes_rsp)
 				return 0;
 			uint64_t next = p.ip + in.len;
 			if (in.flow == ZV_X86_RET || in.flow == ZV_X86_CALL || in.flow == ZV_X86_JMP_INDIRECT)
@@ -129,4 +136,38 @@ int zv_site_safe(uint64_t site, void *ucv)
 		}
 	}
 	return 1;
+}
+
+/* How many argument registers call nr reads: what zvisor trace knows of
+ * it, or all six. (Registers beyond those often hold stale stack
+ * addresses, which must not keep a site off the fast path.) */
+static int args_read(uint64_t nr)
+{
+	const struct zv_sysdesc *d = nr < 512 ? &zv_sysdesc[nr] : NULL;
+	return d && (d->sig || d->decode || d->nargs) ? d->nargs : 6;
+}
+
+int zv_site_safe(uint64_t site, void *ucv)
+{
+	const struct zv_mcontext *mc = &((struct zv_ucontext *)ucv)->mc;
+	uint64_t rsp = mc->rsp;
+	/* A syscall argument that points into the red zone. */
+	const uint64_t args[6] = { mc->rdi, mc->rsi, mc->rdx, mc->r10, mc->r8, mc->r9 };
+	for (int i = 0, n = args_read(mc->rax); i < n; i++)
+		if (args[i] >= rsp - 128 && args[i] < rsp)
+			return 0;
+	return code_after_safe(site, mc);
+}
+
+/* The same decision without register values, for a site found at load in
+ * a function (from its start, as its unwind entry gives it) that never
+ * copies rsp anywhere (zv_x86_insn.exposes_rsp): then no register but rsp
+ * can point into the function's red zone, because a pointer the caller
+ * passed points above the return address, so no argument is a red-zone
+ * buffer, and only rsp-based operands after the site can touch the slot.
+ * The walk after the site checks those, and that the code it passes
+ * through (another function's, after a jump) copies rsp nowhere either. */
+int zv_site_safe_static(uint64_t site)
+{
+	return code_after_safe(site, NULL);
 }

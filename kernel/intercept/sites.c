@@ -136,7 +136,7 @@ static int poke_mem(uint64_t site, const uint16_t *v)
 static long vm_io(long nr, uint64_t addr, void *buf, size_t len)
 {
 	struct { void *base; size_t len; } local = { buf, len }, remote = { (void *)addr, len };
-	return zv_sys6(nr, zv_current()->pid, (long)&local, 1, (long)&remote, 1, 0);
+	return zv_sys6(nr, zv_proc.pid, (long)&local, 1, (long)&remote, 1, 0);
 }
 
 /* One rewrite at a time (they share pages), and none while a guest memory
@@ -188,7 +188,7 @@ static int mapping_shared(uint64_t addr)
  * so r-x is their protection. Its fingerprint (the 8 bytes ending after the
  * new call) is stored in *print before the call exists, so that no thread
  * runs the call before it is recognised as zvisor's. */
-static int rewrite(uint64_t site, uint64_t *print)
+static int rewrite(struct zv_thread *t, uint64_t site, uint64_t *print)
 {
 	uint8_t b[8];
 	if (vm_io(__NR_process_vm_readv, site - 6, b, 8) != 8)
@@ -220,7 +220,6 @@ static int rewrite(uint64_t site, uint64_t *print)
 		/* Guarded: another thread may unmap or protect the page even
 		 * now, with a call zvisor does not intercept (none exists
 		 * today, but the guest's own threads run on). */
-		struct zv_thread *t = zv_current();
 		uint64_t outer = t->guard_sp;
 		ok = zv_cmpxchg16_guarded((volatile uint16_t *)site, 0x050f, 0xd0ff, &t->guard_sp) == 1;
 		t->guard_sp = outer;
@@ -244,12 +243,36 @@ void zv_sites_after_fork(void)
  * ZV_SITE_BUSY and leave it to the first. A site marked rewritten that
  * arrives again holds `syscall` again (JIT code rewritten by the guest) and
  * is rewritten again. */
+/* A site that straddles a cache line: another core could fetch half of it
+ * while it changes. */
+static int straddles(uint64_t site) { return (site & 63) == 63; }
+
+/* Where a site can never be rewritten. */
+static int unpatchable(uint64_t site)
+{
+	return straddles(site) ||
+	       (site & 4095) < 6; /* its fingerprint would start on the page before */
+}
+
+/* Rewrites site, whose state word st this thread holds busy. */
+static void rewrite_marked(struct zv_thread *t, uint64_t site, uint32_t *st)
+{
+	/* Marked before the bytes change: another thread may run the new
+	 * call as soon as it is written. */
+	uint32_t old = __atomic_fetch_or(st, ZV_SITE_REWRITTEN, __ATOMIC_ACQ_REL);
+	if (rewrite(t, site, &table->print[st - table->state])) {
+		if (!(old & ZV_SITE_REWRITTEN))
+			__atomic_fetch_add(&rewritten, 1, __ATOMIC_RELAXED);
+	} else { /* not 0f 05 any more, or unwritable */
+		__atomic_fetch_and(st, ~ZV_SITE_REWRITTEN, __ATOMIC_RELEASE);
+		__atomic_fetch_or(st, ZV_SITE_NEVER, __ATOMIC_RELEASE);
+	}
+}
+
 void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void *arg), void *arg)
 {
-	if ((site & 63) == 63)
-		return; /* straddles a cache line: another core could fetch half of it */
-	if ((site & 4095) < 6)
-		return; /* its fingerprint would start on the page before */
+	if (unpatchable(site))
+		return;
 	uint32_t *st = site_slot(site);
 	if (!st)
 		return;
@@ -258,20 +281,51 @@ void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void
 		return;
 	if (__atomic_fetch_or(st, ZV_SITE_BUSY, __ATOMIC_ACQ_REL) & ZV_SITE_BUSY)
 		return;
-	if (!safe(site, arg)) {
+	if (!safe(site, arg))
 		__atomic_fetch_or(st, ZV_SITE_NEVER, __ATOMIC_RELEASE);
-	} else {
-		/* Marked before the bytes change: another thread may run the
-		 * new call as soon as it is written. */
-		uint32_t old = __atomic_fetch_or(st, ZV_SITE_REWRITTEN, __ATOMIC_ACQ_REL);
-		if (rewrite(site, &table->print[st - table->state])) {
-			if (!(old & ZV_SITE_REWRITTEN))
-				__atomic_fetch_add(&rewritten, 1, __ATOMIC_RELAXED);
-		} else { /* not 0f 05 any more, or unwritable */
-			__atomic_fetch_and(st, ~ZV_SITE_REWRITTEN, __ATOMIC_RELEASE);
-			__atomic_fetch_or(st, ZV_SITE_NEVER, __ATOMIC_RELEASE);
-		}
-	}
+	else
+		rewrite_marked(zv_current(), site, st);
 	__atomic_fetch_and(st, ~ZV_SITE_BUSY, __ATOMIC_RELEASE);
+}
+
+/* Sites found in code just mapped, privately, with protection prot at
+ * [lo, hi) (intercept/loadsites.c), and judged safe without having run:
+ * all rewritten under one change of protection, by thread t (the loader
+ * runs before the guest's first kernel entry, off the kernel stack). No
+ * thread runs the code yet, and guest memory calls wait for patch_lock: so
+ * a site that straddles a cache line is rewritten too, with a plain store
+ * (a locked exchange across two lines would be a split lock). */
+void zv_sites_load_batch(struct zv_thread *t, const uint64_t *sites, int n, uint64_t lo, uint64_t hi, int prot)
+{
+	if (n <= 0)
+		return;
+	zv_lock(&patch_lock);
+	if ((prot & PROT_WRITE) || zv_mprotect((void *)lo, hi - lo, prot | PROT_WRITE) == 0) {
+		for (int i = 0; i < n; i++) {
+			uint64_t site = sites[i];
+			uint32_t *st = (site & 4095) < 6 ? NULL : site_slot(site);
+			if (!st || (__atomic_fetch_or(st, ZV_SITE_BUSY, __ATOMIC_ACQ_REL) & ZV_SITE_BUSY))
+				continue;
+			uint64_t p;
+			memcpy(&p, (const void *)(site - 6), 8);
+			if (!(*st & (ZV_SITE_NEVER | ZV_SITE_REWRITTEN)) && (p >> 48) == 0x050f) {
+				__atomic_store_n(&table->print[st - table->state], unrewritten(p), __ATOMIC_RELEASE);
+				__atomic_fetch_or(st, ZV_SITE_REWRITTEN, __ATOMIC_ACQ_REL);
+				uint64_t outer = t->guard_sp;
+				if (straddles(site))
+					*(volatile uint16_t *)site = 0xd0ff;
+				if (straddles(site) ||
+				    zv_cmpxchg16_guarded((volatile uint16_t *)site, 0x050f, 0xd0ff, &t->guard_sp) == 1)
+					__atomic_fetch_add(&rewritten, 1, __ATOMIC_RELAXED);
+				else
+					__atomic_fetch_and(st, ~ZV_SITE_REWRITTEN, __ATOMIC_RELEASE);
+				t->guard_sp = outer;
+			}
+			__atomic_fetch_and(st, ~ZV_SITE_BUSY, __ATOMIC_RELEASE);
+		}
+		if (!(prot & PROT_WRITE))
+			zv_mprotect((void *)lo, hi - lo, prot);
+	}
+	zv_unlock(&patch_lock);
 }
 

@@ -81,6 +81,77 @@ static void memory_operand(const uint8_t *m, int rex, struct zv_x86_insn *out)
 		out->disp = (int32_t)(d[0] | d[1] << 8 | d[2] << 16 | (uint32_t)d[3] << 24);
 }
 
+/* Whether a one-byte or 0f opcode (map 1 or 2) with ModRM m copies the value
+ * of rsp (or an address computed from it) into another register or into
+ * memory: mov %rsp,%rbp, lea -8(%rsp),%rsi, push %rsp, xchg, cmov... Only
+ * the general-register forms that can hold a whole pointer count; 8- and
+ * 16-bit forms, VEX/EVEX encodings (BMI) and bit tests are not followed.
+ * The red-zone check at load (redzone.c) relies on this: in a function
+ * that never does it, no register but rsp can point into its red zone.
+ * lea with a displacement >= 0 from rsp alone (a local in the frame, the
+ * stack arguments of va_start) is not counted: it points at or above rsp,
+ * and could only come to lie below it once the frame is freed, when no
+ * correct code uses it any more. */
+static int copies_rsp(int map, int op, int rex, const uint8_t *m, const struct zv_x86_insn *in)
+{
+	if (map == 1 && !m) {
+		if ((op == 0x54 || op == 0x94) && !(rex & 1))
+			return 1; /* push %rsp, xchg %rsp,%rax */
+		return op == 0xc8; /* enter: rbp = rsp */
+	}
+	if (!m)
+		return 0;
+	int mod = m[0] >> 6;
+	int reg = ((m[0] >> 3) & 7) | ((rex & 4) << 1);
+	int rm_rsp = mod == 3 && (m[0] & 7) == 4 && !(rex & 1); /* the r/m operand is rsp */
+	if (map == 1) {
+		if (op == 0x8d)
+			return in->has_mem && (in->base == 4 || in->index == 4) && reg != 4 &&
+			       !(in->base == 4 && in->index < 0 && in->disp >= 0); /* lea */
+		switch (op) {
+		case 0x01: case 0x09: case 0x11: case 0x19: case 0x21: case 0x29: case 0x31: case 0x89:
+			return reg == 4 && !rm_rsp; /* op %rsp, r/m */
+		case 0x87:
+			return (reg == 4) != rm_rsp; /* xchg */
+		case 0x03: case 0x0b: case 0x13: case 0x1b: case 0x23: case 0x2b: case 0x33: case 0x8b:
+		case 0x63: case 0x69: case 0x6b:
+			return rm_rsp && reg != 4; /* op %rsp, reg */
+		case 0xff:
+			return rm_rsp && reg == 6; /* push %rsp */
+		default:
+			return 0;
+		}
+	}
+	/* 0f: cmov, imul, bsf/bsr, popcnt, movd/movq to xmm read r/m;
+	 * cmpxchg and xadd write reg into r/m */
+	if ((op >= 0x40 && op <= 0x4f) || op == 0xaf || op == 0xbc || op == 0xbd || op == 0xb8 || op == 0x6e)
+		return rm_rsp;
+	if (op == 0xb1 || op == 0xc1)
+		return reg == 4 || rm_rsp;
+	return 0;
+}
+
+/* How many bytes the memory operand of a one-byte or 0f opcode (map 1 or
+ * 2) may span: 8 for the general-register instructions, none for lea and
+ * nop, 64 (an AVX-512 vector) for what is not sorted out here; x87 state
+ * (fsave) spans 108. */
+static int operand_width(int map, int op)
+{
+	if (map == 1) {
+		if (op == 0x8d)
+			return 0; /* lea */
+		return op >= 0xd8 && op <= 0xdf ? 128 : 8;
+	}
+	if (map == 2) {
+		if (op == 0x1f || op == 0x18)
+			return 0; /* nop r/m, prefetch */
+		if ((op >= 0x40 && op <= 0x4f) || (op >= 0x90 && op <= 0x9f) || op == 0xaf || op == 0xb6 ||
+		    op == 0xb7 || op == 0xbe || op == 0xbf)
+			return 8; /* cmov, setcc, imul, movzx, movsx */
+	}
+	return 64;
+}
+
 static int32_t rel_at(const uint8_t *p, int len, int size)
 {
 	const uint8_t *r = p + len - size;
@@ -107,9 +178,10 @@ int zv_x86_decode(const uint8_t *p, size_t avail, struct zv_x86_insn *out)
 			break;
 		rex = 0;
 	}
-	int op = p[i];
+	int op = p[i], map = 1;
 	const uint8_t *modrm = NULL;
 	if (op == 0xc4 || op == 0xc5 || op == 0x62) {
+		map = 0; /* not followed by copies_rsp */
 		/* VEX/EVEX: a ModRM always follows the opcode byte. The inverted
 		 * register extension bits are ignored: a base of r12/r13 reads
 		 * as rsp/rbp, which only errs on the safe side. */
@@ -118,6 +190,8 @@ int zv_x86_decode(const uint8_t *p, size_t avail, struct zv_x86_insn *out)
 		rex = 0;
 	} else if (op == 0x0f) {
 		int op2 = p[i + 1];
+		map = op2 == 0x38 || op2 == 0x3a || op2 == 0x0f ? 0 : 2;
+		op = op2;
 		if (op2 == 0x38 || op2 == 0x3a)
 			modrm = p + i + 3;
 		else if (op2 == 0x0f)
@@ -178,5 +252,8 @@ int zv_x86_decode(const uint8_t *p, size_t avail, struct zv_x86_insn *out)
 	}
 	if (modrm)
 		memory_operand(modrm, rex, out);
+	out->width = operand_width(map, op);
+	if (map)
+		out->exposes_rsp = copies_rsp(map, op, rex, modrm, out);
 	return len;
 }

@@ -567,6 +567,8 @@ static void unmap_holes(const struct elf *e, uint64_t bias)
 	}
 }
 
+void (*zv_exec_mapped)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot);
+
 static int prot_of(uint32_t flags)
 {
 	return (flags & PF_R ? PROT_READ : 0) | (flags & PF_W ? PROT_WRITE : 0) | (flags & PF_X ? PROT_EXEC : 0);
@@ -637,6 +639,8 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 					  (long)PAGE_DOWN(p->p_offset));
 			if (zv_is_err(r))
 				goto bad;
+			if ((prot & PROT_EXEC) && zv_exec_mapped)
+				zv_exec_mapped(e->fd, pstart, PAGE_UP(fend) - pstart, PAGE_DOWN(p->p_offset), prot);
 			anon = PAGE_UP(fend);
 			/* The rest of the last file page is .bss: zero it (the host
 			 * does so only when the segment is writable). */

@@ -50,6 +50,10 @@ struct zv_image {
  * -ENOEXEC ("... overlaps zvisor").
  * Returns 0, or -errno with a one-line reason in why. */
 int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t whylen);
+/* Called, when set, for each executable segment zv_load_elf maps: fd's
+ * bytes from file offset off now at [addr, addr + len), privately, with
+ * protection prot. */
+extern void (*zv_exec_mapped)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot);
 
 /* Lays out the guest's initial stack in buf as it must appear at addresses
  * [sp, top): argc, argv[], NULL, envp[], NULL, auxv pairs, AT_NULL, then the

@@ -87,6 +87,10 @@ long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long n
 	zv_sites_lock();
 	long r = mm_call(t, a, nr);
 	zv_sites_unlock();
+	/* --rewrite=load: a file's code just mapped */
+	if (nr == __NR_mmap && !zv_is_err(r) && zv_proc.rewrite == ZV_REWRITE_LOAD && (a[2] & PROT_EXEC) &&
+	    (a[3] & (MAP_ANONYMOUS | MAP_TYPE)) == MAP_PRIVATE && (int)a[4] >= 0)
+		zv_sites_load(t, (int)a[4], (uint64_t)r, ((uint64_t)a[1] + 4095) & ~4095UL, (uint64_t)a[5], (int)a[2]);
 	return r;
 }
 

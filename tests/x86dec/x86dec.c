@@ -10,12 +10,16 @@
  *                         (what the loader sees: headers and all)
  *   x86dec datasites FILE the same over each allocated section that is not
  *                         executable (data: every site reported is wrong)
+ *   x86dec rsp            for each line of hex bytes on stdin: whether the
+ *                         first instruction copies rsp (zv_x86_decode's
+ *                         exposes_rsp: 1 or 0; -1: invalid)
  *   x86dec len            for each line of hex bytes on stdin: the length of
  *                         the first instruction (-1: invalid)
  *   x86dec find           for each line "HEX" on stdin: the offsets of the
  *                         syscall sites found in those bytes (base 0), or "-"
  */
 #include "intercept/x86len.h"
+#include "intercept/x86ops.h"
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -117,6 +121,11 @@ static int hex_lines(const char *mode)
 			printf("%d\n", zv_x86_insn_len(buf, n));
 			continue;
 		}
+		if (!strcmp(mode, "rsp")) {
+			struct zv_x86_insn in;
+			printf("%d\n", zv_x86_decode(buf, n, &in) < 0 ? -1 : in.exposes_rsp);
+			continue;
+		}
 		int k = zv_x86_find_syscalls(buf, n, 0, out, 4096);
 		if (!k)
 			printf("-");
@@ -129,11 +138,11 @@ static int hex_lines(const char *mode)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && (!strcmp(argv[1], "len") || !strcmp(argv[1], "find")))
+	if (argc == 2 && (!strcmp(argv[1], "len") || !strcmp(argv[1], "find") || !strcmp(argv[1], "rsp")))
 		return hex_lines(argv[1]);
 	if (argc == 3 && (!strcmp(argv[1], "lens") || !strcmp(argv[1], "sites") ||
 			  !strcmp(argv[1], "segsites") || !strcmp(argv[1], "datasites")))
 		return elf_file(argv[1], argv[2]);
-	fprintf(stderr, "usage: x86dec lens|sites|segsites|datasites FILE, or x86dec len|find < hex lines\n");
+	fprintf(stderr, "usage: x86dec lens|sites|segsites|datasites FILE, or x86dec len|find|rsp < hex lines\n");
 	return 2;
 }
