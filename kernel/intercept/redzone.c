@@ -107,7 +107,11 @@ static int code_after_safe(uint64_t site, const struct zv_mcontext *mc)
 			/* A copy of rsp made here could reach the slot under
 			 * another name (the known register values are those
 			 * at the site). */
-			if (touches_slot(&in, mc, p.rsp_delta, slot) || in.exposes_rsp)
+			if (touches_slot(&in, mc, p.rsp_delta, slot))
+				return 0;
+			if (in.pushes && p.rsp_delta == 0)
+				break; /* it overwrites the slot: what was there is dead */
+			if (in.exposes_rsp)
 				return 0;
 			uint64_t next = p.ip + in.len;
 			if (in.flow == ZV_X86_RET || in.flow == ZV_X86_CALL || in.flow == ZV_X86_JMP_INDIRECT)

@@ -222,13 +222,13 @@ int zv_x86_decode(const uint8_t *p, size_t avail, struct zv_x86_insn *out)
 			else if (reg == 4 || reg == 5)
 				out->flow = ZV_X86_JMP_INDIRECT;
 			else if (reg == 6)
-				out->rsp_change = -8; /* push r/m */
+				out->rsp_change = -8, out->pushes = 1; /* push r/m */
 		} else if (op >= 0x50 && op <= 0x57) {
-			out->rsp_change = -8;
+			out->rsp_change = -8, out->pushes = 1;
 		} else if (op >= 0x58 && op <= 0x5f) {
 			out->rsp_change = (op & 7) == 4 && !(rex & 1) ? ZV_X86_RSP_UNKNOWN : 8;
 		} else if (op == 0x68 || op == 0x6a || op == 0x9c) {
-			out->rsp_change = -8;
+			out->rsp_change = -8, out->pushes = 1;
 		} else if (op == 0x9d || op == 0x8f) {
 			out->rsp_change = 8;
 		} else if (op == 0xc9 || op == 0xc8) {

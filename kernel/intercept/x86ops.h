@@ -17,6 +17,7 @@ struct zv_x86_insn {
 	int base, index; /* registers 0-15, -1 none, or ZV_X86_RIP */
 	int64_t disp;
 	long rsp_change; /* bytes added to rsp, or ZV_X86_RSP_UNKNOWN */
+	int pushes;      /* a push: it writes the 8 bytes below rsp */
 	int width;       /* bytes the memory operand may span (0: lea, no access) */
 	int exposes_rsp; /* copies rsp, or an address computed from it, anywhere but into rsp */
 };
