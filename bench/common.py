@@ -225,12 +225,19 @@ def find_runsc_prefix(probe):
 # ---------------------------------------------------------------------------
 # formatting and outputs
 
-def fmt_ratio(x):
+def fmt_sig(x):
+    """x with three or more significant digits: 0.123, 1.23, 12.3, 123, 1,234."""
     if x >= 100:
-        return f"{x:,.0f}x"
+        return f"{x:,.0f}"
     if x >= 10:
-        return f"{x:.1f}x"
-    return f"{x:.2f}x"
+        return f"{x:.1f}"
+    if x >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3f}"
+
+
+def fmt_ratio(x):
+    return (fmt_sig(x) if x >= 1 else f"{x:.2f}") + "x"
 
 
 def fmt_faster(v):

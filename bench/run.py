@@ -22,7 +22,7 @@ import time
 
 import common
 from common import (ROOT, add_common_options, ensure_matplotlib, ensure_tool, find_runsc_prefix,
-                    fmt_faster, fmt_ratio, guarded_main, last_line, loadavg, log,
+                    fmt_faster, fmt_ratio, fmt_sig, guarded_main, last_line, loadavg, log,
                     machine_info, markdown_table, plot_ratios, run_cmd, runsc_cleanup,
                     shown_path, status_text, text_table, why_line, work_env)
 
@@ -251,15 +251,7 @@ def run_all(runners, ops, args):
 # formatting
 
 def fmt_us(us):
-    if us >= 1000:
-        return f"{us:,.0f}"
-    if us >= 100:
-        return f"{us:.0f}"
-    if us >= 10:
-        return f"{us:.1f}"
-    if us >= 1:
-        return f"{us:.2f}"
-    return f"{us:.3f}"
+    return fmt_sig(us)
 
 
 def medians(samples):
