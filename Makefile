@@ -46,9 +46,14 @@ check:
 bench: all
 	$(MAKE) -C bench
 
+# Whole-program workloads (not tests): native vs zvisor, zvisor trace, strace
+# and gVisor on python3, sqlite3, gcc, git, find, tar, Go, redis and nginx.
+bench-workloads: all
+	$(MAKE) -C bench workloads
+
 clean:
 	rm -rf $(BUILD)
 	$(MAKE) -C tests/guests clean
 
-.PHONY: all check clean bench
+.PHONY: all check clean bench bench-workloads
 -include $(KOBJ:.o=.d)

@@ -14,22 +14,20 @@ Standard library only; matplotlib is optional.
 import argparse
 import datetime
 import json
-import math
 import os
-import platform
 import re
-import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-ZVISOR = os.path.join(ROOT, "build", "zvisor")
+import common
+from common import (ROOT, add_common_options, ensure_matplotlib, ensure_tool, find_runsc_prefix,
+                    fmt_faster, fmt_ratio, fmt_sig, guarded_main, last_line, loadavg, log,
+                    machine_info, markdown_table, plot_ratios, run_cmd, runsc_cleanup,
+                    shown_path, status_text, text_table, why_line, work_env)
+
+ZVISOR = common.ZVISOR
 MICROBENCH = os.path.join(ROOT, "build", "bench", "microbench")
-RESULTS = os.path.join(HERE, "results")
 
 # (microbench op, row label).  Labels follow ../shared/REFERENCE.md.
 OPS = [
@@ -59,97 +57,10 @@ HOST_BOUND = ["getppid", "read", "write"]
 ZVISOR_PLATFORMS = ["zpoline", "sud", "seccomp"]
 KVM_PROBE_TIMEOUT = 20.0
 
-
-def log(msg=""):
-    print(msg, file=sys.stderr, flush=True)
-
-
-# ---------------------------------------------------------------------------
-# processes
-
-def run_cmd(argv, timeout, cwd=ROOT, env=None):
-    """Run argv in its own session; on timeout kill the whole process group.
-
-    Returns (returncode or None on timeout, stdout, stderr, seconds)."""
-    t0 = time.monotonic()
-    try:
-        p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             start_new_session=True, text=True, errors="replace")
-    except OSError as e:
-        return -1, "", str(e), 0.0
-    try:
-        out, err = p.communicate(timeout=timeout)
-        return p.returncode, out, err, time.monotonic() - t0
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = p.communicate()
-        return None, out, err, time.monotonic() - t0
-    except BaseException:           # ^C: the child is in a session of its own
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        p.wait()
-        raise
-
-
-def last_line(text):
-    lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
-    return lines[-1][:200] if lines else ""
-
-
-def why_line(text):
-    """The line of a failed command's output that says why: zvisor's own
-    message when there is one (a usage text may follow it), else the last."""
-    lines = [l.strip() for l in (text or "").splitlines() if l.strip()]
-    for l in lines:
-        if l.startswith("zvisor:") or l.startswith("microbench:"):
-            return l[:200]
-    return lines[-1][:200] if lines else ""
-
-
-def status_text(rc):
-    if rc is not None and rc < 0:
-        try:
-            return f"killed by {signal.Signals(-rc).name}"
-        except ValueError:
-            pass
-    return f"exit status {rc}"
-
-
-def is_root():
-    return os.geteuid() == 0
-
-
-_apt_updated = False
-
-
-def ensure_tool(cmd, pkg, allow_install):
-    """Return None when cmd is on PATH (installing pkg if allowed), else why not."""
-    global _apt_updated
-    if shutil.which(cmd):
-        return None
-    if not allow_install:
-        return f"{cmd} not installed (installation disabled)"
-    if not is_root():
-        return f"{cmd} not installed, and installing {pkg} needs root"
-    if not shutil.which("apt-get"):
-        return f"{cmd} not installed, and there is no apt-get"
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    log(f"installing {pkg} (apt-get)")
-    if not _apt_updated:
-        subprocess.run(["apt-get", "update", "-qq"], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        _apt_updated = True
-    r = subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", pkg],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env)
-    if r.returncode != 0 or not shutil.which(cmd):
-        return f"apt-get install {pkg} failed: {last_line(r.stderr) or r.returncode}"
-    return None
+# Issue 5: `zvisor trace` against strace writing to a real file.  The trace
+# runners write to files in the private directory (rewritten at each run).
+TRACE_FASTER_THAN_STRACE = 20
+TRACE_C_MAX_RATIO = 1.5
 
 
 # ---------------------------------------------------------------------------
@@ -182,68 +93,6 @@ def probe_microbench(runner, timeout):
     if rc != 0 or "ns_per_op=" not in out:
         return f"{status_text(rc)}: {why_line(err) or why_line(out) or 'no output'}"
     return None
-
-
-# Every run gets TMPDIR=a directory private to this run.py, removed at the
-# end: microbench's stat/open file goes there (a killed run cannot leave it in
-# /tmp), and so does the root directory that `runsc do` makes of its own
-# ($TMPDIR/runsc-doNNN, removed when it exits).  gVisor's sandbox process is
-# in a session of its own (killing our process group misses it; it dies with
-# its parent, being --attached); a killed `runsc do` leaves its directory
-# behind, and without --ignore-cgroups cgroups named after the container too.
-# Whatever is found there after a gVisor run is ours to clean up.
-WORK_TMP = None
-
-
-def work_env():
-    global WORK_TMP
-    if WORK_TMP is None:
-        import tempfile
-        WORK_TMP = tempfile.mkdtemp(prefix="zvbench-", dir="/tmp")
-    return dict(os.environ, TMPDIR=WORK_TMP)
-
-
-def runsc_cleanup(final=False):
-    """Kill what is left of our killed `runsc do` runs and remove their state."""
-    if WORK_TMP is None or not os.path.isdir(WORK_TMP):
-        return
-    roots = [os.path.join(WORK_TMP, d) for d in os.listdir(WORK_TMP)
-             if d.startswith("runsc-do")]
-    for root in roots:
-        marker = f"--root={root}".encode()
-        for _ in range(20):          # the sandbox and gofer die with their parent
-            pids = []
-            for pid in filter(str.isdigit, os.listdir("/proc")):
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        if marker in f.read().split(b"\0"):
-                            pids.append(int(pid))
-                except OSError:
-                    pass
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.1)
-        # The container id is in the lock file's name: ID_sandbox:ID.lock.
-        ids = {n.split("_sandbox")[0] for n in os.listdir(root) if "_sandbox" in n}
-        for cid in ids:
-            for base in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
-                try:
-                    subs = [os.path.join(base, d) for d in os.listdir(base)]
-                except OSError:
-                    continue
-                for d in [base] + subs:
-                    try:
-                        os.rmdir(os.path.join(d, cid))
-                    except OSError:
-                        pass
-        shutil.rmtree(root, ignore_errors=True)
-    if final:
-        shutil.rmtree(WORK_TMP, ignore_errors=True)
 
 
 def make_runners(args):
@@ -292,22 +141,14 @@ def make_runners(args):
     elif why:
         gv_ptrace.reason = gv_kvm.reason = why
     else:
-        # --ignore-cgroups first: a killed sandbox then leaves no cgroups
-        # behind, and the sandbox's cgroup limits nothing here anyway.
-        variants = [["--ignore-cgroups"], []]
-        variants += [["--rootless", "--ignore-cgroups"], ["--rootless"]]
-        tried = []
-        for extra in variants:
-            gv_ptrace.prefix = ["runsc", "--platform=ptrace", "--network=none"] + extra + ["do"]
-            err = probe_microbench(gv_ptrace, 60)
-            if not err:
-                flags_ok = extra
-                break
-            tried.append(f"[{' '.join(gv_ptrace.prefix)}] {err}")
-        if flags_ok is None:
-            gv_ptrace.reason = "runsc does not run here: " + "; ".join(tried)
-        else:
-            gv_ptrace.available = True
+        def probe(prefix):
+            gv_ptrace.prefix = prefix
+            return probe_microbench(gv_ptrace, 60)
+
+        prefix, flags_ok, why = find_runsc_prefix(probe)
+        gv_ptrace.prefix = prefix or []
+        gv_ptrace.reason = why or ""
+        gv_ptrace.available = prefix is not None
         if not want("gvisor-kvm"):
             pass
         elif args.skip_kvm:
@@ -326,16 +167,36 @@ def make_runners(args):
             gv_kvm.available = not err
     runners += [r for r in (gv_ptrace, gv_kvm) if want(r.key)]
 
-    if want("strace"):
-        st = Runner("strace", "strace -f", ["strace", "-f", "-o", "/dev/null"], "strace")
-        why = ensure_tool("strace", "strace", not args.no_install)
-        if why:
-            st.reason = why
-        else:
-            st.reason = probe_microbench(st, 60) or ""
-            st.available = not st.reason
-        runners.append(st)
+    runners += trace_runners(want, args)
     return runners
+
+
+def trace_runners(want, args):
+    """zvisor trace (issue 5) and strace, each writing its trace somewhere."""
+    tmp = work_env()["TMPDIR"]
+    specs = [
+        ("zvisor-trace", "zvisor trace -f -o FILE", "zvisor",
+         [ZVISOR, "trace", "-f", "-o", os.path.join(tmp, "zvisor-trace.txt"), "--"]),
+        ("zvisor-trace-c", "zvisor trace -f -c -o FILE", "zvisor",
+         [ZVISOR, "trace", "-f", "-c", "-o", os.path.join(tmp, "zvisor-trace-c.txt"), "--"]),
+        ("strace", "strace -f", "strace", ["strace", "-f", "-o", "/dev/null"]),
+        ("strace-o", "strace -f -o FILE", "strace",
+         ["strace", "-f", "-o", os.path.join(tmp, "strace.txt")]),
+    ]
+    out = []
+    for key, label, kind, prefix in specs:
+        if not want(key):
+            continue
+        r = Runner(key, label, prefix, kind)
+        why = None
+        if kind == "strace":
+            why = ensure_tool("strace", "strace", not args.no_install)
+        elif not os.access(ZVISOR, os.X_OK):
+            why = f"{ZVISOR} not built (run make)"
+        r.reason = why or probe_microbench(r, 60) or ""
+        r.available = not r.reason
+        out.append(r)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -390,30 +251,7 @@ def run_all(runners, ops, args):
 # formatting
 
 def fmt_us(us):
-    if us >= 1000:
-        return f"{us:,.0f}"
-    if us >= 100:
-        return f"{us:.0f}"
-    if us >= 10:
-        return f"{us:.1f}"
-    if us >= 1:
-        return f"{us:.2f}"
-    return f"{us:.3f}"
-
-
-def fmt_ratio(x):
-    if x >= 100:
-        return f"{x:,.0f}x"
-    if x >= 10:
-        return f"{x:.1f}x"
-    return f"{x:.2f}x"
-
-
-def fmt_faster(v):
-    """v = other runner's time / this runner's time."""
-    if v >= 1:
-        return f"{fmt_ratio(v)} faster"
-    return f"{fmt_ratio(1 / v)} slower"
+    return fmt_sig(us)
 
 
 def medians(samples):
@@ -440,31 +278,36 @@ def build_table(runners, ops, med, errors):
     return header, rows
 
 
-def markdown_table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def text_table(header, rows):
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    def line(cells):
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths)))
-    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
-
-
 # ---------------------------------------------------------------------------
-# issue-3 targets
+# issue-3 and issue-5 targets
+
+def med_ratio(med, op, key, base_key="native"):
+    a, b = med.get(op, {}).get(key), med.get(op, {}).get(base_key)
+    return a / b if a and b else None
+
+
+def target_entry(med, key, plat, name, checks, fmt, single=False):
+    """The entry for one target of runner key, from checks: [(op, value, ok)];
+    None when no row can be judged.  key's own failed cell fails the target
+    ("fails"); a row whose other side (native, sud, strace) failed is left out."""
+    checks = [(op, v, ok and v is not None) for op, v, ok in checks
+              if v is not None or med.get(op, {}).get(key) is None]
+    if not checks:
+        return None
+    show = lambda v: "fails" if v is None else fmt(v)
+    if single:
+        detail = show(checks[0][1])
+    else:
+        detail = ", ".join(f"{OP_LABEL[op]} {show(v)}" for op, v, _ in checks)
+    return {"platform": plat, "target": name,
+            "ok": all(ok for _, _, ok in checks), "detail": detail}
+
 
 def evaluate_targets(runners, med, ops):
-    """One entry per (zvisor platform, target)."""
+    """One entry per (zvisor platform, target), then the issue-5 trace targets."""
     keys = {r.key for r in runners if r.available}
     out = []
-
-    def ratio(op, key, base_key="native"):
-        a, b = med.get(op, {}).get(key), med.get(op, {}).get(base_key)
-        return a / b if a and b else None
+    ratio = lambda op, key, base_key="native": med_ratio(med, op, key, base_key)
 
     for plat in ZVISOR_PLATFORMS:
         key = f"zvisor-{plat}"
@@ -472,19 +315,9 @@ def evaluate_targets(runners, med, ops):
             continue
 
         def add(name, checks, fmt, single=False):
-            # This platform's failed cell fails the target ("fails"); a row
-            # whose other side (native, sud, strace) failed is left out.
-            checks = [(op, v, ok and v is not None) for op, v, ok in checks
-                      if v is not None or med.get(op, {}).get(key) is None]
-            if not checks:
-                return
-            show = lambda v: "fails" if v is None else fmt(v)
-            if single:
-                detail = show(checks[0][1])
-            else:
-                detail = ", ".join(f"{OP_LABEL[op]} {show(v)}" for op, v, _ in checks)
-            out.append({"platform": plat, "target": name,
-                        "ok": all(ok for _, _, ok in checks), "detail": detail})
+            entry = target_entry(med, key, plat, name, checks, fmt, single)
+            if entry:
+                out.append(entry)
 
         add("host-bound call (getppid, read, write) <= 1.10x native",
             [(op, ratio(op, key), (ratio(op, key) or 0) <= 1.10)
@@ -510,7 +343,29 @@ def evaluate_targets(runners, med, ops):
                 r = ratio(op, "strace", key)
                 checks.append((op, r, (r or 0) >= 100))
             add("syscall-bound rows >= 100x faster than strace", checks, fmt_faster)
-    return out
+    return out + trace_targets(keys, med, ops)
+
+
+def trace_targets(keys, med, ops):
+    """Issue 5: `zvisor trace -f -o FILE` against strace writing to a real
+    file (strace -f -o /dev/null when strace-o was not run) on the
+    syscall-bound rows, and `zvisor trace -f -c` against native on all rows."""
+    out = []
+    rows = [op for op in SYSCALL_BOUND if op in ops]
+    strace = "strace-o" if "strace-o" in keys else "strace"
+    if "zvisor-trace" in keys and strace in keys:
+        checks = [(op, med_ratio(med, op, strace, "zvisor-trace"), None) for op in rows]
+        checks = [(op, r, (r or 0) >= TRACE_FASTER_THAN_STRACE) for op, r, _ in checks]
+        name = "-o FILE" if strace == "strace-o" else "-o /dev/null"
+        out.append(target_entry(med, "zvisor-trace", "trace",
+                                f"trace -f -o FILE >= {TRACE_FASTER_THAN_STRACE}x faster than "
+                                f"strace -f {name} on syscall-bound rows", checks, fmt_faster))
+    if "zvisor-trace-c" in keys:
+        checks = [(op, med_ratio(med, op, "zvisor-trace-c"), None) for op in ops]
+        checks = [(op, r, (r or 0) <= TRACE_C_MAX_RATIO) for op, r, _ in checks]
+        out.append(target_entry(med, "zvisor-trace-c", "trace-c",
+                                f"trace -f -c <= {TRACE_C_MAX_RATIO}x native", checks, fmt_ratio))
+    return [t for t in out if t]
 
 
 def target_lines(targets, runners):
@@ -529,30 +384,6 @@ def target_lines(targets, runners):
 # ---------------------------------------------------------------------------
 # outputs
 
-def machine_info():
-    info = {"kernel": platform.release(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "python": platform.python_version()}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    info["cpu"] = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    info["glibc"] = " ".join(platform.libc_ver())
-    info["loadavg"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    for name, argv in [("zvisor", [ZVISOR, "--version"]), ("runsc", ["runsc", "--version"]),
-                       ("strace", ["strace", "-V"])]:
-        try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=10,
-                               stdin=subprocess.DEVNULL)
-            info[name] = (r.stdout or r.stderr).splitlines()[0].strip()
-        except (OSError, IndexError, subprocess.TimeoutExpired):
-            info[name] = None
-    return info
-
-
 def spread_table(runners, ops, samples):
     active = [r for r in runners if r.available]
     header = ["op"] + [r.label for r in active]
@@ -566,88 +397,24 @@ def spread_table(runners, ops, samples):
     return header, rows
 
 
-def ensure_matplotlib(allow_install):
-    try:
-        import matplotlib  # noqa: F401
-        return None
-    except ImportError:
-        pass
-    if not allow_install:
-        return "matplotlib is not installed (installation disabled)"
-    log("matplotlib not importable: trying pip install matplotlib ...")
-    for extra in ([], ["--break-system-packages"]):
-        try:
-            r = subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                                "--disable-pip-version-check"] + extra + ["matplotlib"],
-                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                               timeout=300)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            return f"pip install matplotlib failed: {e}"
-        if r.returncode == 0:
-            break
-    try:
-        import importlib
-        importlib.invalidate_caches()
-        import matplotlib  # noqa: F401
-        return None
-    except ImportError:
-        return f"pip install matplotlib failed: {last_line(r.stderr) or r.returncode}"
-
-
 def write_png(path, runners, ops, med):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
-
     others = [r for r in runners if r.available and r.key != "native"]
-    fig, ax = plt.subplots(figsize=(max(10, 1.1 * len(ops)), 5.5))
-    width = 0.8 / max(1, len(others))
-    lows = [med[op][r.key] / med[op]["native"] for r in others for op in ops
-            if med[op].get(r.key) and med[op].get("native")]
-    bottom = min([0.5] + [x / 2 for x in lows])
-    for i, r in enumerate(others):
-        xs, ys = [], []
-        for j, op in enumerate(ops):
-            v, base = med[op].get(r.key), med[op].get("native")
-            x = j - 0.4 + width * (i + 0.5)
-            if v and base:
-                xs.append(x)
-                ys.append(v / base)
-            elif v is None and base:        # this runner's measurement failed
-                ax.text(x, bottom * 1.1, "fails", rotation=90, ha="center", va="bottom",
-                        fontsize=7, color="red")
-        ax.bar(xs, ys, width, label=r.label)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_yscale("log")
-    top = max([10.0] + lows)
-    ax.set_ylim(bottom=bottom, top=10 ** math.ceil(math.log10(top) + 0.05))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))
-    ax.set_xticks(range(len(ops)))
-    ax.set_xticklabels([f"{OP_LABEL[op]}\n(native {fmt_us(med[op]['native'] / 1000)} µs)"
-                        if med[op].get("native") else OP_LABEL[op] for op in ops],
-                       rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("time per operation / native (log scale)")
-    ax.set_title("zvisor microbenchmark: time per operation relative to native "
-                 "(median of interleaved runs; lower is better)")
-    ax.grid(axis="y", which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    groups = [f"{OP_LABEL[op]}\n(native {fmt_us(med[op]['native'] / 1000)} µs)"
+              if med[op].get("native") else OP_LABEL[op] for op in ops]
+
+    def cell(op, key):
+        if not med[op].get("native"):
+            return "skip"               # native failed: nothing to compare with
+        return med_ratio(med, op, key)  # None: this runner's cell failed
+
+    series = [(r.label, [cell(op, r.key) for op in ops]) for r in others]
+    plot_ratios(path, groups, series, "time per operation / native (log scale)",
+                "zvisor microbenchmark: time per operation relative to native "
+                "(median of interleaved runs; lower is better)")
 
 
 def main():
-    # ^C or a kill: still kill the measurement under way and clean up.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    try:
-        return run_main()
-    except KeyboardInterrupt:
-        log("interrupted")
-        return 130
-    finally:
-        runsc_cleanup(final=True)
+    return guarded_main(run_main)
 
 
 def run_main():
@@ -659,16 +426,12 @@ def run_main():
     ap.add_argument("--batches", type=int, default=5, help="timed batches per measurement")
     ap.add_argument("--ops", help="comma-separated subset of: " + ",".join(o for o, _ in OPS))
     ap.add_argument("--runners", help="comma-separated subset of runner keys "
-                    "(zvisor-sud, zvisor-seccomp, zvisor-zpoline, strace, gvisor-ptrace, "
-                    "gvisor-kvm); native is always run")
+                    "(zvisor-sud, zvisor-seccomp, zvisor-zpoline, zvisor-trace, "
+                    "zvisor-trace-c, strace, strace-o, gvisor-ptrace, gvisor-kvm); "
+                    "native is always run")
     ap.add_argument("--skip-kvm", action="store_true",
                     help=f"do not try gVisor's KVM platform (a {KVM_PROBE_TIMEOUT:.0f} s probe)")
-    ap.add_argument("--no-install", action="store_true",
-                    help="never apt-get/pip install anything")
-    ap.add_argument("--install-deps-only", action="store_true",
-                    help="install strace and runsc when missing, then exit")
-    ap.add_argument("--zvisor", default=ZVISOR, help="zvisor binary (default build/zvisor)")
-    ap.add_argument("--out", default=RESULTS, help="results directory (default bench/results)")
+    add_common_options(ap, "strace and runsc (root, apt-get) and matplotlib (pip)")
     args = ap.parse_args()
     ZVISOR = os.path.abspath(args.zvisor)
 
@@ -693,7 +456,7 @@ def run_main():
         return 1
 
     t0 = time.monotonic()
-    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_before = loadavg()
     runners = make_runners(args)
     for r in runners:
         state = "ok" if r.available else f"unavailable: {r.reason}"
@@ -708,7 +471,7 @@ def run_main():
     header, rows = build_table(runners, ops, med, errors)
     targets = evaluate_targets(runners, med, ops)
     elapsed = time.monotonic() - t0
-    info = machine_info()
+    info = machine_info(ZVISOR)
     when = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
 
     unavailable = [r for r in runners if not r.available]
@@ -735,7 +498,7 @@ def run_main():
         for f in failures:
             print(f"failed: {f}")
     print()
-    print("issue-3 targets:")
+    print("issue-3 and issue-5 targets:")
     for line in target_lines(targets, runners):
         print("  " + line)
 
@@ -787,7 +550,7 @@ def run_main():
     notes += [f"{r.label} printed: {r.note}" for r in runners if r.note]
     if notes:
         md += ["Notes:", ""] + [f"- {n}" for n in notes] + [""]
-    md += ["## Issue-3 targets", ""] + [f"- {l}" for l in target_lines(targets, runners)] + [""]
+    md += ["## Issue-3 and issue-5 targets", ""] + [f"- {l}" for l in target_lines(targets, runners)] + [""]
     md += ["## Spread across runs (µs, lowest-highest per-run median)", "",
            "Ptrace-based runners (strace, gVisor ptrace) swing several times with the load "
            "on the other vCPU; quote them as ranges.", "", markdown_table(sh, srows), ""]
@@ -805,9 +568,7 @@ def run_main():
             print(f"\nno PNG: plotting failed: {e}")
             png = None
     outs = ["micro.json", "micro.md"] + (["micro.png"] if not why and png else [])
-    shown = os.path.abspath(args.out)
-    if shown.startswith(ROOT + os.sep):
-        shown = os.path.relpath(shown, ROOT)
+    shown = shown_path(args.out)
     print(f"\nwrote {', '.join(os.path.join(shown, o) for o in outs)}"
           f" ({elapsed:.0f} s)")
     return 0
