@@ -307,7 +307,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 			zv_count_time(__NR_execve, 0, 0);
 	}
 	zv_vdso_setup((uint64_t *)auxv);
-	zv_dispatch_init(); /* again: --time and the vDSO change how calls are routed */
+	zv_count_tsc_init();
+	zv_dispatch_init(); /* again: --time, the vDSO and -c's TSC change how calls are routed */
 	t->sigsys_blocked = sigsys_blocked;
 	zv_signals_init(t->sighand);
 

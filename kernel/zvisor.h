@@ -274,7 +274,7 @@ int zv_hide_fd(int fd);
 int zv_is_kernel_fd(int fd);
 int zv_names_kernel_fd(long nr, const long *a);
 int zv_hidden_fds_exist(void);
-int zv_takes_fd(long nr);
+extern int zv_check_fds;
 long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 
 /* sys/sandbox.c */

@@ -47,10 +47,20 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 	}
 	t->call_cancelled = 0;
 	long r;
-	if (kind == ZV_KIND_HOST && zv_proc.count_fd < 0) {
-		/* The common case: the host runs it, nothing to check. */
+	if (kind == ZV_KIND_HOST && (zv_proc.count_fd < 0 || zv_count_tsc)) {
+		/* The common case: the host runs it, nothing to check, and
+		 * for trace -c only the time to sum (see zv_dispatch_init). */
 		long args[7] = { nr, uc->mc.rdi, uc->mc.rsi, uc->mc.rdx, uc->mc.r10, uc->mc.r8, uc->mc.r9 };
-		r = zv_sc_cancellable(args, &f->sig_pending);
+		uint64_t c0 = zv_count_tsc ? zv_rdtsc() : 0;
+		if (zv_check_fds && zv_names_kernel_fd(nr, args + 1))
+			r = -EBADF; /* the kernel's fds look closed */
+		else
+			r = zv_sc_cancellable(args, &f->sig_pending);
+		if (c0) {
+			if (t->traced)
+				zv_count_cycles(nr, 0, zv_rdtsc() - c0);
+			zv_count_record(nr, r, 0);
+		}
 	} else {
 		r = zv_call_guarded(t, uc, nr, &t->guard_sp);
 		t->guard_sp = 0;

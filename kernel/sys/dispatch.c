@@ -1,6 +1,7 @@
 /* The syscall table: one handler per number. Calls without an entry run on
  * the host unchanged, from kernel text, cancellable by a deferred signal. */
 #include "zvisor.h"
+#include "trace/count.h"
 #include "lib/syscall.h"
 
 typedef long (*zv_handler)(struct zv_thread *t, struct zv_ucontext *uc, long *a);
@@ -130,6 +131,8 @@ static const zv_handler table[512] = {
  * context the guest resumes, starts tasks or images, or changes
  * interception; those bounce to the SIGSYS path. Filled from the table. */
 uint8_t zv_call_kind[512] __attribute__((aligned(64)));
+/* Hidden fds exist: the fast path's direct host calls check their fds. */
+int zv_check_fds;
 static const uint16_t frame_calls[] = {
 	__NR_rt_sigprocmask, __NR_rt_sigreturn, __NR_clone, __NR_clone3, __NR_fork, __NR_vfork,
 	__NR_execve, __NR_execveat, __NR_prctl, __NR_seccomp, __NR_ptrace,
@@ -137,14 +140,15 @@ static const uint16_t frame_calls[] = {
 
 void zv_dispatch_init(void)
 {
+	zv_check_fds = zv_hidden_fds_exist();
 	for (int nr = 0; nr < 512; nr++)
 		zv_call_kind[nr] = table[nr] ? ZV_KIND_HANDLER : ZV_KIND_HOST;
 	for (size_t i = 0; i < sizeof frame_calls / sizeof frame_calls[0]; i++)
 		zv_call_kind[frame_calls[i]] = ZV_KIND_FRAME;
-	int traced = zv_proc.trace.on || zv_proc.trace.summary || zv_proc.trace.inject;
-	int hidden = zv_hidden_fds_exist();
+	/* -c alone with the TSC: the fast path times host calls itself */
+	int traced = zv_proc.trace.on || zv_proc.trace.inject || (zv_proc.trace.summary && !zv_count_tsc);
 	for (int nr = 0; nr < 512; nr++)
-		if ((traced || zv_time_hooked(nr) || (hidden && zv_takes_fd(nr))) && zv_call_kind[nr] == ZV_KIND_HOST)
+		if ((traced || zv_time_hooked(nr)) && zv_call_kind[nr] == ZV_KIND_HOST)
 			zv_call_kind[nr] = ZV_KIND_HANDLER; /* through zv_syscall: the layers see it */
 }
 

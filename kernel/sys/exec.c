@@ -70,6 +70,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	t->pending_set = 0;
 	t->fast.sig_pending = 0;
 	zv_trace_exec(t, nr, a, 0); /* the line must be out before the image goes */
+	zv_count_flush();
 	zv_count_record(__NR_execve, 0, 0);
 	long ret = zv_proc.self_fd >= 0 ? zv_sys5(__NR_execveat, zv_proc.self_fd, "", nv, envp, AT_EMPTY_PATH)
 					 : zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);

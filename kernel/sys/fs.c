@@ -123,18 +123,6 @@ static const uint16_t fd_first[] = {
 	451 /* cachestat */, 452 /* fchmodat2 */,
 };
 
-/* Whether call nr takes a file descriptor that may be one of the kernel's:
- * while hidden fds exist, the fast path hands such calls to the dispatcher
- * (zv_dispatch_init) rather than straight to the host. */
-int zv_takes_fd(long nr)
-{
-	for (size_t i = 0; i < sizeof fd_first / sizeof fd_first[0]; i++)
-		if (fd_first[i] == nr)
-			return 1;
-	return nr == __NR_mmap || nr == __NR_sendfile || nr == __NR_copy_file_range ||
-	       nr == __NR_splice || nr == __NR_tee;
-}
-
 /* Whether call nr names one of the kernel's fds: the guest sees those
  * numbers as closed (EBADF). Only consulted while hidden fds exist. */
 int zv_names_kernel_fd(long nr, const long *a)

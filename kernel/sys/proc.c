@@ -83,6 +83,7 @@ static void after_fork_child(struct zv_thread *t)
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;
 	zv_sites_after_fork();
+	zv_count_after_fork();
 	t->tid = (int)zv_gettid();
 	t->pid = zv_proc.pid;
 	zv_platform_arm_thread(t);
@@ -204,6 +205,7 @@ long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a)
  * other was free, on the guest's fd 2. */
 void zv_report_at_exit(void)
 {
+	zv_count_flush();
 	int fd = zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
 	long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
 	if (zv_proc.stats)

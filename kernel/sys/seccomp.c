@@ -5,6 +5,7 @@
  * Filters apply to the whole process (as with SECCOMP_FILTER_FLAG_TSYNC),
  * are inherited by fork and survive execve. */
 #include "zvisor.h"
+#include "trace/count.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/kmem.h"
@@ -174,6 +175,7 @@ static long set_mode(long op, unsigned long flags, const void *uargs)
 		sc->mode = SECCOMP_MODE_STRICT;
 		/* The host's strict mode also disables rdtsc for the thread (a
 		 * vDSO clock read then faults with SIGSEGV); so does this one. */
+		zv_count_tsc_off();
 		zv_sys2(__NR_prctl, 26 /* PR_SET_TSC */, 2 /* PR_TSC_SIGSEGV */);
 		return 0;
 	}

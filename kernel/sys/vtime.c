@@ -19,6 +19,7 @@
  * back are scaled (nanosleep, clock_nanosleep, select, pselect6, poll,
  * ppoll, epoll_wait, epoll_pwait(2), futex, rt_sigtimedwait, alarm,
  * setitimer/getitimer, timerfd_* and timer_*). File timestamps stay real. */
+#include "lib/arith.h"
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -42,20 +43,12 @@ static int64_t clamp(__int128 v)
 	return v > MAX_NS ? MAX_NS : v < -MAX_NS ? -MAX_NS : (int64_t)v;
 }
 
-/* a * b / c for c > 0, rounded toward zero (away from it if up), clamped.
- * The product has 128 bits; the division is the CPU's (gcc would call
- * libgcc's __divti3 for a 128-bit one). */
+/* a * b / c for c > 0, rounded toward zero (away from it if up), clamped. */
 static int64_t muldiv(int64_t a, int64_t b, int64_t c, int up)
 {
 	int neg = (a < 0) != (b < 0);
 	uint64_t ua = a < 0 ? -(uint64_t)a : (uint64_t)a, ub = b < 0 ? -(uint64_t)b : (uint64_t)b;
-	unsigned __int128 p = (unsigned __int128)ua * ub;
-	uint64_t hi = (uint64_t)(p >> 64), lo = (uint64_t)p, q, r;
-	if (hi >= (uint64_t)c)
-		return neg ? -MAX_NS : MAX_NS; /* the quotient needs more than 64 bits */
-	asm("divq %4" : "=a"(q), "=d"(r) : "a"(lo), "d"(hi), "r"((uint64_t)c));
-	if (up && r)
-		q++;
+	uint64_t q = zv_umuldiv(ua, ub, (uint64_t)c, up);
 	if (q > (uint64_t)MAX_NS)
 		q = MAX_NS;
 	return neg ? -(int64_t)q : (int64_t)q;

@@ -1,9 +1,11 @@
 /* --count: per-syscall counters in a shared memfd (see count.h). */
 #include "trace/count.h"
+#include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "lib/arith.h"
 #include "sysnames.h"
 #include <linux/mman.h>
 
@@ -56,6 +58,76 @@ void zv_count_time(long nr, int vdso, int64_t ns)
 	if (!table || (unsigned long)nr >= ZV_NSYSCALLS || ns < 0)
 		return;
 	__atomic_fetch_add(&table->ns[nr + (vdso ? ZV_NSYSCALLS : 0)], (uint64_t)ns, __ATOMIC_RELAXED);
+}
+
+int zv_count_tsc;
+static uint64_t cycles[NROWS]; /* this process's, not yet flushed */
+static uint64_t tsc0;
+static int64_t mono0;
+
+static int64_t mono_ns(void)
+{
+	struct { int64_t sec; long nsec; } ts = { 0, 0 };
+	zv_sys2(__NR_clock_gettime, 1 /* CLOCK_MONOTONIC */, &ts);
+	return ts.sec * 1000000000LL + ts.nsec;
+}
+
+/* CPUID 0x80000007 EDX bit 8: the TSC runs at a constant rate in every
+ * state. */
+static int invariant_tsc(void)
+{
+	uint32_t a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+	if (a < 0x80000007u)
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
+	return (d >> 8) & 1;
+}
+
+void zv_count_tsc_init(void)
+{
+	int mode = 0;
+	zv_count_tsc = zv_count_timed && table && invariant_tsc() &&
+		       zv_sys2(__NR_prctl, 25 /* PR_GET_TSC */, &mode) == 0 && mode == 1 /* PR_TSC_ENABLE */;
+	if (zv_count_tsc) {
+		mono0 = mono_ns();
+		tsc0 = zv_rdtsc();
+	}
+}
+
+void zv_count_cycles(long nr, int vdso, uint64_t c)
+{
+	if ((unsigned long)nr < ZV_NSYSCALLS)
+		__atomic_fetch_add(&cycles[nr + (vdso ? ZV_NSYSCALLS : 0)], c, __ATOMIC_RELAXED);
+}
+
+void zv_count_flush(void)
+{
+	if (!zv_count_tsc || !table)
+		return;
+	uint64_t dtsc = zv_rdtsc() - tsc0;
+	int64_t dns = mono_ns() - mono0;
+	if (!dtsc || dns <= 0)
+		return;
+	for (int i = 0; i < NROWS; i++) {
+		uint64_t c = __atomic_exchange_n(&cycles[i], 0, __ATOMIC_RELAXED);
+		if (c)
+			__atomic_fetch_add(&table->ns[i], zv_umuldiv(c, (uint64_t)dns, dtsc, 0), __ATOMIC_RELAXED);
+	}
+}
+
+void zv_count_tsc_off(void)
+{
+	zv_count_flush();
+	if (zv_count_tsc) {
+		zv_count_tsc = 0;
+		zv_dispatch_init(); /* summed calls go through the trace layer again */
+	}
+}
+
+void zv_count_after_fork(void)
+{
+	memset(cycles, 0, sizeof cycles);
 }
 
 void zv_count_unrecord(long nr)

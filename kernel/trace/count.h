@@ -25,4 +25,25 @@ void zv_count_report(int fd);
  * set the report is strace -c's full table, sorted by time. */
 void zv_count_time(long nr, int vdso, int64_t ns);
 extern int zv_count_timed;
+
+/* Timing with the TSC (zvisor trace -c): reading it costs a third of a
+ * clock_gettime, which matters at two reads per call. Cycles are summed
+ * per process and converted to ns with the process's own measure of the
+ * TSC's rate (cycles and ns since zv_count_tsc_init) when it flushes them:
+ * at its exit and before execve. zv_count_tsc is set while the TSC may be
+ * read: an invariant TSC that the guest has not disabled (PR_SET_TSC). */
+extern int zv_count_tsc;
+static inline uint64_t zv_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+void zv_count_tsc_init(void);
+void zv_count_cycles(long nr, int vdso, uint64_t cycles);
+void zv_count_flush(void);
+/* Before the TSC is disabled for a thread: flush, then time with clocks. */
+void zv_count_tsc_off(void);
+/* In a fork child: the parent flushes what it summed. */
+void zv_count_after_fork(void);
 #endif

@@ -628,7 +628,9 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 	const struct zv_trace *tr = &zv_proc.trace;
 	int vdso = zv_vdso_call(uc->mc.rip);
 	int show = shown(t, nr, vdso);
-	int timed = tr->summary || (show && (tr->show_time || tr->tstamp || tr->relative || tr->json));
+	/* -c's time: TSC cycles when it may be read, else the clock's */
+	uint64_t c0 = tr->summary && zv_count_tsc ? zv_rdtsc() : 0;
+	int timed = (tr->summary && !c0) || (show && (tr->show_time || tr->tstamp || tr->relative || tr->json));
 	int wall = tr->tstamp || tr->json; /* lines stamped with the time of day */
 	int64_t start = timed ? now_ns(wall ? 0 : 1) : 0;
 	int64_t mono = wall ? (timed ? now_ns(1) : 0) : start;
@@ -650,14 +652,19 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 		t->trace_fd = (int)a[0];
 	}
 	long r = zv_inject_call(t, uc, nr, a);
+	uint64_t c1 = c0 && zv_count_tsc ? zv_rdtsc() : 0; /* prctl may have disabled it */
 	int64_t took = timed ? now_ns(1) - mono : 0;
 	if (r == ZV_NORESULT)
 		c.ret = (long)uc->mc.rax;
 	else
 		c.ret = r;
 	if (tr->summary && t->traced && !(c.ret == 0 && (nr == __NR_clone || nr == __NR_clone3 ||
-							  nr == __NR_fork || nr == __NR_vfork)))
-		zv_count_time(nr, vdso, took);
+							  nr == __NR_fork || nr == __NR_vfork))) {
+		if (!c0)
+			zv_count_time(nr, vdso, took);
+		else if (c1)
+			zv_count_cycles(nr, vdso, c1 - c0);
+	}
 	/* A fork child returns here too (0): the parent prints the call. */
 	if (c.ret == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork || nr == __NR_vfork))
 		return r;
