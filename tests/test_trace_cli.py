@@ -153,6 +153,27 @@ def test_summary_counts_match_strace(tmp_path):
     assert z.read_text().splitlines()[0].split() == "% time seconds usecs/call calls errors syscall".split()
 
 
+def test_summary_times(tmp_path):
+    """-c's seconds are real time (the TSC's cycles converted with the
+    process's own measure of its rate): a 0.2 s sleep shows about 0.2 s."""
+    z = tmp_path / "z.txt"
+    res = zv_trace(["-f", "-c", "-o", str(z), "--", "sleep", "0.2"])
+    assert res.returncode == 0, res
+    row = [l.split() for l in z.read_text().splitlines() if l.endswith(" clock_nanosleep")]
+    assert row and 0.15 <= float(row[0][1]) <= 2.0, z.read_text()
+
+
+def test_summary_when_the_guest_disables_the_tsc(tmp_path):
+    """Emulated strict seccomp disables rdtsc (PR_SET_TSC) in the middle of
+    a -c run: zvisor times the rest with clocks, and the guest dies from
+    its vDSO read as natively, with the table printed."""
+    z = tmp_path / "z.txt"
+    res = zv_trace(["-f", "-c", "-o", str(z), "--", built("vdso"), "strict"])
+    assert res.returncode == -signal.SIGSEGV, res
+    assert "fault in the kernel" not in res.stderr
+    assert " prctl\n" in z.read_text() or z.read_text().rstrip().endswith("total"), z.read_text()
+
+
 def test_inject(tmp_path):
     """The second openat fails with ENOENT, marked (INJECTED), as strace's
     own injection does; the program sees it."""
