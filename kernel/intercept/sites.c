@@ -230,11 +230,14 @@ static int rewrite(struct zv_thread *t, uint64_t site, uint64_t *print)
 	return ok;
 }
 
-/* In a fork child: the locks' holders do not exist there. */
+/* In a fork child: the locks' holders do not exist there. (Written only
+ * when held: a write would copy the page, which costs a fault per fork.) */
 void zv_sites_after_fork(void)
 {
-	table_lock = 0;
-	patch_lock = 0;
+	if (table_lock)
+		table_lock = 0;
+	if (patch_lock)
+		patch_lock = 0;
 }
 
 /* A site that executed `syscall` and reached the SIGSYS catch-all. It is

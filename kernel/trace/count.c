@@ -127,7 +127,8 @@ void zv_count_tsc_off(void)
 
 void zv_count_after_fork(void)
 {
-	memset(cycles, 0, sizeof cycles);
+	if (zv_count_tsc) /* else untouched: no page to copy for nothing */
+		memset(cycles, 0, sizeof cycles);
 }
 
 void zv_count_unrecord(long nr)
