@@ -240,12 +240,6 @@ void zv_sites_after_fork(void)
 		patch_lock = 0;
 }
 
-/* A site that executed `syscall` and reached the SIGSYS catch-all. It is
- * rewritten at its `after`-th arrival if it is safe to (safe() decides, it
- * may decode the code around it); concurrent arrivals at the same site see
- * ZV_SITE_BUSY and leave it to the first. A site marked rewritten that
- * arrives again holds `syscall` again (JIT code rewritten by the guest) and
- * is rewritten again. */
 /* A site that straddles a cache line: another core could fetch half of it
  * while it changes. */
 static int straddles(uint64_t site) { return (site & 63) == 63; }
@@ -272,6 +266,12 @@ static void rewrite_marked(struct zv_thread *t, uint64_t site, uint32_t *st)
 	}
 }
 
+/* A site that executed `syscall` and reached the SIGSYS catch-all. It is
+ * rewritten at its `after`-th arrival if it is safe to (safe() decides, it
+ * may decode the code around it); concurrent arrivals at the same site see
+ * ZV_SITE_BUSY and leave it to the first. A site marked rewritten that
+ * arrives again holds `syscall` again (JIT code rewritten by the guest) and
+ * is rewritten again. */
 void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void *arg), void *arg)
 {
 	if (unpatchable(site))
