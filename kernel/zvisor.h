@@ -226,10 +226,12 @@ enum { ZV_KIND_HOST, ZV_KIND_HANDLER, ZV_KIND_FRAME };
 extern uint8_t zv_call_kind[512];
 void zv_dispatch_init(void);
 #define ZV_NORESULT (-4096L - 1) /* handler set the guest's registers itself */
+#define ZV_CANCELLED (-4096L - 3) /* zv_sc_cancellable: a deferred signal stopped the call before it began */
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 long zv_call_args(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 long zv_dispatch_rest(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f);
+long zv_host_call_args(struct zv_thread *t, const long args[7]);
 
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh);

@@ -107,10 +107,11 @@ zv_clone3_raw:
 1:	ret
 
 /* long zv_sc_cancellable(const long args[7], volatile int *pending)
- * Runs host syscall args[0] with args[1..6]. A guest signal that arrives
- * between zv_sc_begin and the syscall instruction makes the handler move rip
- * to zv_sc_cancel, so the call returns -EINTR instead of blocking with the
- * signal unseen; one arriving during the call interrupts it as usual. */
+ * Runs host syscall args[0] with args[1..6]. A guest signal deferred before
+ * zv_sc_begin, or arriving between it and the syscall instruction (the
+ * handler moves rip to zv_sc_cancel), makes the call return ZV_CANCELLED
+ * without running, instead of blocking with the signal unseen; one arriving
+ * during the call interrupts it as usual (-EINTR). */
 	.section .text.hot,"ax",@progbits	/* beside the fast path: fewer pages per call */
 	.globl zv_sc_cancellable, zv_sc_begin, zv_sc_end, zv_sc_cancel
 	.hidden zv_sc_cancellable, zv_sc_begin, zv_sc_end, zv_sc_cancel
@@ -131,7 +132,7 @@ zv_sc_begin:
 zv_sc_end:
 	ret
 zv_sc_cancel:
-	mov $-4, %rax			/* -EINTR */
+	mov $-4099, %rax		/* ZV_CANCELLED: the call never started */
 	ret
 	.text
 

@@ -55,7 +55,7 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 		if (zv_check_fds && zv_names_kernel_fd(nr, args + 1))
 			r = -EBADF; /* the kernel's fds look closed */
 		else
-			r = zv_sc_cancellable(args, &f->sig_pending);
+			r = zv_host_call_args(t, args);
 		if (c0) {
 			if (t->traced)
 				zv_count_cycles(nr, 0, zv_rdtsc() - c0);

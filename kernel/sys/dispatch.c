@@ -6,10 +6,23 @@
 
 typedef long (*zv_handler)(struct zv_thread *t, struct zv_ucontext *uc, long *a);
 
+/* A host call for the guest (args: number, then arguments) that a deferred
+ * signal may stop before it begins: then -EINTR, with call_cancelled set
+ * so that the call is made again after the handler (zv_frame_result), as
+ * natively the handler would have run before it. */
+long zv_host_call_args(struct zv_thread *t, const long args[7])
+{
+	long r = zv_sc_cancellable(args, &t->fast.sig_pending);
+	if (r != ZV_CANCELLED)
+		return r;
+	t->call_cancelled = 1;
+	return -EINTR;
+}
+
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f)
 {
 	long args[7] = { nr, a, b, c, d, e, f };
-	return zv_sc_cancellable(args, &t->fast.sig_pending);
+	return zv_host_call_args(t, args);
 }
 
 #define WITH_NR(fn, n) \

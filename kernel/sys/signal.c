@@ -301,7 +301,6 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 		defer(t, sig, si);
 		if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end) {
 			uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
-			t->call_cancelled = 1;
 		} else if (ip >= (uint64_t)zv_fast_window && ip < (uint64_t)zv_fast_window_end) {
 			uc->mc.rip = (uint64_t)zv_fast_bounce_result; /* leave through SIGSYS, which delivers */
 		}
