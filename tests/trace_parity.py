@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""strace parity of `zvisor trace` (issue 5), for the tests and by hand.
+
+Runs a command under `strace -f -o` and `zvisor trace -f -o`, normalises
+both (pids, addresses, times, random bytes, strace's <unfinished>/<resumed>
+splits) and reports the lines that differ, grouped by call name:
+
+    tests/trace_parity.py [-v] [--all] -- CMD ARGS...   # one command
+    tests/trace_parity.py --corpus [-v]                 # every known program
+
+Lines of the calls in DIFFERENT are left out of the comparison unless --all
+is given; each entry says why those lines cannot match."""
+import argparse
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zvtest import GUEST_DIR, ZVISOR, run  # noqa: E402
+
+# --- normalisation -----------------------------------------------------------
+
+_RESUMED = re.compile(r"^<\.\.\. (\w+) resumed>")
+
+
+def lines_by_pid(text):
+    """{pid: [line, ...]} from `-f -o` output, with strace's unfinished /
+    resumed pairs joined into one line."""
+    out, pending = {}, {}
+    for line in text.splitlines():
+        m = re.match(r"^(\d+) +(.*)$", line)
+        if not m:
+            continue
+        pid, rest = m.group(1), m.group(2)
+        if rest.endswith(" <unfinished ...>"):
+            pending[pid] = rest[: -len(" <unfinished ...>")]
+            continue
+        r = _RESUMED.match(rest)
+        if r and pid in pending:
+            rest = pending.pop(pid) + rest[r.end():]
+        out.setdefault(pid, []).append(rest)
+    return out
+
+
+_PIDS = r"(set_tid_address|getpid|gettid|getppid|vfork|fork|clone|clone3|wait4|waitid)"
+
+
+def normalise(line):
+    line = re.sub(r"0x[0-9a-f]+", "ADDR", line)
+    line = re.sub(r'getrandom\("(\\x[0-9a-f]{2})+"', 'getrandom("RANDOM"', line)
+    line = re.sub(r"\s+= ", " = ", line)
+    line = re.sub(_PIDS + r"\((.*)\) = \d+", r"\1(\2) = PID", line)
+    line = re.sub(r"(si_pid|child_tid|parent_tid)=\d+", r"\1=PID", line)
+    line = re.sub(r"(child_tid|parent_tid|pidfd)=\[\d+\]", r"\1=[PID]", line)
+    line = re.sub(r"tv_sec=\d+, tv_nsec=\d+", "tv_sec=S, tv_nsec=NS", line)
+    line = re.sub(r"tv_sec=\d+, tv_usec=\d+", "tv_sec=S, tv_usec=US", line)
+    line = re.sub(r"(stx_[amcb]time)=\{tv_sec=-?\d+, tv_nsec=\d+\}", r"\1=T", line)
+    line = re.sub(r"(st_[amc]time)=\d+", r"\1=T", line)
+    line = re.sub(r"^(wait4|kill|tgkill|tkill|waitid|getpgid|setpgid|getsid|sched_\w+|prlimit64|"
+                  r"pidfd_open|process_vm_readv)\(\d+", r"\1(PID", line)
+    line = re.sub(r"^(tgkill)\(PID, \d+", r"\1(PID, PID", line)
+    line = re.sub(r"si_utime=\d+, si_stime=\d+", "si_utime=T, si_stime=T", line)
+    line = re.sub(r"(uptime|freeram|sharedram|bufferram|freeswap|procs|freehigh)=\d+", r"\1=N", line)
+    line = re.sub(r"^(rt_sigreturn\(.*\)) = \d+$", r"\1 = N", line)  # often a pid
+    line = re.sub(r"loads=\[\d+, \d+, \d+\]", "loads=[L]", line)
+    return line
+
+
+def calls(text):
+    """The normalised lines of all processes, in order within each."""
+    res = []
+    for _, ls in sorted(lines_by_pid(text).items(), key=lambda kv: int(kv[0])):
+        res.extend(normalise(l) for l in ls)
+    return res
+
+
+def name_of(line):
+    if line.startswith(("---", "+++")):
+        return line.split()[0] + " " + line.split()[1]
+    return line.split("(")[0]
+
+
+# Calls whose lines cannot match, with the reason.
+DIFFERENT = {
+    "execve": "strace prints the exec'd child's execve before vfork returns in the parent, and "
+              "zvisor's first execve comes from its own loader",
+}
+
+
+def comparable(lines, everything=False):
+    return [l for l in lines if everything or name_of(l) not in DIFFERENT]
+
+
+def drop_unseen_signals(want, got):
+    """Signals zvisor cannot see (SIGCHLD with its default disposition) are
+    not compared."""
+    if any(x.startswith("--- SIGCHLD") for x in got):
+        return want
+    return [l for l in want if not l.startswith("--- SIGCHLD")]
+
+
+def differences(want, got):
+    """[(strace line or None, zvisor line or None)] for the lines that do not
+    match, aligned so that a changed line is paired with its counterpart."""
+    out = []
+    head = 0
+    while head < min(len(want), len(got)) and want[head] == got[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(want), len(got)) - head and want[-1 - tail] == got[-1 - tail]:
+        tail += 1
+    want, got = want[head:len(want) - tail], got[head:len(got) - tail]
+    if len(want) + len(got) > 20000:
+        # too slow for difflib: compare as multisets, pairing lines of one name
+        extra_w, extra_g = Counter(want) - Counter(got), Counter(got) - Counter(want)
+        a = sorted(extra_w.elements(), key=name_of)
+        b = sorted(extra_g.elements(), key=name_of)
+        return out + [(a[k] if k < len(a) else None, b[k] if k < len(b) else None)
+                      for k in range(max(len(a), len(b)))]
+    else:
+        ops = difflib.SequenceMatcher(None, want, got, autojunk=False).get_opcodes()
+    for op, i1, i2, j1, j2 in ops:
+        if op == "equal":
+            continue
+        a, b = want[i1:i2], got[j1:j2]
+        for k in range(max(len(a), len(b))):
+            out.append((a[k] if k < len(a) else None, b[k] if k < len(b) else None))
+    return out
+
+
+# --- running -----------------------------------------------------------------
+
+class Parity:
+    def __init__(self, want, got, rs, rz):
+        self.want, self.got, self.rs, self.rz = want, got, rs, rz
+        self.diffs = differences(want, got)
+
+    def by_name(self):
+        c = Counter()
+        for a, b in self.diffs:
+            c[name_of(a if a is not None else b)] += 1
+        return c
+
+    def summary(self):
+        return "%d lines compared, %d differ" % (len(self.want), len(self.diffs))
+
+
+def compare(argv, cwd=None, env=None, everything=False, timeout=120):
+    """Runs argv under strace and zvisor trace (each in a fresh copy of cwd
+    made by the caller if the program writes files) and returns a Parity."""
+    with tempfile.TemporaryDirectory() as tmp:
+        s, z = os.path.join(tmp, "s.txt"), os.path.join(tmp, "z.txt")
+        rs = run(["strace", "-f", "-o", s, "--"] + list(argv), cwd=cwd, env=env, timeout=timeout)
+        if callable(getattr(cwd, "reset", None)):
+            cwd.reset()
+        rz = run([str(ZVISOR), "trace", "-f", "-o", z, "--"] + list(argv), cwd=cwd, env=env,
+                 timeout=timeout)
+        want = comparable(calls(Path(s).read_text(errors="surrogateescape")), everything)
+        got = comparable(calls(Path(z).read_text(errors="surrogateescape")), everything)
+    return Parity(drop_unseen_signals(want, got), got, rs, rz)
+
+
+# --- the corpus ----------------------------------------------------------------
+
+PY = "/usr/bin/python3"
+PY_SCRIPT = r"""
+import json, subprocess, threading
+def work(i):
+    json.dumps({"i": i, "l": list(range(i))})
+ts = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(subprocess.run(["true"]).returncode, json.loads('{"a": [1, 2]}'))
+"""
+C_FILE = "int main(void) { return 0; }\n"
+GIT_SCRIPT = ("git init -q . && git config user.email a@b && git config user.name a && "
+              "echo hi > f && git add f && git commit -qm m && git status --short && git log --oneline | wc -l")
+TAR_SCRIPT = "mkdir -p d && echo x > d/a && tar cf t.tar d && tar tf t.tar && rm -r d t.tar"
+COREUTILS_SCRIPT = ("echo hello > a && cp a b && mv b c && stat c > /dev/null && ls -la > /dev/null && "
+                    "date -u -d @0 && printf '3\\n1\\n2\\n' | sort | wc -l && rm a c")
+
+# guests: name -> argv (the program in tests/guests/build)
+GUEST_CASES = {
+    "hello": ["hello"], "hello.static": ["hello.static"], "hello.musl": ["hello.musl"],
+    "syscalls": ["syscalls"], "syscalls.static": ["syscalls.static"],
+    "flags": ["flags"], "threads": ["threads"], "vfork": ["vfork"],
+    "clone3": ["clone3"], "execve": ["execve"], "timers": ["timers"], "vdso": ["vdso"],
+    "rawsys": ["rawsys"], "asmhello": ["asmhello"], "goguest": ["goguest", "files"],
+}
+# real programs: name -> (argv, programs it needs, needs a scratch directory)
+REAL_CASES = {
+    "busybox-sh": (["busybox", "sh", "-c", "echo a b | busybox tr a-z A-Z | busybox wc -c; busybox ls / > /dev/null"],
+                   ["busybox"], False),
+    "ls-la": (["ls", "-la", "/etc"], ["ls"], False),
+    "coreutils": (["sh", "-c", COREUTILS_SCRIPT], ["sh"], True),
+    "tar": (["sh", "-c", TAR_SCRIPT], ["tar"], True),
+    "python3-pass": ([PY, "-c", "pass"], [PY], False),
+    "python3-script": ([PY, "-c", PY_SCRIPT], [PY], False),
+    "git": (["sh", "-c", GIT_SCRIPT], ["git"], True),
+    "gcc": (["sh", "-c", "printf '%s' '" + C_FILE + "' > t.c && gcc -o t t.c && ./t"], ["gcc"], True),
+    "sqlite3": (["sqlite3", ":memory:", "create table t(a); insert into t values(1); select * from t;"],
+                ["sqlite3"], False),
+}
+
+
+class Scratch:
+    """A directory a case may write in, emptied between the two runs so
+    that both see the same files."""
+    def __init__(self):
+        self.path = tempfile.mkdtemp(prefix="zvparity.")
+
+    def reset(self):
+        shutil.rmtree(self.path)
+        os.mkdir(self.path, 0o700)  # as mkdtemp made it
+
+    def __fspath__(self):
+        return self.path
+
+    def close(self):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def case_argv(name):
+    """(argv, needs scratch) for a corpus case, or None when the program is missing."""
+    if name in GUEST_CASES:
+        argv = list(GUEST_CASES[name])
+        argv[0] = str(GUEST_DIR / argv[0])
+        return (argv, False) if os.path.exists(argv[0]) else None
+    argv, needs, scratch = REAL_CASES[name]
+    for p in needs:
+        if not (os.path.exists(p) if os.sep in p else shutil.which(p)):
+            return None
+    return argv, scratch
+
+
+def run_case(name, everything=False):
+    ca = case_argv(name)
+    if ca is None:
+        return None
+    argv, scratch = ca
+    env = dict(os.environ, LC_ALL="C", TZ="UTC", GIT_CONFIG_NOSYSTEM="1", HOME="/nonexistent-home")
+    if not scratch:
+        return compare(argv, env=env, everything=everything)
+    d = Scratch()
+    try:
+        return compare(argv, cwd=d, env=env, everything=everything)
+    finally:
+        d.close()
+
+
+def report(p, verbose, out=sys.stdout):
+    print(p.summary(), file=out)
+    if (p.rs.stdout, p.rs.returncode) != (p.rz.stdout, p.rz.returncode):
+        print("  output differs: strace rc=%d zvisor rc=%d" % (p.rs.returncode, p.rz.returncode), file=out)
+    for n, k in p.by_name().most_common():
+        print("  %5d %s" % (k, n), file=out)
+        if verbose:
+            shown = 0
+            for a, b in p.diffs:
+                if name_of(a if a is not None else b) == n and shown < verbose:
+                    print("        strace: %s\n        zvisor: %s" % (a, b), file=out)
+                    shown += 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-v", action="count", default=0, help="show differing lines (more -v: more of them)")
+    ap.add_argument("--all", action="store_true", help="compare the DIFFERENT calls too")
+    ap.add_argument("--corpus", action="store_true", help="run every case of the corpus")
+    ap.add_argument("--case", action="append", default=[], help="run this corpus case")
+    ap.add_argument("cmd", nargs="*")
+    o = ap.parse_args()
+    verbose = {0: 0, 1: 3}.get(o.v, 1000)
+    if o.cmd:
+        report(compare(o.cmd, everything=o.all), verbose)
+        return
+    names = o.case or (list(GUEST_CASES) + list(REAL_CASES))
+    total = Counter()
+    for n in names:
+        p = run_case(n, o.all)
+        if p is None:
+            print("%-16s skipped (not installed or not built)" % n)
+            continue
+        print("%-16s " % n, end="")
+        report(p, verbose)
+        total += p.by_name()
+    print("all: %d differing lines" % sum(total.values()))
+    for n, k in total.most_common():
+        print("  %5d %s" % (k, n))
+
+
+if __name__ == "__main__":
+    main()
