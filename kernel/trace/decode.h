@@ -10,14 +10,25 @@
 	X(rt_sigreturn) X(rt_sigsuspend) X(ioctl) X(readv) X(writev) X(pipe) X(pipe2) X(madvise) \
 	X(socket) X(connect) X(clone) X(execve) X(execveat) X(wait4) X(uname) X(fcntl) X(getcwd) \
 	X(readlink) X(readlinkat) X(prctl) X(arch_prctl) X(futex) X(getdents64) X(prlimit64) \
-	X(getrandom) X(rseq) X(fadvise64)
+	X(getrandom) X(rseq) X(fadvise64) \
+	X(statfs) X(fstatfs) X(statx) X(getxattr) X(setxattr) X(faccessat2) X(renameat2) X(close_range) \
+	X(copy_file_range) X(utimensat) X(time) X(gettimeofday) X(setitimer) X(getitimer) \
+	X(clock_nanosleep) X(nanosleep) X(timerfd_create) X(timerfd_settime) X(timerfd_gettime) \
+	X(timer_create) X(timer_settime) X(timer_gettime) X(sysinfo) X(getrusage) X(clone3) \
+	X(sched_getaffinity) X(sched_setaffinity) X(sigaltstack) X(rt_sigtimedwait) X(epoll_create1) \
+	X(epoll_ctl) X(epoll_wait) X(eventfd2) X(dup3) X(ppoll) X(pselect6) X(socketpair) X(sendto) \
+	X(sendmsg) X(setsockopt) X(getsockname)
 
 #define ZV_DECLARE_DECODER(n) zv_decoder zv_dec_##n;
 ZV_DECODERS(ZV_DECLARE_DECODER)
-zv_decoder zv_dec_poll_ret; /* after the result */
+/* results (systab.c: ret '=' or after) */
+zv_decoder zv_dec_poll_ret, zv_dec_fcntl_ret, zv_dec_time_ret, zv_dec_prctl_ret, zv_dec_timeout_ret,
+	zv_dec_signal_ret;
 
 /* Pieces the decoders share. */
 void zv_dec_stat_struct(struct zv_tb *b, uint64_t p, int ok);
 void zv_dec_args(struct zv_tb *b, const struct zv_tcall *c, const char *sig); /* signature letters */
 void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind); /* argument i */
+void zv_dec_mode_type(struct zv_tb *b, uint32_t mode);                  /* S_IFREG|0644 */
+void zv_dec_iovec(struct zv_tb *b, uint64_t p, long cnt, long filled);  /* [{iov_base=...}] */
 #endif

@@ -34,7 +34,7 @@ void zv_dec_openat(struct zv_tb *b, const struct zv_tcall *c)
 	open_tail(b, c, 2);
 }
 
-static void mode_type(struct zv_tb *b, uint32_t mode)
+void zv_dec_mode_type(struct zv_tb *b, uint32_t mode)
 {
 	static const char *const types[16] = {
 		[1] = "S_IFIFO", [2] = "S_IFCHR", [4] = "S_IFDIR", [6] = "S_IFBLK", [8] = "S_IFREG",
@@ -69,7 +69,7 @@ void zv_dec_stat_struct(struct zv_tb *b, uint64_t p, int ok)
 		return;
 	}
 	tb_puts(b, "{st_mode=");
-	mode_type(b, st.mode);
+	zv_dec_mode_type(b, st.mode);
 	uint32_t type = st.mode & 0170000;
 	if (type == 0020000 || type == 0060000) {
 		uint32_t major = (uint32_t)(((st.rdev >> 32) & 0xfffff000) | ((st.rdev >> 8) & 0xfff));
@@ -174,23 +174,26 @@ void zv_dec_getdents64(struct zv_tb *b, const struct zv_tcall *c)
 	zv_dec_arg(b, c, 2, 'U');
 }
 
-static void iovec(struct zv_tb *b, const struct zv_tcall *c, int filled)
+/* an iovec array of cnt entries; filled: -1 for data the call reads (each
+ * entry in full), else the bytes the call stored (the result), -2 for a
+ * read that failed (the bases as addresses) */
+void zv_dec_iovec(struct zv_tb *b, uint64_t p, long cnt, long filled)
 {
 	struct { uint64_t base, len; } iov;
-	long cnt = c->a[2], left = filled ? c->ret : -1;
+	long left = filled;
 	tb_putc(b, '[');
 	for (long i = 0; i < cnt && i < 16; i++) {
-		if (zv_peek(&iov, (uint64_t)c->a[1] + 16 * i, sizeof iov) < 0)
+		if (zv_peek(&iov, p + 16 * i, sizeof iov) < 0)
 			break;
 		if (i)
 			SEP(b);
 		tb_puts(b, "{iov_base=");
-		if (filled && !OK(c)) {
+		if (filled == -2) {
 			tb_ptr(b, iov.base);
 		} else {
-			long n = filled ? (left < (long)iov.len ? left : (long)iov.len) : (long)iov.len;
+			long n = filled >= 0 && left < (long)iov.len ? left : (long)iov.len;
 			tb_buf(b, iov.base, n);
-			if (filled)
+			if (filled >= 0)
 				left -= n;
 		}
 		tb_printf(b, ", iov_len=%lu}", iov.len);
@@ -198,21 +201,22 @@ static void iovec(struct zv_tb *b, const struct zv_tcall *c, int filled)
 	if (cnt > 16)
 		tb_puts(b, ", ...");
 	tb_putc(b, ']');
-	tb_printf(b, ", %ld", cnt);
 }
 
 void zv_dec_readv(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'f');
 	SEP(b);
-	iovec(b, c, 1);
+	zv_dec_iovec(b, (uint64_t)c->a[1], c->a[2], OK(c) ? c->ret : -2);
+	tb_printf(b, ", %ld", c->a[2]);
 }
 
 void zv_dec_writev(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'f');
 	SEP(b);
-	iovec(b, c, 0);
+	zv_dec_iovec(b, (uint64_t)c->a[1], c->a[2], -1);
+	tb_printf(b, ", %ld", c->a[2]);
 }
 
 static void fd_pair(struct zv_tb *b, const struct zv_tcall *c)
@@ -237,6 +241,10 @@ void zv_dec_poll(struct zv_tb *b, const struct zv_tcall *c)
 {
 	struct { int fd; short events, revents; } p;
 	long n = c->a[1];
+	if (!c->a[0]) {
+		tb_printf(b, "NULL, %lu, %d", (unsigned long)n, (int)c->a[2]);
+		return;
+	}
 	tb_putc(b, '[');
 	for (long i = 0; i < n && i < 16; i++) {
 		if (zv_peek(&p, (uint64_t)c->a[0] + 8 * i, sizeof p) < 0)
@@ -273,42 +281,6 @@ void zv_dec_poll_ret(struct zv_tb *b, const struct zv_tcall *c)
 		tb_putc(b, '}');
 	}
 	tb_puts(b, "])");
-}
-
-void zv_dec_fcntl(struct zv_tb *b, const struct zv_tcall *c)
-{
-	int cmd = (int)c->a[1];
-	zv_dec_arg(b, c, 0, 'f');
-	SEP(b);
-	tb_enum(b, (uint64_t)cmd, &zv_n_fcntl_cmds, "0x%lx /* F_??? */");
-	switch (cmd) {
-	case 1: case 3: case 9: case 1025: case 1032: case 1034: /* GETFD GETFL GETOWN GETSIG GETPIPE_SZ GET_SEALS */
-		return;
-	case 2: /* F_SETFD */
-		SEP(b);
-		tb_flags(b, (uint64_t)c->a[2], &zv_n_fd_flags, "0");
-		return;
-	case 4: /* F_SETFL */
-		SEP(b);
-		zv_dec_arg(b, c, 2, 'o');
-		return;
-	case 0: case 1030: /* F_DUPFD, F_DUPFD_CLOEXEC */
-		SEP(b);
-		zv_dec_arg(b, c, 2, 'd');
-		return;
-	default:
-		SEP(b);
-		zv_dec_arg(b, c, 2, 'x');
-	}
-}
-
-void zv_dec_ioctl(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_arg(b, c, 0, 'f');
-	SEP(b);
-	tb_enum(b, (uint64_t)(uint32_t)c->a[1], &zv_n_ioctl_cmds, "0x%lx");
-	SEP(b);
-	zv_dec_arg(b, c, 2, 'p');
 }
 
 void zv_dec_fadvise64(struct zv_tb *b, const struct zv_tcall *c)
@@ -493,15 +465,6 @@ void zv_dec_uname(struct zv_tb *b, const struct zv_tcall *c)
 	tb_puts(b, ", ...}");
 }
 
-void zv_dec_prctl(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_enum(b, (uint64_t)c->a[0], &zv_n_prctl, "0x%lx /* PR_??? */");
-	for (int i = 1; i < 5; i++) {
-		SEP(b);
-		zv_dec_arg(b, c, i, 'x');
-	}
-}
-
 void zv_dec_arch_prctl(struct zv_tb *b, const struct zv_tcall *c)
 {
 	tb_enum(b, (uint64_t)c->a[0], &zv_n_arch_prctl, "0x%lx /* ARCH_??? */");
@@ -615,59 +578,8 @@ void zv_dec_rt_sigaction(struct zv_tb *b, const struct zv_tcall *c)
 	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
 }
 
-void zv_dec_rt_sigreturn(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_puts(b, "{mask=[]}"); /* the restored mask is not known here */
-}
-
 void zv_dec_rt_sigsuspend(struct zv_tb *b, const struct zv_tcall *c)
 {
 	tb_sigset(b, (uint64_t)c->a[0], (uint64_t)c->a[1]);
 	tb_printf(b, ", %lu", (unsigned long)c->a[1]);
-}
-
-/* ---- network -------------------------------------------------------------- */
-
-void zv_dec_socket(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_enum(b, (uint64_t)c->a[0], &zv_n_socket_families, "%ld /* AF_??? */");
-	SEP(b);
-	tb_enum(b, (uint64_t)c->a[1] & 0xf, &zv_n_socket_types, "%ld /* SOCK_??? */");
-	if (c->a[1] & ~0xfL) {
-		tb_putc(b, '|');
-		tb_flags(b, (uint64_t)c->a[1] & ~0xfUL, &zv_n_socket_type_flags, "0");
-	}
-	tb_printf(b, ", %d", (int)c->a[2]);
-}
-
-void zv_dec_connect(struct zv_tb *b, const struct zv_tcall *c)
-{
-	uint8_t sa[128];
-	long len = c->a[2];
-	zv_dec_arg(b, c, 0, 'f');
-	SEP(b);
-	if (len < 2 || len > (long)sizeof sa || zv_peek(sa, (uint64_t)c->a[1], (size_t)len) < 0) {
-		tb_ptr(b, (uint64_t)c->a[1]);
-	} else {
-		int fam = sa[0] | sa[1] << 8;
-		tb_puts(b, "{sa_family=");
-		tb_enum(b, (uint64_t)fam, &zv_n_socket_families, "%ld");
-		if (fam == 1) { /* AF_UNIX */
-			tb_puts(b, ", sun_path=");
-			size_t n = 0;
-			while (2 + n < (size_t)len && sa[2 + n])
-				n++;
-			if (len > 2 && !sa[2] && len > 3) {
-				tb_putc(b, '@');
-				tb_quote(b, (const char *)sa + 3, (size_t)len - 3, 0);
-			} else {
-				tb_quote(b, (const char *)sa + 2, n, 0);
-			}
-		} else if (fam == 2 && len >= 8) { /* AF_INET */
-			tb_printf(b, ", sin_port=htons(%d), sin_addr=inet_addr(\"%d.%d.%d.%d\")", sa[2] << 8 | sa[3],
-				  sa[4], sa[5], sa[6], sa[7]);
-		}
-		tb_putc(b, '}');
-	}
-	tb_printf(b, ", %ld", len);
 }

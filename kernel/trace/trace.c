@@ -508,6 +508,25 @@ static int shown(const struct zv_thread *t, long nr, int vdso)
 	return tr->set[nr / 64] >> (nr % 64) & 1;
 }
 
+/* The code a call interrupted by a handled signal returns inside the kernel
+ * (strace shows it, "= ? ERESTARTSYS (...)"); zvisor only sees the EINTR it
+ * becomes. 0 for calls that return EINTR themselves. */
+static int restart_code(long nr)
+{
+	switch (nr) {
+	case __NR_pause: case __NR_rt_sigsuspend: case __NR_poll: case __NR_ppoll: case __NR_select:
+	case __NR_pselect6: case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_epoll_pwait2:
+		return 514; /* ERESTARTNOHAND */
+	case __NR_nanosleep: case __NR_clock_nanosleep:
+		return 516; /* ERESTART_RESTARTBLOCK */
+	case __NR_read: case __NR_write: case __NR_readv: case __NR_writev: case __NR_wait4: case __NR_waitid:
+	case __NR_accept: case __NR_accept4: case __NR_connect: case __NR_recvfrom: case __NR_recvmsg:
+	case __NR_sendto: case __NR_sendmsg: case __NR_futex: case __NR_flock:
+		return 512; /* ERESTARTSYS */
+	}
+	return 0;
+}
+
 static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected)
 {
 	const struct zv_sysdesc *d = &zv_sysdesc[c->nr];
@@ -521,12 +540,18 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 	long r = c->ret;
 	if (d->ret == '?') {
 		tb_putc(b, '?');
+	} else if (r == -EINTR && restart_code(c->nr)) {
+		/* strace sees the kernel's restart code that became EINTR */
+		int e = restart_code(c->nr);
+		tb_printf(b, "? %s (%s)", zv_errno_name(e), zv_errno_text(e));
 	} else if (r < 0 && r > -4096) {
 		const char *name = zv_errno_name((int)-r), *text = zv_errno_text((int)-r);
 		if (name)
 			tb_printf(b, "-1 %s (%s)", name, text ? text : name);
 		else
 			tb_printf(b, "-1 E??? (errno %ld)", -r);
+	} else if (d->ret == '=' && !zv_proc.trace.raw) {
+		d->after(b, c); /* the value and what follows it */
 	} else if (d->ret == 'x') {
 		tb_printf(b, "0x%lx", r);
 	} else if (d->ret == 'o') {
@@ -534,7 +559,7 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 	} else {
 		tb_printf(b, "%ld", r);
 	}
-	if (d->after && !(r < 0 && r > -4096) && !zv_proc.trace.raw)
+	if (d->after && d->ret != '=' && !(r < 0 && r > -4096) && !zv_proc.trace.raw)
 		d->after(b, c);
 	if (injected)
 		tb_puts(b, " (INJECTED)");
@@ -632,7 +657,7 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 	int wall = tr->tstamp || tr->json; /* lines stamped with the time of day */
 	int64_t start = timed ? now_ns(wall ? 0 : 1) : 0;
 	int64_t mono = wall ? (timed ? now_ns(1) : 0) : start;
-	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso };
+	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso, .sp = uc->mc.rsp };
 	for (int i = 0; i < 6; i++)
 		c.a[i] = a[i];
 	if (show && zv_sysdesc[nr].ret == '?' && !tr->failed_only) {
@@ -769,7 +794,7 @@ void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind)
 	case 'a': tb_atfd(b, v); break;
 	case 's': tb_path(b, (uint64_t)v); break;
 	case 'S': tb_str(b, (uint64_t)v); break;
-	case 'm': tb_mode(b, (uint64_t)v & 07777); break;
+	case 'm': tb_mode(b, (uint64_t)(unsigned)v); break; /* strace shows the file type bits too */
 	case 'b':
 		if (ok && c->exiting)
 			tb_buf(b, (uint64_t)v, c->ret);

@@ -35,6 +35,7 @@ struct zv_tcall {
 	long ret;      /* valid when exiting */
 	int exiting;   /* 0: on entry (execve only), 1: the call returned */
 	int vdso;      /* made through the vDSO */
+	uint64_t sp;   /* the guest's stack pointer at the call (rt_sigreturn's frame) */
 };
 
 typedef void zv_decoder(struct zv_tb *b, const struct zv_tcall *c);
@@ -47,7 +48,8 @@ typedef void zv_decoder(struct zv_tb *b, const struct zv_tcall *c);
  *   P mmap prot    F mmap flags    A AT_ flags    k access mode
  *   h sigprocmask how    g sigset (size = argument 4)    t timespec
  *   e signal number    T timespec the call filled (when it succeeded)
- * ret: 0 decimal, 'x' hex (mmap, brk), 'o' octal (umask), '?' never returns. */
+ * ret: 0 decimal, 'x' hex (mmap, brk), 'o' octal (umask), '?' never returns,
+ *   '=' the after decoder prints a successful result itself. */
 struct zv_sysdesc {
 	uint8_t nargs;
 	uint16_t classes;

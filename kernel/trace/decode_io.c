@@ -1,0 +1,242 @@
+/* Decoders for descriptor calls: ioctl, epoll, eventfd, ppoll and pselect6
+ * (decode.h). */
+#include "zvisor.h"
+#include "trace/decode.h"
+
+#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
+#define SEP(b) tb_puts(b, ", ")
+
+/* An ioctl number strace has no name for: _IOC(dir, type, nr, size) */
+static void ioc_raw(struct zv_tb *b, uint32_t cmd)
+{
+	static const char *const dir[] = { "_IOC_NONE", "_IOC_WRITE", "_IOC_READ", "_IOC_READ|_IOC_WRITE" };
+	tb_printf(b, "_IOC(%s, 0x%x, 0x%x, 0x%x)", dir[cmd >> 30], (cmd >> 8) & 0xff, cmd & 0xff, (cmd >> 16) & 0x3fff);
+}
+
+/* struct termios, abbreviated as strace does: speed and four switches */
+static void termios(struct zv_tb *b, uint64_t p)
+{
+	static const char *const speeds[] = { "B0", "B50", "B75", "B110", "B134", "B150", "B200", "B300", "B600",
+					      "B1200", "B1800", "B2400", "B4800", "B9600", "B19200", "B38400" };
+	struct { uint32_t iflag, oflag, cflag, lflag; } t;
+	if (zv_peek(&t, p, sizeof t) < 0) {
+		tb_ptr(b, p);
+		return;
+	}
+	uint32_t sp = t.cflag & 0x100f;
+	if (sp < 16)
+		tb_printf(b, "{%s", speeds[sp]);
+	else
+		tb_printf(b, "{B%u", sp);
+	tb_puts(b, t.oflag & 1 ? " opost" : " -opost");
+	tb_puts(b, t.lflag & 1 ? " isig" : " -isig");
+	tb_puts(b, t.lflag & 2 ? " icanon" : " -icanon");
+	tb_puts(b, t.lflag & 8 ? " echo" : " -echo");
+	tb_puts(b, " ...}");
+}
+
+static void int_at(struct zv_tb *b, uint64_t p)
+{
+	int32_t v;
+	if (zv_peek(&v, p, 4) == 0)
+		tb_printf(b, "[%d]", v);
+	else
+		tb_ptr(b, p);
+}
+
+void zv_dec_ioctl(struct zv_tb *b, const struct zv_tcall *c)
+{
+	uint32_t cmd = (uint32_t)c->a[1];
+	uint64_t arg = (uint64_t)c->a[2];
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	const char *name = 0;
+	for (size_t i = 0; i < zv_n_ioctl_cmds.n; i++)
+		if (zv_n_ioctl_cmds.v[i].value == cmd)
+			name = zv_n_ioctl_cmds.v[i].name;
+	if (cmd == 0x40049409) /* strace names both requests with this number */
+		tb_puts(b, "BTRFS_IOC_CLONE or FICLONE");
+	else if (name)
+		tb_puts(b, name);
+	else
+		ioc_raw(b, cmd);
+	switch (cmd) {
+	case 0x5450: case 0x5451: case 0x540c: case 0x540d: case 0x5422: /* FIONCLEX FIOCLEX TIOCEXCL TIOCNXCL TIOCNOTTY */
+		return;
+	case 0x5401: /* TCGETS: filled */
+		SEP(b);
+		if (OK(c))
+			termios(b, arg);
+		else
+			tb_ptr(b, arg);
+		return;
+	case 0x5402: case 0x5403: case 0x5404: /* TCSETS* */
+		SEP(b);
+		termios(b, arg);
+		return;
+	case 0x5413: case 0x5414: { /* TIOCGWINSZ (filled), TIOCSWINSZ */
+		uint16_t w[4];
+		SEP(b);
+		if ((cmd == 0x5414 || OK(c)) && zv_peek(w, arg, sizeof w) == 0)
+			tb_printf(b, "{ws_row=%u, ws_col=%u, ws_xpixel=%u, ws_ypixel=%u}", w[0], w[1], w[2], w[3]);
+		else
+			tb_ptr(b, arg);
+		return;
+	}
+	case 0x5421: case 0x5452: case 0x5410: /* FIONBIO FIOASYNC TIOCSPGRP: an int read */
+		SEP(b);
+		int_at(b, arg);
+		return;
+	case 0x541b: case 0x540f: case 0x5429: case 0x5411: /* FIONREAD TIOCGPGRP TIOCGSID TIOCOUTQ: written */
+		SEP(b);
+		if (OK(c))
+			int_at(b, arg);
+		else
+			tb_ptr(b, arg);
+		return;
+	case 0x40049409: /* FICLONE: the source fd */
+		SEP(b);
+		tb_fd(b, (int)arg);
+		return;
+	}
+	SEP(b);
+	if (arg)
+		tb_printf(b, "0x%lx", arg);
+	else
+		tb_putc(b, '0');
+}
+
+/* struct epoll_event {events, data} (packed on x86-64) */
+static void epoll_event(struct zv_tb *b, uint64_t p)
+{
+	struct __attribute__((packed)) { uint32_t events; uint64_t data; } e;
+	if (zv_peek(&e, p, sizeof e) < 0) {
+		tb_ptr(b, p);
+		return;
+	}
+	tb_puts(b, "{events=");
+	tb_flags(b, e.events, &zv_n_epoll_events, "0");
+	tb_printf(b, ", data={u32=%u, u64=%lu}}", (uint32_t)e.data, e.data);
+}
+
+void zv_dec_epoll_create1(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_flags(b, (uint64_t)c->a[0], &zv_n_epoll_create_flags, "0");
+}
+
+void zv_dec_epoll_ctl(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	tb_enum(b, (uint64_t)c->a[1], &zv_n_epoll_ctl_ops, "0x%lx /* EPOLL_CTL_??? */");
+	SEP(b);
+	zv_dec_arg(b, c, 2, 'f');
+	SEP(b);
+	if (c->a[1] == 2 /* DEL */ && !c->a[3])
+		tb_puts(b, "NULL");
+	else
+		epoll_event(b, (uint64_t)c->a[3]);
+}
+
+/* epoll_wait(epfd, events, max, timeout) and epoll_pwait(..., sigmask, size) */
+void zv_dec_epoll_wait(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	if (!OK(c)) {
+		tb_ptr(b, (uint64_t)c->a[1]);
+	} else {
+		tb_putc(b, '[');
+		for (long i = 0; i < c->ret && i < 32; i++) {
+			if (i)
+				SEP(b);
+			epoll_event(b, (uint64_t)c->a[1] + 12 * i);
+		}
+		tb_putc(b, ']');
+	}
+	tb_printf(b, ", %d, %d", (int)c->a[2], (int)c->a[3]);
+	if (c->nr == 281 /* epoll_pwait */) {
+		SEP(b);
+		tb_sigset(b, (uint64_t)c->a[4], (uint64_t)c->a[5]);
+		tb_printf(b, ", %lu", (unsigned long)c->a[5]);
+	}
+}
+
+void zv_dec_eventfd2(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_printf(b, "%u, ", (unsigned)c->a[0]);
+	tb_flags(b, (uint64_t)c->a[1], &zv_n_cloexec_nonblock, "0");
+}
+
+void zv_dec_dup3(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_args(b, c, "ff");
+	SEP(b);
+	tb_flags(b, (uint64_t)c->a[2], &zv_n_pipe_flags, "0");
+}
+
+/* ppoll(fds, n, timeout, sigmask, size) */
+void zv_dec_ppoll(struct zv_tb *b, const struct zv_tcall *c)
+{
+	struct zv_tcall as_poll = *c;
+	as_poll.a[2] = 0;
+	zv_dec_poll(b, &as_poll);
+	b->len -= 3; /* the ", 0" of poll's timeout */
+	SEP(b);
+	tb_timespec(b, (uint64_t)c->a[2]);
+	SEP(b);
+	tb_sigset(b, (uint64_t)c->a[3], (uint64_t)c->a[4]);
+	tb_printf(b, ", %lu", (unsigned long)c->a[4]);
+}
+
+/* an fd_set of n descriptors as [0 3] */
+static void fd_set(struct zv_tb *b, uint64_t p, int n)
+{
+	uint64_t w;
+	int first = 1;
+	if (!p) {
+		tb_puts(b, "NULL");
+		return;
+	}
+	tb_putc(b, '[');
+	for (int base = 0; base < n && base < 1024; base += 64) {
+		if (zv_peek(&w, p + base / 8, 8) < 0)
+			break;
+		for (int i = 0; i < 64 && base + i < n; i++)
+			if (w >> i & 1) {
+				tb_printf(b, first ? "%d" : " %d", base + i);
+				first = 0;
+			}
+	}
+	tb_putc(b, ']');
+}
+
+/* pselect6(n, in, out, ex, timeout, {sigmask, size}) */
+void zv_dec_pselect6(struct zv_tb *b, const struct zv_tcall *c)
+{
+	int n = (int)c->a[0];
+	tb_printf(b, "%d", n);
+	for (int i = 1; i <= 3; i++) {
+		SEP(b);
+		fd_set(b, (uint64_t)c->a[i], n);
+	}
+	SEP(b);
+	tb_timespec(b, (uint64_t)c->a[4]);
+	SEP(b);
+	uint64_t sm[2];
+	if (!c->a[5] || zv_peek(sm, (uint64_t)c->a[5], sizeof sm) < 0) {
+		tb_ptr(b, (uint64_t)c->a[5]);
+	} else {
+		tb_puts(b, "{sigmask=");
+		tb_sigset(b, sm[0], sm[1]);
+		tb_printf(b, ", sigsetsize=%lu}", sm[1]);
+	}
+}
+
+/* select-like results: " (Timeout)" when nothing happened */
+void zv_dec_timeout_ret(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_printf(b, "%ld", c->ret);
+	if (c->ret == 0)
+		tb_puts(b, " (Timeout)");
+}

@@ -1,0 +1,224 @@
+/* Decoders for process and signal calls beyond the basic ones (decode.h):
+ * clone3, prctl, CPU affinity, alternate signal stacks, sigreturn. */
+#include "zvisor.h"
+#include "arch/context.h"
+#include "trace/decode.h"
+#include <stddef.h>
+
+#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
+#define SEP(b) tb_puts(b, ", ")
+
+static void hex0(struct zv_tb *b, uint64_t v)
+{
+	if (v)
+		tb_printf(b, "0x%lx", v);
+	else
+		tb_putc(b, '0');
+}
+
+/* clone3(args, size): the fields strace shows depend on the flags; on
+ * return, the ids the kernel wrote: " => {parent_tid=[N]}" */
+void zv_dec_clone3(struct zv_tb *b, const struct zv_tcall *c)
+{
+	struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls; } a;
+	if (zv_peek(&a, (uint64_t)c->a[0], sizeof a) < 0) {
+		tb_ptr(b, (uint64_t)c->a[0]);
+		tb_printf(b, ", %lu", (unsigned long)c->a[1]);
+		return;
+	}
+	tb_puts(b, "{flags=");
+	tb_flags(b, a.flags, &zv_n_clone_flags, "0");
+	if (a.flags & 0x1000 /* CLONE_PIDFD */) {
+		tb_puts(b, ", pidfd=");
+		tb_ptr(b, a.pidfd);
+	}
+	if (a.flags & (0x01000000 | 0x00200000)) { /* CHILD_SETTID, CHILD_CLEARTID */
+		tb_puts(b, ", child_tid=");
+		tb_ptr(b, a.child_tid);
+	}
+	if (a.flags & 0x00100000) { /* PARENT_SETTID */
+		tb_puts(b, ", parent_tid=");
+		tb_ptr(b, a.parent_tid);
+	}
+	tb_puts(b, ", exit_signal=");
+	if (a.exit_signal)
+		tb_signame(b, (int)a.exit_signal);
+	else
+		tb_putc(b, '0');
+	tb_puts(b, ", stack=");
+	tb_ptr(b, a.stack);
+	tb_puts(b, ", stack_size=");
+	hex0(b, a.stack_size);
+	if (a.flags & 0x00080000) { /* SETTLS */
+		tb_puts(b, ", tls=");
+		tb_ptr(b, a.tls);
+	}
+	tb_putc(b, '}');
+	int32_t v;
+	if (OK(c) && c->ret > 0 && (a.flags & (0x1000 | 0x00100000))) {
+		tb_puts(b, " => {");
+		if ((a.flags & 0x1000) && zv_peek(&v, a.pidfd, 4) == 0)
+			tb_printf(b, "pidfd=[%d]%s", v, a.flags & 0x00100000 ? ", " : "");
+		if ((a.flags & 0x00100000) && zv_peek(&v, a.parent_tid, 4) == 0)
+			tb_printf(b, "parent_tid=[%d]", v);
+		tb_putc(b, '}');
+	}
+	tb_printf(b, ", %lu", (unsigned long)c->a[1]);
+}
+
+/* prctl(option, ...): each option shows only the arguments it uses */
+void zv_dec_prctl(struct zv_tb *b, const struct zv_tcall *c)
+{
+	long op = c->a[0];
+	int32_t v;
+	tb_enum(b, (uint64_t)op, &zv_n_prctl, "0x%lx /* PR_??? */");
+	switch (op) {
+	case 3: case 7: case 13: case 21: case 25: case 27: case 30: case 42: /* GET_ without arguments */
+		return;
+	case 15: /* PR_SET_NAME */
+		SEP(b);
+		tb_str(b, (uint64_t)c->a[1]);
+		return;
+	case 16: /* PR_GET_NAME */
+		SEP(b);
+		if (OK(c))
+			tb_str(b, (uint64_t)c->a[1]);
+		else
+			tb_ptr(b, (uint64_t)c->a[1]);
+		return;
+	case 1: /* PR_SET_PDEATHSIG */
+		SEP(b);
+		tb_signame(b, (int)c->a[1]);
+		return;
+	case 2: case 37: /* PR_GET_PDEATHSIG, PR_GET_CHILD_SUBREAPER: an int written */
+		SEP(b);
+		if (OK(c) && zv_peek(&v, (uint64_t)c->a[1], 4) == 0) {
+			tb_putc(b, '[');
+			if (op == 2)
+				tb_signame(b, v);
+			else
+				tb_printf(b, "%d", v);
+			tb_putc(b, ']');
+		} else {
+			tb_ptr(b, (uint64_t)c->a[1]);
+		}
+		return;
+	case 4: /* PR_SET_DUMPABLE */
+		SEP(b);
+		tb_enum(b, (uint64_t)c->a[1], &zv_n_dumpable, "0x%lx /* SUID_DUMP_??? */");
+		return;
+	case 23: case 24: /* PR_CAPBSET_READ, PR_CAPBSET_DROP */
+		SEP(b);
+		tb_enum(b, (uint64_t)c->a[1], &zv_n_caps, "%lu");
+		return;
+	case 8: case 29: case 36: case 41: /* SET_KEEPCAPS SET_TIMERSLACK SET_CHILD_SUBREAPER SET_THP_DISABLE */
+		tb_printf(b, ", %lu", (unsigned long)c->a[1]);
+		return;
+	case 38: case 39: /* PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS */
+		for (int i = 1; i < 5; i++)
+			tb_printf(b, ", %lu", (unsigned long)c->a[i]);
+		return;
+	}
+	for (int i = 1; i < 5; i++) {
+		SEP(b);
+		zv_dec_arg(b, c, i, 'x');
+	}
+}
+
+void zv_dec_prctl_ret(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_printf(b, "%ld", c->ret);
+	if (c->a[0] == 3 /* PR_GET_DUMPABLE */) {
+		tb_puts(b, " (");
+		tb_enum(b, (uint64_t)c->ret, &zv_n_dumpable, "0x%lx");
+		tb_putc(b, ')');
+	}
+}
+
+/* a CPU mask of n bytes as [0 1 5] */
+static void cpu_mask(struct zv_tb *b, uint64_t p, long n)
+{
+	uint64_t w;
+	int first = 1;
+	tb_putc(b, '[');
+	for (long off = 0; off + 8 <= n && off < 1024; off += 8) {
+		if (zv_peek(&w, p + off, 8) < 0)
+			break;
+		for (int i = 0; i < 64; i++)
+			if (w >> i & 1) {
+				tb_printf(b, first ? "%ld" : " %ld", off * 8 + i);
+				first = 0;
+			}
+	}
+	tb_putc(b, ']');
+}
+
+void zv_dec_sched_getaffinity(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_printf(b, "%d, %u, ", (int)c->a[0], (unsigned)c->a[1]);
+	if (OK(c))
+		cpu_mask(b, (uint64_t)c->a[2], c->ret);
+	else
+		tb_ptr(b, (uint64_t)c->a[2]);
+}
+
+void zv_dec_sched_setaffinity(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_printf(b, "%d, %u, ", (int)c->a[0], (unsigned)c->a[1]);
+	cpu_mask(b, (uint64_t)c->a[2], c->a[1]);
+}
+
+static void stack_t_at(struct zv_tb *b, uint64_t p)
+{
+	struct { uint64_t sp; int32_t flags, pad; uint64_t size; } s;
+	if (!p || zv_peek(&s, p, sizeof s) < 0) {
+		tb_ptr(b, p);
+		return;
+	}
+	tb_puts(b, "{ss_sp=");
+	tb_ptr(b, s.sp);
+	tb_puts(b, ", ss_flags=");
+	tb_flags(b, (uint32_t)s.flags, &zv_n_ss_flags, "0");
+	tb_printf(b, ", ss_size=%lu}", s.size);
+}
+
+void zv_dec_sigaltstack(struct zv_tb *b, const struct zv_tcall *c)
+{
+	stack_t_at(b, (uint64_t)c->a[0]);
+	SEP(b);
+	if (OK(c))
+		stack_t_at(b, (uint64_t)c->a[1]);
+	else
+		tb_ptr(b, (uint64_t)c->a[1]);
+}
+
+/* The mask being restored: the frame's ucontext is at the stack pointer of
+ * the call (the handler's 'ret' popped the return address). */
+void zv_dec_rt_sigreturn(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_puts(b, "{mask=");
+	tb_sigset(b, c->sp + offsetof(struct zv_ucontext, uc_sigmask), 8);
+	tb_putc(b, '}');
+}
+
+void zv_dec_rt_sigtimedwait(struct zv_tb *b, const struct zv_tcall *c)
+{
+	char info[128];
+	tb_sigset(b, (uint64_t)c->a[0], (uint64_t)c->a[3]);
+	SEP(b);
+	if (c->a[1] && OK(c) && c->ret > 0 && zv_peek(info, (uint64_t)c->a[1], sizeof info) == 0)
+		zv_decode_siginfo(b, info);
+	else
+		tb_ptr(b, (uint64_t)c->a[1]);
+	SEP(b);
+	tb_timespec(b, (uint64_t)c->a[2]);
+	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
+}
+
+/* a signal number returned (rt_sigtimedwait): 10 (SIGUSR1) */
+void zv_dec_signal_ret(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_printf(b, "%ld (", c->ret);
+	tb_signame(b, (int)c->ret);
+	tb_putc(b, ')');
+}
