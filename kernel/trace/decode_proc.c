@@ -21,13 +21,19 @@ static void hex0(struct zv_tb *b, uint64_t v)
 void zv_dec_clone3(struct zv_tb *b, const struct zv_tcall *c)
 {
 	struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls; } a;
-	if (zv_peek(&a, (uint64_t)c->a[0], sizeof a) < 0) {
+	if ((unsigned long)c->a[1] < 64 /* CLONE_ARGS_SIZE_VER0 */ || zv_peek(&a, (uint64_t)c->a[0], sizeof a) < 0) {
 		tb_ptr(b, (uint64_t)c->a[0]);
 		tb_printf(b, ", %lu", (unsigned long)c->a[1]);
 		return;
 	}
 	tb_puts(b, "{flags=");
-	tb_flags(b, a.flags, &zv_n_clone_flags, "0");
+	uint64_t known = 0;
+	for (size_t i = 0; i < zv_n_clone_flags.n; i++)
+		known |= zv_n_clone_flags.v[i].value;
+	if (a.flags && !(a.flags & known)) /* no flag strace knows: the number */
+		tb_printf(b, "0x%lx /* CLONE_??? */", a.flags);
+	else
+		tb_flags(b, a.flags, &zv_n_clone_flags, "0");
 	if (a.flags & 0x1000 /* CLONE_PIDFD */) {
 		tb_puts(b, ", pidfd=");
 		tb_ptr(b, a.pidfd);

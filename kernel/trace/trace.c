@@ -635,10 +635,16 @@ static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t st
 		return;
 	}
 	begin_line(&b, t, start);
-	tb_puts(&b, c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]
-			     ? zv_sysnames[c->nr] : "syscall");
-	tb_putc(&b, '(');
-	args_of(&b, c);
+	if (c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]) {
+		tb_puts(&b, zv_sysnames[c->nr]);
+		tb_putc(&b, '(');
+		args_of(&b, c);
+	} else {
+		/* a number without a call: strace's syscall_0x1f4 with all six registers */
+		tb_printf(&b, "syscall_0x%lx(", c->nr);
+		for (int i = 0; i < 6; i++)
+			tb_printf(&b, c->a[i] ? "%s0x%lx" : "%s0", i ? ", " : "", c->a[i]);
+	}
 	tb_putc(&b, ')');
 	if (c->exiting) {
 		print_result(&b, c, t->trace_injected);
