@@ -234,10 +234,9 @@ long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 		for (;;) /* a vfork-style child: its parent frees the block */
 			zv_sys1(__NR_exit, a[0]);
 	}
-	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0) {
-		zv_trace_exit(t, (int)a[0], 0);
+	zv_trace_exit(t, (int)a[0], 0); /* strace -f shows each thread's end */
+	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
 		zv_report_at_exit();
-	}
 	zv_thread_retire(t);
 	for (;;)
 		zv_sys1(__NR_exit, a[0]);

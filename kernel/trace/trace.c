@@ -808,7 +808,7 @@ void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind)
 			tb_ptr(b, (uint64_t)v);
 		break;
 	case 'w': tb_buf(b, (uint64_t)v, i + 1 < 6 ? c->a[i + 1] : 0); break;
-	case 'c': tb_enum(b, (uint64_t)v, &zv_n_clocks, "%d"); break;
+	case 'c': tb_enum(b, (uint64_t)(uint32_t)v, &zv_n_clocks, "0x%lx /* CLOCK_??? */"); break;
 	case 'P': tb_flags(b, (uint64_t)v, &zv_n_prot, "PROT_NONE"); break;
 	case 'F':
 		tb_enum(b, (uint64_t)v & 3, &zv_n_map_type, "0x%lx");
