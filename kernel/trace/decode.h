@@ -25,7 +25,10 @@ ZV_DECODERS(ZV_DECLARE_DECODER)
 zv_decoder zv_dec_poll_ret, zv_dec_fcntl_ret, zv_dec_time_ret, zv_dec_prctl_ret, zv_dec_timeout_ret,
 	zv_dec_signal_ret;
 
-/* Pieces the decoders share. */
+/* Pieces the decoders share. OK: the call returned and did not fail, so
+ * what it wrote may be shown; SEP: strace's argument separator. */
+#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
+#define SEP(b) tb_puts(b, ", ")
 void zv_dec_stat_struct(struct zv_tb *b, uint64_t p, int ok);
 void zv_dec_args(struct zv_tb *b, const struct zv_tcall *c, const char *sig); /* signature letters */
 void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind); /* argument i */

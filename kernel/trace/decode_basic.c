@@ -4,8 +4,6 @@
 #include "trace/decode.h"
 #include "lib/string.h"
 
-#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
-#define SEP(b) tb_puts(b, ", ")
 
 /* ---- files ---------------------------------------------------------------- */
 

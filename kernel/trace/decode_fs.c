@@ -3,8 +3,6 @@
 #include "zvisor.h"
 #include "trace/decode.h"
 
-#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
-#define SEP(b) tb_puts(b, ", ")
 
 /* struct statfs (x86-64), printed in full as strace does */
 static void statfs_struct(struct zv_tb *b, const struct zv_tcall *c, uint64_t p)

@@ -3,8 +3,6 @@
 #include "zvisor.h"
 #include "trace/decode.h"
 
-#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
-#define SEP(b) tb_puts(b, ", ")
 
 /* An ioctl number strace has no name for: _IOC(dir, type, nr, size) */
 static void ioc_raw(struct zv_tb *b, uint32_t cmd)

@@ -3,8 +3,6 @@
 #include "trace/decode.h"
 #include "lib/string.h"
 
-#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
-#define SEP(b) tb_puts(b, ", ")
 
 void zv_dec_socket(struct zv_tb *b, const struct zv_tcall *c)
 {

@@ -5,8 +5,6 @@
 #include "trace/decode.h"
 #include <stddef.h>
 
-#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
-#define SEP(b) tb_puts(b, ", ")
 
 static void hex0(struct zv_tb *b, uint64_t v)
 {

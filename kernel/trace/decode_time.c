@@ -2,8 +2,6 @@
 #include "zvisor.h"
 #include "trace/decode.h"
 
-#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
-#define SEP(b) tb_puts(b, ", ")
 
 /* A time as strace prints it next to a number: 2026-11-23T06:16:13+0000
  * (UTC; days to a civil date by the usual era arithmetic, no libc). */
