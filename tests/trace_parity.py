@@ -62,13 +62,15 @@ def normalise(line):
     line = re.sub(r"tv_sec=\d+, tv_usec=\d+", "tv_sec=S, tv_usec=US", line)
     line = re.sub(r"(stx_[amcb]time)=\{tv_sec=-?\d+, tv_nsec=\d+\}", r"\1=T", line)
     line = re.sub(r"(st_[amc]time)=\d+", r"\1=T", line)
+    line = re.sub(r"^(waitid\(P_PID|waitid\(P_PIDFD), \d+", r"\1, PID", line)
     line = re.sub(r"^(wait4|kill|tgkill|tkill|waitid|getpgid|setpgid|getsid|sched_\w+|prlimit64|"
                   r"pidfd_open|process_vm_readv)\(\d+", r"\1(PID", line)
     line = re.sub(r"^(tgkill)\(PID, \d+", r"\1(PID, PID", line)
-    line = re.sub(r"si_utime=\d+, si_stime=\d+", "si_utime=T, si_stime=T", line)
+    line = re.sub(r"si_utime=\d+( /\* [\d.]+ s \*/)?, si_stime=\d+( /\* [\d.]+ s \*/)?", "si_utime=T, si_stime=T", line)
     line = re.sub(r"(uptime|freeram|sharedram|bufferram|freeswap|procs|freehigh)=\d+", r"\1=N", line)
     line = re.sub(r"^(rt_sigreturn\(.*\)) = \d+$", r"\1 = N", line)  # often a pid
     line = re.sub(r"loads=\[\d+, \d+, \d+\]", "loads=[L]", line)
+    line = re.sub(r"\d+( /\* |\()\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000", r"T\1DATE", line)
     return line
 
 
@@ -217,7 +219,8 @@ GUEST_CASES = {
     "syscalls": ["syscalls"], "syscalls.static": ["syscalls.static"], "flags": ["flags"],
     "threads": ["threads"], "vfork": ["vfork"], "clone3": ["clone3"], "execve": ["execve"],
     "timers": ["timers"], "vdso": ["vdso"], "rawsys": ["rawsys"], "asmhello": ["asmhello"],
-    "goguest": ["goguest", "files"], "fds": ["fds"],
+    "goguest": ["goguest", "files"], "fds": ["fds"], "tracecalls": ["tracecalls"],
+    "tracecalls.static": ["tracecalls.static"],
 }
 # real programs: name -> (argv, programs it needs, needs a scratch directory)
 REAL_CASES = {
@@ -251,12 +254,12 @@ UNCOMPARABLE = {
 # Calls left out in one case only, and why.
 _SIGCHLD_HANDLED = {"rt_sigreturn": "one per SIGCHLD the shell handles: children's exits coalesce "
                                     "into fewer signals depending on timing"}
+_SPAWN_MALLOC = {"getrandom": "malloc seeds itself at a process's first allocation: in a posix_spawn child "
+                              "that shares memory, whether it is first depends on timing",
+                 "brk": "the same: which of the two processes sharing memory grows the heap depends on timing"}
 CASE_SKIP = {
-    "coreutils": _SIGCHLD_HANDLED, "git": _SIGCHLD_HANDLED, "tar": _SIGCHLD_HANDLED,
-    "gcc": {**_SIGCHLD_HANDLED,
-            "getrandom": "malloc seeds itself at a process's first allocation: in a posix_spawn child that "
-                         "shares memory, whether it is first depends on timing",
-            "brk": "the same: which of the two processes sharing memory grows the heap depends on timing"},
+    "coreutils": _SIGCHLD_HANDLED, "tar": _SIGCHLD_HANDLED,
+    "git": {**_SIGCHLD_HANDLED, **_SPAWN_MALLOC}, "gcc": {**_SIGCHLD_HANDLED, **_SPAWN_MALLOC},
     "sh-ls": _SIGCHLD_HANDLED,
     "busybox-sh": {**_SIGCHLD_HANDLED,
                    "prctl": "PR_GET_NAME reads the process name, which is zvisor's (the host exec'd zvisor)"},
@@ -275,8 +278,7 @@ UNORDERED = {"busybox-sh", "sh-ls", "coreutils", "tar", "python3-script", "git",
 # Per-case substitutions for content that differs between any two runs.
 CASE_SUBS = {
     # mkstemp names
-    "gcc": [(r"/tmp/cc[A-Za-z0-9]{6}", "/tmp/ccXXXXXX"),
-            (r"si_utime=\d+( /\* [\d.]+ s \*/)?, si_stime=\d+( /\* [\d.]+ s \*/)?", "si_utime=T, si_stime=T")],
+    "gcc": [(r"/tmp/cc[A-Za-z0-9]{6}", "/tmp/ccXXXXXX")],
     # temporary names, and file data holding times and random bytes (index, objects)
     "git": [(r"tmp_obj_[A-Za-z0-9]{6}", "tmp_obj_XXXXXX"), (r"/\.git/t[A-Za-z0-9]{6}", "/.git/tXXXXXX"),
             (r'^(read|write|pread64)\((\d+), ".*"(\.\.\.)?, ', r"\1(\2, DATA, ")],

@@ -17,7 +17,8 @@
 	X(timer_create) X(timer_settime) X(timer_gettime) X(sysinfo) X(getrusage) X(clone3) \
 	X(sched_getaffinity) X(sched_setaffinity) X(sigaltstack) X(rt_sigtimedwait) X(epoll_create1) \
 	X(epoll_ctl) X(epoll_wait) X(eventfd2) X(dup3) X(ppoll) X(pselect6) X(socketpair) X(sendto) \
-	X(sendmsg) X(setsockopt) X(getsockname)
+	X(sendmsg) X(setsockopt) X(getsockname) X(getresuid) X(getgroups) X(waitid) X(flock) X(fallocate) \
+	X(sendfile) X(memfd_create) X(inotify_init1) X(mremap) X(msync) X(shutdown)
 
 #define ZV_DECLARE_DECODER(n) zv_decoder zv_dec_##n;
 ZV_DECODERS(ZV_DECLARE_DECODER)

@@ -581,3 +581,21 @@ void zv_dec_rt_sigsuspend(struct zv_tb *b, const struct zv_tcall *c)
 	tb_sigset(b, (uint64_t)c->a[0], (uint64_t)c->a[1]);
 	tb_printf(b, ", %lu", (unsigned long)c->a[1]);
 }
+
+void zv_dec_mremap(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_args(b, c, "pUU");
+	SEP(b);
+	tb_flags(b, (uint64_t)c->a[3], &zv_n_mremap_flags, "0");
+	if (c->a[3] & 2 /* MREMAP_FIXED */) {
+		SEP(b);
+		tb_ptr(b, (uint64_t)c->a[4]);
+	}
+}
+
+void zv_dec_msync(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_args(b, c, "pU");
+	SEP(b);
+	tb_flags(b, (uint64_t)c->a[2], &zv_n_msync_flags, "0");
+}

@@ -245,3 +245,46 @@ void zv_dec_fcntl_ret(struct zv_tb *b, const struct zv_tcall *c)
 	}
 	tb_putc(b, ')');
 }
+
+void zv_dec_flock(struct zv_tb *b, const struct zv_tcall *c)
+{
+	static const char *const ops[] = { 0, "LOCK_SH", "LOCK_EX", 0, 0, 0, 0, 0, "LOCK_UN" };
+	long op = c->a[1];
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	if ((op & ~4L) > 0 && (op & ~4L) < 9 && ops[op & ~4L]) {
+		tb_puts(b, ops[op & ~4L]);
+		if (op & 4)
+			tb_puts(b, "|LOCK_NB");
+	} else {
+		tb_printf(b, "%ld", op);
+	}
+}
+
+void zv_dec_fallocate(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	tb_flags(b, (uint64_t)(uint32_t)c->a[1], &zv_n_falloc_flags, "0");
+	tb_printf(b, ", %ld, %ld", c->a[2], c->a[3]);
+}
+
+void zv_dec_sendfile(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_args(b, c, "ff");
+	SEP(b);
+	offset_ptr(b, (uint64_t)c->a[2]);
+	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
+}
+
+void zv_dec_memfd_create(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_arg(b, c, 0, 'S');
+	SEP(b);
+	tb_flags(b, (uint64_t)(uint32_t)c->a[1], &zv_n_memfd_flags, "0");
+}
+
+void zv_dec_inotify_init1(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_flags(b, (uint64_t)(uint32_t)c->a[0], &zv_n_inotify_flags, "0");
+}

@@ -29,6 +29,40 @@ void zv_dec_socket(struct zv_tb *b, const struct zv_tcall *c)
 	}
 }
 
+/* An IPv6 address as inet_ntop writes it: the first longest run of two or
+ * more zero groups as "::", and ::a.b.c.d / ::ffff:a.b.c.d for IPv4. */
+static void ipv6(struct zv_tb *b, const uint8_t *a)
+{
+	uint16_t w[8];
+	int best = -1, blen = 0;
+	for (int i = 0; i < 8; i++)
+		w[i] = (uint16_t)(a[2 * i] << 8 | a[2 * i + 1]);
+	for (int i = 0; i < 8;) {
+		int j = i;
+		while (j < 8 && !w[j])
+			j++;
+		if (j - i > blen && j - i >= 2) {
+			best = i;
+			blen = j - i;
+		}
+		i = j > i ? j : i + 1;
+	}
+	for (int i = 0; i < 8; i++) {
+		if (i == best) {
+			tb_puts(b, "::");
+			i += blen - 1;
+			continue;
+		}
+		if (i == 6 && best == 0 && (blen == 6 || (blen == 5 && w[5] == 0xffff))) {
+			tb_printf(b, "%d.%d.%d.%d", a[12], a[13], a[14], a[15]);
+			return;
+		}
+		if (i && i != best + blen)
+			tb_putc(b, ':');
+		tb_printf(b, "%x", w[i]);
+	}
+}
+
 /* a socket address of len bytes */
 static void sockaddr(struct zv_tb *b, uint64_t p, long len)
 {
@@ -60,6 +94,17 @@ static void sockaddr(struct zv_tb *b, uint64_t p, long len)
 	} else if (fam == 2 && len >= 8) { /* AF_INET */
 		tb_printf(b, ", sin_port=htons(%d), sin_addr=inet_addr(\"%d.%d.%d.%d\")", sa[2] << 8 | sa[3], sa[4], sa[5],
 			  sa[6], sa[7]);
+	} else if (fam == 10 && len >= 24) { /* AF_INET6 */
+		uint32_t flow, scope = 0;
+		memcpy(&flow, sa + 4, 4);
+		if (len >= 28)
+			memcpy(&scope, sa + 24, 4);
+		tb_printf(b, ", sin6_port=htons(%d), sin6_flowinfo=htonl(%u), inet_pton(AF_INET6, \"", sa[2] << 8 | sa[3],
+			  (flow >> 24) | (flow >> 8 & 0xff00) | (flow << 8 & 0xff0000) | (flow << 24));
+		ipv6(b, sa + 8);
+		tb_puts(b, "\", &sin6_addr)");
+		if (len >= 28)
+			tb_printf(b, ", sin6_scope_id=%u", scope);
 	} else if (fam == 16 && len >= 12) { /* AF_NETLINK */
 		uint32_t pid, groups;
 		memcpy(&pid, sa + 4, 4);
@@ -78,6 +123,15 @@ void zv_dec_connect(struct zv_tb *b, const struct zv_tcall *c)
 	tb_printf(b, ", %d", (int)c->a[2]);
 }
 
+/* ", [len]", or ", [in => out]" when the call changed the length */
+static void value_result(struct zv_tb *b, const struct zv_tcall *c, int32_t len)
+{
+	if (c->pre >= 0 && c->pre != len)
+		tb_printf(b, ", [%ld => %d]", c->pre, len);
+	else
+		tb_printf(b, ", [%d]", len);
+}
+
 /* an address the call wrote, with its length pointer: addr, [len] */
 static void sockaddr_out(struct zv_tb *b, const struct zv_tcall *c, uint64_t p, uint64_t lenp)
 {
@@ -89,7 +143,7 @@ static void sockaddr_out(struct zv_tb *b, const struct zv_tcall *c, uint64_t p, 
 		return;
 	}
 	sockaddr(b, p, len);
-	tb_printf(b, ", [%d]", len);
+	value_result(b, c, len);
 }
 
 /* getsockname, getpeername, accept, accept4 */
@@ -186,5 +240,19 @@ void zv_dec_setsockopt(struct zv_tb *b, const struct zv_tcall *c)
 		tb_printf(b, "[%d]", v);
 	else
 		tb_ptr(b, (uint64_t)c->a[3]);
-	tb_printf(b, get ? ", [%d]" : ", %d", len);
+	if (get)
+		value_result(b, c, len);
+	else
+		tb_printf(b, ", %d", len);
+}
+
+void zv_dec_shutdown(struct zv_tb *b, const struct zv_tcall *c)
+{
+	static const char *const how[] = { "SHUT_RD", "SHUT_WR", "SHUT_RDWR" };
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	if ((unsigned long)c->a[1] < 3)
+		tb_puts(b, how[c->a[1]]);
+	else
+		tb_printf(b, "%d /* SHUT_??? */", (int)c->a[1]);
 }

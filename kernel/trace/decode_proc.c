@@ -4,6 +4,7 @@
 #include "arch/context.h"
 #include "trace/decode.h"
 #include <stddef.h>
+#include "lib/string.h"
 
 
 static void hex0(struct zv_tb *b, uint64_t v)
@@ -225,4 +226,64 @@ void zv_dec_signal_ret(struct zv_tb *b, const struct zv_tcall *c)
 	tb_printf(b, "%ld (", c->ret);
 	tb_signame(b, (int)c->ret);
 	tb_putc(b, ')');
+}
+
+/* getresuid(&r, &e, &s), getresgid: [0], [0], [0] */
+void zv_dec_getresuid(struct zv_tb *b, const struct zv_tcall *c)
+{
+	uint32_t v;
+	for (int i = 0; i < 3; i++) {
+		if (i)
+			SEP(b);
+		if (OK(c) && zv_peek(&v, (uint64_t)c->a[i], 4) == 0)
+			tb_printf(b, "[%u]", v);
+		else
+			tb_ptr(b, (uint64_t)c->a[i]);
+	}
+}
+
+/* getgroups(size, list): the ids the call returned; setgroups(n, list) */
+void zv_dec_getgroups(struct zv_tb *b, const struct zv_tcall *c)
+{
+	long n = c->nr == 115 /* getgroups */ ? (OK(c) && c->a[0] ? c->ret : -1) : c->a[0];
+	uint32_t g;
+	tb_printf(b, "%d, ", (int)c->a[0]);
+	if (n < 0 || !c->a[1]) {
+		tb_ptr(b, (uint64_t)c->a[1]);
+		return;
+	}
+	tb_putc(b, '[');
+	for (long i = 0; i < n && i < 32; i++) {
+		if (zv_peek(&g, (uint64_t)c->a[1] + 4 * i, 4) < 0)
+			break;
+		tb_printf(b, i ? ", %u" : "%u", g);
+	}
+	tb_puts(b, n > 32 ? ", ...]" : "]");
+}
+
+/* waitid(idtype, id, info, options, rusage) */
+void zv_dec_waitid(struct zv_tb *b, const struct zv_tcall *c)
+{
+	static const char *const types[] = { "P_ALL", "P_PID", "P_PGID", "P_PIDFD" };
+	char info[128];
+	int32_t signo;
+	if ((unsigned long)c->a[0] < 4)
+		tb_puts(b, types[c->a[0]]);
+	else
+		tb_printf(b, "%d /* P_??? */", (int)c->a[0]);
+	tb_printf(b, ", %d, ", (int)c->a[1]);
+	/* with WNOHANG and no child ready the kernel leaves si_signo 0: {} */
+	if (OK(c) && c->a[2] && zv_peek(info, (uint64_t)c->a[2], sizeof info) == 0) {
+		memcpy(&signo, info, 4);
+		if (signo)
+			zv_decode_siginfo(b, info);
+		else
+			tb_puts(b, "{}");
+	} else {
+		tb_ptr(b, (uint64_t)c->a[2]);
+	}
+	SEP(b);
+	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_wait_options, "0");
+	SEP(b);
+	tb_ptr(b, (uint64_t)c->a[4]);
 }

@@ -71,4 +71,8 @@ extern const struct zv_names zv_n_ss_flags;
 extern const struct zv_names zv_n_sigev_notify;
 extern const struct zv_names zv_n_dumpable;
 extern const struct zv_names zv_n_caps;
+extern const struct zv_names zv_n_falloc_flags;
+extern const struct zv_names zv_n_memfd_flags;
+extern const struct zv_names zv_n_inotify_flags;
+extern const struct zv_names zv_n_msync_flags;
 #endif

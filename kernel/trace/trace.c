@@ -654,6 +654,20 @@ static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t st
 	end_line(&b);
 }
 
+/* the argument that points to a socklen_t the call reads and rewrites */
+static int length_arg(long nr)
+{
+	switch (nr) {
+	case __NR_getsockname: case __NR_getpeername: case __NR_accept: case __NR_accept4:
+		return 2;
+	case __NR_getsockopt:
+		return 4;
+	case __NR_recvfrom:
+		return 5;
+	}
+	return -1;
+}
+
 long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
 {
 	const struct zv_trace *tr = &zv_proc.trace;
@@ -663,9 +677,13 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 	int wall = tr->tstamp || tr->json; /* lines stamped with the time of day */
 	int64_t start = timed ? now_ns(wall ? 0 : 1) : 0;
 	int64_t mono = wall ? (timed ? now_ns(1) : 0) : start;
-	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso, .sp = uc->mc.rsp };
+	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso, .sp = uc->mc.rsp, .pre = -1 };
 	for (int i = 0; i < 6; i++)
 		c.a[i] = a[i];
+	int li = show ? length_arg(nr) : -1;
+	int32_t len;
+	if (li >= 0 && a[li] && zv_peek(&len, (uint64_t)a[li], 4) == 0)
+		c.pre = len; /* strace shows [in => out] when the call changes it */
 	if (show && zv_sysdesc[nr].ret == '?' && !tr->failed_only) {
 		/* exit, exit_group: the line ends "= ?" before the call */
 		c.ret = 0;

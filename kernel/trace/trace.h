@@ -36,6 +36,7 @@ struct zv_tcall {
 	int exiting;   /* 0: on entry (execve only), 1: the call returned */
 	int vdso;      /* made through the vDSO */
 	uint64_t sp;   /* the guest's stack pointer at the call (rt_sigreturn's frame) */
+	long pre;      /* a value-result length as it was on entry (socklen_t), or -1 */
 };
 
 typedef void zv_decoder(struct zv_tb *b, const struct zv_tcall *c);
