@@ -64,11 +64,12 @@ def normalise(line):
     line = re.sub(r"(st_[amc]time)=\d+", r"\1=T", line)
     line = re.sub(r"^(waitid\(P_PID|waitid\(P_PIDFD), \d+", r"\1, PID", line)
     line = re.sub(r"^(wait4|kill|tgkill|tkill|waitid|getpgid|setpgid|getsid|sched_\w+|prlimit64|"
-                  r"pidfd_open|process_vm_readv)\(\d+", r"\1(PID", line)
+                  r"pidfd_open|process_vm_readv|rt_sigqueueinfo)\(\d+", r"\1(PID", line)
     line = re.sub(r"^(tgkill)\(PID, \d+", r"\1(PID, PID", line)
     line = re.sub(r"si_utime=\d+( /\* [\d.]+ s \*/)?, si_stime=\d+( /\* [\d.]+ s \*/)?", "si_utime=T, si_stime=T", line)
     line = re.sub(r"(uptime|freeram|sharedram|bufferram|freeswap|procs|freehigh)=\d+", r"\1=N", line)
     line = re.sub(r"^(rt_sigreturn\(.*\)) = \d+$", r"\1 = N", line)  # often a pid
+    line = re.sub(r"^(times\(.*\)) = \d+$", r"\1 = T", line)  # clock ticks since boot
     line = re.sub(r"loads=\[\d+, \d+, \d+\]", "loads=[L]", line)
     line = re.sub(r"\d+( /\* |\()\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000", r"T\1DATE", line)
     return line

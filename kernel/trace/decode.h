@@ -16,15 +16,18 @@
 	X(clock_nanosleep) X(nanosleep) X(timerfd_create) X(timerfd_settime) X(timerfd_gettime) \
 	X(timer_create) X(timer_settime) X(timer_gettime) X(sysinfo) X(getrusage) X(clone3) \
 	X(sched_getaffinity) X(sched_setaffinity) X(sigaltstack) X(rt_sigtimedwait) X(epoll_create1) \
-	X(epoll_ctl) X(epoll_wait) X(eventfd2) X(dup3) X(ppoll) X(pselect6) X(socketpair) X(sendto) \
+	X(epoll_ctl) X(epoll_wait) X(eventfd2) X(dup3) X(ppoll) X(socketpair) X(sendto) \
 	X(sendmsg) X(setsockopt) X(getsockname) X(getresuid) X(getgroups) X(waitid) X(flock) X(fallocate) \
-	X(sendfile) X(memfd_create) X(inotify_init1) X(mremap) X(msync) X(shutdown)
+	X(sendfile) X(memfd_create) X(inotify_init1) X(mremap) X(msync) X(shutdown) X(getrlimit) X(times) \
+	X(rt_sigpending) X(signalfd4) X(select) X(personality) X(sched_getparam) X(sched_setscheduler) \
+	X(preadv) X(mlockall) X(splice) X(tee) X(sync_file_range) X(getpriority) X(rt_sigqueueinfo) \
+	X(unshare) X(capget) X(getcpu) X(openat2)
 
 #define ZV_DECLARE_DECODER(n) zv_decoder zv_dec_##n;
 ZV_DECODERS(ZV_DECLARE_DECODER)
 /* results (systab.c: ret '=' or after) */
-zv_decoder zv_dec_poll_ret, zv_dec_fcntl_ret, zv_dec_time_ret, zv_dec_prctl_ret, zv_dec_timeout_ret,
-	zv_dec_signal_ret;
+zv_decoder zv_dec_poll_ret, zv_dec_fcntl_ret, zv_dec_time_ret, zv_dec_prctl_ret,
+	zv_dec_signal_ret, zv_dec_personality_ret, zv_dec_policy_ret, zv_dec_select_ret;
 
 /* Pieces the decoders share. OK: the call returned and did not fail, so
  * what it wrote may be shown; SEP: strace's argument separator. */
@@ -35,4 +38,6 @@ void zv_dec_args(struct zv_tb *b, const struct zv_tcall *c, const char *sig); /*
 void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind); /* argument i */
 void zv_dec_mode_type(struct zv_tb *b, uint32_t mode);                  /* S_IFREG|0644 */
 void zv_dec_iovec(struct zv_tb *b, uint64_t p, long cnt, long filled);  /* [{iov_base=...}] */
+void zv_dec_rlimit(struct zv_tb *b, uint64_t p, const char *inf);      /* {rlim_cur=..., rlim_max=...} */
+void zv_dec_rusage(struct zv_tb *b, uint64_t p);                        /* {ru_utime=..., ...} */
 #endif

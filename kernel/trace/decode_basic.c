@@ -445,7 +445,10 @@ void zv_dec_wait4(struct zv_tb *b, const struct zv_tcall *c)
 	SEP(b);
 	tb_flags(b, (uint64_t)c->a[2], &zv_n_wait_options, "0");
 	SEP(b);
-	tb_ptr(b, (uint64_t)c->a[3]);
+	if (c->a[3] && OK(c) && c->ret > 0)
+		zv_dec_rusage(b, (uint64_t)c->a[3]);
+	else
+		tb_ptr(b, (uint64_t)c->a[3]);
 }
 
 void zv_dec_uname(struct zv_tb *b, const struct zv_tcall *c)
@@ -475,33 +478,51 @@ void zv_dec_arch_prctl(struct zv_tb *b, const struct zv_tcall *c)
 		tb_ptr(b, (uint64_t)c->a[1]);
 }
 
+/* struct rlimit; inf: how strace names RLIM_INFINITY for this call */
+void zv_dec_rlimit(struct zv_tb *b, uint64_t p, const char *inf)
+{
+	uint64_t r[2];
+	if (!p || zv_peek(r, p, sizeof r) < 0) {
+		tb_ptr(b, p);
+		return;
+	}
+	tb_puts(b, "{rlim_cur=");
+	for (int k = 0; k < 2; k++) {
+		if (k)
+			tb_puts(b, ", rlim_max=");
+		if (r[k] == ~0UL)
+			tb_puts(b, inf);
+		else if (r[k] && !(r[k] % 1024))
+			tb_printf(b, "%lu*1024", r[k] / 1024);
+		else
+			tb_printf(b, "%lu", r[k]);
+	}
+	tb_putc(b, '}');
+}
+
 void zv_dec_prlimit64(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'd');
 	SEP(b);
 	tb_enum(b, (uint64_t)c->a[1], &zv_n_rlimits, "0x%lx /* RLIMIT_??? */");
-	for (int i = 2; i < 4; i++) {
-		uint64_t r[2];
-		SEP(b);
-		if (!c->a[i]) {
-			tb_puts(b, "NULL");
-		} else if ((i == 3 && !OK(c)) || zv_peek(r, (uint64_t)c->a[i], sizeof r) < 0) {
-			tb_ptr(b, (uint64_t)c->a[i]);
-		} else {
-			tb_puts(b, "{rlim_cur=");
-			for (int k = 0; k < 2; k++) {
-				if (k)
-					tb_puts(b, ", rlim_max=");
-				if (r[k] == ~0UL)
-					tb_puts(b, "RLIM64_INFINITY");
-				else if (r[k] && !(r[k] % 1024))
-					tb_printf(b, "%lu*1024", r[k] / 1024);
-				else
-					tb_printf(b, "%lu", r[k]);
-			}
-			tb_putc(b, '}');
-		}
-	}
+	SEP(b);
+	zv_dec_rlimit(b, (uint64_t)c->a[2], "RLIM64_INFINITY");
+	SEP(b);
+	if (OK(c))
+		zv_dec_rlimit(b, (uint64_t)c->a[3], "RLIM64_INFINITY");
+	else
+		tb_ptr(b, (uint64_t)c->a[3]);
+}
+
+/* getrlimit(resource, filled), setrlimit(resource, read) */
+void zv_dec_getrlimit(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_enum(b, (uint64_t)c->a[0], &zv_n_rlimits, "0x%lx /* RLIMIT_??? */");
+	SEP(b);
+	if (c->nr == 160 /* setrlimit */ || OK(c))
+		zv_dec_rlimit(b, (uint64_t)c->a[1], "RLIM_INFINITY");
+	else
+		tb_ptr(b, (uint64_t)c->a[1]);
 }
 
 void zv_dec_rseq(struct zv_tb *b, const struct zv_tcall *c)

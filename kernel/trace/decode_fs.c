@@ -288,3 +288,27 @@ void zv_dec_inotify_init1(struct zv_tb *b, const struct zv_tcall *c)
 {
 	tb_flags(b, (uint64_t)(uint32_t)c->a[0], &zv_n_inotify_flags, "0");
 }
+
+/* openat2(dirfd, path, {flags, mode, resolve}, size) */
+void zv_dec_openat2(struct zv_tb *b, const struct zv_tcall *c)
+{
+	uint64_t how[3];
+	zv_dec_args(b, c, "as");
+	SEP(b);
+	if (!c->a[2] || (unsigned long)c->a[3] < sizeof how || zv_peek(how, (uint64_t)c->a[2], sizeof how) < 0) {
+		tb_ptr(b, (uint64_t)c->a[2]);
+	} else {
+		struct zv_tcall fl = *c;
+		fl.a[0] = (long)how[0];
+		tb_puts(b, "{flags=");
+		zv_dec_arg(b, &fl, 0, 'o');
+		if (how[0] & (0100 | 020000000)) { /* O_CREAT, __O_TMPFILE */
+			tb_puts(b, ", mode=");
+			tb_mode(b, how[1]);
+		}
+		tb_puts(b, ", resolve=");
+		tb_flags(b, how[2], &zv_n_resolve_flags, "0");
+		tb_putc(b, '}');
+	}
+	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
+}

@@ -187,10 +187,11 @@ void zv_dec_ppoll(struct zv_tb *b, const struct zv_tcall *c)
 	tb_printf(b, ", %lu", (unsigned long)c->a[4]);
 }
 
-/* an fd_set of n descriptors as [0 3] */
-static void fd_set(struct zv_tb *b, uint64_t p, int n)
+/* an fd_set of n descriptors as [0 3]: the first 64 from bits (the set as
+ * it was on entry, or after the call), the rest read from p */
+static void fd_set(struct zv_tb *b, uint64_t p, int n, uint64_t bits)
 {
-	uint64_t w;
+	uint64_t w = bits;
 	int first = 1;
 	if (!p) {
 		tb_puts(b, "NULL");
@@ -198,7 +199,7 @@ static void fd_set(struct zv_tb *b, uint64_t p, int n)
 	}
 	tb_putc(b, '[');
 	for (int base = 0; base < n && base < 1024; base += 64) {
-		if (zv_peek(&w, p + base / 8, 8) < 0)
+		if (base && zv_peek(&w, p + base / 8, 8) < 0)
 			break;
 		for (int i = 0; i < 64 && base + i < n; i++)
 			if (w >> i & 1) {
@@ -209,16 +210,24 @@ static void fd_set(struct zv_tb *b, uint64_t p, int n)
 	tb_putc(b, ']');
 }
 
-/* pselect6(n, in, out, ex, timeout, {sigmask, size}) */
-void zv_dec_pselect6(struct zv_tb *b, const struct zv_tcall *c)
+/* select(n, in, out, ex, timeval), pselect6(n, in, out, ex, timespec, {sigmask, size}) */
+void zv_dec_select(struct zv_tb *b, const struct zv_tcall *c)
 {
 	int n = (int)c->a[0];
 	tb_printf(b, "%d", n);
 	for (int i = 1; i <= 3; i++) {
 		SEP(b);
-		fd_set(b, (uint64_t)c->a[i], n);
+		fd_set(b, (uint64_t)c->a[i], n, c->sets[i - 1]);
 	}
 	SEP(b);
+	if (c->nr == 23 /* select */) {
+		int64_t tv[2];
+		if (c->a[4] && zv_peek(tv, (uint64_t)c->a[4], sizeof tv) == 0)
+			tb_printf(b, "{tv_sec=%ld, tv_usec=%ld}", tv[0], tv[1]);
+		else
+			tb_ptr(b, (uint64_t)c->a[4]);
+		return;
+	}
 	tb_timespec(b, (uint64_t)c->a[4]);
 	SEP(b);
 	uint64_t sm[2];
@@ -231,10 +240,92 @@ void zv_dec_pselect6(struct zv_tb *b, const struct zv_tcall *c)
 	}
 }
 
-/* select-like results: " (Timeout)" when nothing happened */
-void zv_dec_timeout_ret(struct zv_tb *b, const struct zv_tcall *c)
+/* select's result: " (in [3], out [4], left {...})", or " (Timeout)" */
+void zv_dec_select_ret(struct zv_tb *b, const struct zv_tcall *c)
 {
+	static const char *const names[] = { "in", "out", "except" };
+	int n = (int)c->a[0], any = 0;
+	uint64_t w;
 	tb_printf(b, "%ld", c->ret);
-	if (c->ret == 0)
+	if (c->ret == 0) {
 		tb_puts(b, " (Timeout)");
+		return;
+	}
+	tb_puts(b, " (");
+	for (int i = 0; i < 3; i++) {
+		if (!c->a[1 + i] || zv_peek(&w, (uint64_t)c->a[1 + i], 8) < 0 || (!w && n <= 64))
+			continue;
+		tb_printf(b, "%s%s ", any++ ? ", " : "", names[i]);
+		fd_set(b, (uint64_t)c->a[1 + i], n, w);
+	}
+	if (c->a[4]) {
+		tb_puts(b, any ? ", left " : "left ");
+		if (c->nr == 23) {
+			int64_t tv[2];
+			if (zv_peek(tv, (uint64_t)c->a[4], sizeof tv) == 0)
+				tb_printf(b, "{tv_sec=%ld, tv_usec=%ld}", tv[0], tv[1]);
+		} else {
+			tb_timespec(b, (uint64_t)c->a[4]);
+		}
+	}
+	tb_putc(b, ')');
+}
+
+/* preadv/pwritev(fd, iov, cnt, pos_l, pos_h), preadv2/pwritev2(..., flags) */
+void zv_dec_preadv(struct zv_tb *b, const struct zv_tcall *c)
+{
+	int rd = c->nr == 295 || c->nr == 327; /* preadv, preadv2 */
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	zv_dec_iovec(b, (uint64_t)c->a[1], c->a[2], !rd ? -1 : OK(c) ? c->ret : -2);
+	tb_printf(b, ", %ld, %ld", c->a[2], c->a[3]);
+	if (c->nr == 327 || c->nr == 328)
+		tb_printf(b, ", %d", (int)c->a[5]);
+}
+
+/* splice(in, off_in, out, off_out, len, flags) and tee(in, out, len, flags) */
+static void splice_offset(struct zv_tb *b, uint64_t p)
+{
+	int64_t v;
+	if (p && zv_peek(&v, p, 8) == 0)
+		tb_printf(b, "[%ld]", v);
+	else
+		tb_ptr(b, p);
+}
+
+void zv_dec_splice(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	splice_offset(b, (uint64_t)c->a[1]);
+	SEP(b);
+	zv_dec_arg(b, c, 2, 'f');
+	SEP(b);
+	splice_offset(b, (uint64_t)c->a[3]);
+	tb_printf(b, ", %lu, ", (unsigned long)c->a[4]);
+	tb_flags(b, (uint64_t)(uint32_t)c->a[5], &zv_n_splice_flags, "0");
+}
+
+void zv_dec_tee(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_args(b, c, "ffU");
+	SEP(b);
+	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_splice_flags, "0");
+}
+
+void zv_dec_sync_file_range(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_args(b, c, "fDD");
+	SEP(b);
+	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_sync_file_range_flags, "0");
+}
+
+/* signalfd4(fd, mask, size, flags) */
+void zv_dec_signalfd4(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_arg(b, c, 0, 'f');
+	SEP(b);
+	tb_sigset(b, (uint64_t)c->a[1], (uint64_t)c->a[2]);
+	tb_printf(b, ", %lu, ", (unsigned long)c->a[2]);
+	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_signalfd_flags, "0");
 }

@@ -287,3 +287,161 @@ void zv_dec_waitid(struct zv_tb *b, const struct zv_tcall *c)
 	SEP(b);
 	tb_ptr(b, (uint64_t)c->a[4]);
 }
+
+void zv_dec_rt_sigpending(struct zv_tb *b, const struct zv_tcall *c)
+{
+	if (OK(c))
+		tb_sigset(b, (uint64_t)c->a[0], (uint64_t)c->a[1]);
+	else
+		tb_ptr(b, (uint64_t)c->a[0]);
+	tb_printf(b, ", %lu", (unsigned long)c->a[1]);
+}
+
+/* rt_sigqueueinfo(pid, sig, info) */
+void zv_dec_rt_sigqueueinfo(struct zv_tb *b, const struct zv_tcall *c)
+{
+	char info[128];
+	tb_printf(b, "%d, ", (int)c->a[0]);
+	tb_signame(b, (int)c->a[1]);
+	SEP(b);
+	if (c->a[2] && zv_peek(info, (uint64_t)c->a[2], sizeof info) == 0)
+		zv_decode_siginfo(b, info);
+	else
+		tb_ptr(b, (uint64_t)c->a[2]);
+}
+
+void zv_dec_unshare(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_flags(b, (uint64_t)c->a[0], &zv_n_unshare_flags, "0");
+}
+
+/* a persona: PER_LINUX|ADDR_NO_RANDOMIZE */
+static void persona(struct zv_tb *b, uint64_t v)
+{
+	tb_enum(b, v & 0xff, &zv_n_personality, "0x%lx /* PER_??? */");
+	if (v & ~0xffUL) {
+		tb_putc(b, '|');
+		tb_flags(b, v & ~0xffUL, &zv_n_personality_flags, "0");
+	}
+}
+
+void zv_dec_personality(struct zv_tb *b, const struct zv_tcall *c)
+{
+	uint32_t v = (uint32_t)c->a[0];
+	if (v == 0xffffffff) /* the query */
+		tb_puts(b, "0xffffffff");
+	else
+		persona(b, v);
+}
+
+void zv_dec_personality_ret(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_printf(b, "%ld (", c->ret);
+	persona(b, (uint64_t)c->ret);
+	tb_putc(b, ')');
+}
+
+/* sched_getparam(pid, filled), sched_setparam(pid, read): [priority] */
+void zv_dec_sched_getparam(struct zv_tb *b, const struct zv_tcall *c)
+{
+	int32_t prio;
+	tb_printf(b, "%d, ", (int)c->a[0]);
+	if ((c->nr == 142 /* setparam */ || OK(c)) && zv_peek(&prio, (uint64_t)c->a[1], 4) == 0)
+		tb_printf(b, "[%d]", prio);
+	else
+		tb_ptr(b, (uint64_t)c->a[1]);
+}
+
+void zv_dec_sched_setscheduler(struct zv_tb *b, const struct zv_tcall *c)
+{
+	int32_t prio;
+	tb_printf(b, "%d, ", (int)c->a[0]);
+	tb_enum(b, (uint64_t)c->a[1], &zv_n_sched_policies, "%ld /* SCHED_??? */");
+	SEP(b);
+	if (zv_peek(&prio, (uint64_t)c->a[2], 4) == 0)
+		tb_printf(b, "[%d]", prio);
+	else
+		tb_ptr(b, (uint64_t)c->a[2]);
+}
+
+/* sched_getscheduler's result: 0 (SCHED_OTHER) */
+void zv_dec_policy_ret(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_printf(b, "%ld (", c->ret);
+	tb_enum(b, (uint64_t)c->ret, &zv_n_sched_policies, "%ld");
+	tb_putc(b, ')');
+}
+
+void zv_dec_getpriority(struct zv_tb *b, const struct zv_tcall *c)
+{
+	static const char *const which[] = { "PRIO_PROCESS", "PRIO_PGRP", "PRIO_USER" };
+	if ((unsigned long)c->a[0] < 3)
+		tb_puts(b, which[c->a[0]]);
+	else
+		tb_printf(b, "%d /* PRIO_??? */", (int)c->a[0]);
+	tb_printf(b, ", %d", (int)c->a[1]);
+	if (c->nr == 141 /* setpriority */)
+		tb_printf(b, ", %d", (int)c->a[2]);
+}
+
+void zv_dec_mlockall(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_flags(b, (uint64_t)c->a[0], &zv_n_mlockall_flags, "0");
+}
+
+/* capability sets as strace prints them: 1<<CAP_CHOWN|1<<CAP_KILL */
+static void cap_set(struct zv_tb *b, uint64_t set)
+{
+	if (!set) {
+		tb_putc(b, '0');
+		return;
+	}
+	for (int i = 0, first = 1; i < 64; i++)
+		if (set >> i & 1) {
+			tb_puts(b, first ? "1<<" : "|1<<");
+			tb_enum(b, (uint64_t)i, &zv_n_caps, "%ld");
+			first = 0;
+		}
+}
+
+/* capget(header, data) and capset: version 1 has one 32-bit set of each */
+void zv_dec_capget(struct zv_tb *b, const struct zv_tcall *c)
+{
+	struct { uint32_t version; int32_t pid; } h;
+	uint32_t d[6];
+	int get = c->nr == 125;
+	if (zv_peek(&h, (uint64_t)c->a[0], sizeof h) < 0) {
+		tb_ptr(b, (uint64_t)c->a[0]);
+	} else {
+		tb_puts(b, "{version=");
+		tb_enum(b, h.version, &zv_n_cap_versions, "0x%lx /* _LINUX_CAPABILITY_VERSION_??? */");
+		tb_printf(b, ", pid=%d}", h.pid);
+	}
+	SEP(b);
+	int words = h.version == 0x19980330 ? 1 : 2;
+	if (!c->a[1] || (get && !OK(c)) || zv_peek(d, (uint64_t)c->a[1], 12 * (size_t)words) < 0) {
+		tb_ptr(b, (uint64_t)c->a[1]);
+		return;
+	}
+	static const char *const names[] = { "{effective=", ", permitted=", ", inheritable=" };
+	for (int k = 0; k < 3; k++) {
+		tb_puts(b, names[k]);
+		cap_set(b, d[k] | (words == 2 ? (uint64_t)d[3 + k] << 32 : 0));
+	}
+	tb_putc(b, '}');
+}
+
+/* getcpu(&cpu, &node, cache) */
+void zv_dec_getcpu(struct zv_tb *b, const struct zv_tcall *c)
+{
+	uint32_t v;
+	for (int i = 0; i < 2; i++) {
+		if (OK(c) && c->a[i] && zv_peek(&v, (uint64_t)c->a[i], 4) == 0)
+			tb_printf(b, "[%u], ", v);
+		else {
+			tb_ptr(b, (uint64_t)c->a[i]);
+			SEP(b);
+		}
+	}
+	tb_ptr(b, (uint64_t)c->a[2]);
+}

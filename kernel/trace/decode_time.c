@@ -219,13 +219,27 @@ void zv_dec_getrusage(struct zv_tb *b, const struct zv_tcall *c)
 {
 	tb_enum(b, (uint64_t)(int64_t)(int)c->a[0], &zv_n_rusage_who, "%d");
 	SEP(b);
-	if (!OK(c)) {
+	if (OK(c))
+		zv_dec_rusage(b, (uint64_t)c->a[1]);
+	else
 		tb_ptr(b, (uint64_t)c->a[1]);
-		return;
-	}
+}
+
+/* struct rusage, abbreviated as strace does */
+void zv_dec_rusage(struct zv_tb *b, uint64_t p)
+{
 	tb_puts(b, "{ru_utime=");
-	timeval(b, (uint64_t)c->a[1]);
+	timeval(b, p);
 	tb_puts(b, ", ru_stime=");
-	timeval(b, (uint64_t)c->a[1] + 16);
+	timeval(b, p + 16);
 	tb_puts(b, ", ...}");
+}
+
+void zv_dec_times(struct zv_tb *b, const struct zv_tcall *c)
+{
+	int64_t t[4];
+	if (OK(c) && c->a[0] && zv_peek(t, (uint64_t)c->a[0], sizeof t) == 0)
+		tb_printf(b, "{tms_utime=%ld, tms_stime=%ld, tms_cutime=%ld, tms_cstime=%ld}", t[0], t[1], t[2], t[3]);
+	else
+		tb_ptr(b, (uint64_t)c->a[0]);
 }

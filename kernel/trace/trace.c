@@ -684,6 +684,10 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 	int32_t len;
 	if (li >= 0 && a[li] && zv_peek(&len, (uint64_t)a[li], 4) == 0)
 		c.pre = len; /* strace shows [in => out] when the call changes it */
+	if (show && (nr == __NR_select || nr == __NR_pselect6))
+		for (int i = 0; i < 3; i++)
+			if (!a[1 + i] || zv_peek(&c.sets[i], (uint64_t)a[1 + i], 8) < 0)
+				c.sets[i] = 0;
 	if (show && zv_sysdesc[nr].ret == '?' && !tr->failed_only) {
 		/* exit, exit_group: the line ends "= ?" before the call */
 		c.ret = 0;

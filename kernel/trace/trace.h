@@ -37,6 +37,7 @@ struct zv_tcall {
 	int vdso;      /* made through the vDSO */
 	uint64_t sp;   /* the guest's stack pointer at the call (rt_sigreturn's frame) */
 	long pre;      /* a value-result length as it was on entry (socklen_t), or -1 */
+	uint64_t sets[3]; /* select: fds 0-63 of each set on entry (the call rewrites them) */
 };
 
 typedef void zv_decoder(struct zv_tb *b, const struct zv_tcall *c);

@@ -4,6 +4,7 @@
  * Prints nothing; exits 0. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -19,7 +20,11 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/personality.h>
 #include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/signalfd.h>
+#include <sys/times.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -163,7 +168,7 @@ static void signals(void)
 	raise(SIGUSR1); /* handled: rt_sigreturn restores the mask with USR2 */
 }
 
-static void times(void)
+static void clocks(void)
 {
 	struct timespec ts = { 0, 1000 };
 	nanosleep(&ts, NULL);
@@ -237,13 +242,73 @@ static void net(void)
 	close(ep);
 }
 
+/* calls that were raw before the parity work */
+static void more(void)
+{
+	struct rlimit rl;
+	syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl);
+	syscall(SYS_setrlimit, RLIMIT_CORE, &rl);
+	struct tms t;
+	times(&t);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	raise(SIGUSR1);
+	syscall(SYS_rt_sigpending, &s, 8);
+	int sfd = signalfd(-1, &s, SFD_CLOEXEC | SFD_NONBLOCK);
+	fd_set r;
+	FD_ZERO(&r);
+	FD_SET(sfd, &r);
+	FD_SET(0, &r);
+	struct timespec zero = { 0, 0 };
+	pselect(sfd + 1, &r, NULL, NULL, &zero, NULL); /* in [sfd] */
+	close(sfd);
+	struct { uint32_t version; int pid; } h = { 0x20080522, 0 };
+	uint32_t d[6];
+	syscall(SYS_capget, &h, d);
+	unshare(0);
+	personality(0xffffffff);
+	struct sched_param sp;
+	sched_getparam(0, &sp);
+	sched_getscheduler(0);
+	sched_setscheduler(0, SCHED_OTHER, &sp);
+	getpriority(PRIO_PROCESS, 0);
+	int fd = open("/etc/hostname", O_RDONLY);
+	char b1[2], b2[100], dents[4096];
+	struct iovec iov[2] = { { b1, 2 }, { b2, 100 } };
+	preadv(fd, iov, 2, 0);
+	pwritev(fd, iov, 1, 0);
+	int dir = open("/etc", O_RDONLY | O_DIRECTORY);
+	syscall(SYS_getdents, dir, dents, 0); /* EINVAL: the count does not depend on /etc */
+	close(dir);
+	mlockall(MCL_CURRENT);
+	munlockall();
+	int p[2], q[2];
+	pipe(p);
+	pipe(q);
+	write(p[1], "abc", 3);
+	splice(p[0], NULL, q[1], NULL, 3, SPLICE_F_NONBLOCK);
+	tee(q[0], p[1], 3, 0);
+	sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	struct { uint64_t flags, mode, resolve; } how = { O_RDONLY | O_CLOEXEC, 0, 4 /* RESOLVE_NO_SYMLINKS */ };
+	int o2 = syscall(SYS_openat2, AT_FDCWD, "/etc/hostname", &how, sizeof how);
+	close(o2);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	close(fd);
+}
+
 int main(void)
 {
 	files();
 	memory();
 	process();
 	signals();
-	times();
+	clocks();
 	net();
+	more();
 	return 0;
 }
