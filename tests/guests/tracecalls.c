@@ -4,6 +4,7 @@
  * Prints nothing; exits 0. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <linux/futex.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -301,6 +302,21 @@ static void more(void)
 	close(fd);
 }
 
+/* futex operations that do not block here */
+static void futexes(void)
+{
+	static uint32_t a, b;
+	struct timespec ts = { 0, 1000 };
+	syscall(SYS_futex, &a, FUTEX_WAKE_OP_PRIVATE, 1, 1, &b, FUTEX_OP(FUTEX_OP_SET, 0, FUTEX_OP_CMP_GT, 1));
+	syscall(SYS_futex, &a, FUTEX_WAKE_OP, 1, 1, &b, FUTEX_OP(FUTEX_OP_ADD, 5, FUTEX_OP_CMP_EQ, 0));
+	syscall(SYS_futex, &a, FUTEX_CMP_REQUEUE_PRIVATE, 1, 2147483647, &b, 0);
+	syscall(SYS_futex, &a, FUTEX_REQUEUE_PRIVATE, 1, 2147483647, &b);
+	syscall(SYS_futex, &a, FUTEX_WAIT_PRIVATE, 0, &ts);
+	syscall(SYS_futex, &a, FUTEX_WAIT_BITSET_PRIVATE, 1, NULL, NULL, 0x5);
+	syscall(SYS_futex, &a, FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, 0x5);
+	syscall(SYS_futex, &a, FUTEX_WAKE, 1);
+}
+
 int main(void)
 {
 	files();
@@ -310,5 +326,6 @@ int main(void)
 	clocks();
 	net();
 	more();
+	futexes();
 	return 0;
 }
