@@ -16,13 +16,14 @@ import os
 import re
 import shutil
 import subprocess
+import subprocess
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from zvtest import GUEST_DIR, ZVISOR, run  # noqa: E402
+from zvtest import GUEST_DIR, ZVISOR, Result, run  # noqa: E402
 
 # --- normalisation -----------------------------------------------------------
 
@@ -70,6 +71,7 @@ def normalise(line):
     line = re.sub(r"(uptime|freeram|sharedram|bufferram|freeswap|procs|freehigh)=\d+", r"\1=N", line)
     line = re.sub(r"^(rt_sigreturn\(.*\)) = \d+$", r"\1 = N", line)  # often a pid
     line = re.sub(r"^(times\(.*\)) = \d+$", r"\1 = T", line)  # clock ticks since boot
+    line = re.sub(r"(TIOCGPGRP|TIOCSPGRP|TIOCGSID), \[\d+\]", r"\1, [PID]", line)
     line = re.sub(r"loads=\[\d+, \d+, \d+\]", "loads=[L]", line)
     line = re.sub(r"\d+( /\* |\()\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000", r"T\1DATE", line)
     return line
@@ -171,16 +173,39 @@ class Parity:
         return "%d lines compared, %d differ" % (len(self.want), len(self.diffs))
 
 
-def compare(argv, cwd=None, env=None, everything=False, timeout=120, subs=(), ordered=True, skip=()):
+def run_on_pty(argv, cwd=None, env=None, timeout=120):
+    """Runs argv with a new pseudo-terminal as stdin, stdout and stderr (no
+    controlling terminal); returns a zvtest.Result with the output."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([str(a) for a in argv], stdin=slave, stdout=slave, stderr=slave, cwd=cwd,
+                            env=env, start_new_session=True)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer is gone
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    rc = proc.wait(timeout=timeout)
+    return Result(out.decode("utf-8", "surrogateescape"), "", rc)
+
+
+def compare(argv, cwd=None, env=None, everything=False, timeout=120, subs=(), ordered=True, skip=(),
+            tty=False):
     """Runs argv under strace and zvisor trace (each in a fresh copy of cwd
     made by the caller if the program writes files) and returns a Parity."""
     with tempfile.TemporaryDirectory() as tmp:
         s, z = os.path.join(tmp, "s.txt"), os.path.join(tmp, "z.txt")
-        rs = run(["strace", "-f", "-o", s, "--"] + list(argv), cwd=cwd, env=env, timeout=timeout)
+        runner = run_on_pty if tty else run
+        rs = runner(["strace", "-f", "-o", s, "--"] + list(argv), cwd=cwd, env=env, timeout=timeout)
         if callable(getattr(cwd, "reset", None)):
             cwd.reset()
-        rz = run([str(ZVISOR), "trace", "-f", "-o", z, "--"] + list(argv), cwd=cwd, env=env,
-                 timeout=timeout)
+        rz = runner([str(ZVISOR), "trace", "-f", "-o", z, "--"] + list(argv), cwd=cwd, env=env,
+                    timeout=timeout)
         want = comparable(calls(Path(s).read_text(errors="surrogateescape")), everything)
         got = comparable(calls(Path(z).read_text(errors="surrogateescape")), everything)
     want = [l for l in want if name_of(l) not in skip]
@@ -221,7 +246,7 @@ GUEST_CASES = {
     "threads": ["threads"], "vfork": ["vfork"], "clone3": ["clone3"], "execve": ["execve"],
     "timers": ["timers"], "vdso": ["vdso"], "rawsys": ["rawsys"], "asmhello": ["asmhello"],
     "goguest": ["goguest", "files"], "fds": ["fds"], "tracecalls": ["tracecalls"],
-    "tracecalls.static": ["tracecalls.static"],
+    "tracecalls.static": ["tracecalls.static"], "tracecalls-tty": ["tracecalls"],
 }
 # real programs: name -> (argv, programs it needs, needs a scratch directory)
 REAL_CASES = {
@@ -236,6 +261,8 @@ REAL_CASES = {
     "python3-script": ([PY, "-c", PY_SCRIPT], [PY], False),
     "git": (["sh", "-c", GIT_SCRIPT], ["git"], True),
     "gcc": (["sh", "-c", "printf '%s' '" + C_FILE + "' > t.c && gcc -o t t.c && ./t"], ["gcc"], True),
+    "ls-tty": (["ls", "--color=auto", "-C", "/etc/hostname", "/etc/passwd"], ["ls"], False),
+    "python3-tty": ([PY, "-c", "import sys; print(sys.stdout.isatty())"], [PY], False),
     "sqlite3": (["sqlite3", ":memory:", "create table t(a); insert into t values(1); select * from t;"],
                 ["sqlite3"], False),
 }
@@ -273,6 +300,9 @@ CASE_SKIP = {
                        "futex": "whether a thread has to wait on a lock depends on timing"},
 }
 
+# Cases run on a pseudo-terminal (the terminal ioctls succeed there).
+TTY_CASES = {"tracecalls-tty", "ls-tty", "python3-tty"}
+
 # Cases whose threads or asynchronous signals (SIGCHLD) make the order of
 # lines vary between runs: their lines are compared as multisets.
 # A call a signal interrupted ("= ? ERESTARTSYS") is left out there too:
@@ -288,6 +318,9 @@ CASE_SUBS = {
             (r'^(read|write|pread64)\((\d+), ".*"(\.\.\.)?, ', r"\1(\2, DATA, ")],
     # the temporary directory's name; epoll data holds the runtime's pointers
     "goguest": [(r"zvgo\d+", "zvgoN"), (r"data=\{u32=\d+, u64=\d+\}", "data=D")],
+    # each run gets a new pseudo-terminal: its minor number differs
+    **{name: [(r"makedev\(0x88, (0|0x[0-9a-f]+)\)", "makedev(0x88, PTS)")]
+       for name in ("tracecalls-tty", "ls-tty", "python3-tty")},
     # free blocks change between the runs
     "tar": [(r"f_bfree=\d+, f_bavail=\d+, f_files=\d+, f_ffree=\d+", "f_bfree=N, f_bavail=N, f_files=N, f_ffree=N")],
 }
@@ -330,6 +363,7 @@ def run_case(name, everything=False):
     env = dict(os.environ, LC_ALL="C", TZ="UTC", GIT_CONFIG_NOSYSTEM="1", HOME="/nonexistent-home",
                GIT_AUTHOR_DATE="2020-01-01T00:00:00Z", GIT_COMMITTER_DATE="2020-01-01T00:00:00Z")
     kw = dict(env=env, everything=everything, subs=CASE_SUBS.get(name, ()), ordered=name not in UNORDERED,
+              tty=name in TTY_CASES,
               skip=() if everything else CASE_SKIP.get(name, {}))
     if not scratch:
         return compare(argv, **kw)

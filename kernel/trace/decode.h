@@ -40,4 +40,5 @@ void zv_dec_mode_type(struct zv_tb *b, uint32_t mode);                  /* S_IFR
 void zv_dec_iovec(struct zv_tb *b, uint64_t p, long cnt, long filled);  /* [{iov_base=...}] */
 void zv_dec_rlimit(struct zv_tb *b, uint64_t p, const char *inf);      /* {rlim_cur=..., rlim_max=...} */
 void zv_dec_rusage(struct zv_tb *b, uint64_t p);                        /* {ru_utime=..., ...} */
+void zv_dec_termios(struct zv_tb *b, uint64_t p);                       /* {c_iflag=..., ...} */
 #endif

@@ -72,7 +72,8 @@ void zv_dec_stat_struct(struct zv_tb *b, uint64_t p, int ok)
 	if (type == 0020000 || type == 0060000) {
 		uint32_t major = (uint32_t)(((st.rdev >> 32) & 0xfffff000) | ((st.rdev >> 8) & 0xfff));
 		uint32_t minor = (uint32_t)(((st.rdev >> 12) & 0xffffff00) | (st.rdev & 0xff));
-		tb_printf(b, ", st_rdev=makedev(0x%x, 0x%x)", major, minor);
+		tb_printf(b, major ? ", st_rdev=makedev(0x%x, " : ", st_rdev=makedev(%u, ", major);
+		tb_printf(b, minor ? "0x%x)" : "%u)", minor);
 	} else {
 		tb_printf(b, ", st_size=%ld", st.size);
 	}

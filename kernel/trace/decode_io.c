@@ -11,28 +11,6 @@ static void ioc_raw(struct zv_tb *b, uint32_t cmd)
 	tb_printf(b, "_IOC(%s, 0x%x, 0x%x, 0x%x)", dir[cmd >> 30], (cmd >> 8) & 0xff, cmd & 0xff, (cmd >> 16) & 0x3fff);
 }
 
-/* struct termios, abbreviated as strace does: speed and four switches */
-static void termios(struct zv_tb *b, uint64_t p)
-{
-	static const char *const speeds[] = { "B0", "B50", "B75", "B110", "B134", "B150", "B200", "B300", "B600",
-					      "B1200", "B1800", "B2400", "B4800", "B9600", "B19200", "B38400" };
-	struct { uint32_t iflag, oflag, cflag, lflag; } t;
-	if (zv_peek(&t, p, sizeof t) < 0) {
-		tb_ptr(b, p);
-		return;
-	}
-	uint32_t sp = t.cflag & 0x100f;
-	if (sp < 16)
-		tb_printf(b, "{%s", speeds[sp]);
-	else
-		tb_printf(b, "{B%u", sp);
-	tb_puts(b, t.oflag & 1 ? " opost" : " -opost");
-	tb_puts(b, t.lflag & 1 ? " isig" : " -isig");
-	tb_puts(b, t.lflag & 2 ? " icanon" : " -icanon");
-	tb_puts(b, t.lflag & 8 ? " echo" : " -echo");
-	tb_puts(b, " ...}");
-}
-
 static void int_at(struct zv_tb *b, uint64_t p)
 {
 	int32_t v;
@@ -64,13 +42,13 @@ void zv_dec_ioctl(struct zv_tb *b, const struct zv_tcall *c)
 	case 0x5401: /* TCGETS: filled */
 		SEP(b);
 		if (OK(c))
-			termios(b, arg);
+			zv_dec_termios(b, arg);
 		else
 			tb_ptr(b, arg);
 		return;
 	case 0x5402: case 0x5403: case 0x5404: /* TCSETS* */
 		SEP(b);
-		termios(b, arg);
+		zv_dec_termios(b, arg);
 		return;
 	case 0x5413: case 0x5414: { /* TIOCGWINSZ (filled), TIOCSWINSZ */
 		uint16_t w[4];
@@ -79,6 +57,15 @@ void zv_dec_ioctl(struct zv_tb *b, const struct zv_tcall *c)
 			tb_printf(b, "{ws_row=%u, ws_col=%u, ws_xpixel=%u, ws_ypixel=%u}", w[0], w[1], w[2], w[3]);
 		else
 			tb_ptr(b, arg);
+		return;
+	}
+	case 0x540b: { /* TCFLSH */
+		static const char *const q[] = { "TCIFLUSH", "TCOFLUSH", "TCIOFLUSH" };
+		SEP(b);
+		if (arg < 3)
+			tb_puts(b, q[arg]);
+		else
+			tb_printf(b, "0x%lx /* TC???FLUSH */", arg);
 		return;
 	}
 	case 0x5421: case 0x5452: case 0x5410: /* FIONBIO FIOASYNC TIOCSPGRP: an int read */

@@ -666,9 +666,9 @@ TABLE(futex_ops,
 	{ 0xdUL, "FUTEX_LOCK_PI2" });
 TABLE(ioctl_cmds,
 	{ 0x5401UL, "TCGETS" },
-	{ 0x5402UL, "TCSETS" },
-	{ 0x5403UL, "TCSETSW" },
-	{ 0x5404UL, "TCSETSF" },
+	{ 0x5402UL, "SNDCTL_TMR_START or TCSETS" }, /* strace names both requests of these numbers */
+	{ 0x5403UL, "SNDCTL_TMR_STOP or TCSETSW" },
+	{ 0x5404UL, "SNDCTL_TMR_CONTINUE or TCSETSF" },
 	{ 0x5405UL, "TCGETA" },
 	{ 0x5409UL, "TCSBRK" },
 	{ 0x540aUL, "TCXONC" },
@@ -1031,3 +1031,20 @@ TABLE(cap_versions,
 	{ 0x19980330UL, "_LINUX_CAPABILITY_VERSION_1" },
 	{ 0x20071026UL, "_LINUX_CAPABILITY_VERSION_2" },
 	{ 0x20080522UL, "_LINUX_CAPABILITY_VERSION_3" });
+TABLE(tty_iflags,
+	{ 01UL, "IGNBRK" }, { 02UL, "BRKINT" }, { 04UL, "IGNPAR" }, { 010UL, "PARMRK" }, { 020UL, "INPCK" },
+	{ 040UL, "ISTRIP" }, { 0100UL, "INLCR" }, { 0200UL, "IGNCR" }, { 0400UL, "ICRNL" }, { 01000UL, "IUCLC" },
+	{ 02000UL, "IXON" }, { 04000UL, "IXANY" }, { 010000UL, "IXOFF" }, { 020000UL, "IMAXBEL" },
+	{ 040000UL, "IUTF8" });
+TABLE(tty_oflags,
+	{ 01UL, "OPOST" }, { 02UL, "OLCUC" }, { 04UL, "ONLCR" }, { 010UL, "OCRNL" }, { 020UL, "ONOCR" },
+	{ 040UL, "ONLRET" }, { 0100UL, "OFILL" }, { 0200UL, "OFDEL" });
+TABLE(tty_cflags,
+	{ 0100UL, "CSTOPB" }, { 0200UL, "CREAD" }, { 0400UL, "PARENB" }, { 01000UL, "PARODD" },
+	{ 02000UL, "HUPCL" }, { 04000UL, "CLOCAL" }, { 010000000000UL, "CMSPAR" }, { 020000000000UL, "CRTSCTS" });
+/* strace's order, not the values' */
+TABLE(tty_lflags,
+	{ 01UL, "ISIG" }, { 02UL, "ICANON" }, { 04UL, "XCASE" }, { 010UL, "ECHO" }, { 020UL, "ECHOE" },
+	{ 040UL, "ECHOK" }, { 0100UL, "ECHONL" }, { 0200UL, "NOFLSH" }, { 0100000UL, "IEXTEN" },
+	{ 01000UL, "ECHOCTL" }, { 02000UL, "ECHOPRT" }, { 04000UL, "ECHOKE" }, { 010000UL, "FLUSHO" },
+	{ 040000UL, "PENDIN" }, { 0400UL, "TOSTOP" }, { 0200000UL, "EXTPROC" });

@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/personality.h>
@@ -317,6 +318,32 @@ static void futexes(void)
 	syscall(SYS_futex, &a, FUTEX_WAKE, 1);
 }
 
+/* on a terminal (the parity test's pty case): termios in every form */
+static void terminal(void)
+{
+	struct termios t, o;
+	if (ioctl(0, TCGETS, &o) < 0)
+		return;
+	t = o;
+	t.c_iflag = 0177777;
+	t.c_oflag = 0177777;
+	t.c_cflag = (o.c_cflag & ~CBAUD) | B9600 | 077760;
+	t.c_lflag = 0377777;
+	ioctl(0, TCSETS, &t);
+	t.c_iflag = t.c_oflag = t.c_lflag = 0;
+	t.c_cflag = B0 | CS5;
+	ioctl(0, TCSETSW, &t);
+	t.c_oflag = 014000 | 03000 | 0100 | 020000 | 040000 | 0100000;
+	t.c_cflag = B115200 | CS7 | CRTSCTS;
+	ioctl(0, TCSETSF, &t);
+	ioctl(0, TCSETS, &o);
+	struct winsize w = { 24, 80, 0, 0 };
+	ioctl(0, TIOCGWINSZ, &w);
+	int n;
+	ioctl(0, TCFLSH, TCIFLUSH);
+	ioctl(0, TIOCOUTQ, &n);
+}
+
 int main(void)
 {
 	files();
@@ -327,5 +354,6 @@ int main(void)
 	net();
 	more();
 	futexes();
+	terminal();
 	return 0;
 }
