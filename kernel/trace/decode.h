@@ -21,7 +21,7 @@
 	X(sendfile) X(memfd_create) X(inotify_init1) X(mremap) X(msync) X(shutdown) X(getrlimit) X(times) \
 	X(rt_sigpending) X(signalfd4) X(select) X(personality) X(sched_getparam) X(sched_setscheduler) \
 	X(preadv) X(mlockall) X(splice) X(tee) X(sync_file_range) X(getpriority) X(rt_sigqueueinfo) \
-	X(unshare) X(capget) X(getcpu) X(openat2)
+	X(unshare) X(capget) X(getcpu) X(openat2) X(umount2)
 
 #define ZV_DECLARE_DECODER(n) zv_decoder zv_dec_##n;
 ZV_DECODERS(ZV_DECLARE_DECODER)

@@ -312,3 +312,10 @@ void zv_dec_openat2(struct zv_tb *b, const struct zv_tcall *c)
 	}
 	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
 }
+
+void zv_dec_umount2(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_arg(b, c, 0, 's');
+	SEP(b);
+	tb_flags(b, (uint64_t)(uint32_t)c->a[1], &zv_n_umount_flags, "0");
+}

@@ -307,12 +307,15 @@ void zv_dec_sync_file_range(struct zv_tb *b, const struct zv_tcall *c)
 	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_sync_file_range_flags, "0");
 }
 
-/* signalfd4(fd, mask, size, flags) */
+/* signalfd4(fd, mask, size, flags), signalfd(fd, mask, size) */
 void zv_dec_signalfd4(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'f');
 	SEP(b);
 	tb_sigset(b, (uint64_t)c->a[1], (uint64_t)c->a[2]);
-	tb_printf(b, ", %lu, ", (unsigned long)c->a[2]);
-	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_signalfd_flags, "0");
+	tb_printf(b, ", %lu", (unsigned long)c->a[2]);
+	if (c->nr == 289 /* signalfd4; signalfd has no flags */) {
+		SEP(b);
+		tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_signalfd_flags, "0");
+	}
 }

@@ -71,6 +71,7 @@ extern const struct zv_names zv_n_ss_flags;
 extern const struct zv_names zv_n_sigev_notify;
 extern const struct zv_names zv_n_dumpable;
 extern const struct zv_names zv_n_caps;
+extern const struct zv_names zv_n_umount_flags;
 extern const struct zv_names zv_n_tty_iflags;
 extern const struct zv_names zv_n_tty_oflags;
 extern const struct zv_names zv_n_tty_cflags;

@@ -6,47 +6,55 @@
  * syscall_0xN with six registers.
  *
  * How each call compares with strace 6.1's default output (checked by
- * tests/trace_parity.py over the guest corpus, busybox, coreutils, tar,
- * python3, git, gcc and sqlite3):
+ * tests/trace_parity.py over the guest corpus, tests/guests/tracecalls.c
+ * (one of each decoded call, also on a pseudo-terminal), busybox,
+ * coreutils, tar, python3, git, gcc and sqlite3):
  *
- * Fully (same text): every S/R/D entry below except those listed as
- * partial, among them read write pread64 pwrite64 readv writev open openat
- * creat close stat fstat lstat newfstatat statx statfs fstatfs access
- * faccessat faccessat2 readlink readlinkat getcwd getdents64 lseek mmap
- * mprotect munmap brk madvise mincore rt_sigaction rt_sigprocmask
- * rt_sigreturn rt_sigsuspend rt_sigtimedwait sigaltstack kill tgkill
- * clone clone3 fork vfork execve execveat exit exit_group wait4 prlimit64
- * arch_prctl set_tid_address set_robust_list rseq getrandom uname sysinfo
- * getrusage time gettimeofday clock_gettime clock_getres clock_nanosleep
- * nanosleep getitimer setitimer alarm timer_create timer_settime
- * timer_gettime timer_delete timerfd_create timerfd_settime timerfd_gettime
- * poll ppoll pselect6 epoll_create epoll_create1 epoll_ctl epoll_wait
- * epoll_pwait eventfd eventfd2 pipe pipe2 dup dup2 dup3 fcntl (with F_GETFD
- * and F_GETFL results and struct flock) socket socketpair bind connect
- * listen accept accept4 getsockname getpeername sendto recvfrom
- * getxattr lgetxattr fgetxattr setxattr lsetxattr fsetxattr listxattr
- * llistxattr flistxattr removexattr renameat2 copy_file_range close_range
- * utimensat fadvise64 sched_getaffinity sched_setaffinity and the calls
- * whose arguments are plain (ids, paths, modes, fds, sizes).
+ * Fully (same text): every S, R, D, DR and SR entry below except those
+ * listed as partial, among them read write pread64 pwrite64 readv writev
+ * preadv pwritev preadv2 pwritev2 open openat openat2 creat close stat
+ * fstat lstat newfstatat statx statfs fstatfs access faccessat faccessat2
+ * readlink readlinkat getcwd getdents getdents64 lseek mmap mprotect munmap
+ * mremap msync brk madvise mincore mlockall rt_sigaction rt_sigprocmask
+ * rt_sigreturn rt_sigsuspend rt_sigtimedwait rt_sigpending rt_sigqueueinfo
+ * sigaltstack signalfd signalfd4 kill tkill tgkill pidfd_send_signal
+ * clone clone3 fork vfork execve execveat exit exit_group wait4 waitid
+ * prlimit64 getrlimit setrlimit getrusage times arch_prctl set_tid_address
+ * set_robust_list rseq getrandom uname sysinfo personality unshare
+ * capget capset getresuid getresgid getgroups setgroups sched_getaffinity
+ * sched_setaffinity sched_getparam sched_setparam sched_getscheduler
+ * sched_setscheduler sched_rr_get_interval getpriority setpriority getcpu
+ * futex time gettimeofday clock_gettime clock_getres clock_settime
+ * clock_nanosleep nanosleep getitimer setitimer alarm timer_create
+ * timer_settime timer_gettime timer_delete timerfd_create timerfd_settime
+ * timerfd_gettime poll ppoll select pselect6 epoll_create epoll_create1
+ * epoll_ctl epoll_wait epoll_pwait eventfd eventfd2 inotify_init1 pipe
+ * pipe2 dup dup2 dup3 fcntl (F_GETFD/F_GETFL results, struct flock) flock
+ * fallocate sendfile splice tee sync_file_range copy_file_range
+ * close_range memfd_create socket socketpair bind connect listen accept
+ * accept4 getsockname getpeername (with [in => out] lengths) sendto
+ * recvfrom shutdown getxattr lgetxattr fgetxattr setxattr lsetxattr
+ * fsetxattr listxattr llistxattr flistxattr removexattr renameat2 utimensat
+ * umount2 fadvise64 sethostname setdomainname, and the calls whose
+ * arguments are plain (ids, paths, modes, fds, sizes).
  *
  * Partially (some arguments in hex or abbreviated where strace decodes
- * more): ioctl (named: TCGETS, TCSETS*, TIOCGWINSZ, TIOCSWINSZ, FIONBIO,
- * FIONREAD, FIOCLEX, FIONCLEX, FIOASYNC, TIOC[GS]PGRP, TIOCGSID, TIOCOUTQ,
- * FICLONE and the others of names.c; other numbers as _IOC(dir, type, nr,
- * size); the argument in hex unless decoded), prctl (PR_SET/GET_NAME,
- * PDEATHSIG, DUMPABLE, NO_NEW_PRIVS, CAPBSET_*, KEEPCAPS, TIMERSLACK,
- * CHILD_SUBREAPER, THP_DISABLE; others in hex), futex (WAIT, WAKE,
- * WAIT_BITSET, WAKE_BITSET; others in hex), sendmsg/recvmsg (control data
+ * more): ioctl (TCGETS and TCSETS* with the whole termios, TIOCGWINSZ,
+ * TIOCSWINSZ, TCFLSH, FIONBIO, FIONREAD, FIOCLEX, FIONCLEX, FIOASYNC,
+ * TIOC[GS]PGRP, TIOCGSID, TIOCOUTQ, FICLONE and the other names of
+ * names.c; other numbers as _IOC(dir, type, nr, size); an argument not
+ * decoded in hex), prctl (PR_SET/GET_NAME, PDEATHSIG, DUMPABLE,
+ * NO_NEW_PRIVS, CAPBSET_*, KEEPCAPS, TIMERSLACK, CHILD_SUBREAPER,
+ * THP_DISABLE, SECUREBITS; others in hex), sendmsg/recvmsg (control data
  * as an address), setsockopt/getsockopt (int values; option names for
- * SOL_SOCKET only), sockaddr (AF_UNIX, AF_INET, AF_NETLINK; AF_INET6 shows
- * its family only), mremap and msync (flags in hex), shutdown and flock
- * (operation as a number), sendfile (the offset as an address).
+ * SOL_SOCKET only), socket addresses (AF_UNIX, AF_INET, AF_INET6,
+ * AF_NETLINK; others show their family only).
  *
- * Raw (all arguments in hex): the N entries below, e.g. select getdents
- * getrlimit setrlimit times getgroups setgroups getresuid getresgid
- * capget capset waitid unshare memfd_create fallocate inotify_init1
- * inotify_add_watch signalfd4 splice preadv pwritev sendmmsg recvmmsg
- * mount umount2 seccomp bpf io_uring_* and the other rare ones. */
+ * Raw (all arguments in hex): the N entries below, e.g. the System V IPC
+ * calls, ptrace, mount, inotify_add_watch, utime, utimes, futimesat,
+ * sendmmsg, recvmmsg, setns, seccomp, bpf, membarrier, mlock2,
+ * epoll_pwait2, perf_event_open, io_setup..io_cancel, io_uring_*, the new
+ * mount API, keyctl, mq_*, landlock_* and the other rare ones. */
 #include "trace/trace.h"
 #include "trace/decode.h"
 #include <asm/unistd_64.h>
@@ -216,7 +224,7 @@ const struct zv_sysdesc zv_sysdesc[512] = {
 	SR(sched_getscheduler, 0, "d", '=', zv_dec_policy_ret),
 	S(sched_get_priority_max, 0, "d"),
 	S(sched_get_priority_min, 0, "d"),
-	N(sched_rr_get_interval, 2, 0),
+	S(sched_rr_get_interval, 0, "dT"),
 	S(mlock, MEM, "pU"),
 	S(munlock, MEM, "pU"),
 	D(mlockall, 1, MEM, zv_dec_mlockall),
@@ -232,12 +240,12 @@ const struct zv_sysdesc zv_sysdesc[512] = {
 	N(acct, 1, F),
 	N(settimeofday, 2, CLK),
 	N(mount, 5, F),
-	N(umount2, 2, F),
+	D(umount2, 2, F, zv_dec_umount2),
 	N(swapon, 2, F),
 	N(swapoff, 1, F),
 	N(reboot, 4, 0),
-	N(sethostname, 2, 0),
-	N(setdomainname, 2, 0),
+	S(sethostname, 0, "wU"),
+	S(setdomainname, 0, "wU"),
 	N(ioperm, 3, 0),
 	N(init_module, 3, 0),
 	N(delete_module, 2, 0),
@@ -279,7 +287,7 @@ const struct zv_sysdesc zv_sysdesc[512] = {
 	D(timer_gettime, 2, 0, zv_dec_timer_gettime),
 	S(timer_getoverrun, 0, "d"),
 	S(timer_delete, 0, "d"),
-	N(clock_settime, 2, CLK),
+	S(clock_settime, CLK, "ct"),
 	S(clock_gettime, CLK, "cT"),
 	S(clock_getres, CLK, "cT"),
 	D(clock_nanosleep, 4, 0, zv_dec_clock_nanosleep),
@@ -333,7 +341,7 @@ const struct zv_sysdesc zv_sysdesc[512] = {
 	N(move_pages, 6, MEM),
 	D(utimensat, 4, F | DESC, zv_dec_utimensat),
 	D(epoll_pwait, 6, DESC, zv_dec_epoll_wait),
-	N(signalfd, 3, DESC | SIG),
+	D(signalfd, 3, DESC | SIG, zv_dec_signalfd4),
 	D(timerfd_create, 2, DESC, zv_dec_timerfd_create),
 	S(eventfd, DESC, "u"),
 	D(fallocate, 4, DESC, zv_dec_fallocate),
@@ -386,7 +394,7 @@ const struct zv_sysdesc zv_sysdesc[512] = {
 	D(statx, 5, F | DESC | ST, zv_dec_statx),
 	N(io_pgetevents, 6, 0),
 	D(rseq, 4, 0, zv_dec_rseq),
-	N(pidfd_send_signal, 4, DESC | SIG | PR),
+	S(pidfd_send_signal, DESC | SIG | PR, "fepu"),
 	N(io_uring_setup, 2, DESC),
 	N(io_uring_enter, 6, DESC),
 	N(io_uring_register, 4, DESC),

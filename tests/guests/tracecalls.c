@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/personality.h>
 #include <sys/resource.h>
@@ -301,6 +302,14 @@ static void more(void)
 	close(q[0]);
 	close(q[1]);
 	close(fd);
+	umount2("/nonexistent", MNT_DETACH | UMOUNT_NOFOLLOW); /* fails: nothing changes */
+	struct timespec ts;
+	syscall(SYS_sched_rr_get_interval, 0, &ts);
+	syscall(SYS_clock_settime, 99, &ts); /* EINVAL */
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	close(syscall(SYS_signalfd, -1, &s, 8));
+	syscall(SYS_pidfd_send_signal, -1, SIGUSR1, NULL, 0); /* EBADF */
 }
 
 /* futex operations that do not block here */
