@@ -1,11 +1,8 @@
-/* Decoders for process and signal calls beyond the basic ones (decode.h):
- * clone3, prctl, CPU affinity, alternate signal stacks, sigreturn. */
+/* Decoders for process calls beyond the basic ones (decode.h):
+ * clone3, prctl, CPU affinity, ids, capabilities, scheduling. */
 #include "zvisor.h"
-#include "arch/context.h"
 #include "trace/decode.h"
-#include <stddef.h>
 #include "lib/string.h"
-
 
 static void hex0(struct zv_tb *b, uint64_t v)
 {
@@ -173,61 +170,6 @@ void zv_dec_sched_setaffinity(struct zv_tb *b, const struct zv_tcall *c)
 	cpu_mask(b, (uint64_t)c->a[2], c->a[1]);
 }
 
-static void stack_t_at(struct zv_tb *b, uint64_t p)
-{
-	struct { uint64_t sp; int32_t flags, pad; uint64_t size; } s;
-	if (!p || zv_peek(&s, p, sizeof s) < 0) {
-		tb_ptr(b, p);
-		return;
-	}
-	tb_puts(b, "{ss_sp=");
-	tb_ptr(b, s.sp);
-	tb_puts(b, ", ss_flags=");
-	tb_flags(b, (uint32_t)s.flags, &zv_n_ss_flags, "0");
-	tb_printf(b, ", ss_size=%lu}", s.size);
-}
-
-void zv_dec_sigaltstack(struct zv_tb *b, const struct zv_tcall *c)
-{
-	stack_t_at(b, (uint64_t)c->a[0]);
-	SEP(b);
-	if (OK(c))
-		stack_t_at(b, (uint64_t)c->a[1]);
-	else
-		tb_ptr(b, (uint64_t)c->a[1]);
-}
-
-/* The mask being restored: the frame's ucontext is at the stack pointer of
- * the call (the handler's 'ret' popped the return address). */
-void zv_dec_rt_sigreturn(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_puts(b, "{mask=");
-	tb_sigset(b, c->sp + offsetof(struct zv_ucontext, uc_sigmask), 8);
-	tb_putc(b, '}');
-}
-
-void zv_dec_rt_sigtimedwait(struct zv_tb *b, const struct zv_tcall *c)
-{
-	char info[128];
-	tb_sigset(b, (uint64_t)c->a[0], (uint64_t)c->a[3]);
-	SEP(b);
-	if (c->a[1] && OK(c) && c->ret > 0 && zv_peek(info, (uint64_t)c->a[1], sizeof info) == 0)
-		zv_decode_siginfo(b, info);
-	else
-		tb_ptr(b, (uint64_t)c->a[1]);
-	SEP(b);
-	tb_timespec(b, (uint64_t)c->a[2]);
-	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
-}
-
-/* a signal number returned (rt_sigtimedwait): 10 (SIGUSR1) */
-void zv_dec_signal_ret(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_printf(b, "%ld (", c->ret);
-	tb_signame(b, (int)c->ret);
-	tb_putc(b, ')');
-}
-
 /* getresuid(&r, &e, &s), getresgid: [0], [0], [0] */
 void zv_dec_getresuid(struct zv_tb *b, const struct zv_tcall *c)
 {
@@ -286,28 +228,6 @@ void zv_dec_waitid(struct zv_tb *b, const struct zv_tcall *c)
 	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_wait_options, "0");
 	SEP(b);
 	tb_ptr(b, (uint64_t)c->a[4]);
-}
-
-void zv_dec_rt_sigpending(struct zv_tb *b, const struct zv_tcall *c)
-{
-	if (OK(c))
-		tb_sigset(b, (uint64_t)c->a[0], (uint64_t)c->a[1]);
-	else
-		tb_ptr(b, (uint64_t)c->a[0]);
-	tb_printf(b, ", %lu", (unsigned long)c->a[1]);
-}
-
-/* rt_sigqueueinfo(pid, sig, info) */
-void zv_dec_rt_sigqueueinfo(struct zv_tb *b, const struct zv_tcall *c)
-{
-	char info[128];
-	tb_printf(b, "%d, ", (int)c->a[0]);
-	tb_signame(b, (int)c->a[1]);
-	SEP(b);
-	if (c->a[2] && zv_peek(info, (uint64_t)c->a[2], sizeof info) == 0)
-		zv_decode_siginfo(b, info);
-	else
-		tb_ptr(b, (uint64_t)c->a[2]);
 }
 
 void zv_dec_unshare(struct zv_tb *b, const struct zv_tcall *c)
