@@ -11,17 +11,17 @@
 	X(socket) X(connect) X(clone) X(execve) X(execveat) X(wait4) X(uname) X(fcntl) X(getcwd) \
 	X(readlink) X(readlinkat) X(prctl) X(arch_prctl) X(futex) X(getdents64) X(prlimit64) \
 	X(getrandom) X(rseq) X(fadvise64) \
-	X(statfs) X(fstatfs) X(statx) X(getxattr) X(setxattr) X(faccessat2) X(renameat2) X(close_range) \
+	X(statfs) X(fstatfs) X(statx) X(getxattr) \
 	X(copy_file_range) X(utimensat) X(time) X(gettimeofday) X(setitimer) X(getitimer) \
-	X(clock_nanosleep) X(nanosleep) X(timerfd_create) X(timerfd_settime) X(timerfd_gettime) \
+	X(clock_nanosleep) X(nanosleep) X(timerfd_settime) X(timerfd_gettime) \
 	X(timer_create) X(timer_settime) X(timer_gettime) X(sysinfo) X(getrusage) X(clone3) \
-	X(sched_getaffinity) X(sched_setaffinity) X(sigaltstack) X(rt_sigtimedwait) X(epoll_create1) \
-	X(epoll_ctl) X(epoll_wait) X(eventfd2) X(dup3) X(ppoll) X(socketpair) X(sendto) \
+	X(sched_getaffinity) X(sched_setaffinity) X(sigaltstack) X(rt_sigtimedwait) \
+	X(epoll_ctl) X(epoll_wait) X(ppoll) X(socketpair) X(sendto) \
 	X(sendmsg) X(setsockopt) X(getsockname) X(getresuid) X(getgroups) X(waitid) X(flock) X(fallocate) \
-	X(sendfile) X(memfd_create) X(inotify_init1) X(mremap) X(msync) X(shutdown) X(getrlimit) X(times) \
+	X(sendfile) X(mremap) X(shutdown) X(getrlimit) X(times) \
 	X(rt_sigpending) X(signalfd4) X(select) X(personality) X(sched_getparam) X(sched_setscheduler) \
-	X(preadv) X(mlockall) X(splice) X(tee) X(sync_file_range) X(getpriority) X(rt_sigqueueinfo) \
-	X(unshare) X(capget) X(getcpu) X(openat2) X(umount2)
+	X(preadv) X(splice) X(getpriority) X(rt_sigqueueinfo) \
+	X(capget) X(getcpu) X(openat2)
 
 #define ZV_DECLARE_DECODER(n) zv_decoder zv_dec_##n;
 ZV_DECODERS(ZV_DECLARE_DECODER)
@@ -41,4 +41,5 @@ void zv_dec_iovec(struct zv_tb *b, uint64_t p, long cnt, long filled);  /* [{iov
 void zv_dec_rlimit(struct zv_tb *b, uint64_t p, const char *inf);      /* {rlim_cur=..., rlim_max=...} */
 void zv_dec_rusage(struct zv_tb *b, uint64_t p);                        /* {ru_utime=..., ...} */
 void zv_dec_termios(struct zv_tb *b, uint64_t p);                       /* {c_iflag=..., ...} */
+void zv_dec_loff(struct zv_tb *b, uint64_t p);                          /* [offset] */
 #endif

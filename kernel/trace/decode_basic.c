@@ -340,13 +340,6 @@ void zv_dec_mremap(struct zv_tb *b, const struct zv_tcall *c)
 	}
 }
 
-void zv_dec_msync(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_args(b, c, "pU");
-	SEP(b);
-	tb_flags(b, (uint64_t)c->a[2], &zv_n_msync_flags, "0");
-}
-
 /* ---- processes ------------------------------------------------------------ */
 
 /* ["a", "b"], at most 32 shown */

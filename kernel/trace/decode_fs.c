@@ -3,7 +3,6 @@
 #include "zvisor.h"
 #include "trace/decode.h"
 
-
 /* struct statfs (x86-64), printed in full as strace does */
 static void statfs_struct(struct zv_tb *b, const struct zv_tcall *c, uint64_t p)
 {
@@ -89,36 +88,8 @@ void zv_dec_getxattr(struct zv_tb *b, const struct zv_tcall *c)
 	zv_dec_args(b, c, c->nr == 193 /* fgetxattr */ ? "fSbU" : "sSbU");
 }
 
-void zv_dec_setxattr(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_args(b, c, c->nr == 190 /* fsetxattr */ ? "fSwU" : "sSwU");
-	SEP(b);
-	tb_flags(b, (uint64_t)c->a[4], &zv_n_xattr_flags, "0");
-}
-
-void zv_dec_faccessat2(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_args(b, c, "ask");
-	SEP(b);
-	tb_flags(b, (uint64_t)c->a[3], &zv_n_faccessat_flags, "0");
-}
-
-void zv_dec_renameat2(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_args(b, c, "asas");
-	SEP(b);
-	tb_flags(b, (uint64_t)c->a[4], &zv_n_rename_flags, "0");
-}
-
-void zv_dec_close_range(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_args(b, c, "uu");
-	SEP(b);
-	tb_flags(b, (uint64_t)c->a[2], &zv_n_close_range_flags, "0");
-}
-
 /* an loff_t the call reads and updates: [N], or NULL */
-static void offset_ptr(struct zv_tb *b, uint64_t p)
+void zv_dec_loff(struct zv_tb *b, uint64_t p)
 {
 	int64_t v;
 	if (p && zv_peek(&v, p, 8) == 0)
@@ -131,11 +102,11 @@ void zv_dec_copy_file_range(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'f');
 	SEP(b);
-	offset_ptr(b, (uint64_t)c->a[1]);
+	zv_dec_loff(b, (uint64_t)c->a[1]);
 	SEP(b);
 	zv_dec_arg(b, c, 2, 'f');
 	SEP(b);
-	offset_ptr(b, (uint64_t)c->a[3]);
+	zv_dec_loff(b, (uint64_t)c->a[3]);
 	tb_printf(b, ", %lu, %u", (unsigned long)c->a[4], (unsigned)c->a[5]);
 }
 
@@ -273,20 +244,8 @@ void zv_dec_sendfile(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_args(b, c, "ff");
 	SEP(b);
-	offset_ptr(b, (uint64_t)c->a[2]);
+	zv_dec_loff(b, (uint64_t)c->a[2]);
 	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
-}
-
-void zv_dec_memfd_create(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_arg(b, c, 0, 'S');
-	SEP(b);
-	tb_flags(b, (uint64_t)(uint32_t)c->a[1], &zv_n_memfd_flags, "0");
-}
-
-void zv_dec_inotify_init1(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_flags(b, (uint64_t)(uint32_t)c->a[0], &zv_n_inotify_flags, "0");
 }
 
 /* openat2(dirfd, path, {flags, mode, resolve}, size) */
@@ -311,11 +270,4 @@ void zv_dec_openat2(struct zv_tb *b, const struct zv_tcall *c)
 		tb_putc(b, '}');
 	}
 	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
-}
-
-void zv_dec_umount2(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_arg(b, c, 0, 's');
-	SEP(b);
-	tb_flags(b, (uint64_t)(uint32_t)c->a[1], &zv_n_umount_flags, "0");
 }

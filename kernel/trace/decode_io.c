@@ -3,7 +3,6 @@
 #include "zvisor.h"
 #include "trace/decode.h"
 
-
 /* An ioctl number strace has no name for: _IOC(dir, type, nr, size) */
 static void ioc_raw(struct zv_tb *b, uint32_t cmd)
 {
@@ -104,11 +103,6 @@ static void epoll_event(struct zv_tb *b, uint64_t p)
 	tb_printf(b, ", data={u32=%u, u64=%lu}}", (uint32_t)e.data, e.data);
 }
 
-void zv_dec_epoll_create1(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_flags(b, (uint64_t)c->a[0], &zv_n_epoll_create_flags, "0");
-}
-
 void zv_dec_epoll_ctl(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'f');
@@ -145,19 +139,6 @@ void zv_dec_epoll_wait(struct zv_tb *b, const struct zv_tcall *c)
 		tb_sigset(b, (uint64_t)c->a[4], (uint64_t)c->a[5]);
 		tb_printf(b, ", %lu", (unsigned long)c->a[5]);
 	}
-}
-
-void zv_dec_eventfd2(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_printf(b, "%u, ", (unsigned)c->a[0]);
-	tb_flags(b, (uint64_t)c->a[1], &zv_n_cloexec_nonblock, "0");
-}
-
-void zv_dec_dup3(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_args(b, c, "ff");
-	SEP(b);
-	tb_flags(b, (uint64_t)c->a[2], &zv_n_pipe_flags, "0");
 }
 
 /* ppoll(fds, n, timeout, sigmask, size) */
@@ -270,41 +251,19 @@ void zv_dec_preadv(struct zv_tb *b, const struct zv_tcall *c)
 		tb_printf(b, ", %d", (int)c->a[5]);
 }
 
-/* splice(in, off_in, out, off_out, len, flags) and tee(in, out, len, flags) */
-static void splice_offset(struct zv_tb *b, uint64_t p)
-{
-	int64_t v;
-	if (p && zv_peek(&v, p, 8) == 0)
-		tb_printf(b, "[%ld]", v);
-	else
-		tb_ptr(b, p);
-}
+/* splice(in, off_in, out, off_out, len, flags) */
 
 void zv_dec_splice(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'f');
 	SEP(b);
-	splice_offset(b, (uint64_t)c->a[1]);
+	zv_dec_loff(b, (uint64_t)c->a[1]);
 	SEP(b);
 	zv_dec_arg(b, c, 2, 'f');
 	SEP(b);
-	splice_offset(b, (uint64_t)c->a[3]);
+	zv_dec_loff(b, (uint64_t)c->a[3]);
 	tb_printf(b, ", %lu, ", (unsigned long)c->a[4]);
 	tb_flags(b, (uint64_t)(uint32_t)c->a[5], &zv_n_splice_flags, "0");
-}
-
-void zv_dec_tee(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_args(b, c, "ffU");
-	SEP(b);
-	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_splice_flags, "0");
-}
-
-void zv_dec_sync_file_range(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_args(b, c, "fDD");
-	SEP(b);
-	tb_flags(b, (uint64_t)(uint32_t)c->a[3], &zv_n_sync_file_range_flags, "0");
 }
 
 /* signalfd4(fd, mask, size, flags), signalfd(fd, mask, size) */

@@ -3,7 +3,6 @@
 #include "trace/decode.h"
 #include "lib/string.h"
 
-
 void zv_dec_socket(struct zv_tb *b, const struct zv_tcall *c)
 {
 	long fam = c->a[0], proto = c->a[2];

@@ -230,11 +230,6 @@ void zv_dec_waitid(struct zv_tb *b, const struct zv_tcall *c)
 	tb_ptr(b, (uint64_t)c->a[4]);
 }
 
-void zv_dec_unshare(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_flags(b, (uint64_t)c->a[0], &zv_n_unshare_flags, "0");
-}
-
 /* a persona: PER_LINUX|ADDR_NO_RANDOMIZE */
 static void persona(struct zv_tb *b, uint64_t v)
 {
@@ -302,11 +297,6 @@ void zv_dec_getpriority(struct zv_tb *b, const struct zv_tcall *c)
 	tb_printf(b, ", %d", (int)c->a[1]);
 	if (c->nr == 141 /* setpriority */)
 		tb_printf(b, ", %d", (int)c->a[2]);
-}
-
-void zv_dec_mlockall(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_flags(b, (uint64_t)c->a[0], &zv_n_mlockall_flags, "0");
 }
 
 /* capability sets as strace prints them: 1<<CAP_CHOWN|1<<CAP_KILL */

@@ -2,7 +2,6 @@
 #include "zvisor.h"
 #include "trace/decode.h"
 
-
 /* A time as strace prints it next to a number: 2026-11-23T06:16:13+0000
  * (UTC; days to a civil date by the usual era arithmetic, no libc). */
 static void iso_time(struct zv_tb *b, int64_t t)
@@ -124,13 +123,6 @@ void zv_dec_nanosleep(struct zv_tb *b, const struct zv_tcall *c)
 		tb_timespec(b, (uint64_t)c->a[1]);
 	else
 		tb_ptr(b, (uint64_t)c->a[1]);
-}
-
-void zv_dec_timerfd_create(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_arg(b, c, 0, 'c');
-	SEP(b);
-	tb_flags(b, (uint64_t)c->a[1], &zv_n_tfd_create_flags, "0");
 }
 
 void zv_dec_timerfd_settime(struct zv_tb *b, const struct zv_tcall *c)

@@ -605,7 +605,7 @@ static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t sta
 	tb_printf(&b, ",\"syscall\":\"%s\",\"nr\":%ld,\"vdso\":%s,\"args\":", name, c->nr, c->vdso ? "true" : "false");
 	json_str(&b, args.buf, args.len);
 	tb_puts(&b, ",\"raw\":[");
-	int n = zv_sysdesc[c->nr].sig ? (int)zv_strlen(zv_sysdesc[c->nr].sig) : zv_sysdesc[c->nr].nargs;
+	int n = zv_sysdesc[c->nr].nargs;
 	for (int i = 0; i < n && i < 6; i++)
 		tb_printf(&b, "%s%ld", i ? "," : "", c->a[i]);
 	tb_putc(&b, ']');
@@ -873,6 +873,15 @@ static void args_of(struct zv_tb *b, const struct zv_tcall *c)
 	}
 	if (d->sig) {
 		zv_dec_args(b, c, d->sig);
+		if (d->flags) {
+			size_t n = zv_strlen(d->sig);
+			if (n)
+				tb_puts(b, ", ");
+			if (zv_proc.trace.raw)
+				zv_dec_arg(b, c, (int)n, 'x');
+			else
+				tb_flags(b, (uint64_t)(uint32_t)c->a[n], d->flags, "0");
+		}
 		return;
 	}
 	for (int i = 0; i < d->nargs && i < 6; i++) {

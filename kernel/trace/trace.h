@@ -59,6 +59,7 @@ struct zv_sysdesc {
 	zv_decoder *decode;  /* the whole argument list, instead of sig */
 	char ret;
 	zv_decoder *after;   /* printed after a successful result: " ([...])" */
+	const struct zv_names *flags; /* with sig: one more argument, flags by these names */
 };
 extern const struct zv_sysdesc zv_sysdesc[512];
 
