@@ -42,4 +42,5 @@ void zv_dec_rlimit(struct zv_tb *b, uint64_t p, const char *inf);      /* {rlim_
 void zv_dec_rusage(struct zv_tb *b, uint64_t p);                        /* {ru_utime=..., ...} */
 void zv_dec_termios(struct zv_tb *b, uint64_t p);                       /* {c_iflag=..., ...} */
 void zv_dec_loff(struct zv_tb *b, uint64_t p);                          /* [offset] */
+void zv_dec_fd_offsets(struct zv_tb *b, const struct zv_tcall *c);      /* fd, [off], fd, [off] */
 #endif

@@ -98,15 +98,21 @@ void zv_dec_loff(struct zv_tb *b, uint64_t p)
 		tb_ptr(b, p);
 }
 
+/* (fd_in, off_in, fd_out, off_out, ...) of copy_file_range and splice */
+void zv_dec_fd_offsets(struct zv_tb *b, const struct zv_tcall *c)
+{
+	for (int i = 0; i < 4; i += 2) {
+		if (i)
+			SEP(b);
+		zv_dec_arg(b, c, i, 'f');
+		SEP(b);
+		zv_dec_loff(b, (uint64_t)c->a[i + 1]);
+	}
+}
+
 void zv_dec_copy_file_range(struct zv_tb *b, const struct zv_tcall *c)
 {
-	zv_dec_arg(b, c, 0, 'f');
-	SEP(b);
-	zv_dec_loff(b, (uint64_t)c->a[1]);
-	SEP(b);
-	zv_dec_arg(b, c, 2, 'f');
-	SEP(b);
-	zv_dec_loff(b, (uint64_t)c->a[3]);
+	zv_dec_fd_offsets(b, c);
 	tb_printf(b, ", %lu, %u", (unsigned long)c->a[4], (unsigned)c->a[5]);
 }
 

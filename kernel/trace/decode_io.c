@@ -255,13 +255,7 @@ void zv_dec_preadv(struct zv_tb *b, const struct zv_tcall *c)
 
 void zv_dec_splice(struct zv_tb *b, const struct zv_tcall *c)
 {
-	zv_dec_arg(b, c, 0, 'f');
-	SEP(b);
-	zv_dec_loff(b, (uint64_t)c->a[1]);
-	SEP(b);
-	zv_dec_arg(b, c, 2, 'f');
-	SEP(b);
-	zv_dec_loff(b, (uint64_t)c->a[3]);
+	zv_dec_fd_offsets(b, c);
 	tb_printf(b, ", %lu, ", (unsigned long)c->a[4]);
 	tb_flags(b, (uint64_t)(uint32_t)c->a[5], &zv_n_splice_flags, "0");
 }
