@@ -16,7 +16,6 @@ import os
 import re
 import shutil
 import subprocess
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -108,8 +107,6 @@ def name_of(line):
 
 # Calls whose lines cannot match, with the reason.
 DIFFERENT = {
-    "execve": "strace prints the exec'd child's execve before vfork returns in the parent, and "
-              "zvisor's first execve comes from its own loader",
     "--- SIGCHLD": "zvisor does not see a SIGCHLD the program neither catches nor dies from, and how many "
                    "of a program's children's exits coalesce into one signal depends on timing",
 }
