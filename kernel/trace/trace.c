@@ -8,6 +8,7 @@
 #include "trace/trace.h"
 #include "trace/count.h"
 #include "trace/decode.h"
+#include "trace/live.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -457,7 +458,19 @@ static int output_fd(void)
 	return zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
 }
 
-static void begin_line(struct zv_tb *b, struct zv_thread *t, int64_t when)
+/* whose line: a thread's ids (the thread printing may be another one, see
+ * killed_thread) */
+struct who {
+	int pid, tid, injected;
+};
+
+static struct who who_of(const struct zv_thread *t)
+{
+	struct who w = { t->pid, t->tid, t->trace_injected };
+	return w;
+}
+
+static void begin_line(struct zv_tb *b, const struct who *t, int64_t when)
 {
 	const struct zv_trace *tr = &zv_proc.trace;
 	b->len = 0;
@@ -538,7 +551,7 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 		tb_putc(b, ' ');
 	tb_puts(b, "= ");
 	long r = c->ret;
-	if (d->ret == '?') {
+	if (d->ret == '?' || c->killed) {
 		tb_putc(b, '?');
 	} else if (r == -EINTR && restart_code(c->nr)) {
 		/* strace sees the kernel's restart code that became EINTR */
@@ -585,7 +598,7 @@ static void json_str(struct zv_tb *b, const char *s, size_t n)
 	tb_putc(b, '"');
 }
 
-static void json_head(struct zv_tb *b, struct zv_thread *t, int64_t when)
+static void json_head(struct zv_tb *b, const struct who *t, int64_t when)
 {
 	b->len = 0;
 	b->full = 0;
@@ -593,7 +606,7 @@ static void json_head(struct zv_tb *b, struct zv_thread *t, int64_t when)
 		  (long)(when % 1000000000LL / 1000));
 }
 
-static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t start, int64_t took)
+static void json_call(const struct who *t, const struct zv_tcall *c, int64_t start, int64_t took)
 {
 	struct zv_tb args, b;
 	args.len = 0;
@@ -618,7 +631,7 @@ static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t sta
 	} else {
 		tb_printf(&b, ",\"return\":%ld", r);
 	}
-	if (t->trace_injected)
+	if (t->injected)
 		tb_puts(&b, ",\"injected\":true");
 	if (c->exiting && zv_sysdesc[c->nr].ret != '?')
 		tb_printf(&b, ",\"duration\":%ld.%06ld", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
@@ -627,7 +640,57 @@ static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t sta
 	end_line(&b);
 }
 
-static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t start, int64_t took)
+/* For a call that never returned, strace shows only the arguments it
+ * prints on entry: the number of those for calls that print others when
+ * they return (their buffers, the time left), or -1 for all of them. */
+static int entry_args(long nr)
+{
+	switch (nr) {
+	case __NR_getrandom:
+		return 0;
+	case __NR_read: case __NR_pread64: case __NR_readv: case __NR_preadv: case __NR_recvfrom:
+	case __NR_recvmsg: case __NR_accept: case __NR_accept4: case __NR_wait4: case __NR_nanosleep:
+	case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_rt_sigtimedwait:
+		return 1;
+	case __NR_waitid:
+		return 2;
+	case __NR_clock_nanosleep:
+		return 3;
+	}
+	return -1;
+}
+
+/* Keeps the first n arguments printed since from, then strace's
+ * " <unfinished ...>" marker (the separators are the ", " outside
+ * strings, brackets and braces). */
+static void cut_unfinished(struct zv_tb *b, size_t from, int n)
+{
+	if (n < 0)
+		return;
+	int depth = 0, quoted = 0, seen = 0;
+	size_t i = from;
+	for (; n > 0 && i < b->len; i++) {
+		char ch = b->buf[i];
+		if (quoted) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				quoted = 0;
+		} else if (ch == '"') {
+			quoted = 1;
+		} else if (ch == '{' || ch == '[' || ch == '(') {
+			depth++;
+		} else if (ch == '}' || ch == ']' || ch == ')') {
+			depth--;
+		} else if (ch == ',' && !depth && ++seen == n) {
+			break;
+		}
+	}
+	b->len = n > 0 ? i : from;
+	tb_puts(b, n > 0 ? ",  <unfinished ...>" : " <unfinished ...>");
+}
+
+static void print_call_of(const struct who *t, const struct zv_tcall *c, int64_t start, int64_t took)
 {
 	struct zv_tb b;
 	if (zv_proc.trace.json) {
@@ -638,7 +701,10 @@ static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t st
 	if (c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]) {
 		tb_puts(&b, zv_sysnames[c->nr]);
 		tb_putc(&b, '(');
+		size_t from = b.len;
 		args_of(&b, c);
+		if (c->killed)
+			cut_unfinished(&b, from, entry_args(c->nr));
 	} else {
 		/* a number without a call: strace's syscall_0x1f4 with all six registers */
 		tb_printf(&b, "syscall_0x%lx(", c->nr);
@@ -647,11 +713,17 @@ static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t st
 	}
 	tb_putc(&b, ')');
 	if (c->exiting) {
-		print_result(&b, c, t->trace_injected);
+		print_result(&b, c, t->injected);
 		if (zv_proc.trace.show_time)
 			tb_printf(&b, " <%ld.%06ld>", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
 	}
 	end_line(&b);
+}
+
+static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t start, int64_t took)
+{
+	struct who w = who_of(t);
+	print_call_of(&w, c, start, took);
 }
 
 /* the argument that points to a socklen_t the call reads and rewrites */
@@ -702,7 +774,10 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 		t->trace_fd_path[n > 0 ? n : 0] = 0;
 		t->trace_fd = (int)a[0];
 	}
+	if (t->traced && tr->on && tr->follow)
+		zv_live_enter(t, nr, a);
 	long r = zv_inject_call(t, uc, nr, a);
+	zv_live_leave(t);
 	int64_t took = timed ? now_ns(1) - mono : 0;
 	if (r == ZV_NORESULT)
 		c.ret = (long)uc->mc.rax;
@@ -721,6 +796,7 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 
 void zv_trace_exec(struct zv_thread *t, long nr, const long *a, long ret)
 {
+	zv_live_release(t); /* the new image starts without a slot */
 	if (!shown(t, nr, 0) || (zv_proc.trace.failed_only && ret == 0))
 		return;
 	struct zv_tcall c = { .nr = nr, .ret = ret, .exiting = 1 };
@@ -736,10 +812,11 @@ void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo)
 	if (!zv_proc.trace.on || !t->traced || zv_proc.trace.failed_only)
 		return;
 	struct zv_tb b;
+	struct who w = who_of(t);
 	if (zv_proc.trace.json) {
 		struct zv_tb info = { 0, 0, { 0 } };
 		zv_decode_siginfo(&info, siginfo);
-		json_head(&b, t, now_ns(0));
+		json_head(&b, &w, now_ns(0));
 		tb_puts(&b, ",\"signal\":");
 		const char *sn = zv_signal_name(sig);
 		tb_printf(&b, "\"%s\",\"siginfo\":", sn ? sn : "SIG???");
@@ -748,7 +825,7 @@ void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo)
 		end_line(&b);
 		return;
 	}
-	begin_line(&b, t, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1));
+	begin_line(&b, &w, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1));
 	tb_puts(&b, "--- ");
 	tb_signame(&b, sig);
 	tb_putc(&b, ' ');
@@ -757,10 +834,8 @@ void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo)
 	end_line(&b);
 }
 
-void zv_trace_exit(struct zv_thread *t, int code, int sig)
+static void exit_line(const struct who *t, int code, int sig)
 {
-	if (!zv_proc.trace.on || !t->traced)
-		return;
 	struct zv_tb b;
 	if (zv_proc.trace.json) {
 		json_head(&b, t, now_ns(0));
@@ -784,9 +859,42 @@ void zv_trace_exit(struct zv_thread *t, int code, int sig)
 	end_line(&b);
 }
 
+/* How the process ends for the other threads (exit_group or a signal). */
+static int end_code, end_sig;
+
+/* Another thread of the process that exit_group or a signal ends: the
+ * call it was blocked in, "= ?", and its exit line, as strace shows them. */
+static void killed_thread(int pid, int tid, long nr, const long *a)
+{
+	struct who w = { pid, tid, 0 };
+	if (nr >= 0 && nr < 512 && !zv_proc.trace.failed_only && (zv_proc.trace.set[nr / 64] >> (nr % 64) & 1)) {
+		struct zv_tcall c = { .nr = nr, .exiting = 1, .killed = 1, .ret = -512, .pre = -1 };
+		for (int i = 0; i < 6; i++)
+			c.a[i] = a[i];
+		print_call_of(&w, &c, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1), 0);
+	}
+	exit_line(&w, end_code, end_sig);
+}
+
+void zv_trace_exit(struct zv_thread *t, int code, int sig)
+{
+	if (!zv_proc.trace.on || !t->traced)
+		return;
+	long nr = zv_live_call(t);
+	if ((nr == __NR_exit_group || sig) && zv_proc.trace.follow) {
+		end_code = code;
+		end_sig = sig;
+		zv_live_others(t, killed_thread);
+	}
+	zv_live_release(t);
+	struct who w = who_of(t);
+	exit_line(&w, code, sig);
+}
+
 void zv_trace_after_fork(int child_traced)
 {
 	struct zv_trace *tr = &zv_proc.trace;
+	zv_live_forget(zv_current()); /* the parent's threads are not this process's */
 	if (tr->follow != 2)
 		return;
 	for (int i = 0; i < 8; i++) /* the parent's files: the child opens its own */
