@@ -8,7 +8,15 @@ typedef long (*zv_handler)(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f)
 {
 	long args[7] = { nr, a, b, c, d, e, f };
-	return zv_sc_cancellable(args, &t->fast.sig_pending);
+	int deferred = t->fast.sig_pending;
+	long r = zv_sc_cancellable(args, &t->fast.sig_pending);
+	/* A signal deferred before the call (while the kernel, or the trace
+	 * layer, worked on it) makes zv_sc_cancellable return -EINTR without
+	 * starting it: it is restarted after the handler, as natively the
+	 * handler would have run first (a close must not fail with EINTR). */
+	if (r == -EINTR && deferred)
+		t->call_cancelled = 1;
+	return r;
 }
 
 #define WITH_NR(fn, n) \

@@ -783,6 +783,8 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 		c.ret = (long)uc->mc.rax;
 	else
 		c.ret = r;
+	if (c.ret == -EINTR && t->call_cancelled)
+		return r; /* never started: restarted after the handler, its line comes then */
 	if (tr->summary && t->traced && !(c.ret == 0 && (nr == __NR_clone || nr == __NR_clone3 ||
 							  nr == __NR_fork || nr == __NR_vfork)))
 		zv_count_time(nr, vdso, took);
