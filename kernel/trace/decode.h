@@ -41,6 +41,7 @@ void zv_dec_iovec(struct zv_tb *b, uint64_t p, long cnt, long filled);  /* [{iov
 void zv_dec_rlimit(struct zv_tb *b, uint64_t p, const char *inf);      /* {rlim_cur=..., rlim_max=...} */
 void zv_dec_rusage(struct zv_tb *b, uint64_t p);                        /* {ru_utime=..., ...} */
 void zv_dec_termios(struct zv_tb *b, uint64_t p);                       /* {c_iflag=..., ...} */
+void zv_dec_iso_time(struct zv_tb *b, int64_t t, long nsec);          /* 2026-11-23T06:16:13+0000 */
 void zv_dec_loff(struct zv_tb *b, uint64_t p);                          /* [offset] */
 void zv_dec_fd_offsets(struct zv_tb *b, const struct zv_tcall *c);      /* fd, [off], fd, [off] */
 #endif

@@ -123,8 +123,11 @@ static void utime_ns(struct zv_tb *b, int64_t sec, int64_t nsec)
 		tb_puts(b, "UTIME_NOW");
 	else if (nsec == 0x3ffffffe)
 		tb_puts(b, "UTIME_OMIT");
-	else
-		tb_printf(b, "{tv_sec=%ld, tv_nsec=%ld}", sec, nsec);
+	else {
+		tb_printf(b, "{tv_sec=%ld, tv_nsec=%ld} /* ", sec, nsec);
+		zv_dec_iso_time(b, sec, nsec);
+		tb_puts(b, " */");
+	}
 }
 
 void zv_dec_utimensat(struct zv_tb *b, const struct zv_tcall *c)

@@ -2,9 +2,10 @@
 #include "zvisor.h"
 #include "trace/decode.h"
 
-/* A time as strace prints it next to a number: 2026-11-23T06:16:13+0000
+/* A time as strace prints it next to a number: 2026-11-23T06:16:13+0000,
+ * with .nanoseconds when there are some
  * (UTC; days to a civil date by the usual era arithmetic, no libc). */
-static void iso_time(struct zv_tb *b, int64_t t)
+void zv_dec_iso_time(struct zv_tb *b, int64_t t, long nsec)
 {
 	int64_t days = t / 86400, secs = t % 86400;
 	if (secs < 0) {
@@ -16,7 +17,10 @@ static void iso_time(struct zv_tb *b, int64_t t)
 	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
 	int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
 	int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
-	tb_printf(b, "%ld-%02ld-%02ldT%02ld:%02ld:%02ld+0000", y, m, d, secs / 3600, secs / 60 % 60, secs % 60);
+	tb_printf(b, "%ld-%02ld-%02ldT%02ld:%02ld:%02ld", y, m, d, secs / 3600, secs / 60 % 60, secs % 60);
+	if (nsec > 0)
+		tb_printf(b, ".%09ld", nsec);
+	tb_puts(b, "+0000");
 }
 
 void zv_dec_time(struct zv_tb *b, const struct zv_tcall *c)
@@ -24,7 +28,7 @@ void zv_dec_time(struct zv_tb *b, const struct zv_tcall *c)
 	int64_t t;
 	if (c->a[0] && OK(c) && zv_peek(&t, (uint64_t)c->a[0], 8) == 0) {
 		tb_printf(b, "[%ld /* ", t);
-		iso_time(b, t);
+		zv_dec_iso_time(b, t, 0);
 		tb_puts(b, " */]");
 	} else {
 		tb_ptr(b, (uint64_t)c->a[0]);
@@ -34,7 +38,7 @@ void zv_dec_time(struct zv_tb *b, const struct zv_tcall *c)
 void zv_dec_time_ret(struct zv_tb *b, const struct zv_tcall *c)
 {
 	tb_printf(b, "%ld (", c->ret);
-	iso_time(b, c->ret);
+	zv_dec_iso_time(b, c->ret, 0);
 	tb_putc(b, ')');
 }
 

@@ -85,6 +85,8 @@ static void files(void)
 	struct timespec t[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
 	utimensat(AT_FDCWD, F, NULL, 0);
 	utimensat(AT_FDCWD, F, t, AT_SYMLINK_NOFOLLOW);
+	struct timespec fixed[2] = { { 946684800, 0 }, { 946684800, 123456789 } };
+	futimens(w, fixed);
 	struct statx sx;
 	statx(AT_FDCWD, "/etc/hostname", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx);
 	syscall(SYS_faccessat2, AT_FDCWD, "/", X_OK, AT_EACCESS);
