@@ -187,7 +187,8 @@ void zv_dec_getresuid(struct zv_tb *b, const struct zv_tcall *c)
 /* getgroups(size, list): the ids the call returned; setgroups(n, list) */
 void zv_dec_getgroups(struct zv_tb *b, const struct zv_tcall *c)
 {
-	long n = c->nr == 115 /* getgroups */ ? (OK(c) && c->a[0] ? c->ret : -1) : c->a[0];
+	long n = c->nr == 115 /* getgroups: the ids it wrote, none for size 0 */
+			 ? (OK(c) ? (c->ret < (int)c->a[0] ? c->ret : (int)c->a[0]) : -1) : c->a[0];
 	uint32_t g;
 	tb_printf(b, "%d, ", (int)c->a[0]);
 	if (n < 0 || !c->a[1]) {
