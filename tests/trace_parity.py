@@ -48,7 +48,7 @@ def lines_by_pid(text):
     return out
 
 
-_PIDS = r"(set_tid_address|getpid|gettid|getppid|vfork|fork|clone|clone3|wait4|waitid)"
+_PIDS = r"(set_tid_address|getpid|gettid|getppid|getpgrp|getpgid|getsid|setsid|vfork|fork|clone|clone3|wait4|waitid)"
 
 
 def normalise(line):

@@ -138,7 +138,10 @@ static void sockaddr_out(struct zv_tb *b, const struct zv_tcall *c, uint64_t p, 
 	if (!p || !OK(c) || zv_peek(&len, lenp, 4) < 0) {
 		tb_ptr(b, p);
 		SEP(b);
-		tb_ptr(b, lenp);
+		if (c->pre >= 0) /* the length as it went in */
+			tb_printf(b, "[%ld]", c->pre);
+		else
+			tb_ptr(b, lenp);
 		return;
 	}
 	sockaddr(b, p, len);
