@@ -59,6 +59,7 @@ struct zv_thread {
 	int traced;                    /* zvisor trace shows this thread's calls */
 	int trace_injected;            /* the current call's result was injected */
 	int trace_fd;                  /* -y: the fd whose path was read before the call (close) */
+	int trace_slot;                /* trace/live.c: this thread's slot + 1, or 0 */
 	char trace_fd_path[256];
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;

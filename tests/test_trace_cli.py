@@ -15,6 +15,8 @@ import signal
 
 import pytest
 
+from trace_parity import (DIFFERENT, GUEST_CASES, REAL_CASES, UNCOMPARABLE, lines_by_pid, normalise,
+                          run_case)
 from zvtest import ZVISOR, guest, run, status_text
 
 pytestmark = pytest.mark.skipif(not shutil.which("strace"), reason="strace is not installed")
@@ -31,91 +33,22 @@ def built(name):
     return path
 
 
-# --- normalisation -----------------------------------------------------------
+# --- parity with strace (the normalisation lives in trace_parity.py) --------
 
-_RESUMED = re.compile(r"^<\.\.\. (\w+) resumed>")
-
-
-def lines_by_pid(text):
-    """{pid: [line, ...]} from `-f -o` output, with strace's unfinished /
-    resumed pairs joined into one line."""
-    out, pending = {}, {}
-    for line in text.splitlines():
-        m = re.match(r"^(\d+) +(.*)$", line)
-        if not m:
-            continue
-        pid, rest = m.group(1), m.group(2)
-        if rest.endswith(" <unfinished ...>"):
-            pending[pid] = rest[: -len(" <unfinished ...>")]
-            continue
-        r = _RESUMED.match(rest)
-        if r and pid in pending:
-            rest = pending.pop(pid) + rest[r.end():]
-        out.setdefault(pid, []).append(rest)
-    return out
+PARITY_CASES = [n for n in list(GUEST_CASES) + list(REAL_CASES) if n not in UNCOMPARABLE]
 
 
-def normalise(line):
-    line = re.sub(r"0x[0-9a-f]+", "ADDR", line)
-    line = re.sub(r'getrandom\("(\\x[0-9a-f]{2})+"', 'getrandom("RANDOM"', line)
-    line = re.sub(r"\s+= ", " = ", line)
-    line = re.sub(r"(set_tid_address|getpid|gettid|getppid|vfork|fork|clone|clone3|wait4)\((.*)\) = \d+",
-                  r"\1(\2) = PID", line)
-    line = re.sub(r"si_pid=\d+", "si_pid=PID", line)
-    line = re.sub(r"tv_sec=\d+, tv_nsec=\d+", "tv_sec=S, tv_nsec=NS", line)
-    line = re.sub(r"^(wait4|kill|tgkill|waitid)\(\d+", r"\1(PID", line)
-    line = re.sub(r"si_utime=\d+, si_stime=\d+", "si_utime=T, si_stime=T", line)
-    return line
-
-
-def calls(text):
-    """The normalised lines of all processes, in order within each."""
-    res = []
-    for _, ls in sorted(lines_by_pid(text).items(), key=lambda kv: int(kv[0])):
-        res.extend(normalise(l) for l in ls)
-    return res
-
-
-# Calls whose lines legitimately differ, with the reason.
-DIFFERENT = {
-    "execve": "the first execve's envp is zvisor's copy at another address (normalised away), and "
-              "strace shows the exec'd child's execve before vfork's result",
-    "statfs": "not decoded yet (struct statfs)",
-    "statx": "not decoded yet (struct statx)",
-    "fstatfs": "not decoded yet (struct statfs)",
-    "ioctl": "the terminal ioctls' structures are not decoded yet",
-    "rt_sigreturn": "strace shows the mask being restored; zvisor prints {mask=[]}",
-    "sysinfo": "not decoded yet",
-}
-
-
-def comparable(lines):
-    return [l for l in lines if l.split("(")[0] not in DIFFERENT]
-
-
-PROGRAMS = {
-    "hello.static": lambda: [built("hello.static")],
-    "syscalls.static": lambda: [built("syscalls.static")],
-    "sh-ls": lambda: ["sh", "-c", "ls /etc/hostname /nonexistent > /dev/null 2>&1; exit 0"],
-    "cat": lambda: ["cat", "/etc/hostname"],
-}
-
-
-@pytest.mark.parametrize("prog", list(PROGRAMS))
-def test_parity_with_strace(prog, tmp_path):
-    argv = PROGRAMS[prog]()
-    if not os.sep in argv[0] and not shutil.which(argv[0]):
-        pytest.skip("%s is not installed" % argv[0])
-    s, z = tmp_path / "s.txt", tmp_path / "z.txt"
-    rs = run(["strace", "-f", "-o", str(s), "--"] + argv)
-    rz = zv_trace(["-f", "-o", str(z), "--"] + argv)
-    assert (rz.stdout, rz.returncode) == (rs.stdout, rs.returncode), rz.stderr
-    want, got = comparable(calls(s.read_text())), comparable(calls(z.read_text()))
-    # signals zvisor cannot see (default-ignored SIGCHLD) are not compared
-    want = [l for l in want if not (l.startswith("--- SIGCHLD") and not any(x.startswith("--- SIGCHLD") for x in got))]
-    assert got == want, "\n".join(
-        "strace: %s\nzvisor: %s" % (a, b) for a, b in zip(want + [""] * len(got), got + [""] * len(want))
-        if a != b)
+@pytest.mark.parametrize("case", PARITY_CASES)
+def test_parity_with_strace(case):
+    """Every line of strace -f and zvisor trace -f matches after normalising
+    pids, addresses, times and random bytes (trace_parity.py says which
+    calls and cases cannot match, and why)."""
+    p = run_case(case)
+    if p is None:
+        pytest.skip("%s is not installed or not built" % case)
+    assert (p.rz.stdout, p.rz.returncode) == (p.rs.stdout, p.rs.returncode), p.rz.stderr[-2000:]
+    assert not p.diffs, "%s\n%s" % (p.summary(), "\n".join(
+        "strace: %s\nzvisor: %s" % (a, b) for a, b in p.diffs[:40]))
 
 
 def names(text):

@@ -232,13 +232,14 @@ long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 			if (zv_sys3(__NR_rt_sigqueueinfo, zv_getpid(), sig, &t->pending_info[sig]) < 0)
 				zv_sys2(__NR_kill, zv_getpid(), sig); /* the host refuses kernel si_codes from a thread */
 	t->pending_set = 0;
-	if (!t->is_thread)
+	if (!t->is_thread) {
+		zv_trace_exit(t, (int)a[0], 0); /* a process of its own ends: "+++ exited" */
 		for (;;) /* a vfork-style child: its parent frees the block */
 			zv_sys1(__NR_exit, a[0]);
-	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0) {
-		zv_trace_exit(t, (int)a[0], 0);
-		zv_report_at_exit();
 	}
+	zv_trace_exit(t, (int)a[0], 0); /* strace -f shows each thread's end */
+	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
+		zv_report_at_exit();
 	zv_thread_retire(t);
 	for (;;)
 		zv_sys1(__NR_exit, a[0]);

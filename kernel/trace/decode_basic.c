@@ -4,9 +4,6 @@
 #include "trace/decode.h"
 #include "lib/string.h"
 
-#define OK(c) ((c)->exiting && ((c)->ret >= 0 || (c)->ret <= -4096))
-#define SEP(b) tb_puts(b, ", ")
-
 /* ---- files ---------------------------------------------------------------- */
 
 /* open's flags, then the mode only when the call may create a file */
@@ -34,7 +31,7 @@ void zv_dec_openat(struct zv_tb *b, const struct zv_tcall *c)
 	open_tail(b, c, 2);
 }
 
-static void mode_type(struct zv_tb *b, uint32_t mode)
+void zv_dec_mode_type(struct zv_tb *b, uint32_t mode)
 {
 	static const char *const types[16] = {
 		[1] = "S_IFIFO", [2] = "S_IFCHR", [4] = "S_IFDIR", [6] = "S_IFBLK", [8] = "S_IFREG",
@@ -69,12 +66,13 @@ void zv_dec_stat_struct(struct zv_tb *b, uint64_t p, int ok)
 		return;
 	}
 	tb_puts(b, "{st_mode=");
-	mode_type(b, st.mode);
+	zv_dec_mode_type(b, st.mode);
 	uint32_t type = st.mode & 0170000;
 	if (type == 0020000 || type == 0060000) {
 		uint32_t major = (uint32_t)(((st.rdev >> 32) & 0xfffff000) | ((st.rdev >> 8) & 0xfff));
 		uint32_t minor = (uint32_t)(((st.rdev >> 12) & 0xffffff00) | (st.rdev & 0xff));
-		tb_printf(b, ", st_rdev=makedev(0x%x, 0x%x)", major, minor);
+		tb_printf(b, major ? ", st_rdev=makedev(0x%x, " : ", st_rdev=makedev(%u, ", major);
+		tb_printf(b, minor ? "0x%x)" : "%u)", minor);
 	} else {
 		tb_printf(b, ", st_size=%ld", st.size);
 	}
@@ -174,23 +172,26 @@ void zv_dec_getdents64(struct zv_tb *b, const struct zv_tcall *c)
 	zv_dec_arg(b, c, 2, 'U');
 }
 
-static void iovec(struct zv_tb *b, const struct zv_tcall *c, int filled)
+/* an iovec array of cnt entries; filled: -1 for data the call reads (each
+ * entry in full), else the bytes the call stored (the result), -2 for a
+ * read that failed (the bases as addresses) */
+void zv_dec_iovec(struct zv_tb *b, uint64_t p, long cnt, long filled)
 {
 	struct { uint64_t base, len; } iov;
-	long cnt = c->a[2], left = filled ? c->ret : -1;
+	long left = filled;
 	tb_putc(b, '[');
 	for (long i = 0; i < cnt && i < 16; i++) {
-		if (zv_peek(&iov, (uint64_t)c->a[1] + 16 * i, sizeof iov) < 0)
+		if (zv_peek(&iov, p + 16 * i, sizeof iov) < 0)
 			break;
 		if (i)
 			SEP(b);
 		tb_puts(b, "{iov_base=");
-		if (filled && !OK(c)) {
+		if (filled == -2) {
 			tb_ptr(b, iov.base);
 		} else {
-			long n = filled ? (left < (long)iov.len ? left : (long)iov.len) : (long)iov.len;
+			long n = filled >= 0 && left < (long)iov.len ? left : (long)iov.len;
 			tb_buf(b, iov.base, n);
-			if (filled)
+			if (filled >= 0)
 				left -= n;
 		}
 		tb_printf(b, ", iov_len=%lu}", iov.len);
@@ -198,21 +199,22 @@ static void iovec(struct zv_tb *b, const struct zv_tcall *c, int filled)
 	if (cnt > 16)
 		tb_puts(b, ", ...");
 	tb_putc(b, ']');
-	tb_printf(b, ", %ld", cnt);
 }
 
 void zv_dec_readv(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'f');
 	SEP(b);
-	iovec(b, c, 1);
+	zv_dec_iovec(b, (uint64_t)c->a[1], c->a[2], OK(c) ? c->ret : -2);
+	tb_printf(b, ", %ld", c->a[2]);
 }
 
 void zv_dec_writev(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'f');
 	SEP(b);
-	iovec(b, c, 0);
+	zv_dec_iovec(b, (uint64_t)c->a[1], c->a[2], -1);
+	tb_printf(b, ", %ld", c->a[2]);
 }
 
 static void fd_pair(struct zv_tb *b, const struct zv_tcall *c)
@@ -237,6 +239,10 @@ void zv_dec_poll(struct zv_tb *b, const struct zv_tcall *c)
 {
 	struct { int fd; short events, revents; } p;
 	long n = c->a[1];
+	if (!c->a[0]) {
+		tb_printf(b, "NULL, %lu, %d", (unsigned long)n, (int)c->a[2]);
+		return;
+	}
 	tb_putc(b, '[');
 	for (long i = 0; i < n && i < 16; i++) {
 		if (zv_peek(&p, (uint64_t)c->a[0] + 8 * i, sizeof p) < 0)
@@ -273,42 +279,6 @@ void zv_dec_poll_ret(struct zv_tb *b, const struct zv_tcall *c)
 		tb_putc(b, '}');
 	}
 	tb_puts(b, "])");
-}
-
-void zv_dec_fcntl(struct zv_tb *b, const struct zv_tcall *c)
-{
-	int cmd = (int)c->a[1];
-	zv_dec_arg(b, c, 0, 'f');
-	SEP(b);
-	tb_enum(b, (uint64_t)cmd, &zv_n_fcntl_cmds, "0x%lx /* F_??? */");
-	switch (cmd) {
-	case 1: case 3: case 9: case 1025: case 1032: case 1034: /* GETFD GETFL GETOWN GETSIG GETPIPE_SZ GET_SEALS */
-		return;
-	case 2: /* F_SETFD */
-		SEP(b);
-		tb_flags(b, (uint64_t)c->a[2], &zv_n_fd_flags, "0");
-		return;
-	case 4: /* F_SETFL */
-		SEP(b);
-		zv_dec_arg(b, c, 2, 'o');
-		return;
-	case 0: case 1030: /* F_DUPFD, F_DUPFD_CLOEXEC */
-		SEP(b);
-		zv_dec_arg(b, c, 2, 'd');
-		return;
-	default:
-		SEP(b);
-		zv_dec_arg(b, c, 2, 'x');
-	}
-}
-
-void zv_dec_ioctl(struct zv_tb *b, const struct zv_tcall *c)
-{
-	zv_dec_arg(b, c, 0, 'f');
-	SEP(b);
-	tb_enum(b, (uint64_t)(uint32_t)c->a[1], &zv_n_ioctl_cmds, "0x%lx");
-	SEP(b);
-	zv_dec_arg(b, c, 2, 'p');
 }
 
 void zv_dec_fadvise64(struct zv_tb *b, const struct zv_tcall *c)
@@ -357,6 +327,17 @@ void zv_dec_getrandom(struct zv_tb *b, const struct zv_tcall *c)
 	zv_dec_arg(b, c, 1, 'U');
 	SEP(b);
 	tb_flags(b, (uint64_t)c->a[2], &zv_n_getrandom_flags, "0");
+}
+
+void zv_dec_mremap(struct zv_tb *b, const struct zv_tcall *c)
+{
+	zv_dec_args(b, c, "pUU");
+	SEP(b);
+	tb_flags(b, (uint64_t)c->a[3], &zv_n_mremap_flags, "0");
+	if (c->a[3] & 2 /* MREMAP_FIXED */) {
+		SEP(b);
+		tb_ptr(b, (uint64_t)c->a[4]);
+	}
 }
 
 /* ---- processes ------------------------------------------------------------ */
@@ -475,7 +456,10 @@ void zv_dec_wait4(struct zv_tb *b, const struct zv_tcall *c)
 	SEP(b);
 	tb_flags(b, (uint64_t)c->a[2], &zv_n_wait_options, "0");
 	SEP(b);
-	tb_ptr(b, (uint64_t)c->a[3]);
+	if (c->a[3] && OK(c) && c->ret > 0)
+		zv_dec_rusage(b, (uint64_t)c->a[3]);
+	else
+		tb_ptr(b, (uint64_t)c->a[3]);
 }
 
 void zv_dec_uname(struct zv_tb *b, const struct zv_tcall *c)
@@ -493,15 +477,6 @@ void zv_dec_uname(struct zv_tb *b, const struct zv_tcall *c)
 	tb_puts(b, ", ...}");
 }
 
-void zv_dec_prctl(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_enum(b, (uint64_t)c->a[0], &zv_n_prctl, "0x%lx /* PR_??? */");
-	for (int i = 1; i < 5; i++) {
-		SEP(b);
-		zv_dec_arg(b, c, i, 'x');
-	}
-}
-
 void zv_dec_arch_prctl(struct zv_tb *b, const struct zv_tcall *c)
 {
 	tb_enum(b, (uint64_t)c->a[0], &zv_n_arch_prctl, "0x%lx /* ARCH_??? */");
@@ -514,160 +489,55 @@ void zv_dec_arch_prctl(struct zv_tb *b, const struct zv_tcall *c)
 		tb_ptr(b, (uint64_t)c->a[1]);
 }
 
+/* struct rlimit; inf: how strace names RLIM_INFINITY for this call */
+void zv_dec_rlimit(struct zv_tb *b, uint64_t p, const char *inf)
+{
+	uint64_t r[2];
+	if (!p || zv_peek(r, p, sizeof r) < 0) {
+		tb_ptr(b, p);
+		return;
+	}
+	tb_puts(b, "{rlim_cur=");
+	for (int k = 0; k < 2; k++) {
+		if (k)
+			tb_puts(b, ", rlim_max=");
+		if (r[k] == ~0UL)
+			tb_puts(b, inf);
+		else if (r[k] && !(r[k] % 1024))
+			tb_printf(b, "%lu*1024", r[k] / 1024);
+		else
+			tb_printf(b, "%lu", r[k]);
+	}
+	tb_putc(b, '}');
+}
+
 void zv_dec_prlimit64(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'd');
 	SEP(b);
 	tb_enum(b, (uint64_t)c->a[1], &zv_n_rlimits, "0x%lx /* RLIMIT_??? */");
-	for (int i = 2; i < 4; i++) {
-		uint64_t r[2];
-		SEP(b);
-		if (!c->a[i]) {
-			tb_puts(b, "NULL");
-		} else if ((i == 3 && !OK(c)) || zv_peek(r, (uint64_t)c->a[i], sizeof r) < 0) {
-			tb_ptr(b, (uint64_t)c->a[i]);
-		} else {
-			tb_puts(b, "{rlim_cur=");
-			for (int k = 0; k < 2; k++) {
-				if (k)
-					tb_puts(b, ", rlim_max=");
-				if (r[k] == ~0UL)
-					tb_puts(b, "RLIM64_INFINITY");
-				else if (r[k] && !(r[k] % 1024))
-					tb_printf(b, "%lu*1024", r[k] / 1024);
-				else
-					tb_printf(b, "%lu", r[k]);
-			}
-			tb_putc(b, '}');
-		}
-	}
+	SEP(b);
+	zv_dec_rlimit(b, (uint64_t)c->a[2], "RLIM64_INFINITY");
+	SEP(b);
+	if (OK(c))
+		zv_dec_rlimit(b, (uint64_t)c->a[3], "RLIM64_INFINITY");
+	else
+		tb_ptr(b, (uint64_t)c->a[3]);
+}
+
+/* getrlimit(resource, filled), setrlimit(resource, read) */
+void zv_dec_getrlimit(struct zv_tb *b, const struct zv_tcall *c)
+{
+	tb_enum(b, (uint64_t)c->a[0], &zv_n_rlimits, "0x%lx /* RLIMIT_??? */");
+	SEP(b);
+	if (c->nr == 160 /* setrlimit */ || OK(c))
+		zv_dec_rlimit(b, (uint64_t)c->a[1], "RLIM_INFINITY");
+	else
+		tb_ptr(b, (uint64_t)c->a[1]);
 }
 
 void zv_dec_rseq(struct zv_tb *b, const struct zv_tcall *c)
 {
 	tb_ptr(b, (uint64_t)c->a[0]);
 	tb_printf(b, ", 0x%lx, %ld, 0x%lx", c->a[1], c->a[2], c->a[3]);
-}
-
-void zv_dec_futex(struct zv_tb *b, const struct zv_tcall *c)
-{
-	int op = (int)c->a[1], cmd = op & 127;
-	tb_ptr(b, (uint64_t)c->a[0]);
-	SEP(b);
-	tb_enum(b, (uint64_t)cmd, &zv_n_futex_ops, "%d");
-	if (op & 128)
-		tb_puts(b, "_PRIVATE");
-	if (op & 256)
-		tb_puts(b, "|FUTEX_CLOCK_REALTIME");
-	tb_printf(b, ", %d", (int)c->a[2]);
-	switch (cmd) {
-	case 0: /* WAIT */
-		SEP(b);
-		tb_timespec(b, (uint64_t)c->a[3]);
-		break;
-	case 9: /* WAIT_BITSET */
-		SEP(b);
-		tb_timespec(b, (uint64_t)c->a[3]);
-		tb_printf(b, ", FUTEX_BITSET_MATCH_ANY");
-		break;
-	case 1: case 7: /* WAKE, UNLOCK_PI */
-		break;
-	case 10: /* WAKE_BITSET */
-		tb_printf(b, ", NULL, FUTEX_BITSET_MATCH_ANY");
-		break;
-	default:
-		tb_printf(b, ", 0x%lx, 0x%lx, %d", c->a[3], c->a[4], (int)c->a[5]);
-	}
-}
-
-/* ---- signals -------------------------------------------------------------- */
-
-void zv_dec_rt_sigaction(struct zv_tb *b, const struct zv_tcall *c)
-{
-	struct { uint64_t handler, flags, restorer, mask; } act;
-	tb_signame(b, (int)c->a[0]);
-	for (int i = 1; i <= 2; i++) {
-		uint64_t p = (uint64_t)c->a[i];
-		SEP(b);
-		if (!p) {
-			tb_puts(b, "NULL");
-			continue;
-		}
-		if ((i == 2 && !OK(c)) || zv_peek(&act, p, sizeof act) < 0) {
-			tb_ptr(b, p);
-			continue;
-		}
-		tb_puts(b, "{sa_handler=");
-		if (act.handler == 0)
-			tb_puts(b, "SIG_DFL");
-		else if (act.handler == 1)
-			tb_puts(b, "SIG_IGN");
-		else
-			tb_printf(b, "%p", (void *)act.handler);
-		tb_puts(b, ", sa_mask=");
-		tb_sigset(b, p + 24, 8);
-		tb_puts(b, ", sa_flags=");
-		tb_flags(b, act.flags, &zv_n_sa_flags, "0");
-		if (act.flags & 0x04000000 /* SA_RESTORER */)
-			tb_printf(b, ", sa_restorer=%p", (void *)act.restorer);
-		tb_putc(b, '}');
-	}
-	tb_printf(b, ", %lu", (unsigned long)c->a[3]);
-}
-
-void zv_dec_rt_sigreturn(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_puts(b, "{mask=[]}"); /* the restored mask is not known here */
-}
-
-void zv_dec_rt_sigsuspend(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_sigset(b, (uint64_t)c->a[0], (uint64_t)c->a[1]);
-	tb_printf(b, ", %lu", (unsigned long)c->a[1]);
-}
-
-/* ---- network -------------------------------------------------------------- */
-
-void zv_dec_socket(struct zv_tb *b, const struct zv_tcall *c)
-{
-	tb_enum(b, (uint64_t)c->a[0], &zv_n_socket_families, "%ld /* AF_??? */");
-	SEP(b);
-	tb_enum(b, (uint64_t)c->a[1] & 0xf, &zv_n_socket_types, "%ld /* SOCK_??? */");
-	if (c->a[1] & ~0xfL) {
-		tb_putc(b, '|');
-		tb_flags(b, (uint64_t)c->a[1] & ~0xfUL, &zv_n_socket_type_flags, "0");
-	}
-	tb_printf(b, ", %d", (int)c->a[2]);
-}
-
-void zv_dec_connect(struct zv_tb *b, const struct zv_tcall *c)
-{
-	uint8_t sa[128];
-	long len = c->a[2];
-	zv_dec_arg(b, c, 0, 'f');
-	SEP(b);
-	if (len < 2 || len > (long)sizeof sa || zv_peek(sa, (uint64_t)c->a[1], (size_t)len) < 0) {
-		tb_ptr(b, (uint64_t)c->a[1]);
-	} else {
-		int fam = sa[0] | sa[1] << 8;
-		tb_puts(b, "{sa_family=");
-		tb_enum(b, (uint64_t)fam, &zv_n_socket_families, "%ld");
-		if (fam == 1) { /* AF_UNIX */
-			tb_puts(b, ", sun_path=");
-			size_t n = 0;
-			while (2 + n < (size_t)len && sa[2 + n])
-				n++;
-			if (len > 2 && !sa[2] && len > 3) {
-				tb_putc(b, '@');
-				tb_quote(b, (const char *)sa + 3, (size_t)len - 3, 0);
-			} else {
-				tb_quote(b, (const char *)sa + 2, n, 0);
-			}
-		} else if (fam == 2 && len >= 8) { /* AF_INET */
-			tb_printf(b, ", sin_port=htons(%d), sin_addr=inet_addr(\"%d.%d.%d.%d\")", sa[2] << 8 | sa[3],
-				  sa[4], sa[5], sa[6], sa[7]);
-		}
-		tb_putc(b, '}');
-	}
-	tb_printf(b, ", %ld", len);
 }

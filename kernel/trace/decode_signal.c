@@ -6,8 +6,9 @@ struct kinfo {
 	int signo, err, code, pad;
 	union {
 		struct { int pid; unsigned uid; int status; int pad; long utime, stime; } chld;
-		struct { int pid; unsigned uid; int val_int; int pad; uint64_t val_ptr; } kill;
-		struct { int tid, overrun; int val_int; int pad; uint64_t val_ptr; } timer;
+		/* sigval is a union: si_int is the low half of si_ptr */
+		struct { int pid; unsigned uid; union { int val_int; uint64_t val_ptr; }; } kill;
+		struct { int tid, overrun; union { int val_int; uint64_t val_ptr; }; } timer;
 		struct { uint64_t addr; } fault;
 		struct { uint64_t call_addr; int syscall; unsigned arch; } sys;
 	} u;

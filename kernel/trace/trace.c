@@ -8,6 +8,7 @@
 #include "trace/trace.h"
 #include "trace/count.h"
 #include "trace/decode.h"
+#include "trace/live.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -457,7 +458,19 @@ static int output_fd(void)
 	return zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
 }
 
-static void begin_line(struct zv_tb *b, struct zv_thread *t, int64_t when)
+/* whose line: a thread's ids (the thread printing may be another one, see
+ * killed_thread) */
+struct who {
+	int pid, tid, injected;
+};
+
+static struct who who_of(const struct zv_thread *t)
+{
+	struct who w = { t->pid, t->tid, t->trace_injected };
+	return w;
+}
+
+static void begin_line(struct zv_tb *b, const struct who *t, int64_t when)
 {
 	const struct zv_trace *tr = &zv_proc.trace;
 	b->len = 0;
@@ -508,6 +521,25 @@ static int shown(const struct zv_thread *t, long nr, int vdso)
 	return tr->set[nr / 64] >> (nr % 64) & 1;
 }
 
+/* The code a call interrupted by a handled signal returns inside the kernel
+ * (strace shows it, "= ? ERESTARTSYS (...)"); zvisor only sees the EINTR it
+ * becomes. 0 for calls that return EINTR themselves. */
+static int restart_code(long nr)
+{
+	switch (nr) {
+	case __NR_pause: case __NR_rt_sigsuspend: case __NR_poll: case __NR_ppoll: case __NR_select:
+	case __NR_pselect6: case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_epoll_pwait2:
+		return 514; /* ERESTARTNOHAND */
+	case __NR_nanosleep: case __NR_clock_nanosleep:
+		return 516; /* ERESTART_RESTARTBLOCK */
+	case __NR_read: case __NR_write: case __NR_readv: case __NR_writev: case __NR_wait4: case __NR_waitid:
+	case __NR_accept: case __NR_accept4: case __NR_connect: case __NR_recvfrom: case __NR_recvmsg:
+	case __NR_sendto: case __NR_sendmsg: case __NR_futex: case __NR_flock:
+		return 512; /* ERESTARTSYS */
+	}
+	return 0;
+}
+
 static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected)
 {
 	const struct zv_sysdesc *d = &zv_sysdesc[c->nr];
@@ -519,14 +551,20 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 		tb_putc(b, ' ');
 	tb_puts(b, "= ");
 	long r = c->ret;
-	if (d->ret == '?') {
+	if (d->ret == '?' || c->killed) {
 		tb_putc(b, '?');
+	} else if (r == -EINTR && restart_code(c->nr)) {
+		/* strace sees the kernel's restart code that became EINTR */
+		int e = restart_code(c->nr);
+		tb_printf(b, "? %s (%s)", zv_errno_name(e), zv_errno_text(e));
 	} else if (r < 0 && r > -4096) {
 		const char *name = zv_errno_name((int)-r), *text = zv_errno_text((int)-r);
 		if (name)
 			tb_printf(b, "-1 %s (%s)", name, text ? text : name);
 		else
 			tb_printf(b, "-1 E??? (errno %ld)", -r);
+	} else if (d->ret == '=' && !zv_proc.trace.raw) {
+		d->after(b, c); /* the value and what follows it */
 	} else if (d->ret == 'x') {
 		tb_printf(b, "0x%lx", r);
 	} else if (d->ret == 'o') {
@@ -534,7 +572,7 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 	} else {
 		tb_printf(b, "%ld", r);
 	}
-	if (d->after && !(r < 0 && r > -4096) && !zv_proc.trace.raw)
+	if (d->after && d->ret != '=' && !(r < 0 && r > -4096) && !zv_proc.trace.raw)
 		d->after(b, c);
 	if (injected)
 		tb_puts(b, " (INJECTED)");
@@ -560,7 +598,7 @@ static void json_str(struct zv_tb *b, const char *s, size_t n)
 	tb_putc(b, '"');
 }
 
-static void json_head(struct zv_tb *b, struct zv_thread *t, int64_t when)
+static void json_head(struct zv_tb *b, const struct who *t, int64_t when)
 {
 	b->len = 0;
 	b->full = 0;
@@ -568,7 +606,7 @@ static void json_head(struct zv_tb *b, struct zv_thread *t, int64_t when)
 		  (long)(when % 1000000000LL / 1000));
 }
 
-static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t start, int64_t took)
+static void json_call(const struct who *t, const struct zv_tcall *c, int64_t start, int64_t took)
 {
 	struct zv_tb args, b;
 	args.len = 0;
@@ -580,7 +618,7 @@ static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t sta
 	tb_printf(&b, ",\"syscall\":\"%s\",\"nr\":%ld,\"vdso\":%s,\"args\":", name, c->nr, c->vdso ? "true" : "false");
 	json_str(&b, args.buf, args.len);
 	tb_puts(&b, ",\"raw\":[");
-	int n = zv_sysdesc[c->nr].sig ? (int)zv_strlen(zv_sysdesc[c->nr].sig) : zv_sysdesc[c->nr].nargs;
+	int n = zv_sysdesc[c->nr].nargs;
 	for (int i = 0; i < n && i < 6; i++)
 		tb_printf(&b, "%s%ld", i ? "," : "", c->a[i]);
 	tb_putc(&b, ']');
@@ -593,7 +631,7 @@ static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t sta
 	} else {
 		tb_printf(&b, ",\"return\":%ld", r);
 	}
-	if (t->trace_injected)
+	if (t->injected)
 		tb_puts(&b, ",\"injected\":true");
 	if (c->exiting && zv_sysdesc[c->nr].ret != '?')
 		tb_printf(&b, ",\"duration\":%ld.%06ld", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
@@ -602,7 +640,57 @@ static void json_call(struct zv_thread *t, const struct zv_tcall *c, int64_t sta
 	end_line(&b);
 }
 
-static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t start, int64_t took)
+/* For a call that never returned, strace shows only the arguments it
+ * prints on entry: the number of those for calls that print others when
+ * they return (their buffers, the time left), or -1 for all of them. */
+static int entry_args(long nr)
+{
+	switch (nr) {
+	case __NR_getrandom:
+		return 0;
+	case __NR_read: case __NR_pread64: case __NR_readv: case __NR_preadv: case __NR_recvfrom:
+	case __NR_recvmsg: case __NR_accept: case __NR_accept4: case __NR_wait4: case __NR_nanosleep:
+	case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_rt_sigtimedwait:
+		return 1;
+	case __NR_waitid:
+		return 2;
+	case __NR_clock_nanosleep:
+		return 3;
+	}
+	return -1;
+}
+
+/* Keeps the first n arguments printed since from, then strace's
+ * " <unfinished ...>" marker (the separators are the ", " outside
+ * strings, brackets and braces). */
+static void cut_unfinished(struct zv_tb *b, size_t from, int n)
+{
+	if (n < 0)
+		return;
+	int depth = 0, quoted = 0, seen = 0;
+	size_t i = from;
+	for (; n > 0 && i < b->len; i++) {
+		char ch = b->buf[i];
+		if (quoted) {
+			if (ch == '\\')
+				i++;
+			else if (ch == '"')
+				quoted = 0;
+		} else if (ch == '"') {
+			quoted = 1;
+		} else if (ch == '{' || ch == '[' || ch == '(') {
+			depth++;
+		} else if (ch == '}' || ch == ']' || ch == ')') {
+			depth--;
+		} else if (ch == ',' && !depth && ++seen == n) {
+			break;
+		}
+	}
+	b->len = n > 0 ? i : from;
+	tb_puts(b, n > 0 ? ",  <unfinished ...>" : " <unfinished ...>");
+}
+
+static void print_call_of(const struct who *t, const struct zv_tcall *c, int64_t start, int64_t took)
 {
 	struct zv_tb b;
 	if (zv_proc.trace.json) {
@@ -610,17 +698,46 @@ static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t st
 		return;
 	}
 	begin_line(&b, t, start);
-	tb_puts(&b, c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]
-			     ? zv_sysnames[c->nr] : "syscall");
-	tb_putc(&b, '(');
-	args_of(&b, c);
+	if (c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]) {
+		tb_puts(&b, zv_sysnames[c->nr]);
+		tb_putc(&b, '(');
+		size_t from = b.len;
+		args_of(&b, c);
+		if (c->killed)
+			cut_unfinished(&b, from, entry_args(c->nr));
+	} else {
+		/* a number without a call: strace's syscall_0x1f4 with all six registers */
+		tb_printf(&b, "syscall_0x%lx(", c->nr);
+		for (int i = 0; i < 6; i++)
+			tb_printf(&b, c->a[i] ? "%s0x%lx" : "%s0", i ? ", " : "", c->a[i]);
+	}
 	tb_putc(&b, ')');
 	if (c->exiting) {
-		print_result(&b, c, t->trace_injected);
+		print_result(&b, c, t->injected);
 		if (zv_proc.trace.show_time)
 			tb_printf(&b, " <%ld.%06ld>", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
 	}
 	end_line(&b);
+}
+
+static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t start, int64_t took)
+{
+	struct who w = who_of(t);
+	print_call_of(&w, c, start, took);
+}
+
+/* the argument that points to a socklen_t the call reads and rewrites */
+static int length_arg(long nr)
+{
+	switch (nr) {
+	case __NR_getsockname: case __NR_getpeername: case __NR_accept: case __NR_accept4:
+		return 2;
+	case __NR_getsockopt:
+		return 4;
+	case __NR_recvfrom:
+		return 5;
+	}
+	return -1;
 }
 
 long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
@@ -634,9 +751,17 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 	int wall = tr->tstamp || tr->json; /* lines stamped with the time of day */
 	int64_t start = timed ? now_ns(wall ? 0 : 1) : 0;
 	int64_t mono = wall ? (timed ? now_ns(1) : 0) : start;
-	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso };
+	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso, .sp = uc->mc.rsp, .pre = -1 };
 	for (int i = 0; i < 6; i++)
 		c.a[i] = a[i];
+	int li = show ? length_arg(nr) : -1;
+	int32_t len;
+	if (li >= 0 && a[li] && zv_peek(&len, (uint64_t)a[li], 4) == 0)
+		c.pre = len; /* strace shows [in => out] when the call changes it */
+	if (show && (nr == __NR_select || nr == __NR_pselect6))
+		for (int i = 0; i < 3; i++)
+			if (!a[1 + i] || zv_peek(&c.sets[i], (uint64_t)a[1 + i], 8) < 0)
+				c.sets[i] = 0;
 	if (show && zv_sysdesc[nr].ret == '?' && !tr->failed_only) {
 		/* exit, exit_group: the line ends "= ?" before the call */
 		c.ret = 0;
@@ -651,13 +776,18 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 		t->trace_fd_path[n > 0 ? n : 0] = 0;
 		t->trace_fd = (int)a[0];
 	}
+	if (t->traced && tr->on && tr->follow)
+		zv_live_enter(t, nr, a);
 	long r = zv_inject_call(t, uc, nr, a);
 	uint64_t c1 = c0 && zv_count_tsc ? zv_rdtsc() : 0; /* prctl may have disabled it */
+	zv_live_leave(t);
 	int64_t took = timed ? now_ns(1) - mono : 0;
 	if (r == ZV_NORESULT)
 		c.ret = (long)uc->mc.rax;
 	else
 		c.ret = r;
+	if (c.ret == -EINTR && t->call_cancelled)
+		return r; /* never started: restarted after the handler, its line comes then */
 	if (tr->summary && t->traced && !(c.ret == 0 && (nr == __NR_clone || nr == __NR_clone3 ||
 							  nr == __NR_fork || nr == __NR_vfork))) {
 		if (!c0)
@@ -675,6 +805,7 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 
 void zv_trace_exec(struct zv_thread *t, long nr, const long *a, long ret)
 {
+	zv_live_release(t); /* the new image starts without a slot */
 	if (!shown(t, nr, 0) || (zv_proc.trace.failed_only && ret == 0))
 		return;
 	struct zv_tcall c = { .nr = nr, .ret = ret, .exiting = 1 };
@@ -690,10 +821,11 @@ void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo)
 	if (!zv_proc.trace.on || !t->traced || zv_proc.trace.failed_only)
 		return;
 	struct zv_tb b;
+	struct who w = who_of(t);
 	if (zv_proc.trace.json) {
 		struct zv_tb info = { 0, 0, { 0 } };
 		zv_decode_siginfo(&info, siginfo);
-		json_head(&b, t, now_ns(0));
+		json_head(&b, &w, now_ns(0));
 		tb_puts(&b, ",\"signal\":");
 		const char *sn = zv_signal_name(sig);
 		tb_printf(&b, "\"%s\",\"siginfo\":", sn ? sn : "SIG???");
@@ -702,7 +834,7 @@ void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo)
 		end_line(&b);
 		return;
 	}
-	begin_line(&b, t, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1));
+	begin_line(&b, &w, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1));
 	tb_puts(&b, "--- ");
 	tb_signame(&b, sig);
 	tb_putc(&b, ' ');
@@ -711,10 +843,8 @@ void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo)
 	end_line(&b);
 }
 
-void zv_trace_exit(struct zv_thread *t, int code, int sig)
+static void exit_line(const struct who *t, int code, int sig)
 {
-	if (!zv_proc.trace.on || !t->traced)
-		return;
 	struct zv_tb b;
 	if (zv_proc.trace.json) {
 		json_head(&b, t, now_ns(0));
@@ -738,9 +868,42 @@ void zv_trace_exit(struct zv_thread *t, int code, int sig)
 	end_line(&b);
 }
 
+/* How the process ends for the other threads (exit_group or a signal). */
+static int end_code, end_sig;
+
+/* Another thread of the process that exit_group or a signal ends: the
+ * call it was blocked in, "= ?", and its exit line, as strace shows them. */
+static void killed_thread(int pid, int tid, long nr, const long *a)
+{
+	struct who w = { pid, tid, 0 };
+	if (nr >= 0 && nr < 512 && !zv_proc.trace.failed_only && (zv_proc.trace.set[nr / 64] >> (nr % 64) & 1)) {
+		struct zv_tcall c = { .nr = nr, .exiting = 1, .killed = 1, .ret = -512, .pre = -1 };
+		for (int i = 0; i < 6; i++)
+			c.a[i] = a[i];
+		print_call_of(&w, &c, zv_proc.trace.tstamp ? now_ns(0) : now_ns(1), 0);
+	}
+	exit_line(&w, end_code, end_sig);
+}
+
+void zv_trace_exit(struct zv_thread *t, int code, int sig)
+{
+	if (!zv_proc.trace.on || !t->traced)
+		return;
+	long nr = zv_live_call(t);
+	if ((nr == __NR_exit_group || sig) && zv_proc.trace.follow) {
+		end_code = code;
+		end_sig = sig;
+		zv_live_others(t, killed_thread);
+	}
+	zv_live_release(t);
+	struct who w = who_of(t);
+	exit_line(&w, code, sig);
+}
+
 void zv_trace_after_fork(int child_traced)
 {
 	struct zv_trace *tr = &zv_proc.trace;
+	zv_live_forget(zv_current()); /* the parent's threads are not this process's */
 	if (tr->follow != 2)
 		return;
 	for (int i = 0; i < 8; i++) /* the parent's files: the child opens its own */
@@ -776,7 +939,7 @@ void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind)
 	case 'a': tb_atfd(b, v); break;
 	case 's': tb_path(b, (uint64_t)v); break;
 	case 'S': tb_str(b, (uint64_t)v); break;
-	case 'm': tb_mode(b, (uint64_t)v & 07777); break;
+	case 'm': tb_mode(b, (uint64_t)(unsigned)v); break; /* strace shows the file type bits too */
 	case 'b':
 		if (ok && c->exiting)
 			tb_buf(b, (uint64_t)v, c->ret);
@@ -784,7 +947,7 @@ void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind)
 			tb_ptr(b, (uint64_t)v);
 		break;
 	case 'w': tb_buf(b, (uint64_t)v, i + 1 < 6 ? c->a[i + 1] : 0); break;
-	case 'c': tb_enum(b, (uint64_t)v, &zv_n_clocks, "%d"); break;
+	case 'c': tb_enum(b, (uint64_t)(uint32_t)v, &zv_n_clocks, "0x%lx /* CLOCK_??? */"); break;
 	case 'P': tb_flags(b, (uint64_t)v, &zv_n_prot, "PROT_NONE"); break;
 	case 'F':
 		tb_enum(b, (uint64_t)v & 3, &zv_n_map_type, "0x%lx");
@@ -827,6 +990,15 @@ static void args_of(struct zv_tb *b, const struct zv_tcall *c)
 	}
 	if (d->sig) {
 		zv_dec_args(b, c, d->sig);
+		if (d->flags) {
+			size_t n = zv_strlen(d->sig);
+			if (n)
+				tb_puts(b, ", ");
+			if (zv_proc.trace.raw)
+				zv_dec_arg(b, c, (int)n, 'x');
+			else
+				tb_flags(b, (uint64_t)(uint32_t)c->a[n], d->flags, "0");
+		}
 		return;
 	}
 	for (int i = 0; i < d->nargs && i < 6; i++) {

@@ -35,6 +35,10 @@ struct zv_tcall {
 	long ret;      /* valid when exiting */
 	int exiting;   /* 0: on entry (execve only), 1: the call returned */
 	int vdso;      /* made through the vDSO */
+	uint64_t sp;   /* the guest's stack pointer at the call (rt_sigreturn's frame) */
+	long pre;      /* a value-result length as it was on entry (socklen_t), or -1 */
+	uint64_t sets[3]; /* select: fds 0-63 of each set on entry (the call rewrites them) */
+	int killed;    /* the thread was ended in the call (another thread's exit_group): "= ?" */
 };
 
 typedef void zv_decoder(struct zv_tb *b, const struct zv_tcall *c);
@@ -47,7 +51,8 @@ typedef void zv_decoder(struct zv_tb *b, const struct zv_tcall *c);
  *   P mmap prot    F mmap flags    A AT_ flags    k access mode
  *   h sigprocmask how    g sigset (size = argument 4)    t timespec
  *   e signal number    T timespec the call filled (when it succeeded)
- * ret: 0 decimal, 'x' hex (mmap, brk), 'o' octal (umask), '?' never returns. */
+ * ret: 0 decimal, 'x' hex (mmap, brk), 'o' octal (umask), '?' never returns,
+ *   '=' the after decoder prints a successful result itself. */
 struct zv_sysdesc {
 	uint8_t nargs;
 	uint16_t classes;
@@ -55,6 +60,7 @@ struct zv_sysdesc {
 	zv_decoder *decode;  /* the whole argument list, instead of sig */
 	char ret;
 	zv_decoder *after;   /* printed after a successful result: " ([...])" */
+	const struct zv_names *flags; /* with sig: one more argument, flags by these names */
 };
 extern const struct zv_sysdesc zv_sysdesc[512];
 

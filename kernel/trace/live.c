@@ -1,0 +1,80 @@
+/* The traced threads of the process and the call each is in, so that when
+ * exit_group or a fatal signal ends them all, the thread that ends the
+ * process can print what strace shows for the others: the call each was
+ * blocked in ("= ?") and its "+++ exited" line. A slot is claimed by a
+ * thread at its first traced call and released at its exit or execve; the
+ * table lives in the process's memory (threads and vfork children share
+ * it; a fork child forgets the parent's threads). */
+#include "zvisor.h"
+#include "trace/live.h"
+#include "lib/string.h"
+
+#define LIVE 256
+
+static struct live {
+	volatile int tid; /* 0: free */
+	int pid;
+	volatile long nr; /* the call in progress, or -1 */
+	long a[6];
+} live[LIVE];
+
+static struct live *slot_of(struct zv_thread *t)
+{
+	if (t->trace_slot > 0 && live[t->trace_slot - 1].tid == t->tid)
+		return &live[t->trace_slot - 1];
+	for (int i = 0; i < LIVE; i++) {
+		int free = 0;
+		if (__atomic_compare_exchange_n(&live[i].tid, &free, t->tid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			live[i].pid = t->pid;
+			live[i].nr = -1;
+			t->trace_slot = i + 1;
+			return &live[i];
+		}
+	}
+	return NULL; /* more threads than slots: those are not listed */
+}
+
+void zv_live_enter(struct zv_thread *t, long nr, const long *a)
+{
+	struct live *l = slot_of(t);
+	if (!l)
+		return;
+	memcpy(l->a, a, sizeof l->a);
+	__atomic_store_n(&l->nr, nr, __ATOMIC_RELEASE);
+}
+
+void zv_live_leave(struct zv_thread *t)
+{
+	if (t->trace_slot > 0 && live[t->trace_slot - 1].tid == t->tid)
+		__atomic_store_n(&live[t->trace_slot - 1].nr, -1, __ATOMIC_RELEASE);
+}
+
+void zv_live_release(struct zv_thread *t)
+{
+	if (t->trace_slot > 0 && live[t->trace_slot - 1].tid == t->tid)
+		__atomic_store_n(&live[t->trace_slot - 1].tid, 0, __ATOMIC_RELEASE);
+	t->trace_slot = 0;
+}
+
+void zv_live_forget(struct zv_thread *self)
+{
+	for (int i = 0; i < LIVE; i++)
+		live[i].tid = 0;
+	self->trace_slot = 0;
+}
+
+long zv_live_call(struct zv_thread *t)
+{
+	if (t->trace_slot > 0 && live[t->trace_slot - 1].tid == t->tid)
+		return live[t->trace_slot - 1].nr;
+	return -1;
+}
+
+void zv_live_others(struct zv_thread *self, void (*fn)(int pid, int tid, long nr, const long *a))
+{
+	for (int i = 0; i < LIVE; i++) {
+		int tid = __atomic_load_n(&live[i].tid, __ATOMIC_ACQUIRE);
+		if (tid && tid != self->tid && live[i].pid == self->pid)
+			fn(live[i].pid, tid, __atomic_load_n(&live[i].nr, __ATOMIC_ACQUIRE), live[i].a);
+	}
+}
