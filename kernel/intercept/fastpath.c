@@ -56,7 +56,7 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 			r = -EBADF; /* the kernel's fds look closed */
 		else
 			r = zv_host_call_args(t, args);
-		if (c0) {
+		if (c0 && !t->call_cancelled) { /* a cancelled call counts when it is made again */
 			if (t->traced)
 				zv_count_cycles(nr, 0, zv_rdtsc() - c0);
 			zv_count_record(nr, r, 0);
@@ -66,7 +66,8 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 		t->guard_sp = 0;
 		if (r == ZV_NORESULT)
 			r = (long)uc->mc.rax;
-		zv_count_record(nr, r, zv_vdso_call(ret));
+		if (!t->call_cancelled)
+			zv_count_record(nr, r, zv_vdso_call(ret));
 	}
 	if (!f->sig_pending)
 		t->delivery_mask_set = 0; /* no handler runs with a temporary mask */
@@ -112,8 +113,10 @@ void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 		if (r == -EFAULT && nr == __NR_rt_sigreturn)
 			zv_die_by_signal(11); /* a bad frame: the host forces SIGSEGV */
 	}
-	/* A fork child returns here too: the parent counted the call. */
-	if (!(r == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork || nr == __NR_vfork)))
+	/* A fork child returns here too: the parent counted the call; a
+	 * cancelled call counts when it is made again. */
+	if (!t->call_cancelled && !(r == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork ||
+					       nr == __NR_vfork)))
 		zv_count_record(nr, r == ZV_NORESULT ? 0 : r, zv_vdso_call(uc->mc.rip));
 	zv_frame_result(t, uc, nr, r);
 }
