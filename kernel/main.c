@@ -262,6 +262,18 @@ static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, in
 	zv_sites_load(loading_thread, fd, addr, len, off, prot);
 }
 
+/* The process's name (/proc/self/comm, ps), as the host's execve sets it:
+ * the last component of the path the guest asked for (the host set it to
+ * "zvisor", or "exe" after an execve of /proc/self/exe). */
+static void set_comm(const char *execfn)
+{
+	const char *base = execfn;
+	for (const char *p = execfn; *p; p++)
+		if (*p == '/' && p[1])
+			base = p + 1;
+	zv_sys2(__NR_prctl, 15 /* PR_SET_NAME */, base);
+}
+
 /* Loads path (already resolved to r) and starts it as the guest. */
 __attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
 						 const uint64_t *auxv, struct zv_resolved *r,
@@ -323,6 +335,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
 	memcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path);
+	set_comm(execfn);
 	zv_brk_init(img->brk_start);
 
 	/* The guest's stack replaces ours at the top of the host's stack. */

@@ -124,6 +124,9 @@ OTHER_PROGRAMS = {
     "openssl": ("openssl", "openssl sha256 -r /etc/passwd; openssl rand -hex 8 | wc -c"),
     "xargs": ("xargs", "seq 1 40 | xargs -P4 -n3 echo | wc -l"),
     "dd": ("dd", "dd if=/dev/zero bs=1M count=16 status=none | md5sum"),
+    # the process name (/proc/self/comm, the stat line) is the program's
+    "comm": ("cut", "cat /proc/self/comm; sh -c 'cat /proc/$$/comm; exec cat /proc/self/comm'; "
+                    "cut -d' ' -f2 /proc/self/stat"),
     # /proc/self/exe is a symlink to the program, for lstat and readlink alike
     "proc-exe": ("ls", "ls -l /proc/self/exe | sed 's/.*-> //'; stat -c '%F %N' /proc/self/exe; "
                        "readlink /proc/self/exe; test -L /proc/self/exe && echo link"),
