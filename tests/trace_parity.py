@@ -303,8 +303,7 @@ CASE_SKIP = {
     "coreutils": _SIGCHLD_HANDLED, "tar": _SIGCHLD_HANDLED,
     "git": {**_SIGCHLD_HANDLED, **_SPAWN_MALLOC}, "gcc": {**_SIGCHLD_HANDLED, **_SPAWN_MALLOC},
     "sh-ls": _SIGCHLD_HANDLED,
-    "busybox-sh": {**_SIGCHLD_HANDLED,
-                   "prctl": "PR_GET_NAME reads the process name, which is zvisor's (the host exec'd zvisor)"},
+    "busybox-sh": _SIGCHLD_HANDLED,
     "python3-killed": {"munmap": "malloc's thread arena, as in python3-script", "mmap": "the same",
                        "mprotect": "the same", "futex": "the thread start-up handshake depends on timing"},
     "python3-script": {"munmap": "malloc's thread arenas: whether a thread needs one of its own, and how it "
