@@ -278,6 +278,8 @@ static int option(int argc, char **argv)
 		tr->on = 1;
 		return 1;
 	}
+	if (!zv_strcmp(a, "--summary-wall-clock"))
+		return 1; /* -w */
 	if (!zv_strcmp(a, "--follow-forks")) {
 		tr->on = 1;
 		tr->follow = tr->follow ? tr->follow : 1;
@@ -291,7 +293,7 @@ static int option(int argc, char **argv)
 	if (a[0] != '-' || a[1] == '-' || !a[1])
 		return 0;
 	for (const char *p = a + 1; *p; p++)
-		if (!zv_strchr("fTtrcCyZv", *p))
+		if (!zv_strchr("fTtrcCyZvw", *p))
 			return 0; /* not ours: let the caller report it */
 	tr->on = 1;
 	for (const char *p = a + 1; *p; p++) {
@@ -305,6 +307,7 @@ static int option(int argc, char **argv)
 		case 'y': tr->decode_fds = 1; break;
 		case 'Z': tr->failed_only = 1; break;
 		case 'v': break; /* structures are printed in full where decoded */
+		case 'w': break; /* -c's times are wall-clock times already */
 		}
 	}
 	if (tr->tstamp > 3)
