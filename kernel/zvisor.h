@@ -223,7 +223,7 @@ int zv_time_hooked(long nr);
 long zv_time_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 
 /* sys/dispatch.c */
-enum { ZV_KIND_HOST, ZV_KIND_HANDLER, ZV_KIND_FRAME };
+enum { ZV_KIND_HOST, ZV_KIND_HANDLER, ZV_KIND_FRAME, ZV_KIND_PID /* getpid, gettid: no layer on */ };
 extern uint8_t zv_call_kind[512];
 void zv_dispatch_init(void);
 #define ZV_NORESULT (-4096L - 1) /* handler set the guest's registers itself */

@@ -61,6 +61,8 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 				zv_count_cycles(nr, 0, zv_rdtsc() - c0);
 			zv_count_record(nr, r, 0);
 		}
+	} else if (kind == ZV_KIND_PID) {
+		r = nr == __NR_getpid ? t->pid : t->tid;
 	} else {
 		r = zv_call_guarded(t, uc, nr, &t->guard_sp);
 		t->guard_sp = 0;

@@ -163,6 +163,8 @@ void zv_dispatch_init(void)
 	for (int nr = 0; nr < 512; nr++)
 		if ((traced || zv_time_hooked(nr)) && zv_call_kind[nr] == ZV_KIND_HOST)
 			zv_call_kind[nr] = ZV_KIND_HANDLER; /* through zv_syscall: the layers see it */
+	if (!traced && zv_proc.count_fd < 0)
+		zv_call_kind[__NR_getpid] = zv_call_kind[__NR_gettid] = ZV_KIND_PID; /* sys/id.c's answers, inline */
 }
 
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
