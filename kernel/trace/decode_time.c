@@ -104,6 +104,16 @@ void zv_dec_getitimer(struct zv_tb *b, const struct zv_tcall *c)
 	filled_interval(b, c, 1, 1);
 }
 
+/* A sleep's argument i, the time left: written only when a signal cut the
+ * sleep. */
+static void time_left(struct zv_tb *b, const struct zv_tcall *c, int i)
+{
+	if (c->a[i] && c->ret == -4 /* EINTR */)
+		tb_timespec(b, (uint64_t)c->a[i]);
+	else
+		tb_ptr(b, (uint64_t)c->a[i]);
+}
+
 void zv_dec_clock_nanosleep(struct zv_tb *b, const struct zv_tcall *c)
 {
 	zv_dec_arg(b, c, 0, 'c');
@@ -112,21 +122,14 @@ void zv_dec_clock_nanosleep(struct zv_tb *b, const struct zv_tcall *c)
 	SEP(b);
 	tb_timespec(b, (uint64_t)c->a[2]);
 	SEP(b);
-	/* the time left is written only when a signal cut the sleep */
-	if (c->a[3] && c->ret == -4 /* EINTR */)
-		tb_timespec(b, (uint64_t)c->a[3]);
-	else
-		tb_ptr(b, (uint64_t)c->a[3]);
+	time_left(b, c, 3);
 }
 
 void zv_dec_nanosleep(struct zv_tb *b, const struct zv_tcall *c)
 {
 	tb_timespec(b, (uint64_t)c->a[0]);
 	SEP(b);
-	if (c->a[1] && c->ret == -4)
-		tb_timespec(b, (uint64_t)c->a[1]);
-	else
-		tb_ptr(b, (uint64_t)c->a[1]);
+	time_left(b, c, 1);
 }
 
 void zv_dec_timerfd_settime(struct zv_tb *b, const struct zv_tcall *c)
