@@ -104,13 +104,13 @@ static int code_after_safe(uint64_t site, const struct zv_mcontext *mc)
 			const uint8_t *c = code + (p.ip - lo);
 			if (zv_x86_decode(c, lo + got - p.ip, &in) < 0)
 				return 0;
-			/* A copy of rsp made here could reach the slot under
-			 * another name (the known register values are those
-			 * at the site). */
 			if (touches_slot(&in, mc, p.rsp_delta, slot))
 				return 0;
 			if (in.pushes && p.rsp_delta == 0)
 				break; /* it overwrites the slot: what was there is dead */
+			/* A copy of rsp made here could reach the slot under
+			 * another name (the known register values are those
+			 * at the site). */
 			if (in.exposes_rsp)
 				return 0;
 			uint64_t next = p.ip + in.len;
