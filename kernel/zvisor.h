@@ -227,6 +227,7 @@ enum { ZV_KIND_HOST, ZV_KIND_HANDLER, ZV_KIND_FRAME, ZV_KIND_PID /* getpid, gett
 extern uint8_t zv_call_kind[512];
 void zv_dispatch_init(void);
 #define ZV_NORESULT (-4096L - 1) /* handler set the guest's registers itself */
+#define ZV_FAULT_SIGNALS (ZV_SIGBIT(11) | ZV_SIGBIT(7)) /* SIGSEGV, SIGBUS: see zv_unblock_faults */
 #define ZV_CANCELLED (-4096L - 3) /* zv_sc_cancellable: a deferred signal stopped the call before it began */
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 long zv_call_args(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);

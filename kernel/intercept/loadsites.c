@@ -193,8 +193,8 @@ static int cie_is_standard(struct image *im, uint64_t cie)
 static uint64_t function_length(struct image *im, uint64_t fde, uint64_t start)
 {
 	uint8_t raw[MAX_CFI];
-	struct buf fb, *eh = &fb;
-	if (read_at(im, fde, raw, sizeof raw, &fb) <= 0)
+	struct buf frame, *eh = &frame;
+	if (read_at(im, fde, raw, sizeof raw, eh) <= 0)
 		return 0;
 	const uint8_t *p = at(eh, fde, 16);
 	if (!p)
@@ -407,8 +407,7 @@ static int function_table(struct scan *s, const Elf64_Ehdr *eh, void **mem, size
 	if (zv_is_err((long)m))
 		return -1;
 	*mem = m;
-	struct buf b;
-	if (read_at(im, at, m, size, &b) != (long)size)
+	if (read_at(im, at, m, size, NULL) != (long)size)
 		return -1;
 	s->base = at;
 	if (!hdr) {

@@ -81,15 +81,17 @@ long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long
 	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-/* Hidden fds: at most a few, moved out of the guest's way on demand. */
+/* Hidden fds: at most a few, moved out of the guest's way on demand; -1
+ * where unused. */
 #define ZV_MAX_HIDDEN 4
+static int *const hidden[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
+					    &zv_proc.self_fd };
+
 static int *hidden_slot(int fd)
 {
-	static int *slots[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
-					     &zv_proc.self_fd };
 	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
-		if (slots[i] && *slots[i] >= 0 && *slots[i] == fd)
-			return slots[i];
+		if (*hidden[i] >= 0 && *hidden[i] == fd)
+			return hidden[i];
 	return NULL;
 }
 
@@ -97,7 +99,10 @@ int zv_is_kernel_fd(int fd) { return fd >= 0 && hidden_slot(fd) != NULL; }
 
 int zv_hidden_fds_exist(void)
 {
-	return zv_proc.count_fd >= 0 || zv_proc.err_fd >= 0 || zv_proc.trace.fd >= 0 || zv_proc.self_fd >= 0;
+	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
+		if (*hidden[i] >= 0)
+			return 1;
+	return 0;
 }
 
 /* Calls whose first argument is a file descriptor (or a directory fd). */
@@ -190,7 +195,9 @@ long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	unsigned flags = (unsigned)a[2];
 	if (lo > hi)
 		return -EINVAL;
-	int ks[ZV_MAX_HIDDEN] = { zv_proc.count_fd, zv_proc.err_fd, zv_proc.trace.fd, zv_proc.self_fd };
+	int ks[ZV_MAX_HIDDEN];
+	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
+		ks[i] = *hidden[i];
 	for (int i = 0; i < ZV_MAX_HIDDEN; i++) /* ascending */
 		for (int j = i + 1; j < ZV_MAX_HIDDEN; j++)
 			if (ks[j] < ks[i]) {

@@ -36,13 +36,11 @@ uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 	return uc->uc_sigmask | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
 }
 
-#define FAULT_SIGNALS (ZV_SIGBIT(SIGSEGV) | ZV_SIGBIT(SIGBUS))
-
 static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
 {
 	m &= ~UNBLOCKABLE;
 	t->sigsys_blocked = (m & ZV_SIGBIT(SIGSYS)) != 0;
-	t->faults_blocked = (m & FAULT_SIGNALS) != 0;
+	t->faults_blocked = (m & ZV_FAULT_SIGNALS) != 0;
 	uc->uc_sigmask = m & ~ZV_SIGBIT(SIGSYS);
 }
 
@@ -57,12 +55,12 @@ static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t
  * fast path bounces here while they are blocked.) */
 void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	t->faults_blocked = (uc->uc_sigmask & FAULT_SIGNALS) != 0;
+	t->faults_blocked = (uc->uc_sigmask & ZV_FAULT_SIGNALS) != 0;
 	if (!t->faults_blocked)
 		return;
 	uint64_t pending = 0;
 	zv_sys2(__NR_rt_sigpending, &pending, 8);
-	uint64_t unblock = uc->uc_sigmask & FAULT_SIGNALS & ~pending;
+	uint64_t unblock = uc->uc_sigmask & ZV_FAULT_SIGNALS & ~pending;
 	if (unblock)
 		zv_host_set_mask(uc->uc_sigmask & ~unblock, NULL);
 }
