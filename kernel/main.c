@@ -2,6 +2,7 @@
  * guest. The same image also starts every program a guest execs, through the
  * internal command "__exec" (see sys/exec.c). */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -321,7 +322,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	}
 	zv_vdso_setup((uint64_t *)auxv);
 	zv_count_tsc_init();
-	zv_dispatch_init(); /* again: --time, the vDSO and -c's TSC change how calls are routed */
+	zv_layers_fold(); /* again: --time, the vDSO and -c's TSC change how calls are routed */
 	t->sigsys_blocked = sigsys_blocked;
 	zv_signals_init(t->sighand);
 
@@ -517,7 +518,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 		e++;
 	const uint64_t *auxv = (const uint64_t *)(e + 1);
 
-	zv_dispatch_init();
+	zv_layers_fold();
 	zv_proc.text_start = (uint64_t)__executable_start;
 	zv_proc.text_end = (uint64_t)etext;
 	zv_proc.pid = (int)zv_getpid();

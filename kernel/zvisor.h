@@ -8,6 +8,7 @@
 #include "arch/fast.h"
 #include "loader/loader.h"
 #include "trace/trace.h"
+#include "sys/sysent.h"
 
 #define ZV_VERSION "0.1.0"
 
@@ -113,6 +114,7 @@ struct zv_proc {
 	int self_fd;             /* hidden: zvisor's own executable, opened before a chroot (exec.c) */
 	int leader_pid;          /* the first guest process: prints reports */
 	int seccomp_installed;
+	int sandboxed;           /* the guest turned on its own SUD or seccomp (sys/sandbox.c's layer) */
 	volatile int nthreads;
 	uint64_t text_start, text_end;
 	enum zv_rewrite rewrite;
@@ -192,16 +194,14 @@ long zv_trampoline_map(void);
 long zv_fast_syscall(struct zv_thread *t);
 void zv_fast_bounced(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc);
-void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
-void zv_frame_result(struct zv_thread *t, struct zv_ucontext *uc, long nr, long r);
 int zv_site_safe(uint64_t site, void *uc);
 
 /* sys/id.c: calls answered from kernel state */
-long zv_sys_getpid(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_gettid(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_getpid(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_gettid(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_id_get(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_id_set(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
-long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
 
 /* loader/vdso.c */
@@ -215,23 +215,23 @@ static inline int zv_vdso_call(uint64_t ret) /* ret: a call's return address */
 long zv_host_vdso_call(int which, long a, long b); /* 0 clock_gettime, 1 gettimeofday, 2 time */
 void zv_host_vdso_touched(uint64_t addr, uint64_t len);
 
-/* sys/vtime.c */
+/* sys/vtime.c (its hooks: sys/vtime.h) */
 int zv_time_setup(const char *spec, char *why, size_t n);
 int zv_time_format(char *buf, size_t n);
 const char *zv_time_restore(const char *s);
-int zv_time_hooked(long nr);
-long zv_time_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 
-/* sys/dispatch.c */
+/* sys/entry.c: every platform's way into the kernel and out */
 enum { ZV_KIND_HOST, ZV_KIND_HANDLER, ZV_KIND_FRAME, ZV_KIND_PID /* getpid, gettid: no layer on */ };
-extern uint8_t zv_call_kind[512];
-void zv_dispatch_init(void);
+extern uint8_t zv_call_kind[512]; /* sys/layers.c */
+extern int zv_check_fds;          /* sys/layers.c: the fast path's host calls check for hidden fds */
 #define ZV_NORESULT (-4096L - 1) /* handler set the guest's registers itself */
 #define ZV_FAULT_SIGNALS (ZV_SIGBIT(11) | ZV_SIGBIT(7)) /* SIGSEGV, SIGBUS: see zv_unblock_faults */
 #define ZV_CANCELLED (-4096L - 3) /* zv_sc_cancellable: a deferred signal stopped the call before it began */
 long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
-long zv_call_args(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
-long zv_dispatch_rest(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
+void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
+void zv_frame_result(struct zv_thread *t, struct zv_ucontext *uc, long nr, long r);
+void zv_entry_count(struct zv_thread *t, long nr, long r, int vdso);
+void zv_layers_fold(void); /* sys/layers.c */
 long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, long e, long f);
 long zv_host_call_args(struct zv_thread *t, const long args[7]);
 
@@ -240,11 +240,11 @@ void zv_signals_init(struct zv_sighand *sh);
 void zv_host_sighandler(int sig, zv_siginfo *si, void *uc);
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc);
-long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc);
@@ -255,37 +255,38 @@ void zv_clear_handlers(struct zv_sighand *sh);
 void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_siginfo *si);
 
 /* sys/proc.c */
-long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_fork(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_fork(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 void zv_report_at_exit(void);
 
 /* sys/exec.c */
-long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 
 /* sys/fs.c */
 const char *zv_translate_path(const char *path);
 long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
-long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
-long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 int zv_hide_fd(int fd);
 int zv_is_kernel_fd(int fd);
 int zv_names_kernel_fd(long nr, const long *a);
 int zv_hidden_fds_exist(void);
 extern int zv_check_fds;
-long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 
 /* sys/sandbox.c */
-long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a);
-long zv_sys_ptrace(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_ptrace(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr);
+void zv_sandbox_on(void); /* the guest turned on its SUD or seccomp */
 
 /* sys/seccomp.c */
 #define ZV_SECCOMP_GO (-4096L - 2) /* seccomp lets the call run */
@@ -296,7 +297,7 @@ void zv_seccomp_restore(int fd);
 
 /* sys/mm.c */
 void zv_brk_init(uint64_t start);
-long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a);
+long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 
 /* loader/mm_fields.c */

@@ -49,7 +49,7 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 	long r;
 	if (kind == ZV_KIND_HOST && (zv_proc.count_fd < 0 || zv_count_tsc)) {
 		/* The common case: the host runs it, nothing to check, and
-		 * for trace -c only the time to sum (see zv_dispatch_init). */
+		 * for trace -c only the time to sum (see zv_layers_fold). */
 		long args[7] = { nr, uc->mc.rdi, uc->mc.rsi, uc->mc.rdx, uc->mc.r10, uc->mc.r8, uc->mc.r9 };
 		uint64_t c0 = zv_count_tsc ? zv_rdtsc() : 0;
 		if (zv_check_fds && zv_names_kernel_fd(nr, args + 1))
@@ -59,7 +59,7 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 		if (c0 && !t->call_cancelled) { /* a cancelled call counts when it is made again */
 			if (t->traced)
 				zv_count_cycles(nr, 0, zv_rdtsc() - c0);
-			zv_count_record(nr, r, 0);
+			zv_entry_count(t, nr, r, 0);
 		}
 	} else if (kind == ZV_KIND_PID) {
 		r = nr == __NR_getpid ? t->pid : t->tid;
@@ -68,59 +68,13 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 		t->guard_sp = 0;
 		if (r == ZV_NORESULT)
 			r = (long)uc->mc.rax;
-		if (!t->call_cancelled)
-			zv_count_record(nr, r, zv_vdso_call(ret));
+		zv_entry_count(t, nr, r, zv_vdso_call(ret));
 	}
 	if (!f->sig_pending)
 		t->delivery_mask_set = 0; /* no handler runs with a temporary mask */
 	if (zv_proc.stats)
 		zv_proc.stat_fast++;
 	return r;
-}
-
-/* Sets the result registers of guest call nr, which returned r, in a signal
- * frame's context. A call interrupted by a handler is restarted as the host
- * does; one that never started (a signal was deferred before it) is always
- * restarted: natively the handler would have run first. */
-void zv_frame_result(struct zv_thread *t, struct zv_ucontext *uc, long nr, long r)
-{
-	if (r == ZV_NORESULT)
-		return;
-	if (r == -EINTR && t->fast.sig_pending && (t->call_cancelled || zv_restart_on_eintr(t, nr, uc))) {
-		/* Re-execute the syscall after the handler: rip back onto the
-		 * instruction (2 bytes, `syscall` or `call *%rax`). */
-		uc->mc.rip -= 2;
-		uc->mc.rax = nr;
-	} else {
-		uc->mc.rax = r;
-	}
-}
-
-/* Runs guest call nr for the context of a signal frame whose rip is the
- * return address, and sets the registers the host's syscall sets. */
-void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
-{
-	/* The host's syscall instruction leaves the return address in rcx and
-	 * the flags in r11; so does ours. */
-	uc->mc.rcx = uc->mc.rip;
-	uc->mc.r11 = uc->mc.eflags;
-	long r;
-	t->call_cancelled = 0;
-	if (nr < 0 || (nr & 0x40000000)) {
-		r = -ENOSYS; /* x32 calls are not supported */
-	} else {
-		uint64_t outer_guard = t->guard_sp;
-		r = zv_call_guarded(t, uc, nr, &t->guard_sp);
-		t->guard_sp = outer_guard;
-		if (r == -EFAULT && nr == __NR_rt_sigreturn)
-			zv_die_by_signal(11); /* a bad frame: the host forces SIGSEGV */
-	}
-	/* A fork child returns here too: the parent counted the call; a
-	 * cancelled call counts when it is made again. */
-	if (!t->call_cancelled && !(r == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork ||
-					       nr == __NR_vfork)))
-		zv_count_record(nr, r == ZV_NORESULT ? 0 : r, zv_vdso_call(uc->mc.rip));
-	zv_frame_result(t, uc, nr, r);
 }
 
 /* The SIGSYS of the entry page's `syscall`: a fast call that needs the

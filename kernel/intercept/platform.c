@@ -103,21 +103,6 @@ long zv_platform_arm_thread(struct zv_thread *t)
 		       zv_proc.text_end - zv_proc.text_start, &t->sud_selector);
 }
 
-/* i386 calls that would take the process out of the kernel's hands (a new
- * image, a new task, signal state): refused rather than run on the host. */
-static int i386_refused(uint32_t nr)
-{
-	switch (nr) {
-	case 2: case 11: case 48: case 67: case 72: case 119: case 120: case 126: case 172:
-	case 173: case 174: case 175: case 179: case 186: case 190: case 354: case 358: case 435:
-		return 1; /* fork execve signal sigaction sigsuspend sigreturn clone
-			   * sigprocmask prctl rt_sig{return,action,procmask,suspend}
-			   * sigaltstack vfork seccomp execveat clone3 */
-	default:
-		return 0;
-	}
-}
-
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 {
 	struct zv_ucontext *uc = ucv;
@@ -138,7 +123,7 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		long args[7] = { (uint32_t)uc->mc.rax, (uint32_t)uc->mc.rbx, (uint32_t)uc->mc.rcx,
 				 (uint32_t)uc->mc.rdx, (uint32_t)uc->mc.rsi, (uint32_t)uc->mc.rdi,
 				 (uint32_t)uc->mc.rbp };
-		uc->mc.rax = i386_refused((uint32_t)uc->mc.rax) ? -ENOSYS : zv_int80(args);
+		uc->mc.rax = zv_sys_i386_refused((uint32_t)uc->mc.rax) ? -ENOSYS : zv_int80(args);
 		/* int $0x80 leaves rcx and r11 alone. */
 		zv_signals_on_exit(t, uc);
 		t->sys_uc = outer;

@@ -147,7 +147,7 @@ static int code_after_safe(uint64_t site, const struct zv_mcontext *mc)
  * addresses, which must not keep a site off the fast path.) */
 static int args_read(uint64_t nr)
 {
-	const struct zv_sysdesc *d = nr < 512 ? &zv_sysdesc[nr] : NULL;
+	const struct zv_sysdesc *d = nr < 512 ? &zv_sysent[nr].trace : NULL;
 	return d && (d->sig || d->decode || d->nargs) ? d->nargs : 6;
 }
 

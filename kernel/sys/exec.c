@@ -4,6 +4,7 @@
  * (platform, guest signal mask, hidden fds). Errors the host's execve would
  * give are found first and returned to the guest. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -69,12 +70,10 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 			zv_sys3(__NR_tgkill, zv_getpid(), t->tid, sig);
 	t->pending_set = 0;
 	t->fast.sig_pending = 0;
-	zv_trace_exec(t, nr, a, 0); /* the line must be out before the image goes */
-	zv_count_flush();
-	zv_count_record(__NR_execve, 0, 0);
+	zv_event_exec(t, nr, a); /* trace's line must be out before the image goes */
 	long ret = zv_proc.self_fd >= 0 ? zv_sys5(__NR_execveat, zv_proc.self_fd, "", nv, envp, AT_EMPTY_PATH)
 					 : zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
-	zv_count_unrecord(__NR_execve); /* the caller records the failure */
+	zv_event_exec_failed(t, nr);
 	if (zv_proc.seccomp_fd >= 0)
 		zv_close(zv_proc.seccomp_fd);
 	zv_proc.seccomp_fd = -1;
@@ -83,7 +82,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	return ret;
 }
 
-long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	const char *path = (const char *)a[0];
 	if (!path || zv_bad_guest_ptr((uint64_t)path))
@@ -91,7 +90,7 @@ long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	return do_exec(t, uc, path, (char *const *)a[1], (char *const *)a[2], __NR_execve, a);
 }
 
-long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	int dfd = (int)a[0];
 	const char *path = (const char *)a[1];

@@ -2,6 +2,7 @@
  * executable (/proc/self/exe is zvisor on the host), and the kernel's hidden
  * file descriptors, which the guest can neither close, replace nor list. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -65,8 +66,7 @@ static int no_follow(const long *a, long nr)
 
 long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
-	int pi = (nr == __NR_open || nr == __NR_readlink || nr == __NR_stat || nr == __NR_lstat ||
-		  nr == __NR_access) ? 0 : 1;
+	int pi = zv_arg_index(zv_row(nr)->path);
 	const char *p = (const char *)a[pi];
 	if (p && zv_bad_guest_ptr((uint64_t)p))
 		return -EFAULT; /* NULL is the host's to refuse: some calls take it */
@@ -105,47 +105,35 @@ int zv_hidden_fds_exist(void)
 	return 0;
 }
 
-/* Calls whose first argument is a file descriptor (or a directory fd). */
-static const uint16_t fd_first[] = {
-	__NR_read, __NR_write, __NR_fstat, __NR_lseek, __NR_ioctl, __NR_pread64, __NR_pwrite64,
-	__NR_readv, __NR_writev, __NR_dup, __NR_sendfile, __NR_connect, __NR_accept, __NR_sendto,
-	__NR_recvfrom, __NR_sendmsg, __NR_recvmsg, __NR_shutdown, __NR_bind, __NR_listen,
-	__NR_getsockname, __NR_getpeername, __NR_setsockopt, __NR_getsockopt, __NR_fcntl, __NR_flock,
-	__NR_fsync, __NR_fdatasync, __NR_ftruncate, __NR_getdents, __NR_fchdir, __NR_fchmod,
-	__NR_fchown, __NR_fstatfs, __NR_readahead, __NR_fsetxattr, __NR_fgetxattr, __NR_flistxattr,
-	__NR_fremovexattr, __NR_getdents64, __NR_fadvise64, __NR_epoll_wait, __NR_epoll_ctl,
-	__NR_inotify_add_watch, __NR_inotify_rm_watch, __NR_openat, __NR_mkdirat, __NR_mknodat,
-	__NR_fchownat, __NR_futimesat, __NR_newfstatat, __NR_unlinkat, __NR_renameat, __NR_linkat,
-	__NR_readlinkat, __NR_fchmodat, __NR_faccessat, __NR_splice, __NR_tee, __NR_sync_file_range,
-	__NR_vmsplice, __NR_utimensat, __NR_epoll_pwait, __NR_fallocate, __NR_timerfd_settime,
-	__NR_timerfd_gettime, __NR_accept4, __NR_preadv, __NR_pwritev, __NR_recvmmsg,
-	__NR_fanotify_mark, __NR_name_to_handle_at, __NR_open_by_handle_at, __NR_syncfs,
-	__NR_sendmmsg, __NR_setns, __NR_finit_module, __NR_renameat2, __NR_execveat,
-	__NR_copy_file_range, __NR_preadv2, __NR_pwritev2, __NR_statx, __NR_io_uring_enter,
-	__NR_io_uring_register, __NR_open_tree, __NR_move_mount, __NR_fsconfig, __NR_fspick,
-	__NR_pidfd_send_signal, __NR_openat2, __NR_pidfd_getfd, __NR_faccessat2, __NR_epoll_pwait2,
-	__NR_mount_setattr, __NR_landlock_add_rule, __NR_landlock_restrict_self, __NR_process_madvise,
-	451 /* cachestat */, 452 /* fchmodat2 */,
-};
-
-/* Whether call nr names one of the kernel's fds: the guest sees those
- * numbers as closed (EBADF). Only consulted while hidden fds exist. */
+/* Whether call nr names one of the kernel's fds (its row's fd arguments):
+ * the guest sees those numbers as closed (EBADF). Only consulted while
+ * hidden fds exist. */
 int zv_names_kernel_fd(long nr, const long *a)
 {
-	if (zv_is_kernel_fd((int)a[0])) {
-		for (size_t i = 0; i < sizeof fd_first / sizeof fd_first[0]; i++)
-			if (fd_first[i] == nr)
-				return 1;
-	}
-	switch (nr) {
-	case __NR_mmap:
-		return !(a[3] & 0x20 /* MAP_ANONYMOUS */) && zv_is_kernel_fd((int)a[4]);
-	case __NR_sendfile: case __NR_copy_file_range: case __NR_splice: case __NR_tee:
-		return zv_is_kernel_fd((int)a[nr == __NR_sendfile || nr == __NR_tee ? 1 : 2]);
-	default:
+	unsigned fds = zv_row(nr)->fds;
+	if ((fds & ZV_FDS_MMAP) && (a[3] & 0x20 /* MAP_ANONYMOUS */))
 		return 0;
-	}
+	for (int i = 0; i < 6; i++)
+		if ((fds & 1u << i) && zv_is_kernel_fd((int)a[i]))
+			return 1;
+	return 0;
 }
+
+/* The layer: while hidden fds exist, calls that take fds fail with EBADF
+ * for theirs. The fast path's direct host calls check it themselves. */
+static int fdguard_sees(long nr) { return zv_hidden_fds_exist() && zv_row(nr)->fds; }
+static int fdguard_inline(void) { return 1; }
+
+static long fdguard_call(struct zv_call *c)
+{
+	if (zv_hidden_fds_exist() && zv_names_kernel_fd(c->nr, c->a))
+		return -EBADF;
+	return zv_next(c);
+}
+
+const struct zv_layer zv_fdguard_layer = {
+	.name = "fdguard", .sees = fdguard_sees, .call = fdguard_call, .inline_host = fdguard_inline,
+};
 
 /* Moves fd to the highest free number below the fd limit, so that the guest's
  * lowest-free-number allocations never meet it. Returns the new fd. */
@@ -181,7 +169,7 @@ static void evict(int fd)
 	zv_close(fd);
 }
 
-long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	if (zv_is_kernel_fd((int)a[0]))
 		return -EBADF;
@@ -189,7 +177,7 @@ long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 }
 
 /* close_range over the guest's fds only: the range is cut around ours. */
-long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	unsigned lo = (unsigned)a[0], hi = (unsigned)a[1];
 	unsigned flags = (unsigned)a[2];
@@ -231,7 +219,7 @@ long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 }
 
 /* Listing /proc/<pid>/fd must not show the kernel's fds. */
-long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	long r = zv_host_call(t, __NR_getdents64, a[0], a[1], a[2], 0, 0, 0);
 	if (r <= 0 || !zv_hidden_fds_exist())
@@ -265,7 +253,7 @@ long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a)
  * new root may lack. So before the first chroot the kernel keeps its own
  * executable open (a hidden O_PATH fd, carried across execve) and execs
  * through it from then on. */
-long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	int opened = -1;
 	if (zv_proc.self_fd < 0) {
@@ -277,7 +265,7 @@ long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	if (opened >= 0) {
 		if (r == 0) {
 			zv_proc.self_fd = opened;
-			zv_dispatch_init(); /* fd calls now check for it */
+			zv_layers_fold(); /* fd calls now check for it */
 		} else {
 			zv_close(opened);
 		}

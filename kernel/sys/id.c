@@ -11,12 +11,12 @@
 #include "lib/syscall.h"
 #include <linux/sched.h>
 
-long zv_sys_getpid(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_getpid(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	return t->pid;
 }
 
-long zv_sys_gettid(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_gettid(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	return t->tid;
 }
@@ -67,7 +67,7 @@ void zv_ids_after_clone(struct zv_thread *t, uint64_t flags)
 }
 
 /* On zpoline %gs belongs to the kernel: the guest's base is virtual. */
-long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
 		if (a[0] == 0x1001) { /* ARCH_SET_GS */

@@ -17,7 +17,7 @@ void zv_brk_init(uint64_t start)
 	zv_proc.brk_start = zv_proc.brk_cur = PAGE_UP(start) + (uint64_t)(rnd & 0x1fff) * 4096;
 }
 
-long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	uint64_t want = (uint64_t)a[0];
 	zv_lock(&zv_proc.lock);

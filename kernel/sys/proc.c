@@ -6,6 +6,7 @@
  * child with its own address space (fork) returns through its copy of the
  * parent's frame. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -83,7 +84,6 @@ static void after_fork_child(struct zv_thread *t)
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;
 	zv_sites_after_fork();
-	zv_count_after_fork();
 	t->tid = (int)zv_gettid();
 	t->pid = zv_proc.pid;
 	zv_platform_arm_thread(t);
@@ -120,8 +120,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		}
 		if (r == 0) {
 			after_fork_child(t);
-			t->traced = t->traced && zv_proc.trace.follow;
-			zv_trace_after_fork(t->traced);
+			zv_event_fork_child(t);
 			zv_ids_after_clone(t, flags);
 			if (flags & CLONE_CLEAR_SIGHAND)
 				zv_clear_handlers(t->sighand);
@@ -166,14 +165,14 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	return r;
 }
 
-long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	struct clone_req q = { .flags = (uint64_t)a[0], .stack = (uint64_t)a[1],
 			       .ptid = (void *)a[2], .ctid = (void *)a[3], .tls = (uint64_t)a[4] };
 	return do_clone(t, uc, &q);
 }
 
-long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	struct clone_args *ca = (void *)a[0];
 	size_t size = (size_t)a[1];
@@ -188,13 +187,13 @@ long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	return do_clone(t, uc, &q);
 }
 
-long zv_sys_fork(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_fork(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	struct clone_req q = { .flags = 17 /* SIGCHLD */ };
 	return do_clone(t, uc, &q);
 }
 
-long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	struct clone_req q = { .flags = CLONE_VM | CLONE_VFORK | 17 };
 	return do_clone(t, uc, &q);
@@ -215,14 +214,14 @@ void zv_report_at_exit(void)
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
 }
 
-long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
-	zv_trace_exit(t, (int)a[0], 0);
+	zv_event_exit(t, (int)a[0], 0);
 	zv_report_at_exit();
 	zv_exit_group((int)a[0]);
 }
 
-long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	/* Signals deferred to this thread go back to the process, where the
 	 * host hands them to a thread that lives on. */
@@ -233,11 +232,11 @@ long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 				zv_sys2(__NR_kill, zv_getpid(), sig); /* the host refuses kernel si_codes from a thread */
 	t->pending_set = 0;
 	if (!t->is_thread) {
-		zv_trace_exit(t, (int)a[0], 0); /* a process of its own ends: "+++ exited" */
+		zv_event_exit(t, (int)a[0], 0); /* a process of its own ends: "+++ exited" */
 		for (;;) /* a vfork-style child: its parent frees the block */
 			zv_sys1(__NR_exit, a[0]);
 	}
-	zv_trace_exit(t, (int)a[0], 0); /* strace -f shows each thread's end */
+	zv_event_exit(t, (int)a[0], 0); /* strace -f shows each thread's end */
 	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
 		zv_report_at_exit();
 	zv_thread_retire(t);

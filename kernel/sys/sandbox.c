@@ -4,6 +4,7 @@
  * in seccomp.c). A tracer would see the kernel's SIGSYS as ptrace stops, so
  * ptrace attachment is refused with EINVAL, as docs/DESIGN.md documents. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "trace/count.h"
 #include "lib/syscall.h"
 #include <linux/prctl.h>
@@ -29,6 +30,7 @@ static long set_guest_sud(struct zv_thread *t, long mode, uint64_t off, uint64_t
 		if (sel >= 0x800000000000UL)
 			return -EFAULT;
 		t->gsud.on = 1;
+		zv_sandbox_on();
 		t->gsud.offset = off;
 		t->gsud.len = len;
 		t->gsud.selector = (const volatile char *)sel;
@@ -60,7 +62,7 @@ int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 	return 1;
 }
 
-long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	if (a[0] == PR_SET_SYSCALL_USER_DISPATCH)
 		return set_guest_sud(t, a[1], a[2], a[3], a[4]);
@@ -75,9 +77,39 @@ long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 
 /* Becoming a tracee (TRACEME) or taking one (ATTACH, SEIZE) is refused; the
  * other requests fail on the host as there is no tracee. */
-long zv_sys_ptrace(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_ptrace(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	if (a[0] == 0 /* PTRACE_TRACEME */ || a[0] == 16 /* PTRACE_ATTACH */ || a[0] == 0x4206 /* SEIZE */)
 		return -EINVAL;
 	return zv_host_call(t, __NR_ptrace, a[0], a[1], a[2], a[3], 0, 0);
 }
+
+/* The layer: once the guest has turned on its own SUD or seccomp, every
+ * call passes the guest's dispatch, then its filters, in the host's order.
+ * A vDSO entry is no system call natively: neither sees it. */
+void zv_sandbox_on(void)
+{
+	if (!zv_proc.sandboxed) {
+		zv_proc.sandboxed = 1;
+		zv_layers_fold();
+	}
+}
+
+static int sandbox_sees(long nr) { return zv_proc.sandboxed; }
+
+static long sandbox_call(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	if ((t->gsud.on || zv_proc.seccomp.mode) && !zv_vdso_call(c->uc->mc.rip)) {
+		if (t->gsud.on && zv_guest_sud_traps(t, c->uc, c->nr))
+			return c->nr; /* not made: rax keeps the number, as the host leaves it */
+		if (zv_proc.seccomp.mode) {
+			long r = zv_seccomp_check(t, c->uc, c->nr, c->a);
+			if (r != ZV_SECCOMP_GO)
+				return r;
+		}
+	}
+	return zv_next(c);
+}
+
+const struct zv_layer zv_sandbox_layer = { .name = "sandbox", .sees = sandbox_sees, .call = sandbox_call };

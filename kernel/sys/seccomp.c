@@ -149,6 +149,7 @@ static long add_filter(const struct sock_filter *prog, unsigned len)
 	sc->nfilters++;
 	sc->total += len + 4;
 	sc->mode = SECCOMP_MODE_FILTER;
+	zv_sandbox_on();
 	return 0;
 }
 
@@ -173,6 +174,7 @@ static long set_mode(long op, unsigned long flags, const void *uargs)
 		if (sc->mode == SECCOMP_MODE_FILTER)
 			return -EINVAL;
 		sc->mode = SECCOMP_MODE_STRICT;
+		zv_sandbox_on();
 		/* The host's strict mode also disables rdtsc for the thread (a
 		 * vDSO clock read then faults with SIGSEGV); so does this one. */
 		zv_count_tsc_off();
@@ -199,7 +201,7 @@ static long set_mode(long op, unsigned long flags, const void *uargs)
 	return add_filter(prog.filter, prog.len);
 }
 
-long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	if (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)
 		return set_mode(a[0], (unsigned long)a[1], (const void *)a[2]);
@@ -256,7 +258,7 @@ long zv_seccomp_check(struct zv_thread *t, struct zv_ucontext *uc, long nr, cons
 	case SECCOMP_RET_KILL_THREAD:
 		if (zv_proc.nthreads > 1) {
 			long code[6] = { 0 };
-			return zv_sys_exit(t, uc, code); /* does not return */
+			return zv_sys_exit(t, uc, code, __NR_exit); /* does not return */
 		}
 		zv_die_by_signal(31); /* the last thread takes the process with it */
 	default:
@@ -300,6 +302,7 @@ void zv_seccomp_restore(int fd)
 			zv_proc.seccomp.total += len + 4;
 		}
 		zv_proc.seccomp.mode = head[0];
+		zv_sandbox_on();
 	}
 	zv_close(fd);
 }

@@ -5,6 +5,7 @@
  * building the guest's frame as the host would; interrupting the kernel it is
  * deferred to the return to the guest, as a real kernel does. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -18,6 +19,7 @@
 #define SIGBUS 7
 #define SIGILL 4
 #define SEGV_MAPERR 1
+#define SEGV_PKUERR 4
 #define SEGV_ACCERR 2
 #define UNBLOCKABLE (ZV_SIGBIT(SIGKILL) | ZV_SIGBIT(SIGSTOP))
 
@@ -129,7 +131,7 @@ __attribute__((noreturn)) void zv_die_by_signal(int sig)
 	/* "(core dumped)" when the host would dump: a core limit above 0 */
 	struct { uint64_t cur, max; } core = { 0, 0 };
 	zv_sys4(__NR_prlimit64, 0, 4 /* RLIMIT_CORE */, NULL, &core);
-	zv_trace_exit(zv_current(), 0, sig | (default_dumps(sig) && core.cur ? 0x80 : 0));
+	zv_event_exit(zv_current(), 0, sig | (default_dumps(sig) && core.cur ? 0x80 : 0));
 	zv_report_at_exit();
 	struct zv_ksigaction dfl = { ZV_SIG_DFL, ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
 	zv_sys4(__NR_rt_sigaction, sig, &dfl, NULL, 8);
@@ -184,7 +186,7 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	zv_unlock(&sh->lock);
 	if (act.handler == ZV_SIG_IGN)
 		return;
-	zv_trace_signal(t, sig, si);
+	zv_event_signal(t, sig, si);
 	if (act.handler == ZV_SIG_DFL) {
 		default_action(sig);
 		return;
@@ -318,8 +320,11 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 			 * unmapped. */
 			si->si_code = SEGV_MAPERR;
 			si->sys.call_addr = ip;
-		} else if (sig == SIGSEGV && si->si_code == SEGV_ACCERR && zv_in_trampoline(si->sys.call_addr)) {
-			si->si_code = SEGV_MAPERR; /* a NULL write: page 0 is unmapped for the guest */
+		} else if (sig == SIGSEGV && (si->si_code == SEGV_ACCERR || si->si_code == SEGV_PKUERR) &&
+			   zv_in_trampoline(si->sys.call_addr)) {
+			/* A NULL write, or a NULL read of an execute-only page 0
+			 * (protection keys): page 0 is unmapped for the guest. */
+			si->si_code = SEGV_MAPERR;
 		}
 	}
 	if (is_fault(sig, si) && sig != 5 && sig != 8 && t->sighand->act[sig].handler == ZV_SIG_DFL) {
@@ -365,28 +370,10 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 	t->delivery_mask_set = 0;
 }
 
-/* Calls that the host never restarts after a handler, SA_RESTART or not
- * (signal(7)); everything else interrupted by a handler with SA_RESTART is
- * re-executed. */
-static int never_restarted(long nr, struct zv_ucontext *uc)
-{
-	switch (nr) {
-	case __NR_pause: case __NR_rt_sigsuspend: case __NR_nanosleep: case __NR_clock_nanosleep:
-	case __NR_select: case __NR_pselect6: case __NR_poll: case __NR_ppoll:
-	case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_epoll_pwait2:
-	case __NR_io_getevents: case __NR_io_pgetevents: case __NR_rt_sigtimedwait:
-	case __NR_msgrcv: case __NR_msgsnd: case __NR_semop: case __NR_semtimedop:
-		return 1;
-	case __NR_futex:
-		return uc->mc.r10 != 0; /* a wait with a timeout */
-	default:
-		return 0;
-	}
-}
-
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 {
-	if (never_restarted(nr, uc))
+	const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
+	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
 		return 0;
 	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
 	for (int sig = 1; sig <= 64; sig++) {
@@ -399,7 +386,7 @@ int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 	return 1;
 }
 
-long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	int sig = (int)a[0];
 	const struct zv_ksigaction *act = (const void *)a[1];
@@ -427,7 +414,7 @@ long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	return 0;
 }
 
-long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	const uint64_t *set = (const void *)a[1];
 	uint64_t *oset = (void *)a[2];
@@ -451,7 +438,7 @@ long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	return 0;
 }
 
-long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	const struct zv_sigframe *f = (const void *)(uc->mc.rsp - 8);
 	const struct zv_ucontext *g = &f->uc;
@@ -473,7 +460,7 @@ long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	return ZV_NORESULT;
 }
 
-long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	const struct zv_stack *ss = (const void *)a[0];
 	struct zv_stack *old = (void *)a[1];
@@ -501,7 +488,7 @@ long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a)
 	return 0;
 }
 
-long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a)
+long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	if (a[1] != 8)
 		return -EINVAL;

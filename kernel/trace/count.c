@@ -6,7 +6,7 @@
 #include "lib/fmt.h"
 #include "lib/kmem.h"
 #include "lib/arith.h"
-#include "sysnames.h"
+#include "sys/layer.h"
 #include <linux/mman.h>
 
 /* Rows 0..ZV_NSYSCALLS-1: system calls; the next ZV_NSYSCALLS: the same
@@ -121,7 +121,7 @@ void zv_count_tsc_off(void)
 	zv_count_flush();
 	if (zv_count_tsc) {
 		zv_count_tsc = 0;
-		zv_dispatch_init(); /* summed calls go through the trace layer again */
+		zv_layers_fold(); /* summed calls go through the trace layer again */
 	}
 }
 
@@ -141,8 +141,8 @@ static const char *name_of(int row, char *buf, size_t n)
 {
 	int nr = row % ZV_NSYSCALLS;
 	const char *vdso = row >= ZV_NSYSCALLS ? "[vdso]" : "";
-	if ((size_t)nr < sizeof zv_sysnames / sizeof zv_sysnames[0] && zv_sysnames[nr])
-		zv_snprintf(buf, n, "%s%s", zv_sysnames[nr], vdso);
+	if (zv_sysname(nr))
+		zv_snprintf(buf, n, "%s%s", zv_sysname(nr), vdso);
 	else
 		zv_snprintf(buf, n, "syscall_%d%s", nr, vdso);
 	return buf;
@@ -264,3 +264,23 @@ void zv_count_report(int fd)
 	zv_write(fd, o->data, o->len);
 	zv_kunmap(o, sizeof *o);
 }
+
+/* Counting has no part in a call's layers: the entry counts each call once
+ * (zv_entry_count). It follows the events: a fork child starts its own
+ * sums, and execve is counted before the image goes (taken back if the
+ * host refuses it; the caller then counts the failure). */
+static int count_sees(long nr) { return 0; }
+static void count_fork_child(struct zv_thread *t) { zv_count_after_fork(); }
+
+static void count_exec(struct zv_thread *t, long nr, const long *a)
+{
+	zv_count_flush();
+	zv_count_record(__NR_execve, 0, 0);
+}
+
+static void count_exec_failed(struct zv_thread *t, long nr) { zv_count_unrecord(__NR_execve); }
+
+const struct zv_layer zv_count_layer = {
+	.name = "count", .sees = count_sees, .fork_child = count_fork_child,
+	.exec = count_exec, .exec_failed = count_exec_failed,
+};

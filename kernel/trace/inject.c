@@ -8,11 +8,11 @@
  * Calls are counted per process. A line for an injected call ends in
  * "(INJECTED)", as strace's does. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "trace/trace.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "sysnames.h"
 
 #define MAX_RULES 16
 
@@ -174,13 +174,13 @@ static void sleep_ns(int64_t ns)
 		;
 }
 
-long zv_dispatch_rest(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
-
-long zv_inject_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
+static long inject_call(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long nr = c->nr;
 	t->trace_injected = 0;
 	if (!zv_proc.trace.inject || (unsigned long)nr >= 512 || !t->traced)
-		return zv_dispatch_rest(t, uc, nr, a);
+		return zv_next(c);
 	struct rule *fire = NULL;
 	for (int i = 0; i < nrules && !fire; i++) {
 		struct rule *r = &rules[i];
@@ -191,7 +191,7 @@ long zv_inject_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *
 			fire = r;
 	}
 	if (!fire)
-		return zv_dispatch_rest(t, uc, nr, a);
+		return zv_next(c);
 	if (fire->delay_enter)
 		sleep_ns(fire->delay_enter);
 	long ret;
@@ -199,9 +199,13 @@ long zv_inject_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *
 		ret = fire->has_error ? -fire->error : fire->retval;
 		t->trace_injected = 1;
 	} else {
-		ret = zv_dispatch_rest(t, uc, nr, a);
+		ret = zv_next(c);
 	}
 	if (fire->delay_exit)
 		sleep_ns(fire->delay_exit);
 	return ret;
 }
+
+static int inject_sees(long nr) { return zv_proc.trace.inject; }
+
+const struct zv_layer zv_inject_layer = { .name = "inject", .sees = inject_sees, .call = inject_call };

@@ -12,7 +12,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "sysnames.h"
+#include "sys/layer.h"
 #include <linux/fcntl.h>
 
 #define COLUMN 40 /* strace aligns " = result" here */
@@ -48,7 +48,7 @@ static void set_bit(uint64_t *set, int nr, int on)
 static int nr_of(const char *name, size_t len)
 {
 	for (int nr = 0; nr < 512; nr++) {
-		const char *n = nr < (int)(sizeof zv_sysnames / sizeof zv_sysnames[0]) ? zv_sysnames[nr] : NULL;
+		const char *n = zv_sysname(nr);
 		if (n && zv_strlen(n) == len && zv_strncmp(n, name, len) == 0)
 			return nr;
 	}
@@ -93,14 +93,14 @@ int zv_trace_parse_set(const char *v, uint64_t *out)
 					return bad("unknown syscall class", it);
 			} else {
 				for (int nr = 0; nr < 512; nr++)
-					if (zv_sysdesc[nr].classes & classes[k].bits)
+					if (zv_row(nr)->trace.classes & classes[k].bits)
 						set_bit(set, nr, 1);
 			}
 		} else if (it[0] == '/') {
 			if (zv_regex_check(it + 1) < 0)
 				return bad("bad regular expression", it + 1);
-			for (int nr = 0; nr < (int)(sizeof zv_sysnames / sizeof zv_sysnames[0]); nr++)
-				if (zv_sysnames[nr] && zv_regex_match(it + 1, zv_sysnames[nr]))
+			for (int nr = 0; nr < 512; nr++)
+				if (zv_sysname(nr) && zv_regex_match(it + 1, zv_sysname(nr)))
 					set_bit(set, nr, 1);
 		} else {
 			int nr = nr_of(it, zv_strlen(it));
@@ -524,28 +524,9 @@ static int shown(const struct zv_thread *t, long nr, int vdso)
 	return tr->set[nr / 64] >> (nr % 64) & 1;
 }
 
-/* The code a call interrupted by a handled signal returns inside the kernel
- * (strace shows it, "= ? ERESTARTSYS (...)"); zvisor only sees the EINTR it
- * becomes. 0 for calls that return EINTR themselves. */
-static int restart_code(long nr)
-{
-	switch (nr) {
-	case __NR_pause: case __NR_rt_sigsuspend: case __NR_poll: case __NR_ppoll: case __NR_select:
-	case __NR_pselect6: case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_epoll_pwait2:
-		return 514; /* ERESTARTNOHAND */
-	case __NR_nanosleep: case __NR_clock_nanosleep:
-		return 516; /* ERESTART_RESTARTBLOCK */
-	case __NR_read: case __NR_write: case __NR_readv: case __NR_writev: case __NR_wait4: case __NR_waitid:
-	case __NR_accept: case __NR_accept4: case __NR_connect: case __NR_recvfrom: case __NR_recvmsg:
-	case __NR_sendto: case __NR_sendmsg: case __NR_futex: case __NR_flock:
-		return 512; /* ERESTARTSYS */
-	}
-	return 0;
-}
-
 static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected)
 {
-	const struct zv_sysdesc *d = &zv_sysdesc[c->nr];
+	const struct zv_sysdesc *d = &zv_row(c->nr)->trace;
 	size_t col = b->len; /* columns: the line so far (one per byte here) */
 	if (col < COLUMN)
 		while (b->len < COLUMN)
@@ -556,9 +537,9 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 	long r = c->ret;
 	if (d->ret == '?' || c->killed) {
 		tb_putc(b, '?');
-	} else if (r == -EINTR && restart_code(c->nr)) {
+	} else if (r == -EINTR && zv_sys_restart_code(c->nr, c->a)) {
 		/* strace sees the kernel's restart code that became EINTR */
-		int e = restart_code(c->nr);
+		int e = zv_sys_restart_code(c->nr, c->a);
 		tb_printf(b, "? %s (%s)", zv_errno_name(e), zv_errno_text(e));
 	} else if (r < 0 && r > -4096) {
 		const char *name = zv_errno_name((int)-r), *text = zv_errno_text((int)-r);
@@ -616,17 +597,16 @@ static void json_call(const struct who *t, const struct zv_tcall *c, int64_t sta
 	args.full = 0;
 	args_of(&args, c);
 	json_head(&b, t, start);
-	const char *name = c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]
-				   ? zv_sysnames[c->nr] : "syscall";
+	const char *name = zv_sysname(c->nr) ? zv_sysname(c->nr) : "syscall";
 	tb_printf(&b, ",\"syscall\":\"%s\",\"nr\":%ld,\"vdso\":%s,\"args\":", name, c->nr, c->vdso ? "true" : "false");
 	json_str(&b, args.buf, args.len);
 	tb_puts(&b, ",\"raw\":[");
-	int n = zv_sysdesc[c->nr].nargs;
+	int n = zv_row(c->nr)->trace.nargs;
 	for (int i = 0; i < n && i < 6; i++)
 		tb_printf(&b, "%s%ld", i ? "," : "", c->a[i]);
 	tb_putc(&b, ']');
 	long r = c->ret;
-	if (zv_sysdesc[c->nr].ret == '?') {
+	if (zv_row(c->nr)->trace.ret == '?') {
 		tb_puts(&b, ",\"return\":null");
 	} else if (r < 0 && r > -4096) {
 		const char *en = zv_errno_name((int)-r);
@@ -636,7 +616,7 @@ static void json_call(const struct who *t, const struct zv_tcall *c, int64_t sta
 	}
 	if (t->injected)
 		tb_puts(&b, ",\"injected\":true");
-	if (c->exiting && zv_sysdesc[c->nr].ret != '?')
+	if (c->exiting && zv_row(c->nr)->trace.ret != '?')
 		tb_printf(&b, ",\"duration\":%ld.%06ld", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
 	tb_putc(&b, '}');
 	b.full = 0; /* a cut object would be invalid: the args string was cut instead */
@@ -644,26 +624,8 @@ static void json_call(const struct who *t, const struct zv_tcall *c, int64_t sta
 }
 
 /* For a call that never returned, strace shows only the arguments it
- * prints on entry: the number of those for calls that print others when
- * they return (their buffers, the time left), or -1 for all of them. */
-static int entry_args(long nr)
-{
-	switch (nr) {
-	case __NR_getrandom:
-		return 0;
-	case __NR_read: case __NR_pread64: case __NR_readv: case __NR_preadv: case __NR_recvfrom:
-	case __NR_recvmsg: case __NR_accept: case __NR_accept4: case __NR_wait4: case __NR_nanosleep:
-	case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_rt_sigtimedwait:
-		return 1;
-	case __NR_waitid:
-		return 2;
-	case __NR_clock_nanosleep:
-		return 3;
-	}
-	return -1;
-}
-
-/* Keeps the first n arguments printed since from, then strace's
+ * prints on entry (the row's entry_args, -1 for all of them): keeps the
+ * first n arguments printed since from, then strace's
  * " <unfinished ...>" marker (the separators are the ", " outside
  * strings, brackets and braces). */
 static void cut_unfinished(struct zv_tb *b, size_t from, int n)
@@ -701,13 +663,13 @@ static void print_call_of(const struct who *t, const struct zv_tcall *c, int64_t
 		return;
 	}
 	begin_line(&b, t, start);
-	if (c->nr < (long)(sizeof zv_sysnames / sizeof zv_sysnames[0]) && zv_sysnames[c->nr]) {
-		tb_puts(&b, zv_sysnames[c->nr]);
+	if (zv_sysname(c->nr)) {
+		tb_puts(&b, zv_sysname(c->nr));
 		tb_putc(&b, '(');
 		size_t from = b.len;
 		args_of(&b, c);
 		if (c->killed)
-			cut_unfinished(&b, from, entry_args(c->nr));
+			cut_unfinished(&b, from, zv_row(c->nr)->entry_args - 1);
 	} else {
 		/* a number without a call: strace's syscall_0x1f4 with all six registers */
 		tb_printf(&b, "syscall_0x%lx(", c->nr);
@@ -729,22 +691,11 @@ static void print_call(struct zv_thread *t, const struct zv_tcall *c, int64_t st
 	print_call_of(&w, c, start, took);
 }
 
-/* the argument that points to a socklen_t the call reads and rewrites */
-static int length_arg(long nr)
+static long trace_call(struct zv_call *call)
 {
-	switch (nr) {
-	case __NR_getsockname: case __NR_getpeername: case __NR_accept: case __NR_accept4:
-		return 2;
-	case __NR_getsockopt:
-		return 4;
-	case __NR_recvfrom:
-		return 5;
-	}
-	return -1;
-}
-
-long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
-{
+	struct zv_thread *t = call->t;
+	struct zv_ucontext *uc = call->uc;
+	long nr = call->nr, *a = call->a;
 	const struct zv_trace *tr = &zv_proc.trace;
 	int vdso = zv_vdso_call(uc->mc.rip);
 	int show = shown(t, nr, vdso);
@@ -757,7 +708,7 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso, .sp = uc->mc.rsp, .pre = -1 };
 	for (int i = 0; i < 6; i++)
 		c.a[i] = a[i];
-	int li = show ? length_arg(nr) : -1;
+	int li = show ? zv_arg_index(zv_row(nr)->socklen) : -1; /* a socklen_t the call rewrites */
 	int32_t len;
 	if (li >= 0 && a[li] && zv_peek(&len, (uint64_t)a[li], 4) == 0)
 		c.pre = len; /* strace shows [in => out] when the call changes it */
@@ -765,7 +716,7 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 		for (int i = 0; i < 3; i++)
 			if (!a[1 + i] || zv_peek(&c.sets[i], (uint64_t)a[1 + i], 8) < 0)
 				c.sets[i] = 0;
-	if (show && zv_sysdesc[nr].ret == '?' && !tr->failed_only) {
+	if (show && zv_row(nr)->trace.ret == '?' && !tr->failed_only) {
 		/* exit, exit_group: the line ends "= ?" before the call */
 		c.ret = 0;
 		print_call(t, &c, start, 0);
@@ -781,7 +732,7 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 	}
 	if (t->traced && tr->on && tr->follow)
 		zv_live_enter(t, nr, a);
-	long r = zv_inject_call(t, uc, nr, a);
+	long r = zv_next(call);
 	uint64_t c1 = c0 && zv_count_tsc ? zv_rdtsc() : 0; /* prctl may have disabled it */
 	zv_live_leave(t);
 	int64_t took = timed ? now_ns(1) - mono : 0;
@@ -791,17 +742,16 @@ long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a
 		c.ret = r;
 	if (c.ret == -EINTR && t->call_cancelled)
 		return r; /* never started: restarted after the handler, its line comes then */
-	if (tr->summary && t->traced && !(c.ret == 0 && (nr == __NR_clone || nr == __NR_clone3 ||
-							  nr == __NR_fork || nr == __NR_vfork))) {
+	if (tr->summary && t->traced && !zv_sys_in_child(nr, c.ret)) {
 		if (!c0)
 			zv_count_time(nr, vdso, took);
 		else if (c1)
 			zv_count_cycles(nr, vdso, c1 - c0);
 	}
 	/* A fork child returns here too (0): the parent prints the call. */
-	if (c.ret == 0 && (nr == __NR_clone || nr == __NR_clone3 || nr == __NR_fork || nr == __NR_vfork))
+	if (zv_sys_in_child(nr, c.ret))
 		return r;
-	if (show && zv_sysdesc[nr].ret != '?' && !(tr->failed_only && !(c.ret < 0 && c.ret > -4096)))
+	if (show && zv_row(nr)->trace.ret != '?' && !(tr->failed_only && !(c.ret < 0 && c.ret > -4096)))
 		print_call(t, &c, start, took);
 	return r;
 }
@@ -903,10 +853,11 @@ void zv_trace_exit(struct zv_thread *t, int code, int sig)
 	exit_line(&w, code, sig);
 }
 
-void zv_trace_after_fork(int child_traced)
+static void trace_fork_child(struct zv_thread *t)
 {
 	struct zv_trace *tr = &zv_proc.trace;
-	zv_live_forget(zv_current()); /* the parent's threads are not this process's */
+	t->traced = t->traced && tr->follow;
+	zv_live_forget(t); /* the parent's threads are not this process's */
 	if (tr->follow != 2)
 		return;
 	for (int i = 0; i < 8; i++) /* the parent's files: the child opens its own */
@@ -915,8 +866,19 @@ void zv_trace_after_fork(int child_traced)
 			tr->ff[i].pid = 0;
 		}
 	tr->fd = -1;
-	(void)child_traced;
 }
+
+static void trace_exec(struct zv_thread *t, long nr, const long *a) { zv_trace_exec(t, nr, a, 0); }
+
+/* The layer: every call while tracing or summing (-c); with -c alone and
+ * the TSC, the fast path's direct host calls time themselves. */
+static int trace_sees(long nr) { return zv_proc.trace.on || zv_proc.trace.summary; }
+static int trace_inline(void) { return !zv_proc.trace.on && zv_proc.trace.summary && zv_count_tsc; }
+
+const struct zv_layer zv_trace_layer = {
+	.name = "trace", .sees = trace_sees, .call = trace_call, .inline_host = trace_inline,
+	.fork_child = trace_fork_child, .exec = trace_exec, .exit = zv_trace_exit, .signal = zv_trace_signal,
+};
 
 /* ---- arguments ------------------------------------------------------------- */
 
@@ -986,7 +948,7 @@ void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind)
 
 static void args_of(struct zv_tb *b, const struct zv_tcall *c)
 {
-	const struct zv_sysdesc *d = &zv_sysdesc[c->nr];
+	const struct zv_sysdesc *d = &zv_row(c->nr)->trace;
 	if (d->decode && !zv_proc.trace.raw) {
 		d->decode(b, c);
 		return;

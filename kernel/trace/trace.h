@@ -96,16 +96,12 @@ const char *zv_trace_restore_x(const char *s);
 const char *zv_trace_restore(const char *s);
 int zv_trace_parse_set(const char *v, uint64_t *set);
 int zv_inject_parse(const char *spec);
-long zv_inject_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 void zv_decode_siginfo(struct zv_tb *b, const void *siginfo);
 void zv_count_time(long nr, int vdso, int64_t ns);
 
-/* The layer around a call (sys/dispatch.c). */
-long zv_trace_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 /* execve is printed before the image is replaced. */
 void zv_trace_exec(struct zv_thread *t, long nr, const long *a, long ret);
 /* Signals delivered to the guest and its exits. */
 void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo);
 void zv_trace_exit(struct zv_thread *t, int code, int sig);
-void zv_trace_after_fork(int child_traced);
 #endif

@@ -1,0 +1,64 @@
+/* Layers: features that wrap guest calls between the entry (sys/entry.c)
+ * and the call's handler or the host, in the order sys/layers.c lists
+ * them. Each one sees the calls it asks for, does its work, and passes the
+ * call on with zv_next; events (fork, exec, exit, signals) reach them
+ * through hooks. Which layers see a call is folded, per number, into the
+ * fast path's kind (zv_call_kind), so a call no layer wants stays a direct
+ * host call. */
+#ifndef ZV_SYS_LAYER_H
+#define ZV_SYS_LAYER_H
+#include <stdint.h>
+#include "sys/sysent.h"
+
+struct zv_call {
+	struct zv_thread *t;
+	struct zv_ucontext *uc; /* the guest's registers at the call */
+	long nr;
+	long *a;                /* its six arguments (a layer may pass others on) */
+	unsigned pending;       /* the layers still to see it (bits of the list's order) */
+};
+
+struct zv_layer {
+	const char *name;
+	int (*sees)(long nr);   /* with the options in force; refolded by zv_layers_fold */
+	zv_hook *call;
+	/* The fast path's direct host call does this layer's work itself
+	 * (hidden-fd checks, -c's cycle count), so host calls it sees may stay
+	 * direct. NULL: never. */
+	int (*inline_host)(void);
+	/* Events, each optional. */
+	void (*fork_child)(struct zv_thread *t);                 /* in a new process */
+	void (*exec)(struct zv_thread *t, long nr, const long *a); /* before the host execve */
+	void (*exec_failed)(struct zv_thread *t, long nr);
+	void (*exit)(struct zv_thread *t, int code, int sig);    /* a thread or process ends (sig: killed) */
+	void (*signal)(struct zv_thread *t, int sig, const void *siginfo); /* delivered to a guest handler */
+};
+
+/* The layers, in order (sys/layers.c). */
+extern const struct zv_layer zv_trace_layer, zv_inject_layer, zv_sandbox_layer, zv_fdguard_layer,
+	zv_vtime_layer, zv_count_layer;
+
+/* Passes the call to the next layer that sees it, or to its handler or
+ * the host. */
+long zv_next(struct zv_call *c);
+/* The same with other arguments (a layer that converts them). */
+static inline long zv_next_with(struct zv_call *c, long *a)
+{
+	long *orig = c->a;
+	c->a = a;
+	long r = zv_next(c);
+	c->a = orig;
+	return r;
+}
+/* Runs guest call nr through every layer that sees it. */
+long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
+/* Recomputes which layers see each call and the fast path's kinds: at
+ * start-up and whenever a layer's state changes. */
+void zv_layers_fold(void);
+
+void zv_event_fork_child(struct zv_thread *t);
+void zv_event_exec(struct zv_thread *t, long nr, const long *a);
+void zv_event_exec_failed(struct zv_thread *t, long nr);
+void zv_event_exit(struct zv_thread *t, int code, int sig);
+void zv_event_signal(struct zv_thread *t, int sig, const void *siginfo);
+#endif

@@ -1,0 +1,81 @@
+/* The ordered list of layers and the folding of their state into each
+ * call's route (sys/layer.h). A new layer is one entry here and its own
+ * file: no handler changes. */
+#include "zvisor.h"
+#include "sys/layer.h"
+#include <asm/unistd_64.h>
+
+static const struct zv_layer *const layers[] = {
+	&zv_trace_layer,   /* trace/trace.c: lines, -c's times (outermost: it times the rest) */
+	&zv_inject_layer,  /* trace/inject.c: -e inject= */
+	&zv_sandbox_layer, /* sys/sandbox.c: the guest's own SUD and seccomp */
+	&zv_fdguard_layer, /* sys/fs.c: the kernel's hidden fds look closed */
+	&zv_vtime_layer,   /* sys/vtime.c: --time, the kernel's clock reads */
+	&zv_count_layer,   /* trace/count.c: events only (the entry counts calls) */
+};
+#define NLAYERS (sizeof layers / sizeof layers[0])
+_Static_assert(NLAYERS <= 8, "the per-call masks are one byte");
+
+/* Which layers see each call: bit i for layers[i]; the last slot stands
+ * for every number beyond the table. */
+static uint8_t seen_by[513];
+/* How the fast path treats each number (ZV_KIND_*). */
+uint8_t zv_call_kind[512] __attribute__((aligned(64)));
+/* The fast path's direct host calls check for hidden fds. */
+int zv_check_fds;
+
+void zv_layers_fold(void)
+{
+	unsigned inline_ok = 0;
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->inline_host && layers[i]->inline_host())
+			inline_ok |= 1u << i;
+	for (int nr = 0; nr <= 512; nr++) {
+		unsigned m = 0;
+		for (size_t i = 0; i < NLAYERS; i++)
+			if (layers[i]->sees(nr < 512 ? nr : -1))
+				m |= 1u << i;
+		seen_by[nr] = (uint8_t)m;
+		if (nr == 512)
+			break;
+		const struct zv_sysent *row = &zv_sysent[nr];
+		zv_call_kind[nr] = row->frame ? ZV_KIND_FRAME
+			: row->handler || (m & ~inline_ok) ? ZV_KIND_HANDLER : ZV_KIND_HOST;
+	}
+	zv_check_fds = zv_fdguard_layer.sees(__NR_read);
+	/* getpid, gettid: sys/id.c's answers, inline, while nothing watches them */
+	if (!seen_by[__NR_getpid] && !seen_by[__NR_gettid] && zv_proc.count_fd < 0)
+		zv_call_kind[__NR_getpid] = zv_call_kind[__NR_gettid] = ZV_KIND_PID;
+}
+
+long zv_next(struct zv_call *c)
+{
+	unsigned m = c->pending;
+	if (m) {
+		int i = __builtin_ctz(m);
+		c->pending = m & (m - 1);
+		return layers[i]->call(c);
+	}
+	zv_handler *h = zv_row(c->nr)->handler;
+	if (h)
+		return h(c->t, c->uc, c->a, c->nr);
+	const long *a = c->a;
+	return zv_host_call(c->t, c->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
+{
+	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512] };
+	return zv_next(&c);
+}
+
+#define EACH_LAYER(hook, ...) \
+	for (size_t i = 0; i < NLAYERS; i++) \
+		if (layers[i]->hook) \
+			layers[i]->hook(__VA_ARGS__)
+
+void zv_event_fork_child(struct zv_thread *t) { EACH_LAYER(fork_child, t); }
+void zv_event_exec(struct zv_thread *t, long nr, const long *a) { EACH_LAYER(exec, t, nr, a); }
+void zv_event_exec_failed(struct zv_thread *t, long nr) { EACH_LAYER(exec_failed, t, nr); }
+void zv_event_exit(struct zv_thread *t, int code, int sig) { EACH_LAYER(exit, t, code, sig); }
+void zv_event_signal(struct zv_thread *t, int sig, const void *si) { EACH_LAYER(signal, t, sig, si); }

@@ -1,0 +1,489 @@
+/* The system call table: one row per call, with everything the kernel
+ * knows about it (struct zv_sysent in sysent.h explains the columns):
+ * its handler, whether it needs the host's signal frame or starts a task,
+ * which arguments are fds, paths the kernel translates or timeouts, how
+ * it restarts after a signal handler, virtual time's hook, and how zvisor
+ * trace prints it. Calls without a handler run on the host unchanged, from
+ * kernel text, cancellable by a deferred signal.
+ *
+ * The trace column: its argument count, strace's classes, and how to print
+ * the arguments (trace.h explains the signature letters; decode_*.c hold
+ * the decoders for structures). Calls without an entry print their number
+ * of arguments in hex, and calls without a count print none; numbers
+ * without a call print as strace's syscall_0xN with six registers.
+ *
+ * How each call compares with strace 6.1's default output (checked by
+ * tests/trace_parity.py over the guest corpus, tests/guests/tracecalls.c
+ * (one of each decoded call, also on a pseudo-terminal), busybox,
+ * coreutils, tar, python3, git, gcc and sqlite3):
+ *
+ * Fully (same text): every S, R, D, DR and SR entry below except those
+ * listed as partial, among them read write pread64 pwrite64 readv writev
+ * preadv pwritev preadv2 pwritev2 open openat openat2 creat close stat
+ * fstat lstat newfstatat statx statfs fstatfs access faccessat faccessat2
+ * readlink readlinkat getcwd getdents getdents64 lseek mmap mprotect munmap
+ * mremap msync brk madvise mincore mlockall rt_sigaction rt_sigprocmask
+ * rt_sigreturn rt_sigsuspend rt_sigtimedwait rt_sigpending rt_sigqueueinfo
+ * sigaltstack signalfd signalfd4 kill tkill tgkill pidfd_send_signal
+ * clone clone3 fork vfork execve execveat exit exit_group wait4 waitid
+ * prlimit64 getrlimit setrlimit getrusage times arch_prctl set_tid_address
+ * set_robust_list rseq getrandom uname sysinfo personality unshare
+ * capget capset getresuid getresgid getgroups setgroups sched_getaffinity
+ * sched_setaffinity sched_getparam sched_setparam sched_getscheduler
+ * sched_setscheduler sched_rr_get_interval getpriority setpriority getcpu
+ * futex time gettimeofday clock_gettime clock_getres clock_settime
+ * clock_nanosleep nanosleep getitimer setitimer alarm timer_create
+ * timer_settime timer_gettime timer_delete timerfd_create timerfd_settime
+ * timerfd_gettime poll ppoll select pselect6 epoll_create epoll_create1
+ * epoll_ctl epoll_wait epoll_pwait eventfd eventfd2 inotify_init1 pipe
+ * pipe2 dup dup2 dup3 fcntl (F_GETFD/F_GETFL results, struct flock) flock
+ * fallocate sendfile splice tee sync_file_range copy_file_range
+ * close_range memfd_create socket socketpair bind connect listen accept
+ * accept4 getsockname getpeername (with [in => out] lengths) sendto
+ * recvfrom shutdown getxattr lgetxattr fgetxattr setxattr lsetxattr
+ * fsetxattr listxattr llistxattr flistxattr removexattr renameat2 utimensat
+ * umount2 fadvise64 sethostname setdomainname, and the calls whose
+ * arguments are plain (ids, paths, modes, fds, sizes).
+ *
+ * Partially (some arguments in hex or abbreviated where strace decodes
+ * more): ioctl (TCGETS and TCSETS* with the whole termios, TIOCGWINSZ,
+ * TIOCSWINSZ, TCFLSH, FIONBIO, FIONREAD, FIOCLEX, FIONCLEX, FIOASYNC,
+ * TIOC[GS]PGRP, TIOCGSID, TIOCOUTQ, FICLONE and the other names of
+ * names.c; other numbers as _IOC(dir, type, nr, size); an argument not
+ * decoded in hex), prctl (PR_SET/GET_NAME, PDEATHSIG, DUMPABLE,
+ * NO_NEW_PRIVS, CAPBSET_*, KEEPCAPS, TIMERSLACK, CHILD_SUBREAPER,
+ * THP_DISABLE, SECUREBITS; others in hex), sendmsg/recvmsg (control data
+ * as an address), setsockopt/getsockopt (int values; option names for
+ * SOL_SOCKET only), socket addresses (AF_UNIX, AF_INET, AF_INET6,
+ * AF_NETLINK; others show their family only).
+ *
+ * Raw (all arguments in hex): the N entries below, e.g. the System V IPC
+ * calls, ptrace, mount, inotify_add_watch, utime, utimes, futimesat,
+ * sendmmsg, recvmmsg, setns, seccomp, bpf, membarrier, mlock2,
+ * epoll_pwait2, perf_event_open, io_setup..io_cancel, io_uring_*, the new
+ * mount API, keyctl, mq_*, landlock_* and the other rare ones. */
+#include "zvisor.h"
+#include "sys/sysent.h"
+#include "sys/vtime.h"
+#include "trace/decode.h"
+#include "sysnames.h"
+#include <asm/unistd_64.h>
+
+#define F ZV_TC_FILE
+#define PR ZV_TC_PROCESS
+#define NET ZV_TC_NETWORK
+#define SIG ZV_TC_SIGNAL
+#define IPC ZV_TC_IPC
+#define DESC ZV_TC_DESC
+#define MEM ZV_TC_MEMORY
+#define CRED ZV_TC_CREDS
+#define CLK ZV_TC_CLOCK
+#define ST ZV_TC_STAT
+#define PURE ZV_TC_PURE
+
+#define A(i) (1u << (i))         /* argument i, in the argument masks */
+#define ENTRY(n) ((n) + 1)       /* entry_args */
+
+/* The trace column. S(classes, signature): the signature gives the argument
+ * count. D(count, classes, decoder), R(classes, signature, ret),
+ * N(count, classes): all arguments in hex. DR: a decoder and a result
+ * printer (ret '=': it prints the value too); DA: a decoder and a printer
+ * of what follows the result. SF: a signature, then one argument of flags
+ * named by table t. SR: a signature and a result printer. */
+#define S(c, s) { .nargs = sizeof(s) - 1, .classes = (c), .sig = s }
+#define R(c, s, r) { .nargs = sizeof(s) - 1, .classes = (c), .sig = s, .ret = r }
+#define D(k, c, d) { .nargs = k, .classes = (c), .decode = d }
+#define N(k, c) { .nargs = k, .classes = (c) }
+#define DR(k, c, d, r, a) { .nargs = k, .classes = (c), .decode = d, .ret = r, .after = a }
+#define DA(k, c, d, a) { .nargs = k, .classes = (c), .decode = d, .after = a }
+#define SF(c, s, t) { .nargs = sizeof(s), .classes = (c), .sig = s, .flags = &zv_n_##t }
+#define SR(c, s, r, a) { .nargs = sizeof(s) - 1, .classes = (c), .sig = s, .ret = r, .after = a }
+
+#define ROW(n, tr, ...) [__NR_##n] = { .name = #n, .trace = tr, __VA_ARGS__ }
+
+const struct zv_sysent zv_sysent[512] = {
+	ROW(read, S(DESC, "fbU"), .fds = A(0), .restart = ZV_RS_SYS, .entry_args = ENTRY(1)),
+	ROW(write, S(DESC, "fwU"), .fds = A(0), .restart = ZV_RS_SYS),
+	ROW(open, D(3, F | DESC, zv_dec_open), .handler = zv_sys_path_call, .path = A(0)),
+	ROW(close, S(DESC, "f"), .handler = zv_sys_close),
+	ROW(stat, D(2, F | ST, zv_dec_stat), .handler = zv_sys_path_call, .path = A(0)),
+	ROW(fstat, D(2, DESC | ST, zv_dec_fstat), .fds = A(0)),
+	ROW(lstat, D(2, F | ST, zv_dec_stat), .handler = zv_sys_path_call, .path = A(0)),
+	ROW(poll, DA(3, DESC, zv_dec_poll, zv_dec_poll_ret), .restart = ZV_RS_NOHAND, .time = zv_vt_ms, .timeout = A(2)),
+	ROW(lseek, D(3, DESC, zv_dec_lseek), .fds = A(0)),
+	ROW(mmap, R(MEM, "pUPFfX", 'x'), .handler = zv_sys_mm_call, .fds = A(4) | ZV_FDS_MMAP),
+	ROW(mprotect, S(MEM, "pUP"), .handler = zv_sys_mm_call),
+	ROW(munmap, S(MEM, "pU"), .handler = zv_sys_mm_call),
+	ROW(brk, R(MEM, "p", 'x'), .handler = zv_sys_brk),
+	ROW(rt_sigaction, D(4, SIG, zv_dec_rt_sigaction), .handler = zv_sys_rt_sigaction),
+	ROW(rt_sigprocmask, S(SIG, "hggU"), .handler = zv_sys_rt_sigprocmask, .frame = 1),
+	ROW(rt_sigreturn, D(1, SIG, zv_dec_rt_sigreturn), .handler = zv_sys_rt_sigreturn, .frame = 1),
+	ROW(ioctl, D(3, DESC, zv_dec_ioctl), .fds = A(0)),
+	ROW(pread64, S(DESC, "fbUD"), .fds = A(0), .entry_args = ENTRY(1)),
+	ROW(pwrite64, S(DESC, "fwUD"), .fds = A(0)),
+	ROW(readv, D(3, DESC, zv_dec_readv), .fds = A(0), .restart = ZV_RS_SYS, .entry_args = ENTRY(1)),
+	ROW(writev, D(3, DESC, zv_dec_writev), .fds = A(0), .restart = ZV_RS_SYS),
+	ROW(access, S(F, "sk"), .handler = zv_sys_path_call, .path = A(0)),
+	ROW(pipe, D(1, DESC, zv_dec_pipe)),
+	ROW(select, DR(5, DESC, zv_dec_select, '=', zv_dec_select_ret), .restart = ZV_RS_NOHAND, .time = zv_vt_timeval_left, .timeout = A(4)),
+	ROW(sched_yield, S(PURE, "")),
+	ROW(mremap, DR(5, MEM, zv_dec_mremap, 'x', 0), .handler = zv_sys_mm_call),
+	ROW(msync, SF(MEM, "pU", msync_flags)),
+	ROW(mincore, S(MEM, "pUp")),
+	ROW(madvise, D(3, MEM, zv_dec_madvise), .handler = zv_sys_mm_call),
+	ROW(dup, S(DESC, "f"), .fds = A(0)),
+	ROW(dup2, S(DESC, "ff"), .handler = zv_sys_dup2),
+	ROW(pause, S(SIG, ""), .restart = ZV_RS_NOHAND),
+	ROW(nanosleep, D(2, 0, zv_dec_nanosleep), .restart = ZV_RS_BLOCK, .time = zv_vt_nanosleep, .entry_args = ENTRY(1)),
+	ROW(getitimer, D(2, 0, zv_dec_getitimer), .time = zv_vt_getitimer),
+	ROW(alarm, S(0, "u"), .time = zv_vt_alarm),
+	ROW(setitimer, D(3, 0, zv_dec_setitimer), .time = zv_vt_setitimer),
+	ROW(getpid, S(PURE, ""), .handler = zv_sys_getpid),
+	ROW(sendfile, D(4, DESC | NET, zv_dec_sendfile), .fds = A(0) | A(1)),
+	ROW(socket, D(3, NET, zv_dec_socket)),
+	ROW(connect, D(3, NET | DESC, zv_dec_connect), .fds = A(0), .restart = ZV_RS_SYS),
+	ROW(accept, D(3, NET | DESC, zv_dec_getsockname), .fds = A(0), .restart = ZV_RS_SYS, .entry_args = ENTRY(1), .socklen = A(2)),
+	ROW(sendto, D(6, NET | DESC, zv_dec_sendto), .fds = A(0), .restart = ZV_RS_SYS),
+	ROW(recvfrom, D(6, NET | DESC, zv_dec_sendto), .fds = A(0), .restart = ZV_RS_SYS, .entry_args = ENTRY(1), .socklen = A(5)),
+	ROW(sendmsg, D(3, NET | DESC, zv_dec_sendmsg), .fds = A(0), .restart = ZV_RS_SYS),
+	ROW(recvmsg, D(3, NET | DESC, zv_dec_sendmsg), .fds = A(0), .restart = ZV_RS_SYS, .entry_args = ENTRY(1)),
+	ROW(shutdown, D(2, NET | DESC, zv_dec_shutdown), .fds = A(0)),
+	ROW(bind, D(3, NET | DESC, zv_dec_connect), .fds = A(0)),
+	ROW(listen, S(NET | DESC, "fd"), .fds = A(0)),
+	ROW(getsockname, D(3, NET | DESC, zv_dec_getsockname), .fds = A(0), .socklen = A(2)),
+	ROW(getpeername, D(3, NET | DESC, zv_dec_getsockname), .fds = A(0), .socklen = A(2)),
+	ROW(socketpair, D(4, NET | DESC, zv_dec_socketpair)),
+	ROW(setsockopt, D(5, NET | DESC, zv_dec_setsockopt), .fds = A(0)),
+	ROW(getsockopt, D(5, NET | DESC, zv_dec_setsockopt), .fds = A(0), .socklen = A(4)),
+	ROW(clone, D(5, PR, zv_dec_clone), .handler = zv_sys_clone, .frame = 1, .task = 1),
+	ROW(fork, S(PR, ""), .handler = zv_sys_fork, .frame = 1, .task = 1),
+	ROW(vfork, S(PR, ""), .handler = zv_sys_vfork, .frame = 1, .task = 1),
+	ROW(execve, D(3, F | PR, zv_dec_execve), .handler = zv_sys_execve, .frame = 1),
+	ROW(exit, R(PR, "d", '?'), .handler = zv_sys_exit),
+	ROW(wait4, D(4, PR, zv_dec_wait4), .restart = ZV_RS_SYS, .entry_args = ENTRY(1)),
+	ROW(kill, S(SIG | PR, "de")),
+	ROW(uname, D(1, 0, zv_dec_uname)),
+	ROW(semget, N(3, IPC)),
+	ROW(semop, N(3, IPC), .restart = ZV_RS_EINTR),
+	ROW(semctl, N(4, IPC)),
+	ROW(shmdt, N(1, IPC | MEM)),
+	ROW(msgget, N(2, IPC)),
+	ROW(msgsnd, N(4, IPC), .restart = ZV_RS_NOHAND),
+	ROW(msgrcv, N(5, IPC), .restart = ZV_RS_NOHAND),
+	ROW(msgctl, N(3, IPC)),
+	ROW(fcntl, DR(3, DESC, zv_dec_fcntl, '=', zv_dec_fcntl_ret), .fds = A(0)),
+	ROW(flock, D(2, DESC, zv_dec_flock), .fds = A(0), .restart = ZV_RS_SYS),
+	ROW(fsync, S(DESC, "f"), .fds = A(0)),
+	ROW(fdatasync, S(DESC, "f"), .fds = A(0)),
+	ROW(truncate, S(F, "sD")),
+	ROW(ftruncate, S(DESC, "fD"), .fds = A(0)),
+	ROW(getdents, D(3, DESC, zv_dec_getdents64), .fds = A(0)), /* the same d_reclen offset */
+	ROW(getcwd, D(2, F, zv_dec_getcwd)),
+	ROW(chdir, S(F, "s")),
+	ROW(fchdir, S(DESC, "f"), .fds = A(0)),
+	ROW(rename, S(F, "ss")),
+	ROW(mkdir, S(F, "sm")),
+	ROW(rmdir, S(F, "s")),
+	ROW(creat, S(F | DESC, "sm")),
+	ROW(link, S(F, "ss")),
+	ROW(unlink, S(F, "s")),
+	ROW(symlink, S(F, "ss")),
+	ROW(readlink, D(3, F, zv_dec_readlink), .handler = zv_sys_path_call, .path = A(0)),
+	ROW(chmod, S(F, "sm")),
+	ROW(fchmod, S(DESC, "fm"), .fds = A(0)),
+	ROW(chown, S(F, "sdd")),
+	ROW(fchown, S(DESC, "fdd"), .fds = A(0)),
+	ROW(lchown, S(F, "sdd")),
+	ROW(umask, R(0, "m", 'o')),
+	ROW(gettimeofday, D(2, CLK, zv_dec_gettimeofday), .time = zv_vt_gettimeofday, .time_read = 1),
+	ROW(getrlimit, D(2, 0, zv_dec_getrlimit)),
+	ROW(getrusage, D(2, 0, zv_dec_getrusage)),
+	ROW(sysinfo, D(1, 0, zv_dec_sysinfo)),
+	ROW(times, D(1, 0, zv_dec_times)),
+	ROW(ptrace, N(4, 0), .handler = zv_sys_ptrace, .frame = 1),
+	ROW(getuid, S(CRED | PURE, ""), .handler = zv_sys_id_get),
+	ROW(syslog, N(3, 0)),
+	ROW(getgid, S(CRED | PURE, ""), .handler = zv_sys_id_get),
+	ROW(setuid, S(CRED, "d"), .handler = zv_sys_id_set),
+	ROW(setgid, S(CRED, "d"), .handler = zv_sys_id_set),
+	ROW(geteuid, S(CRED | PURE, ""), .handler = zv_sys_id_get),
+	ROW(getegid, S(CRED | PURE, ""), .handler = zv_sys_id_get),
+	ROW(setpgid, S(PR, "dd")),
+	ROW(getppid, S(PURE, "")),
+	ROW(getpgrp, S(PURE, "")),
+	ROW(setsid, S(PR, "")),
+	ROW(setreuid, S(CRED, "dd"), .handler = zv_sys_id_set),
+	ROW(setregid, S(CRED, "dd"), .handler = zv_sys_id_set),
+	ROW(getgroups, D(2, CRED, zv_dec_getgroups)),
+	ROW(setgroups, D(2, CRED, zv_dec_getgroups)),
+	ROW(setresuid, S(CRED, "ddd"), .handler = zv_sys_id_set),
+	ROW(getresuid, D(3, CRED, zv_dec_getresuid)),
+	ROW(setresgid, S(CRED, "ddd"), .handler = zv_sys_id_set),
+	ROW(getresgid, D(3, CRED, zv_dec_getresuid)),
+	ROW(getpgid, S(PR, "d")),
+	ROW(setfsuid, S(CRED, "d"), .handler = zv_sys_id_set),
+	ROW(setfsgid, S(CRED, "d"), .handler = zv_sys_id_set),
+	ROW(getsid, S(PR, "d")),
+	ROW(capget, D(2, CRED, zv_dec_capget)),
+	ROW(capset, D(2, CRED, zv_dec_capget)),
+	ROW(rt_sigpending, D(2, SIG, zv_dec_rt_sigpending)),
+	ROW(rt_sigtimedwait, DR(4, SIG, zv_dec_rt_sigtimedwait, '=', zv_dec_signal_ret), .handler = zv_sys_sigmask_arg, .restart = ZV_RS_EINTR, .time = zv_vt_timespec, .timeout = A(2), .entry_args = ENTRY(1)),
+	ROW(rt_sigqueueinfo, D(3, SIG | PR, zv_dec_rt_sigqueueinfo)),
+	ROW(rt_sigsuspend, D(2, SIG, zv_dec_rt_sigsuspend), .handler = zv_sys_rt_sigsuspend, .restart = ZV_RS_NOHAND),
+	ROW(sigaltstack, D(2, SIG, zv_dec_sigaltstack), .handler = zv_sys_sigaltstack),
+	ROW(utime, N(2, F)),
+	ROW(mknod, S(F, "smx")),
+	ROW(personality, DR(1, 0, zv_dec_personality, '=', zv_dec_personality_ret)),
+	ROW(statfs, D(2, F | ST, zv_dec_statfs)),
+	ROW(fstatfs, D(2, DESC | ST, zv_dec_fstatfs), .fds = A(0)),
+	ROW(getpriority, D(2, 0, zv_dec_getpriority)),
+	ROW(setpriority, D(3, 0, zv_dec_getpriority)),
+	ROW(sched_setparam, D(2, 0, zv_dec_sched_getparam)),
+	ROW(sched_getparam, D(2, 0, zv_dec_sched_getparam)),
+	ROW(sched_setscheduler, D(3, 0, zv_dec_sched_setscheduler)),
+	ROW(sched_getscheduler, SR(0, "d", '=', zv_dec_policy_ret)),
+	ROW(sched_get_priority_max, S(0, "d")),
+	ROW(sched_get_priority_min, S(0, "d")),
+	ROW(sched_rr_get_interval, S(0, "dT")),
+	ROW(mlock, S(MEM, "pU")),
+	ROW(munlock, S(MEM, "pU")),
+	ROW(mlockall, SF(MEM, "", mlockall_flags)),
+	ROW(munlockall, S(MEM, "")),
+	ROW(vhangup, S(0, "")),
+	ROW(pivot_root, N(2, F)),
+	ROW(prctl, DR(5, 0, zv_dec_prctl, '=', zv_dec_prctl_ret), .handler = zv_sys_prctl, .frame = 1),
+	ROW(arch_prctl, D(2, 0, zv_dec_arch_prctl), .handler = zv_sys_arch_prctl),
+	ROW(adjtimex, N(1, CLK)),
+	ROW(setrlimit, D(2, 0, zv_dec_getrlimit)),
+	ROW(chroot, S(F, "s"), .handler = zv_sys_chroot),
+	ROW(sync, S(0, "")),
+	ROW(acct, N(1, F)),
+	ROW(settimeofday, N(2, CLK)),
+	ROW(mount, N(5, F)),
+	ROW(umount2, SF(F, "s", umount_flags)),
+	ROW(swapon, N(2, F)),
+	ROW(swapoff, N(1, F)),
+	ROW(reboot, N(4, 0)),
+	ROW(sethostname, S(0, "wU")),
+	ROW(setdomainname, S(0, "wU")),
+	ROW(ioperm, N(3, 0)),
+	ROW(init_module, N(3, 0)),
+	ROW(delete_module, N(2, 0)),
+	ROW(quotactl, N(4, F)),
+	ROW(gettid, S(PURE, ""), .handler = zv_sys_gettid),
+	ROW(readahead, S(DESC, "fDU"), .fds = A(0)),
+	ROW(setxattr, SF(F, "sSwU", xattr_flags)),
+	ROW(lsetxattr, SF(F, "sSwU", xattr_flags)),
+	ROW(fsetxattr, SF(DESC, "fSwU", xattr_flags), .fds = A(0)),
+	ROW(getxattr, D(4, F, zv_dec_getxattr)),
+	ROW(lgetxattr, D(4, F, zv_dec_getxattr)),
+	ROW(fgetxattr, D(4, DESC, zv_dec_getxattr), .fds = A(0)),
+	ROW(listxattr, S(F, "sbU")),
+	ROW(llistxattr, S(F, "sbU")),
+	ROW(flistxattr, S(DESC, "fbU"), .fds = A(0)),
+	ROW(removexattr, S(F, "sS")),
+	ROW(lremovexattr, S(F, "sS")),
+	ROW(fremovexattr, S(DESC, "fS"), .fds = A(0)),
+	ROW(tkill, S(SIG, "de")),
+	ROW(time, DR(1, CLK, zv_dec_time, '=', zv_dec_time_ret), .time = zv_vt_time, .time_read = 1),
+	ROW(futex, D(6, 0, zv_dec_futex), .restart = ZV_RS_FUTEX, .time = zv_vt_futex),
+	ROW(sched_setaffinity, D(3, 0, zv_dec_sched_setaffinity)),
+	ROW(sched_getaffinity, D(3, 0, zv_dec_sched_getaffinity)),
+	ROW(io_setup, N(2, 0)),
+	ROW(io_destroy, N(1, 0)),
+	ROW(io_getevents, N(5, 0), .restart = ZV_RS_EINTR),
+	ROW(io_submit, N(3, 0)),
+	ROW(io_cancel, N(3, 0)),
+	ROW(lookup_dcookie, N(3, 0)),
+	ROW(epoll_create, S(DESC, "d")),
+	ROW(remap_file_pages, N(5, MEM)),
+	ROW(getdents64, D(3, DESC, zv_dec_getdents64), .handler = zv_sys_getdents64, .fds = A(0)),
+	ROW(set_tid_address, S(0, "p")),
+	ROW(restart_syscall, S(0, "")),
+	ROW(semtimedop, N(4, IPC), .restart = ZV_RS_EINTR),
+	ROW(fadvise64, D(4, DESC, zv_dec_fadvise64), .fds = A(0)),
+	ROW(timer_create, D(3, 0, zv_dec_timer_create), .time = zv_vt_timer_create),
+	ROW(timer_settime, D(4, 0, zv_dec_timer_settime), .time = zv_vt_settime),
+	ROW(timer_gettime, D(2, 0, zv_dec_timer_gettime), .time = zv_vt_gettime),
+	ROW(timer_getoverrun, S(0, "d")),
+	ROW(timer_delete, S(0, "d")),
+	ROW(clock_settime, S(CLK, "ct")),
+	ROW(clock_gettime, S(CLK, "cT"), .time = zv_vt_clock_gettime, .time_read = 1),
+	ROW(clock_getres, S(CLK, "cT")),
+	ROW(clock_nanosleep, D(4, 0, zv_dec_clock_nanosleep), .restart = ZV_RS_BLOCK, .time = zv_vt_clock_nanosleep, .entry_args = ENTRY(3)),
+	ROW(exit_group, R(PR, "d", '?'), .handler = zv_sys_exit_group),
+	ROW(epoll_wait, D(4, DESC, zv_dec_epoll_wait), .fds = A(0), .restart = ZV_RS_NOHAND, .time = zv_vt_ms, .timeout = A(3), .entry_args = ENTRY(1)),
+	ROW(epoll_ctl, D(4, DESC, zv_dec_epoll_ctl), .fds = A(0) | A(2)),
+	ROW(tgkill, S(SIG, "dde")),
+	ROW(utimes, N(2, F)),
+	ROW(mbind, N(6, MEM)),
+	ROW(set_mempolicy, N(3, MEM)),
+	ROW(get_mempolicy, N(5, MEM)),
+	ROW(mq_open, N(4, DESC)),
+	ROW(mq_unlink, N(1, 0)),
+	ROW(mq_timedsend, N(5, DESC)),
+	ROW(mq_timedreceive, N(5, DESC)),
+	ROW(mq_notify, N(2, DESC)),
+	ROW(mq_getsetattr, N(3, DESC)),
+	ROW(kexec_load, N(4, 0)),
+	ROW(waitid, D(5, PR, zv_dec_waitid), .restart = ZV_RS_SYS, .entry_args = ENTRY(2)),
+	ROW(add_key, N(5, 0)),
+	ROW(request_key, N(4, 0)),
+	ROW(keyctl, N(5, 0)),
+	ROW(ioprio_set, S(0, "ddd")),
+	ROW(ioprio_get, S(0, "dd")),
+	ROW(inotify_init, S(DESC, "")),
+	ROW(inotify_add_watch, N(3, DESC | F), .fds = A(0)),
+	ROW(inotify_rm_watch, S(DESC, "fd"), .fds = A(0)),
+	ROW(migrate_pages, N(4, MEM)),
+	ROW(openat, D(4, F | DESC, zv_dec_openat), .handler = zv_sys_path_call, .fds = A(0), .path = A(1)),
+	ROW(mkdirat, S(F | DESC, "asm"), .fds = A(0)),
+	ROW(mknodat, S(F | DESC, "asmx"), .fds = A(0)),
+	ROW(fchownat, S(F | DESC, "asddA"), .fds = A(0)),
+	ROW(futimesat, N(3, F | DESC), .fds = A(0)),
+	ROW(newfstatat, D(4, F | DESC | ST, zv_dec_newfstatat), .handler = zv_sys_path_call, .fds = A(0), .path = A(1)),
+	ROW(unlinkat, S(F | DESC, "asA"), .fds = A(0)),
+	ROW(renameat, S(F | DESC, "asas"), .fds = A(0) | A(2)),
+	ROW(linkat, S(F | DESC, "asasA"), .fds = A(0) | A(2)),
+	ROW(symlinkat, S(F | DESC, "sas"), .fds = A(1)),
+	ROW(readlinkat, D(4, F | DESC, zv_dec_readlinkat), .handler = zv_sys_path_call, .fds = A(0), .path = A(1)),
+	ROW(fchmodat, S(F | DESC, "asm"), .fds = A(0)),
+	ROW(faccessat, S(F | DESC, "ask"), .handler = zv_sys_path_call, .fds = A(0), .path = A(1)),
+	ROW(pselect6, DR(6, DESC, zv_dec_select, '=', zv_dec_select_ret), .handler = zv_sys_masked_wait, .restart = ZV_RS_NOHAND, .time = zv_vt_timespec_left, .timeout = A(4)),
+	ROW(ppoll, DA(5, DESC, zv_dec_ppoll, zv_dec_poll_ret), .handler = zv_sys_masked_wait, .restart = ZV_RS_NOHAND, .time = zv_vt_timespec_left, .timeout = A(2)),
+	ROW(unshare, SF(PR, "", unshare_flags), .handler = zv_sys_id_set),
+	ROW(set_robust_list, S(0, "pU")),
+	ROW(get_robust_list, N(3, 0)),
+	ROW(splice, D(6, DESC, zv_dec_splice), .fds = A(0) | A(2)),
+	ROW(tee, SF(DESC, "ffU", splice_flags), .fds = A(0) | A(1)),
+	ROW(sync_file_range, SF(DESC, "fDD", sync_file_range_flags), .fds = A(0)),
+	ROW(vmsplice, N(4, DESC), .fds = A(0)),
+	ROW(move_pages, N(6, MEM)),
+	ROW(utimensat, D(4, F | DESC, zv_dec_utimensat), .fds = A(0)),
+	ROW(epoll_pwait, D(6, DESC, zv_dec_epoll_wait), .handler = zv_sys_masked_wait, .fds = A(0), .restart = ZV_RS_NOHAND, .time = zv_vt_ms, .timeout = A(3), .entry_args = ENTRY(1)),
+	ROW(signalfd, D(3, DESC | SIG, zv_dec_signalfd4), .handler = zv_sys_sigmask_arg),
+	ROW(timerfd_create, SF(DESC, "c", tfd_create_flags)),
+	ROW(eventfd, S(DESC, "u")),
+	ROW(fallocate, D(4, DESC, zv_dec_fallocate), .fds = A(0)),
+	ROW(timerfd_settime, D(4, DESC, zv_dec_timerfd_settime), .fds = A(0), .time = zv_vt_settime),
+	ROW(timerfd_gettime, D(2, DESC, zv_dec_timerfd_gettime), .fds = A(0), .time = zv_vt_gettime),
+	ROW(accept4, D(4, NET | DESC, zv_dec_getsockname), .fds = A(0), .restart = ZV_RS_SYS, .entry_args = ENTRY(1), .socklen = A(2)),
+	ROW(signalfd4, D(4, DESC | SIG, zv_dec_signalfd4), .handler = zv_sys_sigmask_arg),
+	ROW(eventfd2, SF(DESC, "u", cloexec_nonblock)),
+	ROW(epoll_create1, SF(DESC, "", epoll_create_flags)),
+	ROW(dup3, SF(DESC, "ff", pipe_flags), .handler = zv_sys_dup2),
+	ROW(pipe2, D(2, DESC, zv_dec_pipe2)),
+	ROW(inotify_init1, SF(DESC, "", inotify_flags)),
+	ROW(preadv, D(5, DESC, zv_dec_preadv), .fds = A(0), .entry_args = ENTRY(1)),
+	ROW(pwritev, D(5, DESC, zv_dec_preadv), .fds = A(0)),
+	ROW(rt_tgsigqueueinfo, N(4, SIG | PR)),
+	ROW(perf_event_open, N(5, DESC)),
+	ROW(recvmmsg, N(5, NET | DESC), .fds = A(0)),
+	ROW(fanotify_init, N(2, DESC)),
+	ROW(fanotify_mark, N(5, DESC | F), .fds = A(0)),
+	ROW(prlimit64, D(4, 0, zv_dec_prlimit64)),
+	ROW(name_to_handle_at, N(5, F | DESC), .fds = A(0)),
+	ROW(open_by_handle_at, N(3, DESC), .fds = A(0)),
+	ROW(clock_adjtime, N(2, CLK)),
+	ROW(syncfs, S(DESC, "f"), .fds = A(0)),
+	ROW(sendmmsg, N(4, NET | DESC), .fds = A(0)),
+	ROW(setns, N(2, DESC), .handler = zv_sys_id_set, .fds = A(0)),
+	ROW(getcpu, D(3, 0, zv_dec_getcpu)),
+	ROW(process_vm_readv, N(6, 0)),
+	ROW(process_vm_writev, N(6, 0)),
+	ROW(kcmp, N(5, 0)),
+	ROW(finit_module, N(3, DESC), .fds = A(0)),
+	ROW(sched_setattr, N(3, 0)),
+	ROW(sched_getattr, N(4, 0)),
+	ROW(renameat2, SF(F | DESC, "asas", rename_flags), .fds = A(0) | A(2)),
+	ROW(seccomp, N(3, 0), .handler = zv_sys_seccomp, .frame = 1),
+	ROW(getrandom, D(3, 0, zv_dec_getrandom), .entry_args = ENTRY(0)),
+	ROW(memfd_create, SF(DESC, "S", memfd_flags)),
+	ROW(kexec_file_load, N(5, DESC)),
+	ROW(bpf, N(3, DESC)),
+	ROW(execveat, D(5, F | DESC | PR, zv_dec_execveat), .handler = zv_sys_execveat, .frame = 1, .fds = A(0)),
+	ROW(userfaultfd, N(1, DESC)),
+	ROW(membarrier, N(3, 0)),
+	ROW(mlock2, N(3, MEM)),
+	ROW(copy_file_range, D(6, DESC, zv_dec_copy_file_range), .fds = A(0) | A(2)),
+	ROW(preadv2, D(6, DESC, zv_dec_preadv), .fds = A(0)),
+	ROW(pwritev2, D(6, DESC, zv_dec_preadv), .fds = A(0)),
+	ROW(pkey_mprotect, N(4, MEM), .handler = zv_sys_mm_call),
+	ROW(pkey_alloc, N(2, 0)),
+	ROW(pkey_free, N(1, 0)),
+	ROW(statx, D(5, F | DESC | ST, zv_dec_statx), .handler = zv_sys_path_call, .fds = A(0), .path = A(1)),
+	ROW(io_pgetevents, N(6, 0), .restart = ZV_RS_EINTR),
+	ROW(rseq, D(4, 0, zv_dec_rseq)),
+	ROW(pidfd_send_signal, S(DESC | SIG | PR, "fepu"), .fds = A(0)),
+	ROW(io_uring_setup, N(2, DESC)),
+	ROW(io_uring_enter, N(6, DESC), .fds = A(0)),
+	ROW(io_uring_register, N(4, DESC), .fds = A(0)),
+	ROW(open_tree, N(3, F | DESC), .fds = A(0)),
+	ROW(move_mount, N(5, F | DESC), .fds = A(0) | A(2)),
+	ROW(fsopen, N(2, DESC)),
+	ROW(fsconfig, N(5, DESC), .fds = A(0)),
+	ROW(fsmount, N(3, DESC)),
+	ROW(fspick, N(3, F | DESC), .fds = A(0)),
+	ROW(pidfd_open, S(DESC, "du")),
+	ROW(clone3, D(2, PR, zv_dec_clone3), .handler = zv_sys_clone3, .frame = 1, .task = 1),
+	ROW(close_range, SF(DESC, "uu", close_range_flags), .handler = zv_sys_close_range),
+	ROW(openat2, D(4, F | DESC, zv_dec_openat2), .handler = zv_sys_path_call, .fds = A(0), .path = A(1)),
+	ROW(pidfd_getfd, N(3, DESC), .fds = A(0)),
+	ROW(faccessat2, SF(F | DESC, "ask", faccessat_flags), .handler = zv_sys_path_call, .fds = A(0), .path = A(1)),
+	ROW(process_madvise, N(5, DESC), .fds = A(0)),
+	ROW(epoll_pwait2, N(6, DESC), .handler = zv_sys_masked_wait, .fds = A(0), .restart = ZV_RS_NOHAND, .time = zv_vt_timespec, .timeout = A(3)),
+	ROW(mount_setattr, N(5, F | DESC), .fds = A(0)),
+	ROW(landlock_create_ruleset, N(3, DESC)),
+	ROW(landlock_add_rule, N(4, DESC), .fds = A(0)),
+	ROW(landlock_restrict_self, N(2, DESC), .fds = A(0)),
+	ROW(memfd_secret, N(1, DESC)),
+	ROW(process_mrelease, N(2, DESC)),
+	ROW(futex_waitv, N(5, 0)),
+	ROW(set_mempolicy_home_node, N(4, MEM)),
+	[451] = { .fds = A(0) }, /* cachestat */
+	[452] = { .fds = A(0) }, /* fchmodat2 */
+};
+
+const struct zv_sysent zv_sysent_none;
+
+const char *zv_sysname(long nr)
+{
+	if ((unsigned long)nr >= 512)
+		return NULL;
+	if (zv_sysent[nr].name)
+		return zv_sysent[nr].name;
+	return (size_t)nr < sizeof zv_sysnames / sizeof zv_sysnames[0] ? zv_sysnames[nr] : NULL;
+}
+
+int zv_sys_restart_code(long nr, const long *a)
+{
+	switch (zv_row(nr)->restart) {
+	case ZV_RS_SYS: return 512;   /* ERESTARTSYS */
+	case ZV_RS_NOHAND: return 514; /* ERESTARTNOHAND */
+	case ZV_RS_BLOCK: return 516;  /* ERESTART_RESTARTBLOCK */
+	case ZV_RS_FUTEX: return a[3] ? 516 : 512;
+	default: return 0;
+	}
+}
+
+int zv_sys_never_restarted(long nr, const long *a)
+{
+	int rs = zv_row(nr)->restart;
+	return rs == ZV_RS_NOHAND || rs == ZV_RS_BLOCK || rs == ZV_RS_EINTR || (rs == ZV_RS_FUTEX && a[3]);
+}
+
+/* i386 calls (int $0x80) that would take the process out of the kernel's
+ * hands (a new image, a new task, signal state): refused rather than run
+ * on the host. */
+int zv_sys_i386_refused(uint32_t nr)
+{
+	switch (nr) {
+	case 2: case 11: case 48: case 67: case 72: case 119: case 120: case 126: case 172:
+	case 173: case 174: case 175: case 179: case 186: case 190: case 354: case 358: case 435:
+		return 1; /* fork execve signal sigaction sigsuspend sigreturn clone
+			   * sigprocmask prctl rt_sig{return,action,procmask,suspend}
+			   * sigaltstack vfork seccomp execveat clone3 */
+	default:
+		return 0;
+	}
+}

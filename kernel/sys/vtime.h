@@ -1,0 +1,22 @@
+/* Virtual time's hooks (sys/vtime.c), named by the rows of sys/sysent.c:
+ * each converts one call's clocks and passes it on (zv_next). */
+#ifndef ZV_SYS_VTIME_H
+#define ZV_SYS_VTIME_H
+struct zv_call;
+long zv_vt_clock_gettime(struct zv_call *c);
+long zv_vt_gettimeofday(struct zv_call *c);
+long zv_vt_time(struct zv_call *c);
+long zv_vt_nanosleep(struct zv_call *c);
+long zv_vt_clock_nanosleep(struct zv_call *c);
+long zv_vt_timeval_left(struct zv_call *c);  /* select: a timeval the host writes back */
+long zv_vt_timespec_left(struct zv_call *c); /* pselect6, ppoll: a timespec written back */
+long zv_vt_ms(struct zv_call *c);            /* poll, epoll_wait: milliseconds */
+long zv_vt_timespec(struct zv_call *c);      /* epoll_pwait2, rt_sigtimedwait: not written back */
+long zv_vt_futex(struct zv_call *c);
+long zv_vt_alarm(struct zv_call *c);
+long zv_vt_setitimer(struct zv_call *c);
+long zv_vt_getitimer(struct zv_call *c);
+long zv_vt_timer_create(struct zv_call *c);
+long zv_vt_settime(struct zv_call *c);       /* timerfd_settime, timer_settime */
+long zv_vt_gettime(struct zv_call *c);       /* timerfd_gettime, timer_gettime */
+#endif
