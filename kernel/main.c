@@ -2,6 +2,7 @@
  * guest. The same image also starts every program a guest execs, through the
  * internal command "__exec" (see sys/exec.c). */
 #include "zvisor.h"
+#include "intercept/platform.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -12,7 +13,7 @@
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .platform = ZV_PLAT_ZPOLINE, .count_fd = -1, .err_fd = -1, .self_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
+struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 static int first_image;       /* zvisor run/trace, not an exec'd image */
@@ -33,9 +34,13 @@ static const char run_help[] =
 	"\n"
 	"options:\n"
 	"  --platform=NAME  how system calls reach the kernel:\n"
-	"                     zpoline  each syscall instruction is rewritten into a call\n"
-	"                              into the kernel (default; needs page 0, see\n"
-	"                              vm.mmap_min_addr, else sud is used)\n"
+	"                     stubs    each syscall instruction, with the instructions\n"
+	"                              before it, becomes a jump to a stub that calls\n"
+	"                              the kernel, when its code is mapped (default;\n"
+	"                              no privilege, page 0 stays unmapped)\n"
+	"                     zpoline  each syscall instruction becomes `call *%rax`\n"
+	"                              into page 0 (needs CAP_SYS_RAWIO or\n"
+	"                              vm.mmap_min_addr=0, else stubs is used)\n"
 	"                     sud      Syscall User Dispatch: a SIGSYS per call\n"
 	"                              (Linux >= 5.11)\n"
 	"                     seccomp  a seccomp filter that traps calls from outside\n"
@@ -43,7 +48,8 @@ static const char run_help[] =
 	"  --rewrite=WHEN   zpoline: lazy (default: a site is rewritten when it first\n"
 	"                   reaches the kernel), load (also every site the kernel can\n"
 	"                   prove safe when its code is mapped: fewer signals, slower\n"
-	"                   exec) or none (every call is a signal)\n"
+	"                   exec) or none (every call is a signal); stubs: none turns\n"
+	"                   the stubs off, anything else makes them at load\n"
 	"  -c, --count      print the number of system calls by name to stderr at exit\n"
 	"                   (like strace -f -c without times; vDSO calls as NAME[vdso])\n"
 	"  --time=SPEC      virtual time for the program, its threads and children;\n"
@@ -106,7 +112,6 @@ static const char main_help[] =
 	"exit status: the program's own; 126 if it cannot be run, 127 if it is not\n"
 	"found, 2 for a bad command line.\n";
 
-static const char *const platform_names[] = { "sud", "seccomp", "zpoline" };
 
 __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 {
@@ -261,7 +266,7 @@ static struct zv_thread *loading_thread;
 
 static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
 {
-	zv_sites_load(loading_thread, fd, addr, len, off, prot);
+	zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot);
 }
 
 /* The process's name (/proc/self/comm, ps), as the host's execve sets it:
@@ -301,11 +306,11 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		zv_die(126, "out of memory");
 	long e = zv_platform_install();
 	if (e < 0)
-		zv_die(126, "cannot install the %s platform: %s", platform_names[zv_proc.platform],
+		zv_die(126, "cannot install the %s platform: %s", zv_plat->name,
 		       zv_strerror((int)-e));
 	e = zv_thread_arm(t);
 	if (e < 0)
-		zv_die(126, "cannot arm the %s platform: %s%s", platform_names[zv_proc.platform],
+		zv_die(126, "cannot arm the %s platform: %s%s", zv_plat->name,
 		       zv_strerror((int)-e),
 		       zv_proc.platform != ZV_PLAT_SECCOMP ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
@@ -328,7 +333,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 
 	struct zv_image *img = alloc(sizeof *img);
 	char why[160] = "";
-	if (zv_proc.platform == ZV_PLAT_ZPOLINE && zv_proc.rewrite == ZV_REWRITE_LOAD) {
+	if (zv_plat->code_mapped) {
 		loading_thread = t;
 		zv_exec_mapped = rewrite_mapped;
 	}
@@ -413,11 +418,9 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 			zv_proc.stats = 1;
 		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
 			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
-			int p = 0;
-			while (p < 3 && zv_strcmp(v, platform_names[p]) != 0)
-				p++;
-			if (p == 3)
-				usage_error("zvisor: unknown platform '%s' (zpoline, sud, seccomp)\n", v);
+			int p = zv_platform_by_name(v);
+			if (p < 0)
+				usage_error("zvisor: unknown platform '%s' (stubs, zpoline, sud, seccomp)\n", v);
 			zv_proc.platform = (enum zv_platform)p;
 		} else if (zv_startswith(a, "--time=") || zv_strcmp(a, "--time") == 0) {
 			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");

@@ -12,7 +12,7 @@
 
 #define ZV_VERSION "0.1.0"
 
-enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP, ZV_PLAT_ZPOLINE };
+enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP, ZV_PLAT_ZPOLINE, ZV_PLAT_STUBS };
 enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE, ZV_REWRITE_LOAD };
 
 /* Per-thread kernel area: one naturally aligned block per guest thread. The
@@ -157,20 +157,24 @@ static inline int zv_in_kernel_text(uint64_t ip)
 	return ip >= zv_proc.text_start && ip < zv_proc.text_end;
 }
 
-/* A guest pointer the kernel must not read: page 0 and the entry page are
- * unmapped for the guest (readable on CPUs without protection keys). Handlers
- * that read a guest structure return EFAULT for it, as the host would. */
-static inline int zv_bad_guest_ptr(uint64_t p)
-{
-	return zv_proc.platform == ZV_PLAT_ZPOLINE &&
-	       (p < 4096 || (p >= (uint64_t)ZV_ENTRY_PAGE && p < (uint64_t)ZV_ENTRY_PAGE + 4096));
-}
-
 /* Page 0 and the entry page: kernel code that is not kernel text. */
 static inline int zv_in_trampoline(uint64_t ip)
 {
 	return zv_proc.platform == ZV_PLAT_ZPOLINE &&
 	       (ip < 4096 || (ip >= (uint64_t)ZV_ENTRY_PAGE && ip < (uint64_t)ZV_ENTRY_PAGE + 4096));
+}
+
+/* Whether the guest cannot read the byte at p (sys/mm.c). */
+int zv_guest_unreadable(uint64_t p);
+
+/* A guest pointer the kernel must not read: page 0 and the entry page are
+ * unmapped for the guest (readable on CPUs without protection keys), and a
+ * pointer into the lowest 64 KiB (NULL plus a field's offset) is checked,
+ * so that a handler reading a guest structure returns EFAULT for it, as the
+ * host would, before anything else. */
+static inline int zv_bad_guest_ptr(uint64_t p)
+{
+	return zv_in_trampoline(p) || (p < 65536 && zv_guest_unreadable(p));
 }
 
 /* Fatal error inside zvisor: one line, exit status 126 or as given. */

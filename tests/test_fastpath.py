@@ -381,3 +381,32 @@ def test_native_nullpage_guest(name):
         assert res.returncode == -11, "%s %s: %s" % (name, case, status_text(res.returncode))
         res = run_native([built(name), case, "handler"])
         says("after 2 faults: getpid 1000 of 1000 ok")(res)
+
+
+# --- 9. jump-stub windows -----------------------------------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", variants("stubwin"))
+def test_stub_window(name, platform):
+    """A window's inner instruction faults (the handler sees its original
+    address and resumes there), a 20 us timer interrupts 400,000 window
+    runs (no handler sees a stub's address), and a handler moves rip onto an
+    inner instruction (the thread runs on from there): on the stubs platform
+    these instructions run in a stub, elsewhere in place."""
+    compare([built(name)], platform, expect_native=says(
+        "fault on the inner instruction: rip win_inner, si_addr 0, SEGV_MAPERR 1",
+        "after the handler: getpid ok",
+        "timer: signals arrived yes, seen outside the program's text 0, wrong results 0",
+        "rewound onto an inner instruction: 1 time(s), win_kill returned the pid"))
+
+
+@pytest.mark.parametrize("name", variants("stubwin"))
+def test_stub_window_is_fast(name):
+    """On the stubs platform the window's syscall is a stub, made at load:
+    400,000 calls take few signals (the timer's bounces aside)."""
+    res = zvtest.run_zv([built(name)], "stubs", ["--stats"])
+    assert res.returncode == 0, res.stderr
+    m = re.search(r"fast=(\d+) sigsys=(\d+) bounced=(\d+)", res.stderr)
+    assert m, res.stderr
+    fast, sigsys, bounced = map(int, m.groups())
+    assert fast >= 400000 and sigsys - bounced < 2000, res.stderr

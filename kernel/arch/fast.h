@@ -14,6 +14,7 @@
 #define ZV_F_RESULT 24  /* result of the call just made */
 #define ZV_F_BOUNCE 32  /* int: nonzero when the call must leave through SIGSYS */
 #define ZV_F_PENDING 36 /* int: deferred signals wait (t->fast.sig_pending) */
+#define ZV_F_RET 40     /* where the current call returns (the jump-stub exit jumps there) */
 #define ZV_F_UC 56      /* struct zv_ucontext */
 #define ZV_F_MC (ZV_F_UC + 40)
 #define ZV_F_R8 (ZV_F_MC + 0)
@@ -57,6 +58,6 @@ struct zv_fast {
 };
 
 /* arch/fastentry.S */
-extern char zv_fast_entry[], zv_fast_window[], zv_fast_window_end[], zv_fast_bounce_result[];
+extern char zv_fast_entry[], zv_stub_entry[], zv_fast_window[], zv_fast_window_end[], zv_fast_bounce_result[];
 #endif
 #endif

@@ -16,8 +16,8 @@
 	 * these machines each page touched per host syscall costs a TLB walk. */
 	.section .text.hot,"ax",@progbits
 
-	.globl zv_fast_entry, zv_fast_window, zv_fast_window_end, zv_fast_bounce_result
-	.hidden zv_fast_entry, zv_fast_window, zv_fast_window_end, zv_fast_bounce_result
+	.globl zv_fast_entry, zv_stub_entry, zv_fast_window, zv_fast_window_end, zv_fast_bounce_result
+	.hidden zv_fast_entry, zv_stub_entry, zv_fast_window, zv_fast_window_end, zv_fast_bounce_result
 	.type zv_fast_entry,@function
 zv_fast_entry:
 	mov %rsp, %gs:ZV_F_RSP		/* guest rsp: [rsp] is the return address */
@@ -56,7 +56,49 @@ zv_fast_window:
 	lea -8(%rsp), %rsp		/* rsp above the return address, which ret pops */
 	mov (%rsp), %rcx		/* rcx = return address, as the host's syscall leaves it */
 	ret				/* rax = result; ret keeps the return predictor in step */
+zv_stub_exit:				/* the same for a jump stub's call: */
+	cmpl $0, %gs:ZV_F_PENDING	/* deferred signals to deliver? */
+	jne zv_fast_bounce_result
+	mov %gs:ZV_F_RDI, %rdi		/* the arguments back */
+	mov %gs:ZV_F_RSI, %rsi
+	mov %gs:ZV_F_RDX, %rdx
+	mov %gs:ZV_F_R10, %r10
+	mov %gs:ZV_F_R8, %r8
+	mov %gs:ZV_F_R9, %r9
+	mov %gs:ZV_F_EFLAGS, %r11	/* r11 = rflags, as the host's syscall leaves it */
+	push %r11			/* and the flags themselves */
+	popfq
+	mov %gs:ZV_F_RSP, %rsp		/* the guest's rsp, which nothing changed */
+	mov %gs:ZV_F_RET, %rcx		/* rcx = the instruction after the original syscall */
+	jmp *%rcx			/* straight back to the guest's code, past its window */
 zv_fast_window_end:
+
+/* A jump stub's entry (intercept/stubs.c): the stub ran the instructions
+ * it displaced, then `lea 0(%rip), %rcx` (its key, which points at the
+ * site's address stored in the stub) and jumped here through %r11. rcx and
+ * r11 are the host syscall's to clobber; nothing was pushed on the guest
+ * stack, so its red zone is untouched. */
+	.type zv_stub_entry,@function
+zv_stub_entry:
+	mov %rsp, %gs:ZV_F_RSP		/* guest rsp, exactly as at the site */
+	mov %gs:ZV_F_KSTACK, %rsp	/* the thread's kernel stack */
+	pushfq				/* the guest's flags */
+	popq %gs:ZV_F_EFLAGS
+	cld				/* the C ABI expects DF clear */
+	mov %rax, %gs:ZV_F_RAX		/* the number */
+	mov %rdi, %gs:ZV_F_RDI		/* the arguments, which the host's syscall preserves */
+	mov %rsi, %gs:ZV_F_RSI
+	mov %rdx, %gs:ZV_F_RDX
+	mov %r10, %gs:ZV_F_R10
+	mov %r8, %gs:ZV_F_R8
+	mov %r9, %gs:ZV_F_R9
+	mov %gs:ZV_F_SELF, %rdi		/* zv_stub_syscall(struct zv_thread *, key) */
+	mov %rcx, %rsi
+	call zv_stub_syscall
+	mov %rax, %gs:ZV_F_RESULT	/* kept for a bounce */
+	cmpl $0, %gs:ZV_F_BOUNCE	/* the call must be made, or finished, on the SIGSYS path? */
+	jne zv_fast_bounce
+	jmp zv_stub_exit
 
 /* Leave through SIGSYS: restore the guest's registers as they were at the
  * call (rsp above the return address, as after the host's syscall) and

@@ -33,6 +33,7 @@ _Static_assert(offsetof(struct zv_fast, bounce_site) == ZV_F_BSITE, "ZV_F_BSITE"
 _Static_assert(offsetof(struct zv_fast, result) == ZV_F_RESULT, "ZV_F_RESULT");
 _Static_assert(offsetof(struct zv_fast, bounce) == ZV_F_BOUNCE, "ZV_F_BOUNCE");
 _Static_assert(offsetof(struct zv_fast, sig_pending) == ZV_F_PENDING, "ZV_F_PENDING");
+_Static_assert(offsetof(struct zv_fast, ret) == ZV_F_RET, "ZV_F_RET");
 _Static_assert(offsetof(struct zv_fast, uc.mc.r8) == ZV_F_R8, "ZV_F_R8");
 _Static_assert(offsetof(struct zv_fast, uc.mc.r9) == ZV_F_R9, "ZV_F_R9");
 _Static_assert(offsetof(struct zv_fast, uc.mc.r10) == ZV_F_R10, "ZV_F_R10");

@@ -6,6 +6,7 @@
 #include "lib/syscall.h"
 #include "intercept/sites.h"
 #include "trace/count.h"
+#include "intercept/stubs.h"
 
 /* Whether the call returning to ret is one zvisor wrote over a `syscall`
  * (zv_site_ours): first in the thread's small cache, then in the process's
@@ -23,24 +24,16 @@ static inline __attribute__((always_inline)) int from_rewritten_site(struct zv_f
 	return 1;
 }
 
-__attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
+/* The call of a fast entry, from the guest instruction before ret (which
+ * is where the host's syscall would have returned). */
+static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t, struct zv_ucontext *uc, uint64_t ret)
 {
 	struct zv_fast *f = &t->fast;
-	struct zv_ucontext *uc = &f->uc;
-	uint64_t *sp = (uint64_t *)uc->mc.rsp;
-	uint64_t ret = *sp; /* the call just wrote it */
-	uc->mc.rsp = (uint64_t)(sp + 1);
-	if (!from_rewritten_site(f, ret)) {
-		/* Not from a rewritten site: a stray call or jump into page 0
-		 * (a NULL function pointer). It faults, as natively. */
-		f->bounce = ZV_BOUNCE_FAULT;
-		return 0;
-	}
-	long nr = (long)uc->mc.rax; /* below ZV_SLED_END + 5: the sled's end */
+	long nr = (int)uc->mc.rax; /* the host reads the number as a 32-bit int */
 	uc->mc.rip = ret;
 	f->ret = ret;
 	f->nr = nr;
-	int kind = nr < ZV_SLED_END ? zv_call_kind[nr] : ZV_KIND_HANDLER;
+	int kind = (uint64_t)nr < ZV_SLED_END ? zv_call_kind[nr] : ZV_KIND_HANDLER;
 	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked) {
 		f->bounce = ZV_BOUNCE_CALL;
 		return 0;
@@ -75,6 +68,30 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 	if (zv_proc.stats)
 		zv_proc.stat_fast++;
 	return r;
+}
+
+/* zpoline: a `call *%rax` through page 0 (arch/fastentry.S zv_fast_entry). */
+__attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
+{
+	struct zv_fast *f = &t->fast;
+	struct zv_ucontext *uc = &f->uc;
+	uint64_t *sp = (uint64_t *)uc->mc.rsp;
+	uint64_t ret = *sp; /* the call just wrote it */
+	uc->mc.rsp = (uint64_t)(sp + 1);
+	if (!from_rewritten_site(f, ret)) {
+		/* Not from a rewritten site: a stray call or jump into page 0
+		 * (a NULL function pointer). It faults, as natively. */
+		f->bounce = ZV_BOUNCE_FAULT;
+		return 0;
+	}
+	return fast_call(t, uc, ret); /* rax is below ZV_SLED_END + 5: the sled's end */
+}
+
+/* A jump stub (arch/fastentry.S zv_stub_entry): key points at the address
+ * of the `syscall` the stub stands for (intercept/stubs.c). */
+__attribute__((hot)) long zv_stub_syscall(struct zv_thread *t, uint64_t key)
+{
+	return fast_call(t, &t->fast.uc, zv_stub_site(key) + 2);
 }
 
 /* The SIGSYS of the entry page's `syscall`: a fast call that needs the
@@ -118,8 +135,6 @@ static int peek(uint64_t addr, uint64_t *v)
  * call is made here and 1 returned. */
 int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	if (zv_proc.platform != ZV_PLAT_ZPOLINE)
-		return 0;
 	uint64_t ip = uc->mc.rip, ret, code8;
 	if (ip == uc->mc.rax && peek(uc->mc.rsp, &ret) && peek(ret - 8, &code8) && zv_site_ours(ret, code8)) {
 		uc->mc.rsp += 8; /* the call's return address */

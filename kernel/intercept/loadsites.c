@@ -29,6 +29,10 @@
 #include "lib/string.h"
 #include "intercept/sites.h"
 #include "intercept/x86ops.h"
+#include "intercept/stubs.h"
+#include "intercept/symfuncs.h"
+#include <asm/stat.h>
+#include <linux/mman.h>
 #include <elf.h>
 
 #define MAX_PHDRS 32
@@ -53,6 +57,8 @@
 /* An image being scanned: its file and program headers. */
 struct image {
 	int fd, nph;
+	const uint8_t *file; /* the whole file mapped read-only, or NULL: then pread */
+	uint64_t file_size;
 	Elf64_Phdr ph[MAX_PHDRS];
 	uint64_t cie, cie_ok; /* the last CIE judged, and the verdict */
 };
@@ -71,8 +77,18 @@ static long read_at(const struct image *im, uint64_t v, void *dst, uint64_t len,
 		const Elf64_Phdr *s = &im->ph[i];
 		if (s->p_type != PT_LOAD || v < s->p_vaddr || v - s->p_vaddr >= s->p_filesz)
 			continue;
-		uint64_t room = s->p_vaddr + s->p_filesz - v;
-		long r = zv_sys4(__NR_pread64, im->fd, dst, len < room ? len : room, v - s->p_vaddr + s->p_offset);
+		uint64_t room = s->p_vaddr + s->p_filesz - v, off = v - s->p_vaddr + s->p_offset, n = len < room ? len : room;
+		long r;
+		if (im->file && off <= im->file_size && n <= im->file_size - off) {
+			if (b) { /* no copy: point into the mapped file */
+				*b = (struct buf){ im->file + off, n, v };
+				return (long)n;
+			}
+			memcpy(dst, im->file + off, n);
+			r = (long)n;
+		} else {
+			r = zv_sys4(__NR_pread64, im->fd, dst, n, off);
+		}
 		if (b)
 			*b = (struct buf){ dst, r > 0 ? (uint64_t)r : 0, v };
 		return r;
@@ -271,7 +287,7 @@ static long function_before(const uint8_t *tab, uint64_t count, uint64_t base, u
 
 /* Sorts n (start, FDE) pairs by start (heapsort: no recursion, no
  * allocation). */
-static void sort_pairs(int32_t *v, long n)
+void zv_sort_pairs(int32_t *v, long n)
 {
 	for (long end = n, i = n / 2; end > 1;) {
 		long root;
@@ -321,7 +337,7 @@ static long table_from_frames(struct image *im, const uint8_t *eh, uint64_t len,
 		}
 		off += 4 + (uint64_t)length;
 	}
-	sort_pairs(out, n);
+	zv_sort_pairs(out, n);
 	return n;
 }
 
@@ -355,7 +371,48 @@ struct scan {
 	uint8_t *chunk, *code;
 	uint64_t *sites;
 	int nsites;
+	struct zv_stub_batch *stubs; /* the stubs platform: windows instead of sites */
+	const int32_t *syms;         /* and functions from the symbol table */
+	long nsyms;
+	int syms_read;
+	const Elf64_Ehdr *eh;
+	void *symmem;
+	size_t symsize;
 };
+
+/* The function holding image address v that can be judged: its unwind
+ * entry's, or (stubs only) its symbol's. */
+static int function_of(struct scan *s, uint64_t v, uint64_t *start, uint64_t *len)
+{
+	long k = s->count ? function_before(s->tab, s->count, s->base, v) : -1;
+	if (k >= 0) {
+		*start = s->base + (int64_t)s32(s->tab + 8 * k);
+		uint64_t fde = s->base + (int64_t)s32(s->tab + 8 * k + 4);
+		*len = function_length(s->im, fde, *start);
+		if (*len && v < *start + *len)
+			return 1;
+	}
+	if (s->stubs && !s->syms_read) { /* read once, when first needed */
+		s->syms_read = 1;
+		int32_t *pairs;
+		long n = zv_symtab_functions(s->im->fd, s->eh, &s->symmem, &s->symsize, &pairs);
+		if (n > 0) {
+			s->syms = pairs;
+			s->nsyms = n;
+		}
+	}
+	return s->nsyms > 0 && zv_symtab_function_of(s->syms, s->nsyms, v, start, len);
+}
+
+/* Whether one of the 8 bytes at p is 05 (the second byte of `syscall`):
+ * a word at a time, since most code has none. */
+static int has_05(const uint8_t *p)
+{
+	uint64_t w;
+	__builtin_memcpy(&w, p, 8); /* inline: -fno-builtin makes memcpy a call */
+	w ^= 0x0505050505050505UL;
+	return ((w - 0x0101010101010101UL) & ~w & 0x8080808080808080UL) != 0;
+}
 
 /* Finds the safe sites of the image's code in [vlo, vhi), which runs at
  * address + bias. Only functions with a 0f 05 in their bytes are decoded:
@@ -369,22 +426,25 @@ static void scan_code(struct scan *s, uint64_t vlo, uint64_t vhi, uint64_t bias)
 		if (read_at(s->im, v, s->chunk, want, &c) < 2)
 			return;
 		for (uint64_t i = 0; i + 1 < c.len; i++) {
+			if (i + 9 < c.len && !has_05(c.p + i + 1)) {
+				i += 7; /* no 05 in the next 8 bytes: no syscall ends there */
+				continue;
+			}
 			if (c.p[i] != 0x0f || c.p[i + 1] != 0x05 || v + i < done)
 				continue;
-			long k = function_before(s->tab, s->count, s->base, v + i);
-			if (k < 0)
-				continue;
-			uint64_t start = s->base + (int64_t)s32(s->tab + 8 * k);
-			uint64_t fde = s->base + (int64_t)s32(s->tab + 8 * k + 4);
-			uint64_t len = function_length(s->im, fde, start);
-			if (!len || v + i >= start + len)
+			uint64_t start, len;
+			if (!function_of(s, v + i, &start, &len))
 				continue; /* outside any function that can be judged */
 			done = start + len;
 			struct buf f;
 			if (start < vlo || done > vhi || len > MAX_FUNCTION ||
 			    read_at(s->im, start, s->code, len, &f) != (long)len)
 				continue;
-			s->nsites += scan_function(f.p, len, start + bias, s->sites + s->nsites, MAX_SITES - s->nsites);
+			if (s->stubs)
+				zv_stubs_function(s->stubs, f.p, len, start + bias);
+			else
+				s->nsites += scan_function(f.p, len, start + bias, s->sites + s->nsites,
+							   MAX_SITES - s->nsites);
 		}
 	}
 }
@@ -427,8 +487,10 @@ static int function_table(struct scan *s, const Elf64_Ehdr *eh, void **mem, size
 
 /* The mapping [addr, addr + len) of fd's bytes from file offset off, with
  * protection prot and private, just became executable: rewrite the safe
- * sites of the functions in it (thread t). */
-void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+ * sites of the functions in it (thread t), or, given a batch, make jump
+ * stubs for their windows (intercept/stubs.c). */
+void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot,
+		   struct zv_stub_batch *stubs)
 {
 	struct image im = { .fd = fd, .cie = ~0UL };
 	Elf64_Ehdr eh;
@@ -440,13 +502,34 @@ void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uin
 		    (long)(eh.e_phnum * sizeof(Elf64_Phdr)))
 		return;
 	im.nph = eh.e_phnum;
+	/* The file, mapped once: every read below is a copy, not a syscall. */
+	struct stat st;
+	void *fmap = NULL;
+	size_t fmap_size = 0;
+	if (zv_sys2(__NR_fstat, fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < (1UL << 32)) {
+		fmap_size = ((size_t)st.st_size + 4095) & ~4095UL;
+		fmap = zv_kmap(fmap_size, 4096, -1); /* an address in the kernel's window */
+		if (zv_is_err((long)fmap) ||
+		    zv_mmap(fmap, fmap_size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) != fmap) {
+			if (!zv_is_err((long)fmap))
+				zv_kunmap(fmap, fmap_size);
+			fmap = NULL;
+		} else {
+			im.file = fmap;
+			im.file_size = (uint64_t)st.st_size;
+		}
+	}
 	size_t wsize = CHUNK + MAX_FUNCTION + MAX_SITES * sizeof(uint64_t), tsize = 0;
 	void *table = NULL;
 	uint8_t *work = zv_kmap(wsize, 4096, -1);
 	if (zv_is_err((long)work))
 		return;
-	struct scan s = { &im, NULL, 0, 0, work, work + CHUNK, (uint64_t *)(work + CHUNK + MAX_FUNCTION), 0 };
-	if (function_table(&s, &eh, &table, &tsize) == 0) {
+	struct scan s = { &im, NULL, 0, 0, work, work + CHUNK, (uint64_t *)(work + CHUNK + MAX_FUNCTION), 0, stubs, NULL, 0, 0, NULL, NULL, 0 };
+	s.eh = &eh;
+	int eh_ok = function_table(&s, &eh, &table, &tsize) == 0;
+	if (!eh_ok)
+		s.count = 0;
+	if (eh_ok || stubs) {
 		for (int i = 0; i < im.nph; i++) {
 			/* each executable segment's part of this mapping */
 			const Elf64_Phdr *x = &im.ph[i];
@@ -458,9 +541,16 @@ void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uin
 				scan_code(&s, flo - x->p_offset + x->p_vaddr, fhi - x->p_offset + x->p_vaddr,
 					  addr - off + x->p_offset - x->p_vaddr);
 		}
-		zv_sites_load_batch(t, s.sites, s.nsites, addr, addr + len, prot);
+		if (stubs)
+			zv_stubs_commit(t, stubs, addr, addr + len, prot, 0);
+		else
+			zv_sites_load_batch(t, s.sites, s.nsites, addr, addr + len, prot);
 	}
 	if (table)
 		zv_kunmap(table, tsize);
+	if (s.symmem)
+		zv_kunmap(s.symmem, s.symsize);
+	if (fmap)
+		zv_kunmap(fmap, fmap_size);
 	zv_kunmap(work, wsize);
 }

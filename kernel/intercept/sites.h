@@ -13,7 +13,9 @@ void zv_site_seen(uint64_t site, unsigned after, int (*safe)(uint64_t site, void
 void zv_site_add_rewritten(uint64_t site);
 struct zv_thread;
 int zv_site_safe_static(uint64_t site);
-void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot);
+struct zv_stub_batch;
+void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot,
+		   struct zv_stub_batch *stubs);
 void zv_sites_load_batch(struct zv_thread *t, const uint64_t *sites, int n, uint64_t lo, uint64_t hi, int prot);
 void zv_sites_after_fork(void);
 void zv_sites_lock(void);

@@ -252,6 +252,10 @@ int zv_x86_decode(const uint8_t *p, size_t avail, struct zv_x86_insn *out)
 	}
 	if (modrm)
 		memory_operand(modrm, rex, out);
+	if (out->has_mem && out->base == ZV_X86_RIP) {
+		out->disp_at = (int)(modrm - p) + 1; /* rip-relative: no SIB, disp32 next */
+		out->disp = (int32_t)(modrm[1] | modrm[2] << 8 | modrm[3] << 16 | (uint32_t)modrm[4] << 24);
+	}
 	out->width = operand_width(map, op);
 	if (map)
 		out->exposes_rsp = copies_rsp(map, op, rex, modrm, out);

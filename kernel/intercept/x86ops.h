@@ -16,6 +16,7 @@ struct zv_x86_insn {
 	int has_mem;     /* a ModRM memory operand: */
 	int base, index; /* registers 0-15, -1 none, or ZV_X86_RIP */
 	int64_t disp;
+	int disp_at;      /* base ZV_X86_RIP: offset of its disp32 in the instruction */
 	long rsp_change; /* bytes added to rsp, or ZV_X86_RSP_UNKNOWN */
 	int pushes;      /* a push: it writes the 8 bytes below rsp */
 	int width;       /* bytes the memory operand may span (0: lea, no access) */

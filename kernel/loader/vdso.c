@@ -26,6 +26,7 @@
  * --vdso=none shows no vDSO, as a host booted with vdso=0: no
  * AT_SYSINFO_EHDR, and the vDSO and vvar mappings are unmapped. */
 #include "zvisor.h"
+#include "intercept/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/maps.h"
@@ -134,21 +135,14 @@ static int wrap_vdso(uint8_t *base)
 			s[5] = 0x0f; /* syscall */
 			s[6] = 0x05;
 			s[7] = 0xc3; /* ret */
-			if (zv_proc.platform == ZV_PLAT_ZPOLINE && zv_proc.rewrite != ZV_REWRITE_NONE) {
-				/* rewritten now: the lazy rewrite's mprotect of one
-				 * page fails on the vDSO (the host will not split it) */
-				s[5] = 0xff; /* call *%rax */
-				s[6] = 0xd0;
-			}
 			stub_nr[nstubs++] = nr;
 		}
 		sym[i].st_value = (uint64_t)(stubs + k * STUB_SIZE - base);
 		sym[i].st_size = STUB_SIZE;
 	}
+	if (zv_plat->vdso_stubs) /* their sites, while the vDSO is writable */
+		zv_plat->vdso_stubs(zv_current(), stubs, nstubs, STUB_SIZE);
 	zv_mprotect(base, size, PROT_READ | PROT_EXEC);
-	for (int k = 0; k < nstubs; k++)
-		if (stubs[k * STUB_SIZE + 5] == 0xff)
-			zv_site_add_rewritten((uint64_t)stubs + k * STUB_SIZE + 5);
 	zv_proc.vdso_stubs = (uint64_t)stubs;
 	return 0;
 }
@@ -197,7 +191,7 @@ static void find_host_functions(uint8_t *base)
 {
 	zv_proc.host_vdso.ok = 0;
 	zv_proc.host_vdso.lo = zv_proc.host_vdso.hi = 0;
-	if (zv_proc.platform == ZV_PLAT_SECCOMP)
+	if (!zv_plat->host_vdso)
 		return;
 	zv_proc.host_vdso.clock_gettime = host_function(base, "__vdso_clock_gettime");
 	zv_proc.host_vdso.gettimeofday = host_function(base, "__vdso_gettimeofday");

@@ -8,6 +8,7 @@
  * getppid is not cached: the parent may exit and the process be reparented
  * at any time. Nor is uname: another process may change the host name. */
 #include "zvisor.h"
+#include "intercept/platform.h"
 #include "lib/syscall.h"
 #include <linux/sched.h>
 
@@ -66,10 +67,11 @@ void zv_ids_after_clone(struct zv_thread *t, uint64_t flags)
 	}
 }
 
-/* On zpoline %gs belongs to the kernel: the guest's base is virtual. */
+/* On the fast platforms %gs belongs to the kernel: the guest's base is
+ * virtual. */
 long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
-	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
+	if (zv_plat->owns_gs) {
 		if (a[0] == 0x1001) { /* ARCH_SET_GS */
 			if ((uint64_t)a[1] >= 0x7ffffffff000UL)
 				return -EPERM;

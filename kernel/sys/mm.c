@@ -6,6 +6,7 @@
 #include "lib/syscall.h"
 #include "lib/kmem.h"
 #include "intercept/sites.h"
+#include "intercept/platform.h"
 #include <linux/mman.h>
 
 #define PAGE_UP(x) (((x) + 4095UL) & ~4095UL)
@@ -42,18 +43,21 @@ long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 }
 
 /* Memory the guest must not see or touch: the kernel's window (its image,
- * stacks and data) and, on zpoline, page 0 and the entry page. In address
- * order. */
+ * stacks and data) and the platform's (page 0 and the entry page on
+ * zpoline, the stub regions). In address order. */
 struct range { uint64_t start, end; };
+#define MAX_RESERVED 260
 
 static int reserved(struct range *r)
 {
-	int n = 0;
-	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
-		r[n++] = (struct range){ 0, 4096 };
-		r[n++] = (struct range){ ZV_ENTRY_PAGE, ZV_ENTRY_PAGE + 4096 };
-	}
+	int n = zv_plat->reserved ? zv_plat->reserved((uint64_t (*)[2])r, MAX_RESERVED - 1) : 0;
 	r[n++] = (struct range){ ZV_KWIN_START, ZV_KWIN_END };
+	for (int i = 1; i < n; i++) /* insertion sort: the list is short and nearly sorted */
+		for (int j = i; j > 0 && r[j].start < r[j - 1].start; j--) {
+			struct range x = r[j];
+			r[j] = r[j - 1];
+			r[j - 1] = x;
+		}
 	return n;
 }
 
@@ -72,8 +76,8 @@ static const struct range *overlap(const struct range *r, int n, uint64_t addr, 
  * fail as on unmapped memory, and munmap leaves it out. */
 static long mm_call(struct zv_thread *t, long *a, long nr);
 
-/* On zpoline a memory call waits for a site being rewritten, whose page's
- * protection zvisor changes and restores (intercept/sites.c). */
+/* A memory call waits for a site being rewritten, whose page's protection
+ * the platform changes and restores (intercept/sites.c, stubs.c). */
 long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	if (zv_proc.host_vdso.ok && nr != __NR_madvise) {
@@ -82,22 +86,23 @@ long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long n
 		if (nr == __NR_mremap && (a[3] & MREMAP_FIXED))
 			zv_host_vdso_touched((uint64_t)a[4], (uint64_t)a[2]);
 	}
-	if (zv_proc.platform != ZV_PLAT_ZPOLINE)
+	if (!zv_plat->patches_code)
 		return mm_call(t, a, nr);
 	zv_sites_lock();
 	long r = mm_call(t, a, nr);
 	zv_sites_unlock();
-	/* --rewrite=load: a file's code just mapped */
-	if (nr == __NR_mmap && !zv_is_err(r) && zv_proc.rewrite == ZV_REWRITE_LOAD && (a[2] & PROT_EXEC) &&
+	/* a file's code just mapped */
+	if (nr == __NR_mmap && !zv_is_err(r) && zv_plat->code_mapped && (a[2] & PROT_EXEC) &&
 	    (a[3] & (MAP_ANONYMOUS | MAP_TYPE)) == MAP_PRIVATE && (int)a[4] >= 0)
-		zv_sites_load(t, (int)a[4], (uint64_t)r, ((uint64_t)a[1] + 4095) & ~4095UL, (uint64_t)a[5], (int)a[2]);
+		zv_plat->code_mapped(t, (int)a[4], (uint64_t)r, ((uint64_t)a[1] + 4095) & ~4095UL, (uint64_t)a[5],
+				     (int)a[2]);
 	return r;
 }
 
 static long mm_call(struct zv_thread *t, long *a, long nr)
 {
 	uint64_t addr = (uint64_t)a[0], len = (uint64_t)a[1];
-	struct range res[3];
+	struct range res[MAX_RESERVED];
 	int n = reserved(res);
 	const struct range *hit = overlap(res, n, addr, nr == __NR_mmap && !len ? 1 : len);
 	if (!hit && !(nr == __NR_mremap && (a[3] & MREMAP_FIXED)))
@@ -138,4 +143,11 @@ static long mm_call(struct zv_thread *t, long *a, long nr)
 	}
 	}
 	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+int zv_guest_unreadable(uint64_t p)
+{
+	uint8_t b;
+	struct { void *base; size_t len; } local = { &b, 1 }, remote = { (void *)p, 1 };
+	return zv_sys6(__NR_process_vm_readv, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0) != 1;
 }

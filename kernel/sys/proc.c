@@ -12,6 +12,7 @@
 #include "lib/fmt.h"
 #include "trace/count.h"
 #include "intercept/sites.h"
+#include "intercept/stubs.h"
 #include <linux/sched.h>
 
 
@@ -209,7 +210,8 @@ void zv_report_at_exit(void)
 	long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
 	if (zv_proc.stats)
 		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu\n", pid,
-			   zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced, zv_sites_rewritten());
+			   zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
+			   zv_sites_rewritten() + zv_stubs_count());
 	if (pid == zv_proc.leader_pid)
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
 }

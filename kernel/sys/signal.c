@@ -5,6 +5,7 @@
  * building the guest's frame as the host would; interrupting the kernel it is
  * deferred to the return to the guest, as a real kernel does. */
 #include "zvisor.h"
+#include "intercept/platform.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -221,6 +222,8 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	f->uc.uc_stack = t->guest_ss;
 	f->uc.uc_stack.ss_flags = ss_flags;
 	f->uc.mc = uc->mc;
+	if (zv_plat->guest_ip) /* in code the platform moved: the original address */
+		f->uc.mc.rip = zv_plat->guest_ip(uc->mc.rip, uc->mc.rcx);
 	f->uc.mc.fpstate = fpsize ? fp : 0;
 	f->uc.uc_sigmask = saved_mask;
 	f->info = *si;
@@ -368,6 +371,8 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 	}
 	t->fast.sig_pending = 0;
 	t->delivery_mask_set = 0;
+	if (zv_plat->resume_ip) /* a restarted call: rip back on a moved syscall */
+		uc->mc.rip = zv_plat->resume_ip(uc->mc.rip);
 }
 
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
@@ -444,6 +449,8 @@ long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a, l
 	const struct zv_ucontext *g = &f->uc;
 	/* r8 .. rip come from the frame; segment state stays the host's. */
 	memcpy(&uc->mc, &g->mc, offsetof(struct zv_mcontext, eflags));
+	if (zv_plat->resume_ip) /* inside code the platform moved: resume in its copy */
+		uc->mc.rip = zv_plat->resume_ip(uc->mc.rip);
 	const uint64_t fix = 0x40dd5UL; /* AC OF DF TF SF ZF AF PF CF, RF */
 	uc->mc.eflags = (uc->mc.eflags & ~fix) | (g->mc.eflags & fix);
 	void *host_fp = (void *)uc->mc.fpstate;

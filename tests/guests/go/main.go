@@ -164,6 +164,24 @@ func partFiles() {
 	fmt.Printf("files: %s; uname err=%v\n", strings.Join(names, " "), err)
 }
 
+// NULL pointers, which Go turns into recoverable panics: a nil read, a call
+// through a nil func value, Stop on a nil *time.Timer (Go's TestIssue5745).
+func partNil() {
+	try := func(name string, f func()) {
+		defer func() {
+			r := recover()
+			fmt.Printf("nil %s: recovered %v\n", name, r)
+		}()
+		f()
+	}
+	var p *int
+	var fn func() int
+	var t *time.Timer
+	try("read", func() { fmt.Println(*p) })
+	try("call", func() { fmt.Println(fn()) })
+	try("timer", func() { t.Stop() })
+}
+
 // Not among the parts run by default (its output depends on the clock):
 // the wall clock as time.Now() reads it through the vDSO, and how long a
 // 100 ms sleep lasts on the monotonic clock.
@@ -184,7 +202,7 @@ func main() {
 		fn   func()
 	}{
 		{"chan", partChan}, {"exec", partExec}, {"preempt", partPreempt},
-		{"signal", partSignal}, {"files", partFiles},
+		{"signal", partSignal}, {"files", partFiles}, {"nil", partNil},
 	}
 	want := ""
 	if len(os.Args) > 1 {

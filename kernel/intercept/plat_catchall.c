@@ -1,0 +1,121 @@
+/* What every platform shares: the SIGSYS catch-all. On sud and seccomp,
+ * Syscall User Dispatch or a seccomp trap filter delivers every guest
+ * syscall as SIGSYS to one handler, which runs it through the entry path on
+ * the thread's kernel stack. The fast platforms (plat_zpoline.c,
+ * plat_stubs.c) rewrite sites so that most calls never come here; SUD is
+ * their catch-all for the rest. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "trace/count.h"
+#include "intercept/platform.h"
+#include <linux/prctl.h>
+#include <linux/audit.h>
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#define PR_SYS_DISPATCH_ON 1
+#endif
+#define ZV_SYS_USER_DISPATCH 2 /* si_code of a SUD SIGSYS */
+#define ZV_SYS_SECCOMP 1
+#define ZV_SECCOMP_DATA 0x2a5  /* marks traps from zvisor's own filter (plat_seccomp.c) */
+
+const struct zv_platform_ops *const zv_platforms[] = {
+	[ZV_PLAT_SUD] = &zv_plat_sud,
+	[ZV_PLAT_SECCOMP] = &zv_plat_seccomp,
+	[ZV_PLAT_ZPOLINE] = &zv_plat_zpoline,
+	[ZV_PLAT_STUBS] = &zv_plat_stubs,
+};
+
+int zv_platform_by_name(const char *s)
+{
+	for (int i = 0; i < (int)(sizeof zv_platforms / sizeof zv_platforms[0]); i++)
+		if (!zv_strcmp(s, zv_platforms[i]->name))
+			return i;
+	return -1;
+}
+
+/* The SIGSYS handler, for every platform. */
+long zv_catchall_install(void)
+{
+	struct zv_ksigaction sa = {
+		.handler = (uint64_t)zv_sigsys_handler,
+		/* NODEFER and an empty mask: guest signals may interrupt a host
+		 * syscall made on the guest's behalf; they are deferred. */
+		.flags = ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTORER | ZV_SA_NODEFER,
+		.restorer = (uint64_t)zv_sigreturn,
+		.mask = 0,
+	};
+	return zv_sys4(__NR_rt_sigaction, 31, &sa, NULL, 8);
+}
+
+long zv_platform_install(void)
+{
+	long r = zv_catchall_install();
+	if (r < 0)
+		return r;
+	return zv_plat->install ? zv_plat->install() : 0;
+}
+
+long zv_platform_arm_thread(struct zv_thread *t)
+{
+	return zv_plat->arm_thread(t);
+}
+
+/* The fast entry finds the thread's area through %gs. */
+long zv_fast_arm_thread(struct zv_thread *t, uint64_t bounce_site)
+{
+	t->fast.self = t;
+	t->fast.kstack = (uint64_t)t + ZV_BLOCK_SIZE;
+	t->fast.bounce_site = bounce_site;
+	return zv_sys2(__NR_arch_prctl, 0x1001 /* ARCH_SET_GS */, t);
+}
+
+/* SUD for the calling thread, with a selector that says BLOCK except while
+ * the kernel itself runs the host's vDSO code, whose fallback `syscall`
+ * lies outside its text. */
+long zv_catchall_arm_thread(struct zv_thread *t)
+{
+	t->sud_selector = 1; /* SYSCALL_DISPATCH_FILTER_BLOCK */
+	return zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, zv_proc.text_start,
+		       zv_proc.text_end - zv_proc.text_start, &t->sud_selector);
+}
+
+void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
+{
+	struct zv_ucontext *uc = ucv;
+	int ours = si->si_code == ZV_SYS_USER_DISPATCH ||
+		   (si->si_code == ZV_SYS_SECCOMP && (si->si_errno & 0xffff) == ZV_SECCOMP_DATA);
+	if (!ours) {
+		/* kill(SIGSYS) or the like: a signal for the guest. */
+		zv_host_sighandler(sig, si, ucv);
+		return;
+	}
+	struct zv_thread *t = zv_current();
+	zv_unblock_faults(t, uc);
+	struct zv_ucontext *outer = t->sys_uc;
+	t->sys_uc = uc;
+	long nr = (int)uc->mc.rax; /* the host reads the number as a 32-bit int */
+	if (si->sys.arch == AUDIT_ARCH_I386) {
+		/* int $0x80: run it as the guest asked, on the host. */
+		long args[7] = { (uint32_t)uc->mc.rax, (uint32_t)uc->mc.rbx, (uint32_t)uc->mc.rcx,
+				 (uint32_t)uc->mc.rdx, (uint32_t)uc->mc.rsi, (uint32_t)uc->mc.rdi,
+				 (uint32_t)uc->mc.rbp };
+		uc->mc.rax = zv_sys_i386_refused((uint32_t)uc->mc.rax) ? -ENOSYS : zv_int80(args);
+		/* int $0x80 leaves rcx and r11 alone. */
+		zv_signals_on_exit(t, uc);
+		t->sys_uc = outer;
+		return;
+	}
+	if (si->sys.call_addr == t->fast.bounce_site + 2 && t->fast.bounce) {
+		zv_fast_bounced(t, uc); /* a fast call that needs this frame */
+	} else {
+		if (zv_proc.stats)
+			zv_proc.stat_sigsys++;
+		if (zv_plat->arrived)
+			zv_plat->arrived(t, uc);
+		zv_frame_syscall(t, uc, nr);
+	}
+	zv_signals_on_exit(t, uc);
+	t->sys_uc = outer;
+}

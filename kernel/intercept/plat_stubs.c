@@ -1,0 +1,60 @@
+/* The stubs platform, the default: sites become jumps to per-site stubs
+ * beside their image (intercept/stubs.c), decided when the code is mapped
+ * (intercept/loadsites.c finds the functions). Page 0 stays unmapped, so
+ * NULL pointers fault as natively, and no privilege is needed. Sites found
+ * only at run time (JIT code, code without function bounds) stay on the
+ * SIGSYS catch-all: see DESIGN section 12 for why. */
+#include "zvisor.h"
+#include "intercept/platform.h"
+#include "intercept/sites.h"
+#include "intercept/stubs.h"
+
+static long install(void)
+{
+	return zv_stubs_install();
+}
+
+static long arm_thread(struct zv_thread *t)
+{
+	long r = zv_fast_arm_thread(t, zv_stubs_bounce_site());
+	return r < 0 ? r : zv_catchall_arm_thread(t);
+}
+
+static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+{
+	if (zv_proc.rewrite == ZV_REWRITE_NONE)
+		return;
+	struct zv_stub_batch *b = zv_stubs_batch_new();
+	if (!b)
+		return;
+	zv_sites_load(t, fd, addr, len, off, prot, b);
+	zv_stubs_batch_free(b);
+}
+
+/* Each vDSO stub is one window: `mov $nr, %eax; syscall`. */
+static void vdso_stubs(struct zv_thread *t, uint8_t *stubs, int n, int size)
+{
+	if (zv_proc.rewrite == ZV_REWRITE_NONE || n <= 0)
+		return;
+	struct zv_stub_batch *b = zv_stubs_batch_new();
+	if (!b)
+		return;
+	for (int k = 0; k < n; k++)
+		zv_stubs_function(b, stubs + k * size, (uint64_t)size, (uint64_t)stubs + k * size);
+	zv_stubs_commit(t, b, (uint64_t)stubs, (uint64_t)stubs + (uint64_t)n * size, 0, 1);
+	zv_stubs_batch_free(b);
+}
+
+const struct zv_platform_ops zv_plat_stubs = {
+	.name = "stubs",
+	.install = install,
+	.arm_thread = arm_thread,
+	.code_mapped = code_mapped,
+	.vdso_stubs = vdso_stubs,
+	.reserved = zv_stubs_regions,
+	.guest_ip = zv_stubs_guest_ip,
+	.resume_ip = zv_stubs_resume_ip,
+	.owns_gs = 1,
+	.patches_code = 1,
+	.host_vdso = 1,
+};

@@ -1,0 +1,364 @@
+/* Jump stubs: the fast path without page 0 (DESIGN section 12).
+ *
+ * A window is a `syscall` at s and the whole instructions [p, s) before it,
+ * at least 5 bytes in all, none of them a branch, and no branch of the
+ * decoded function landing inside it (at any instruction after p). It
+ * becomes `jmp rel32` to the window's stub, followed by int3 up to s + 2.
+ * The stub, in a region mapped within 2 GiB of the code, is
+ *
+ *   X:      the instructions of [p, s), same lengths (a rip-relative
+ *           displacement is adjusted by p - X)
+ *           lea 0(%rip), %rcx      rcx = K, the stub's key
+ *   K:      jmp region_tail
+ *   K + 5:  .quad s
+ *
+ * and the region's tail is `movabs $zv_stub_entry, %r11; jmp *%r11`. rcx
+ * and r11 are what the host's syscall clobbers; nothing is pushed, so the
+ * guest's red zone is never touched. The kernel returns to s + 2 itself
+ * (arch/fastentry.S zv_stub_exit), so a stub has no code after the call.
+ *
+ * A stub's instruction at X + i stands for p + i: a signal or a fault there
+ * shows the guest p + i (zv_stubs_guest_ip), and a guest that resumes at an
+ * address inside a window, through sigreturn, continues in its stub
+ * (zv_stubs_resume_ip). Windows are only made in code no thread runs yet
+ * (at load), so no thread can be inside one while it is written. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/kmem.h"
+#include "lib/string.h"
+#include "intercept/stubs.h"
+#include "intercept/sites.h"
+#include "intercept/x86ops.h"
+#include <linux/mman.h>
+
+#define STUB_SIZE 64 /* moved bytes + lea (7) + jmp (5) + the site (8) */
+#define TAIL_SIZE 16 /* movabs (10) + jmp *%r11 (3), padded */
+#define MAX_REGIONS 256
+#define MAX_WINDOWS 8192 /* per mapping */
+#define MAX_FUNCTION_SYSCALLS 16
+#define BITMAP_BYTES (64 * 1024 / 8) /* functions up to 64 KiB */
+
+struct rec { uint64_t p, s; };
+struct region {
+	uint64_t lo, hi;         /* the stubs: tail, then one STUB_SIZE slot per rec */
+	uint64_t code_lo, code_hi; /* the code whose windows they serve */
+	const struct rec *recs;  /* sorted by p */
+	int n;
+};
+static struct region regions[MAX_REGIONS];
+static int nregions;
+static volatile int regions_lock;
+static unsigned long nstubs;
+static uint64_t bounce_page;
+
+static int bit(const uint8_t *m, uint64_t i) { return m[i >> 3] >> (i & 7) & 1; }
+static void set_bit(uint8_t *m, uint64_t i) { m[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+static int32_t s32(const uint8_t *p) { return (int32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24); }
+static int fits32(int64_t v) { return v == (int32_t)v; }
+
+struct zv_stub_batch *zv_stubs_batch_new(void)
+{
+	size_t size = sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + 2 * BITMAP_BYTES;
+	struct zv_stub_batch *b = zv_kmap(size, 4096, -1);
+	if (zv_is_err((long)b))
+		return NULL;
+	b->w = (struct zv_stub_window *)(b + 1);
+	b->max = MAX_WINDOWS;
+	b->starts = (uint8_t *)(b->w + MAX_WINDOWS);
+	b->targets = b->starts + BITMAP_BYTES;
+	b->bitmap_bytes = BITMAP_BYTES;
+	return b;
+}
+
+void zv_stubs_batch_free(struct zv_stub_batch *b)
+{
+	zv_kunmap(b, sizeof *b + MAX_WINDOWS * sizeof(struct zv_stub_window) + 2 * BITMAP_BYTES);
+}
+
+/* Whether the instruction at p (decoded as in) does in a stub what it did in
+ * place: no control flow, nothing that traps on purpose, and no relative
+ * operand but a rip-relative ModRM one (adjusted when moved). */
+static int movable(const uint8_t *p, const struct zv_x86_insn *in)
+{
+	if (in->flow != ZV_X86_OTHER)
+		return 0;
+	int i = 0;
+	while (i < in->len && ((p[i] & 0xf0) == 0x40 || p[i] == 0x66 || p[i] == 0x67 || p[i] == 0xf2 ||
+			       p[i] == 0xf3 || p[i] == 0xf0 || p[i] == 0x2e || p[i] == 0x3e || p[i] == 0x26 ||
+			       p[i] == 0x36 || p[i] == 0x64 || p[i] == 0x65))
+		i++;
+	if (i >= in->len)
+		return 0;
+	int op = p[i], op2 = i + 1 < in->len ? p[i + 1] : -1;
+	if (op == 0xcc || op == 0xcd || op == 0xce || op == 0xf1 || op == 0xf4)
+		return 0; /* int3, int n, into, int1, hlt */
+	if (op == 0x0f && (op2 == 0x05 || op2 == 0x34 || op2 == 0x07 || op2 == 0x0b || op2 == 0xb9 || op2 == 0xff))
+		return 0; /* syscall, sysenter, sysret, ud2, ud1, ud0 */
+	if (op == 0xc7 && op2 == 0xf8)
+		return 0; /* xbegin rel32 */
+	return 1;
+}
+
+/* Decodes the function [code, code + len) at at: instruction starts and
+ * the in-function targets of its direct branches and calls. Returns the
+ * offsets of its syscalls in sys[], or -1 when it cannot be judged (it does
+ * not decode, or has an indirect jump, whose targets are unknown). */
+static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t *sys)
+{
+	int nsys = 0;
+	memset(b->starts, 0, (len + 7) / 8);
+	memset(b->targets, 0, (len + 7) / 8);
+	for (uint64_t off = 0; off < len;) {
+		struct zv_x86_insn in;
+		int l = zv_x86_decode(code + off, len - off, &in);
+		if (l < 0 || in.flow == ZV_X86_JMP_INDIRECT)
+			return -1;
+		set_bit(b->starts, off);
+		int64_t t = -1;
+		if (in.flow == ZV_X86_JMP || in.flow == ZV_X86_JCC)
+			t = (int64_t)(off + l) + in.rel;
+		else if (code[off] == 0xe8 && l == 5)
+			t = (int64_t)(off + 5) + s32(code + off + 1); /* call next; pop: a target too */
+		if (t >= 0 && (uint64_t)t < len)
+			set_bit(b->targets, (uint64_t)t);
+		if (l == 2 && code[off] == 0x0f && code[off + 1] == 0x05) {
+			if (nsys == MAX_FUNCTION_SYSCALLS)
+				return -1;
+			sys[nsys++] = off;
+		}
+		off += (uint64_t)l;
+	}
+	return nsys;
+}
+
+void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t at)
+{
+	uint64_t sys[MAX_FUNCTION_SYSCALLS];
+	if (len > b->bitmap_bytes * 8)
+		return;
+	int nsys = decode_function(b, code, len, sys);
+	for (int k = 0; k < nsys && b->n < b->max; k++) {
+		uint64_t s = sys[k], p = s;
+		int ok = 1;
+		while (ok && s + 2 - p < 5) {
+			/* p becomes an inner instruction: nothing may jump to it */
+			if (p == 0 || bit(b->targets, p)) {
+				ok = 0;
+				break;
+			}
+			uint64_t q = p - 1;
+			while (q > 0 && !bit(b->starts, q))
+				q--;
+			struct zv_x86_insn in;
+			ok = zv_x86_decode(code + q, len - q, &in) == (int)(p - q) && movable(code + q, &in);
+			p = q;
+		}
+		if (!ok || s - p > ZV_STUB_MAX_MOVED)
+			continue;
+		struct zv_stub_window *w = &b->w[b->n++];
+		w->p = at + p;
+		w->s = at + s;
+		memcpy(w->code, code + p, s - p);
+	}
+}
+
+/* A region of size bytes below [lo, hi) (or, failing that, above it),
+ * from which every address of [lo, hi) is within a rel32. Below first: the
+ * heap (brk) grows up from the end of the executable. */
+static uint64_t place(uint64_t lo, uint64_t hi, size_t size)
+{
+	for (int dir = 0; dir < 2; dir++) {
+		for (uint64_t k = 0; k < 48; k++) {
+			uint64_t step = k * (16UL << 20);
+			uint64_t at = dir == 0 ? ((lo - size) & ~4095UL) - step : ((hi + 4095) & ~4095UL) + step;
+			if (dir == 0 && (lo < size + step + 65536 || at > lo))
+				break;
+			if ((dir == 0 ? hi - at : at + size - lo) > (1UL << 31) - (1UL << 24))
+				break;
+			void *m = zv_mmap((void *)at, size, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (zv_is_err((long)m))
+				continue;
+			if ((uint64_t)m == at)
+				return at;
+			zv_munmap(m, size); /* an old kernel that ignores NOREPLACE */
+		}
+	}
+	return 0;
+}
+
+/* Writes w's stub at x (in the region at base); 0 if a displacement does
+ * not reach. */
+static int write_stub(uint8_t *x, uint64_t xa, uint64_t base, const struct zv_stub_window *w)
+{
+	uint64_t moved = w->s - w->p;
+	memcpy(x, w->code, moved);
+	for (uint64_t off = 0; off < moved;) {
+		struct zv_x86_insn in;
+		int l = zv_x86_decode(x + off, moved - off, &in);
+		if (l <= 0)
+			return 0;
+		if (in.has_mem && in.base == ZV_X86_RIP) {
+			int64_t d = in.disp + (int64_t)(w->p - xa);
+			if (!fits32(d))
+				return 0;
+			int32_t d32 = (int32_t)d;
+			memcpy(x + off + in.disp_at, &d32, 4);
+		}
+		off += (uint64_t)l;
+	}
+	uint8_t *e = x + moved;
+	static const uint8_t lea_rcx[7] = { 0x48, 0x8d, 0x0d, 0, 0, 0, 0 }; /* lea 0(%rip), %rcx */
+	memcpy(e, lea_rcx, 7);
+	int64_t rel = (int64_t)base - (int64_t)(xa + moved + 7 + 5);
+	e[7] = 0xe9; /* jmp rel32 to the region's tail */
+	int32_t r32 = (int32_t)rel;
+	memcpy(e + 8, &r32, 4);
+	memcpy(e + 12, &w->s, 8);
+	return 1;
+}
+
+int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
+		    int already_writable)
+{
+	(void)t;
+	if (b->n == 0 || __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) == MAX_REGIONS)
+		return 0;
+	size_t size = (TAIL_SIZE + (size_t)b->n * STUB_SIZE + 4095) & ~4095UL;
+	struct rec *recs = zv_kmap((size_t)b->n * sizeof *recs, 4096, -1);
+	if (zv_is_err((long)recs))
+		return 0;
+	uint64_t base = place(lo, hi, size);
+	if (!base) {
+		zv_kunmap(recs, (size_t)b->n * sizeof *recs);
+		return 0;
+	}
+	uint8_t *r = (uint8_t *)base;
+	memset(r, 0xcc, size);
+	r[0] = 0x49; /* movabs $zv_stub_entry, %r11 */
+	r[1] = 0xbb;
+	uint64_t entry = (uint64_t)zv_stub_entry;
+	memcpy(r + 2, &entry, 8);
+	r[10] = 0x41; /* jmp *%r11 */
+	r[11] = 0xff;
+	r[12] = 0xe3;
+	int n = 0;
+	for (int i = 0; i < b->n; i++) {
+		const struct zv_stub_window *w = &b->w[i];
+		uint64_t xa = base + TAIL_SIZE + (uint64_t)n * STUB_SIZE;
+		if (w->p < lo || w->s + 2 > hi || (n && w->p < recs[n - 1].s) || !fits32((int64_t)xa - (int64_t)(w->p + 5)) ||
+		    !write_stub(r + (xa - base), xa, base, w))
+			continue;
+		recs[n++] = (struct rec){ w->p, w->s };
+	}
+	zv_mprotect(r, size, PROT_READ | PROT_EXEC);
+	zv_sites_lock();
+	int writable = already_writable || (prot & PROT_WRITE) ||
+		       zv_mprotect((void *)lo, hi - lo, prot | PROT_READ | PROT_WRITE) == 0;
+	if (writable) {
+		for (int i = 0; i < n; i++) {
+			uint8_t *c = (uint8_t *)recs[i].p;
+			int32_t rel = (int32_t)((int64_t)(base + TAIL_SIZE + (uint64_t)i * STUB_SIZE) - (int64_t)(recs[i].p + 5));
+			c[0] = 0xe9; /* jmp rel32 to the stub */
+			memcpy(c + 1, &rel, 4);
+			memset(c + 5, 0xcc, recs[i].s + 2 - recs[i].p - 5); /* int3 up to the call's end */
+		}
+		if (!already_writable && !(prot & PROT_WRITE))
+			zv_mprotect((void *)lo, hi - lo, prot);
+	}
+	zv_sites_unlock();
+	if (!writable || !n) {
+		zv_munmap(r, size);
+		zv_kunmap(recs, (size_t)b->n * sizeof *recs);
+		return 0;
+	}
+	zv_lock(&regions_lock);
+	int k = nregions;
+	if (k < MAX_REGIONS) {
+		regions[k] = (struct region){ base, base + size, lo, hi, recs, n };
+		__atomic_store_n(&nregions, k + 1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&nstubs, (unsigned long)n, __ATOMIC_RELAXED);
+	}
+	zv_unlock(&regions_lock);
+	return n;
+}
+
+uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx)
+{
+	int n = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++) {
+		const struct region *r = &regions[i];
+		if (ip < r->lo || ip >= r->hi)
+			continue;
+		if (ip < r->lo + TAIL_SIZE)
+			return zv_stub_site(rcx); /* on its way in: rcx holds the key */
+		uint64_t k = (ip - r->lo - TAIL_SIZE) / STUB_SIZE;
+		if (k >= (uint64_t)r->n)
+			return ip;
+		uint64_t off = ip - (r->lo + TAIL_SIZE + k * STUB_SIZE), moved = r->recs[k].s - r->recs[k].p;
+		return off < moved ? r->recs[k].p + off : r->recs[k].s; /* the call not made yet */
+	}
+	return ip;
+}
+
+uint64_t zv_stubs_resume_ip(uint64_t ip)
+{
+	int n = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++) {
+		const struct region *r = &regions[i];
+		if (ip <= r->code_lo || ip >= r->code_hi)
+			continue;
+		int a = 0, z = r->n - 1;
+		while (a <= z) { /* the last window starting below ip */
+			int m = (a + z) / 2;
+			if (r->recs[m].p < ip)
+				a = m + 1;
+			else
+				z = m - 1;
+		}
+		if (z >= 0 && ip <= r->recs[z].s)
+			return r->lo + TAIL_SIZE + (uint64_t)z * STUB_SIZE + (ip - r->recs[z].p);
+	}
+	return ip;
+}
+
+int zv_stubs_regions(uint64_t (*out)[2], int max)
+{
+	int n = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE), k = 0;
+	for (int i = 0; i < n && k < max; i++, k++) {
+		out[k][0] = regions[i].lo;
+		out[k][1] = regions[i].hi;
+	}
+	return k;
+}
+
+unsigned long zv_stubs_count(void)
+{
+	return nstubs;
+}
+
+/* The bounce `syscall` (arch/fastentry.S zv_fast_bounce): in the kernel's
+ * window, hidden from the guest, but outside kernel text, so that the
+ * catch-all turns it into SIGSYS. */
+long zv_stubs_install(void)
+{
+	if (bounce_page)
+		return 0;
+	uint8_t *p = zv_kmap(4096, 4096, -1);
+	if (zv_is_err((long)p))
+		return (long)p;
+	p[0] = 0x0f; /* syscall */
+	p[1] = 0x05;
+	p[2] = 0x0f; /* ud2: never reached */
+	p[3] = 0x0b;
+	long r = zv_mprotect(p, 4096, PROT_READ | PROT_EXEC);
+	if (r < 0)
+		return r;
+	bounce_page = (uint64_t)p;
+	return 0;
+}
+
+uint64_t zv_stubs_bounce_site(void)
+{
+	return bounce_page;
+}

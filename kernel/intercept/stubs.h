@@ -1,0 +1,52 @@
+/* Jump stubs: the fast path without page 0 (intercept/stubs.c). */
+#ifndef ZV_INTERCEPT_STUBS_H
+#define ZV_INTERCEPT_STUBS_H
+#include <stdint.h>
+
+#define ZV_STUB_MAX_MOVED 32 /* bytes of instructions a window moves into its stub */
+
+/* A window: the whole instructions [p, s) and the `syscall` at s, replaced
+ * by `jmp rel32` to a stub (DESIGN section 12). */
+struct zv_stub_window {
+	uint64_t p, s;
+	uint8_t code[ZV_STUB_MAX_MOVED]; /* the bytes of [p, s) */
+};
+
+/* The windows found in one mapping's code, before its stubs exist. */
+struct zv_stub_batch {
+	struct zv_stub_window *w;
+	int n, max;
+	uint8_t *starts, *targets; /* scratch bitmaps of one function's bytes */
+	uint64_t bitmap_bytes;
+};
+
+struct zv_stub_batch *zv_stubs_batch_new(void);
+void zv_stubs_batch_free(struct zv_stub_batch *b);
+/* Adds the windows of the function [code, code + len), which runs at at. */
+void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t at);
+/* Writes the stubs of b near [lo, hi) and jumps to them over the windows;
+ * the mapping's protection is prot (made writable meanwhile unless
+ * already_writable). Thread t; under the patch lock. Returns how many. */
+int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
+		    int already_writable);
+
+/* The platform: its bounce page, mapped once per process. */
+long zv_stubs_install(void);
+uint64_t zv_stubs_bounce_site(void);
+
+/* The address of the `syscall` a stub's key (its rcx at entry) stands for. */
+static inline uint64_t zv_stub_site(uint64_t key) { return *(const uint64_t *)(key + 5); }
+
+/* Signals and faults: the rip the guest sees for ip in a stub (rcx: the
+ * thread's rcx there), and the stub address at which an rip the guest
+ * resumes at, inside a window, continues. Both return ip unchanged when it
+ * is not such an address. */
+uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx);
+uint64_t zv_stubs_resume_ip(uint64_t ip);
+
+/* The stub regions, for the memory calls that must leave them alone:
+ * stores up to max [start, end) pairs and returns how many. */
+int zv_stubs_regions(uint64_t (*r)[2], int max);
+/* Counters for --stats. */
+unsigned long zv_stubs_count(void);
+#endif
