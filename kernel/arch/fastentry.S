@@ -40,7 +40,10 @@ zv_fast_entry:
 /* From here to zv_fast_window_end a host signal (which is deferred, since
  * this is kernel text) moves rip to zv_fast_bounce_result, so that no
  * deferred signal is left waiting for the guest's next system call. */
-zv_fast_window:
+/* The common part of both exits: deferred signals bounce; otherwise the
+ * guest's arguments, flags and stack come back, r11 = rflags as the host's
+ * syscall leaves it. */
+.macro guest_exit
 	cmpl $0, %gs:ZV_F_PENDING	/* deferred signals to deliver? */
 	jne zv_fast_bounce_result
 	mov %gs:ZV_F_RDI, %rdi		/* the arguments back */
@@ -52,23 +55,15 @@ zv_fast_window:
 	mov %gs:ZV_F_EFLAGS, %r11	/* r11 = rflags, as the host's syscall leaves it */
 	push %r11			/* and the flags themselves */
 	popfq
-	mov %gs:ZV_F_RSP, %rsp		/* back on the guest stack: zv_fast_syscall left */
-	lea -8(%rsp), %rsp		/* rsp above the return address, which ret pops */
+	mov %gs:ZV_F_RSP, %rsp		/* back on the guest stack */
+.endm
+zv_fast_window:
+	guest_exit			/* rsp: above the return address (zv_fast_syscall) */
+	lea -8(%rsp), %rsp		/* on it, for ret to pop */
 	mov (%rsp), %rcx		/* rcx = return address, as the host's syscall leaves it */
 	ret				/* rax = result; ret keeps the return predictor in step */
 zv_stub_exit:				/* the same for a jump stub's call: */
-	cmpl $0, %gs:ZV_F_PENDING	/* deferred signals to deliver? */
-	jne zv_fast_bounce_result
-	mov %gs:ZV_F_RDI, %rdi		/* the arguments back */
-	mov %gs:ZV_F_RSI, %rsi
-	mov %gs:ZV_F_RDX, %rdx
-	mov %gs:ZV_F_R10, %r10
-	mov %gs:ZV_F_R8, %r8
-	mov %gs:ZV_F_R9, %r9
-	mov %gs:ZV_F_EFLAGS, %r11	/* r11 = rflags, as the host's syscall leaves it */
-	push %r11			/* and the flags themselves */
-	popfq
-	mov %gs:ZV_F_RSP, %rsp		/* the guest's rsp, which nothing changed */
+	guest_exit			/* rsp: the guest's, which nothing changed */
 	mov %gs:ZV_F_RET, %rcx		/* rcx = the instruction after the original syscall */
 	jmp *%rcx			/* straight back to the guest's code, past its window */
 zv_fast_window_end:
