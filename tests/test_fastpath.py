@@ -389,13 +389,14 @@ def test_native_nullpage_guest(name):
 @pytest.mark.parametrize("name", variants("stubwin"))
 def test_stub_window(name, platform):
     """A window's inner instruction faults (the handler sees its original
-    address and resumes there), a 20 us timer interrupts 400,000 window
+    address, backtrace() unwinds from it to main, and it resumes there), a 20 us timer interrupts 400,000 window
     runs (no handler sees a stub's address), and a handler moves rip onto an
     inner instruction (the thread runs on from there): on the stubs platform
     these instructions run in a stub, elsewhere in place."""
     compare([built(name)], platform, expect_native=says(
         "fault on the inner instruction: rip win_inner, si_addr 0, SEGV_MAPERR 1",
         "after the handler: getpid ok",
+        "unwinding from the fault: win_inner, then main: yes",
         "timer: signals arrived yes, seen outside the program's text 0, wrong results 0",
         "rewound onto an inner instruction: 1 time(s), win_kill returned the pid"))
 

@@ -8,7 +8,8 @@
  *
  * 1. A fault on the inner instruction: the handler must see rip ==
  *    win_inner, si_addr 0, SEGV_MAPERR; it points rdi at good memory and
- *    returns, so the thread resumes inside the window.
+ *    returns, so the thread resumes inside the window; glibc's backtrace()
+ *    from the handler unwinds through win_inner to main.
  * 2. A timer signal every 20 us while the window runs 400,000 times: no
  *    handler may see an rip outside the program's text (a stub's address).
  * 3. A handler that moves rip onto an inner instruction itself (a signal
@@ -23,6 +24,9 @@
 #include <sys/time.h>
 #include <ucontext.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <execinfo.h>
+#endif
 
 asm(".text\n"
     ".globl win_getpid\n"
@@ -59,6 +63,8 @@ extern char __executable_start[], etext[];
 static const char good = 1;
 static volatile uint64_t fault_rip, fault_addr;
 static volatile int fault_code;
+static volatile int unwound; /* the fault's backtrace: win_inner, then main */
+int main(void);
 static volatile long ticks, outside, rewound;
 static volatile int in_loop; /* outside it, libc's own calls may be interrupted */
 
@@ -68,6 +74,19 @@ static void on_segv(int sig, siginfo_t *si, void *ucv)
 	fault_rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 	fault_addr = (uint64_t)si->si_addr;
 	fault_code = si->si_code;
+#ifdef __GLIBC__
+	/* An unwinder steps from the signal frame to the interrupted rip and
+	 * on through the window's function to its caller. */
+	void *bt[16];
+	int n = backtrace(bt, 16), at_inner = 0, in_main = 0;
+	for (int i = 0; i < n; i++) {
+		at_inner |= bt[i] == (void *)win_inner;
+		in_main |= (char *)bt[i] > (char *)main && (char *)bt[i] < (char *)main + 4096;
+	}
+	unwound = at_inner && in_main;
+#else
+	unwound = 1; /* musl has no backtrace() */
+#endif
 	uc->uc_mcontext.gregs[REG_RDI] = (greg_t)&good; /* retry with a good pointer */
 }
 
@@ -103,6 +122,7 @@ int main(void)
 	       fault_rip == (uint64_t)win_inner ? "win_inner" : "elsewhere", (unsigned long)fault_addr,
 	       fault_code == SEGV_MAPERR);
 	printf("after the handler: getpid %s\n", r == pid ? "ok" : "wrong");
+	printf("unwinding from the fault: win_inner, then main: %s\n", unwound ? "yes" : "no");
 
 	sa.sa_sigaction = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
