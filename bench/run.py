@@ -54,7 +54,7 @@ OP_LABEL = dict(OPS)
 SYSCALL_BOUND = ["getpid", "getppid", "read", "write", "stat", "openclose", "select10"]
 HOST_BOUND = ["getppid", "read", "write"]
 
-ZVISOR_PLATFORMS = ["zpoline", "sud", "seccomp"]
+ZVISOR_PLATFORMS = ["stubs", "zpoline", "sud", "seccomp"]
 KVM_PROBE_TIMEOUT = 20.0
 
 # Issue 5: `zvisor trace` against strace writing to a real file.  The trace

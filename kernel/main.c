@@ -3,6 +3,7 @@
  * internal command "__exec" (see sys/exec.c). */
 #include "zvisor.h"
 #include "intercept/platform.h"
+#include "intercept/sitecache.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -13,7 +14,7 @@
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
+struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 static int first_image;       /* zvisor run/trace, not an exec'd image */
@@ -50,6 +51,8 @@ static const char run_help[] =
 	"                   prove safe when its code is mapped: fewer signals, slower\n"
 	"                   exec) or none (every call is a signal); stubs: none turns\n"
 	"                   the stubs off, anything else makes them at load\n"
+	"  --no-cache       stubs: do not keep what was learned about each file's code\n"
+	"                   in $XDG_CACHE_HOME/zvisor (else ~/.cache/zvisor)\n"
 	"  -c, --count      print the number of system calls by name to stderr at exit\n"
 	"                   (like strace -f -c without times; vDSO calls as NAME[vdso])\n"
 	"  --time=SPEC      virtual time for the program, its threads and children;\n"
@@ -138,11 +141,12 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 /* The state an exec'd image inherits, as one argv word. */
 int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked)
 {
-	int k = zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,x=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d,v=%d",
+	int k = zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,x=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d,v=%d,n=%d,k=%d",
 			    (int)zv_proc.platform, guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd,
-			    zv_proc.self_fd,
+			    zv_self_fd(zv_current()),
 			    zv_proc.leader_pid, zv_proc.seccomp_installed, zv_proc.seccomp_fd, (int)zv_proc.rewrite,
-			    zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats, (int)zv_proc.vdso_mode);
+			    zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats, (int)zv_proc.vdso_mode,
+			    zv_proc.no_cache, zv_proc.carry_fd);
 	if (k >= 0 && (size_t)k < n)
 		k += zv_time_format(buf + k, n - k);
 	if (k >= 0 && (size_t)k < n)
@@ -183,6 +187,8 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 			switch (key) {
 			case 'p': zv_proc.platform = (enum zv_platform)v; break;
 			case 's': *sigsys_blocked = (int)v; break;
+			case 'n': zv_proc.no_cache = (int)v; break;
+			case 'k': zv_proc.carry_fd = (int)v; break;
 			case 'c': zv_proc.count_fd = (int)v; break;
 			case 'e': zv_proc.err_fd = (int)v; break;
 			case 'x': zv_proc.self_fd = (int)v; break;
@@ -333,12 +339,17 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 
 	struct zv_image *img = alloc(sizeof *img);
 	char why[160] = "";
+	zv_sitecache_init(envp);
 	if (zv_plat->code_mapped) {
 		loading_thread = t;
 		zv_exec_mapped = rewrite_mapped;
 	}
 	e = zv_load_elf(r->elf, img, why, sizeof why);
 	zv_exec_mapped = NULL;
+	if (zv_proc.carry_fd >= 0) { /* the file is mapped: the guest never sees the copy */
+		zv_close(zv_proc.carry_fd);
+		zv_proc.carry_fd = -1;
+	}
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
 	memcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path);
@@ -416,6 +427,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 			count = 1;
 		} else if (zv_strcmp(a, "--stats") == 0) {
 			zv_proc.stats = 1;
+		} else if (zv_strcmp(a, "--no-cache") == 0) {
+			zv_proc.no_cache = 1;
 		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
 			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
 			int p = zv_platform_by_name(v);

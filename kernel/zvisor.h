@@ -55,6 +55,7 @@ struct zv_thread {
 	struct zv_thread *next_dead;   /* list of blocks whose thread called exit */
 	uint64_t guard_sp;             /* nonzero while a syscall may fault on guest memory */
 	int is_thread;                 /* made with CLONE_THREAD (or the first thread): counted, reusable */
+	int own_self_fd;               /* a CLONE_VM child's own zvisor fd after chroot, + 1 (sys/fs.c) */
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	int traced;                    /* zvisor trace shows this thread's calls */
@@ -119,6 +120,8 @@ struct zv_proc {
 	uint64_t text_start, text_end;
 	enum zv_rewrite rewrite;
 	unsigned rewrite_after;  /* a site is rewritten at its n-th SIGSYS */
+	int no_cache;            /* --no-cache: the stubs platform keeps no windows on disk */
+	int carry_fd;            /* an exec's copy of the fd the file is named through (sys/exec.c) */
 	int no_cred_cache;       /* user namespaces changed: ask the host for ids */
 	int stats;               /* --stats: counters below, printed at exit */
 	unsigned long stat_fast, stat_sigsys, stat_bounced;
@@ -166,6 +169,14 @@ static inline int zv_in_trampoline(uint64_t ip)
 
 /* Whether the guest cannot read the byte at p (sys/mm.c). */
 int zv_guest_unreadable(uint64_t p);
+
+/* The fd of zvisor's own executable that execve goes through after a
+ * chroot: a CLONE_VM child (vfork, Go's exec helper) keeps its own, since
+ * zv_proc is its parent's memory and the fd is in its own table. */
+static inline int zv_self_fd(struct zv_thread *t)
+{
+	return t && t->own_self_fd ? t->own_self_fd - 1 : zv_proc.self_fd;
+}
 
 /* A guest pointer the kernel must not read: page 0 and the entry page are
  * unmapped for the guest (readable on CPUs without protection keys), and a

@@ -14,6 +14,13 @@ import zvtest  # noqa: E402
 # not be slowed down by a core_pattern helper); both runs inherit this.
 resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
 
+# The stubs platform's cache of each file's windows: one directory for the
+# whole run, empty at its start, so that the suite runs each program cold
+# once and warm afterwards, and never touches the user's own cache.
+import tempfile  # noqa: E402
+_CACHE = tempfile.TemporaryDirectory(prefix="zvisor-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE.name
+
 
 def pytest_configure(config):
     config.addinivalue_line(

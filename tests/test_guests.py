@@ -18,7 +18,7 @@ VARIANTS = ["", ".static", ".static-pie", ".musl"]
 SIGNAL_CASES = ["siginfo", "restart", "norestart", "altstack", "nested", "resethand",
                 "timer_in_syscall", "sigsys_kill", "blockall", "sigsuspend", "threads",
                 "sigaction", "ucontext"]
-GO_PARTS = ["chan", "exec", "preempt", "signal", "files", "nil"]
+GO_PARTS = ["chan", "exec", "preempt", "signal", "files", "nil", "chroot"]
 
 # sigsegv.c modes and the native outcome each must have
 SEGV_MODES = {"raise": -11, "null": -11, "nullcall": -11, "abort": -6, "handler": 0,

@@ -541,9 +541,7 @@ void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uin
 				scan_code(&s, flo - x->p_offset + x->p_vaddr, fhi - x->p_offset + x->p_vaddr,
 					  addr - off + x->p_offset - x->p_vaddr);
 		}
-		if (stubs)
-			zv_stubs_commit(t, stubs, addr, addr + len, prot, 0);
-		else
+		if (!stubs) /* the stubs platform commits its windows itself */
 			zv_sites_load_batch(t, s.sites, s.nsites, addr, addr + len, prot);
 	}
 	if (table)

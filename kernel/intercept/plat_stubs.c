@@ -8,6 +8,7 @@
 #include "intercept/platform.h"
 #include "intercept/sites.h"
 #include "intercept/stubs.h"
+#include "intercept/sitecache.h"
 
 static long install(void)
 {
@@ -27,7 +28,11 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 	struct zv_stub_batch *b = zv_stubs_batch_new();
 	if (!b)
 		return;
-	zv_sites_load(t, fd, addr, len, off, prot, b);
+	if (!zv_sitecache_lookup(fd, addr, len, off, prot, b)) {
+		zv_sites_load(t, fd, addr, len, off, prot, b);
+		zv_sitecache_store(fd, addr, len, off, b);
+	}
+	zv_stubs_commit(t, b, addr, addr + len, prot, 0);
 	zv_stubs_batch_free(b);
 }
 

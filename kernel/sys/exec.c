@@ -22,15 +22,54 @@ static long count_strings(char *const *v)
 	return n;
 }
 
-static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, char *const *argv,
-		    char *const *envp, long nr, const long *a)
+/* A file named through an fd (/proc/self/fd/N[/rest]: execveat with a
+ * dirfd or AT_EMPTY_PATH, fexecve): the next image opens it after the host's
+ * execve, which closes N if it is close-on-exec. The host's own execveat
+ * runs such an ELF file anyway, so the next image gets a copy of N that
+ * survives (and closes it once the file is open: zv_proc.carry_fd). A #!
+ * script is run by its interpreter through that name, which the host
+ * refuses (ENOENT) when N is close-on-exec. Returns the path to pass, or
+ * NULL with *err set. */
+static const char *carry_fd(const char *path, const struct zv_resolved *r, char *buf, size_t n, int *carried,
+			    long *err)
+{
+	*carried = -1;
+	if (!zv_startswith(path, "/proc/self/fd/"))
+		return path;
+	const char *p = path + 14, *rest = p;
+	int fd = 0;
+	while (*rest >= '0' && *rest <= '9')
+		fd = fd * 10 + (*rest++ - '0');
+	if (rest == p || (*rest && *rest != '/'))
+		return path;
+	long fl = zv_sys2(__NR_fcntl, fd, F_GETFD);
+	if (fl < 0 || !(fl & FD_CLOEXEC))
+		return path; /* it survives as it is */
+	if (r->nprefix) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	long copy = zv_sys3(__NR_fcntl, fd, F_DUPFD, 3);
+	if (copy < 0) {
+		*err = copy;
+		return NULL;
+	}
+	*carried = (int)copy;
+	zv_snprintf(buf, n, "/proc/self/fd/%ld%s", copy, rest);
+	return buf;
+}
+
+static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
+		    char *const *argv, char *const *envp, long nr, const long *a)
 {
 	struct zv_resolved *r = zv_kmap(sizeof *r, 4096, -1);
 	if (zv_is_err((long)r))
 		return -ENOMEM;
-	const char *execfn = path; /* AT_EXECFN: what the guest passed */
 	path = zv_translate_path(path);
 	long err = zv_exec_resolve(path, r);
+	char carried_path[ZV_PATH_MAX];
+	if (err == 0)
+		path = carry_fd(path, r, carried_path, sizeof carried_path, &zv_proc.carry_fd, &err);
 	zv_kunmap(r, sizeof *r);
 	if (err < 0)
 		return err;
@@ -71,7 +110,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	t->pending_set = 0;
 	t->fast.sig_pending = 0;
 	zv_event_exec(t, nr, a); /* trace's line must be out before the image goes */
-	long ret = zv_proc.self_fd >= 0 ? zv_sys5(__NR_execveat, zv_proc.self_fd, "", nv, envp, AT_EMPTY_PATH)
+	long ret = zv_self_fd(t) >= 0 ? zv_sys5(__NR_execveat, zv_self_fd(t), "", nv, envp, AT_EMPTY_PATH)
 					 : zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
 	zv_event_exec_failed(t, nr);
 	if (zv_proc.seccomp_fd >= 0)
@@ -79,6 +118,9 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	zv_proc.seccomp_fd = -1;
 	zv_host_set_mask(saved, NULL);
 	zv_kunmap(nv, vsize);
+	if (zv_proc.carry_fd >= 0)
+		zv_close(zv_proc.carry_fd);
+	zv_proc.carry_fd = -1;
 	return ret;
 }
 
@@ -87,7 +129,8 @@ long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr
 	const char *path = (const char *)a[0];
 	if (!path || zv_bad_guest_ptr((uint64_t)path))
 		return -EFAULT;
-	return do_exec(t, uc, path, (char *const *)a[1], (char *const *)a[2], __NR_execve, a);
+	/* AT_EXECFN: what the guest passed */
+	return do_exec(t, uc, path, path, (char *const *)a[1], (char *const *)a[2], __NR_execve, a);
 }
 
 long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
@@ -95,7 +138,7 @@ long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a, long 
 	int dfd = (int)a[0];
 	const char *path = (const char *)a[1];
 	int flags = (int)a[4];
-	char buf[ZV_PATH_MAX];
+	char buf[ZV_PATH_MAX], execfn[ZV_PATH_MAX];
 	if (!path || zv_bad_guest_ptr((uint64_t)path))
 		return -EFAULT;
 	if (flags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
@@ -106,10 +149,12 @@ long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a, long 
 		if (!(flags & AT_EMPTY_PATH))
 			return -ENOENT;
 		zv_snprintf(buf, sizeof buf, "/proc/self/fd/%d", dfd);
-		path = buf;
+		zv_snprintf(execfn, sizeof execfn, "/dev/fd/%d", dfd); /* as the host names it */
+		return do_exec(t, uc, buf, execfn, (char *const *)a[2], (char *const *)a[3], __NR_execveat, a);
 	} else {
 		zv_snprintf(buf, sizeof buf, "/proc/self/fd/%d/%s", dfd, path);
-		path = buf;
+		zv_snprintf(execfn, sizeof execfn, "/dev/fd/%d/%s", dfd, path);
+		return do_exec(t, uc, buf, execfn, (char *const *)a[2], (char *const *)a[3], __NR_execveat, a);
 	}
-	return do_exec(t, uc, path, (char *const *)a[2], (char *const *)a[3], __NR_execveat, a);
+	return do_exec(t, uc, path, path, (char *const *)a[2], (char *const *)a[3], __NR_execveat, a);
 }

@@ -256,18 +256,23 @@ long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a, lon
 long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	int opened = -1;
-	if (zv_proc.self_fd < 0) {
+	/* A CLONE_VM child that is not a thread shares zv_proc with its
+	 * parent but not its fd table: what it opens is its own. */
+	int vm_child = !t->is_thread;
+	if (zv_self_fd(t) < 0) {
 		long fd = zv_openat(AT_FDCWD, "/proc/self/exe", O_PATH, 0);
 		if (fd >= 0)
-			opened = zv_hide_fd((int)fd);
+			opened = zv_hide_fd((int)fd); /* high, out of the guest's way */
 	}
 	long r = zv_host_call(t, __NR_chroot, a[0], 0, 0, 0, 0, 0);
 	if (opened >= 0) {
-		if (r == 0) {
+		if (r != 0) {
+			zv_close(opened);
+		} else if (vm_child) {
+			t->own_self_fd = opened + 1;
+		} else {
 			zv_proc.self_fd = opened;
 			zv_layers_fold(); /* fd calls now check for it */
-		} else {
-			zv_close(opened);
 		}
 	}
 	return r;

@@ -180,8 +180,9 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	zv_lock(&sh->lock);
 	struct zv_ksigaction act = sh->act[sig];
 	if (act.handler > ZV_SIG_IGN && (act.flags & ZV_SA_RESETHAND)) {
+		/* As the host: only the handler is reset; sigaction still
+		 * reports the other flags (SA_SIGINFO included). */
 		sh->act[sig].handler = ZV_SIG_DFL;
-		sh->act[sig].flags &= ~ZV_SA_SIGINFO;
 		set_host_action(sh, sig);
 	}
 	zv_unlock(&sh->lock);

@@ -158,6 +158,39 @@ static void stage1(int argc, char **argv)
 	waitpid(pid, &st, 0);
 	printf("fexecve child exit %d\n", WEXITSTATUS(st));
 
+	/* through a close-on-exec fd (CPython's os.execve(fd, ...)): an ELF
+	 * runs, and sees the name the host gives it; a #! script cannot */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		char *eargv[] = { "fdimage", "fdimage", NULL };
+		syscall(SYS_execveat, fd, "", eargv, environ, AT_EMPTY_PATH);
+		printf("execveat of a close-on-exec fd: %s\n", errname(errno));
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	printf("execveat of a close-on-exec fd: exit %d\n", WEXITSTATUS(st));
+	snprintf(path, sizeof(path), "%s/fdscript", dir);
+	write_file(path, "#!/bin/sh\necho script through an fd\n", 0755);
+	int sfd = open(path, O_RDONLY | O_CLOEXEC);
+	char *sargv0[] = { "fdscript", NULL };
+	errno = 0;
+	syscall(SYS_execveat, sfd, "", sargv0, environ, AT_EMPTY_PATH);
+	printf("execveat of a #! script through a close-on-exec fd: %s\n", errname(errno));
+	close(sfd);
+	unlink(path);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int dfd = open("/bin", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char *eargv[] = { "echo", "execveat of a name under a directory fd works", NULL };
+		syscall(SYS_execveat, dfd, "echo", eargv, environ, 0);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	printf("execveat under a directory fd: exit %d\n", WEXITSTATUS(st));
+
 	snprintf(path, sizeof(path), "%s/noexec", dir);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/garbage", dir);
@@ -215,9 +248,23 @@ static void stage2(int argc, char **argv)
 	exit(1);
 }
 
+/* The image execveat started through a close-on-exec fd: its name and
+ * that it holds no fd beyond stdio. */
+static void fdimage(void)
+{
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	int fds = 0;
+	for (int fd = 0; fd < 1024; fd++)
+		fds += fcntl(fd, F_GETFD) >= 0;
+	printf("fdimage: AT_EXECFN %s, open fds %d\n", execfn ? execfn : "(none)", fds);
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && !strcmp(argv[1], "fdimage"))
+		fdimage();
 	if (argc > 1 && !strcmp(argv[1], "stage2"))
 		stage2(argc, argv);
 	else

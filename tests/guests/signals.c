@@ -191,6 +191,11 @@ static void case_nested(void)
 }
 
 /* --- SA_RESETHAND: the first delivery resets the action to SIG_DFL --- */
+static void resethand_info(int sig, siginfo_t *si, void *uc)
+{
+	hits++;
+}
+
 static void case_resethand(void)
 {
 	hits = 0;
@@ -200,6 +205,14 @@ static void case_resethand(void)
 	sigaction(SIGUSR1, NULL, &cur);
 	printf("SA_RESETHAND: handler ran %d time(s), action now SIG_DFL %d\n", hits,
 	       cur.sa_handler == SIG_DFL);
+	/* Only the handler is reset: the flags read back as they were set
+	 * (LTP sigaction01). */
+	handle_info(SIGUSR1, resethand_info, SA_RESETHAND | SA_RESTART);
+	raise(SIGUSR1);
+	sigaction(SIGUSR1, NULL, &cur);
+	printf("SA_RESETHAND with SA_SIGINFO: action now SIG_DFL %d, flags SA_SIGINFO %d SA_RESETHAND %d "
+	       "SA_RESTART %d\n", cur.sa_handler == SIG_DFL, !!(cur.sa_flags & SA_SIGINFO),
+	       !!(cur.sa_flags & SA_RESETHAND), !!(cur.sa_flags & SA_RESTART));
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {

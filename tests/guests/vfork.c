@@ -132,5 +132,29 @@ int main(int argc, char **argv)
 	expect_exit("clone vfork null stack, missing program",
 		    clone_vfork_exec("/nonexistent/program", missing_argv), 127);
 
+	/* A vfork child that chroots (as Go's SysProcAttr.Chroot does) keeps
+	 * what it opens for that to itself: the parent execs as before. As
+	 * non-root chroot fails alike natively and under zvisor. */
+	pid = vfork();
+	if (pid == 0) {
+		if (chroot("/") != 0)
+			_exit(1);
+		execve("/bin/true", true_argv, environ);
+		_exit(127);
+	}
+	expect_exit("vfork+chroot+execve", pid, getuid() == 0 ? 0 : 1);
+	pid = vfork();
+	if (pid == 0) {
+		execve("/bin/true", true_argv, environ);
+		_exit(127);
+	}
+	expect_exit("vfork+execve after a child's chroot", pid, 0);
+	pid = fork();
+	if (pid == 0) {
+		execve("/bin/true", true_argv, environ);
+		_exit(127);
+	}
+	expect_exit("fork+execve after a child's chroot", pid, 0);
+
 	return failed;
 }

@@ -1,0 +1,171 @@
+/* What the stubs platform learned about a file's code, kept per file in the
+ * user's cache directory ($XDG_CACHE_HOME/zvisor, else ~/.cache/zvisor), so
+ * that the next exec of the same program maps its windows without decoding
+ * a function (DESIGN section 12).
+ *
+ * An entry is keyed by the file's identity (device, inode, size, mtime and
+ * ctime to the nanosecond: any write or rename over it changes them) and
+ * the part of the file mapped; it lists the windows as file offsets. It is
+ * never trusted beyond that: each window must still hold a `syscall` at its
+ * end, or the entry is dropped. Entries are written to a temporary name and
+ * renamed, so concurrent writers leave one whole entry; a damaged entry is
+ * removed with one line on stderr; a full disk or an unwritable directory
+ * only means no cache. --no-cache turns it off. */
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "intercept/sitecache.h"
+#include "intercept/stubs.h"
+#include <asm/stat.h>
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+
+#define MAGIC 0x314e49575a56ULL /* "ZVWIN1" */
+#define MAX_ENTRY_WINDOWS 8192
+
+struct key {
+	uint64_t magic, dev, ino, size, mtime, mtime_ns, ctime, ctime_ns, off, len;
+};
+struct header {
+	struct key key;
+	uint64_t n, sum; /* windows, and a checksum of them */
+};
+struct rec { uint64_t p, s; }; /* file offsets of [p, s] */
+
+static char dir[256]; /* empty: no cache */
+
+static uint64_t fnv(const void *v, size_t n, uint64_t h)
+{
+	const uint8_t *p = v;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static int make_dir(const char *path)
+{
+	long r = zv_sys3(__NR_mkdirat, AT_FDCWD, path, 0700);
+	return r == 0 || r == -EEXIST;
+}
+
+void zv_sitecache_init(char **envp)
+{
+	const char *xdg = NULL, *home = NULL;
+	dir[0] = 0;
+	if (zv_proc.no_cache)
+		return;
+	for (; *envp; envp++) {
+		if (zv_startswith(*envp, "XDG_CACHE_HOME=/"))
+			xdg = *envp + 15;
+		else if (zv_startswith(*envp, "HOME=/"))
+			home = *envp + 5;
+	}
+	char base[200];
+	if (xdg && zv_strlen(xdg) < 150)
+		zv_snprintf(base, sizeof base, "%s", xdg);
+	else if (home && zv_strlen(home) < 150)
+		zv_snprintf(base, sizeof base, "%s/.cache", home);
+	else
+		return;
+	zv_snprintf(dir, sizeof dir, "%s/zvisor", base);
+	if (!make_dir(base) || !make_dir(dir))
+		dir[0] = 0;
+}
+
+static int key_of(int fd, uint64_t off, uint64_t len, struct key *k)
+{
+	struct stat st;
+	if (!dir[0] || zv_sys2(__NR_fstat, fd, &st) != 0)
+		return 0;
+	*k = (struct key){ MAGIC, st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtime,
+			   st.st_mtime_nsec, (uint64_t)st.st_ctime, st.st_ctime_nsec, off, len };
+	return 1;
+}
+
+static void path_of(const struct key *k, char *out, size_t n)
+{
+	zv_snprintf(out, n, "%s/%016lx.win", dir, fnv(k, sizeof *k, 0xcbf29ce484222325ULL));
+}
+
+static void drop(const char *path, const char *why)
+{
+	zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ignoring the damaged cache file %s (%s)\n",
+		   path, why);
+	zv_sys3(__NR_unlinkat, AT_FDCWD, path, 0);
+}
+
+int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, struct zv_stub_batch *b)
+{
+	struct key k;
+	char path[300];
+	if (!(prot & PROT_READ) || !key_of(fd, off, len, &k))
+		return 0;
+	path_of(&k, path, sizeof path);
+	long cfd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (cfd < 0)
+		return 0;
+	struct header h;
+	int ok = 0;
+	const char *why = "short";
+	if (zv_sys4(__NR_pread64, cfd, &h, sizeof h, 0) == sizeof h) {
+		if (memcmp(&h.key, &k, sizeof k) != 0) {
+			why = NULL; /* another file with the same hash: not damage */
+		} else if (h.n > MAX_ENTRY_WINDOWS || (int)h.n > b->max) {
+			why = "too many windows";
+		} else {
+			struct rec r;
+			uint64_t sum = 0xcbf29ce484222325ULL;
+			ok = 1;
+			b->n = 0;
+			for (uint64_t i = 0; i < h.n && ok; i++) {
+				ok = zv_sys4(__NR_pread64, cfd, &r, sizeof r, sizeof h + i * sizeof r) == sizeof r &&
+				     r.p < r.s && r.s - r.p <= ZV_STUB_MAX_MOVED && r.p >= off && r.s + 2 <= off + len &&
+				     r.s + 2 <= k.size; /* never read past the file's end */
+				if (!ok)
+					break;
+				sum = fnv(&r, sizeof r, sum);
+				struct zv_stub_window *w = &b->w[b->n++];
+				w->p = addr + (r.p - off);
+				w->s = addr + (r.s - off);
+				const uint8_t *c = (const uint8_t *)w->p;
+				ok = ((const uint8_t *)w->s)[0] == 0x0f && ((const uint8_t *)w->s)[1] == 0x05;
+				memcpy(w->code, c, w->s - w->p);
+			}
+			if (ok && sum != h.sum)
+				ok = 0;
+			why = "windows do not match the file";
+		}
+	}
+	zv_close((int)cfd);
+	if (!ok) {
+		b->n = 0;
+		if (why)
+			drop(path, why);
+	}
+	return ok;
+}
+
+void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const struct zv_stub_batch *b)
+{
+	struct key k;
+	char path[300], tmp[320];
+	if (!key_of(fd, off, len, &k))
+		return;
+	path_of(&k, path, sizeof path);
+	zv_snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, zv_getpid());
+	long cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (cfd < 0)
+		return;
+	struct header h = { k, (uint64_t)b->n, 0xcbf29ce484222325ULL };
+	int ok = zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h;
+	for (int i = 0; i < b->n && ok; i++) {
+		struct rec r = { b->w[i].p - addr + off, b->w[i].s - addr + off };
+		h.sum = fnv(&r, sizeof r, h.sum);
+		ok = zv_sys4(__NR_pwrite64, cfd, &r, sizeof r, sizeof h + (uint64_t)i * sizeof r) == sizeof r;
+	}
+	ok = ok && zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h; /* now with the sum */
+	zv_close((int)cfd);
+	if (!ok || zv_sys4(__NR_renameat, AT_FDCWD, tmp, AT_FDCWD, path) != 0)
+		zv_sys3(__NR_unlinkat, AT_FDCWD, tmp, 0); /* a full disk: no entry */
+}

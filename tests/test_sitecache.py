@@ -1,0 +1,146 @@
+"""The stubs platform's cache of each file's windows (intercept/sitecache.c):
+a warm run behaves as a cold one, a changed file is never served stale
+windows, a damaged entry is dropped with one line, --no-cache writes
+nothing, concurrent writers leave whole entries, and a full disk only
+means no cache."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from zvtest import ZVISOR, guest, run
+
+
+def built(name):
+    path = guest(name)
+    assert os.path.exists(path), "guest %s is not built: run `make -C tests/guests`" % name
+    return str(path)
+
+
+def zv(argv, cache, *opts):
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    return run([ZVISOR, "run", "--stats"] + list(opts) + ["--"] + [str(a) for a in argv], env=env)
+
+
+def entries(cache):
+    d = cache / "zvisor"
+    return sorted(d.iterdir()) if d.exists() else []
+
+
+def rewritten(res):
+    m = re.search(r"rewritten=(\d+)", res.stderr)
+    assert m, res.stderr
+    return int(m.group(1))
+
+
+def without_stats(text):
+    return re.sub(r"zvisor: stats: .*\n", "", text)
+
+
+@pytest.mark.parametrize("name", ["stubwin", "stubwin.static", "stubwin.musl", "goguest"])
+def test_warm_is_cold(name, tmp_path):
+    """The second run reads the entries the first wrote: same output, same
+    stubs, and no entry is added."""
+    argv = [built(name)] + (["files"] if name == "goguest" else [])
+    cold = zv(argv, tmp_path)
+    made = entries(tmp_path)
+    assert made, cold.stderr
+    warm = zv(argv, tmp_path)
+    assert (warm.stdout, warm.returncode) == (cold.stdout, cold.returncode)
+    assert without_stats(warm.stderr) == without_stats(cold.stderr) == ""
+    assert rewritten(warm) == rewritten(cold) > 0
+    assert entries(tmp_path) == made
+
+
+def test_changed_file_is_not_stale(tmp_path):
+    """A program replaced by another at the same path (new inode, size or
+    mtime) is scanned again: the new program runs correctly."""
+    prog = tmp_path / "prog"
+    shutil.copy(built("stubwin.static"), prog)
+    first = zv([prog], tmp_path / "c")
+    assert first.returncode == 0 and "win_kill returned the pid" in first.stdout, first
+    shutil.copy(built("hello.static"), prog)
+    second = zv([prog], tmp_path / "c")
+    native = run([prog])
+    assert (second.stdout, second.returncode) == (native.stdout, native.returncode)
+    assert without_stats(second.stderr) == native.stderr
+
+
+def test_damaged_entry_is_dropped_with_one_line(tmp_path):
+    """Each kind of damage (truncated, garbage, windows that do not hold a
+    syscall) costs one line on stderr, and the run is still right."""
+    argv = [built("stubwin.static")]
+    good = zv(argv, tmp_path)
+    (entry,) = [e for e in entries(tmp_path) if e.stat().st_size > 96]
+    data = entry.read_bytes()
+    for damaged in (data[:50], data[:96] + b"\xff" * (len(data) - 96), data[:-8] + b"\x01" * 8):
+        entry.write_bytes(damaged)
+        res = zv(argv, tmp_path)
+        assert res.stdout == good.stdout and res.returncode == good.returncode
+        lines = [l for l in res.stderr.splitlines() if "damaged cache file" in l]
+        assert len(lines) == 1, res.stderr
+        again = zv(argv, tmp_path)  # rewritten whole by the run that dropped it
+        assert "damaged" not in again.stderr, again.stderr
+
+
+def test_no_cache(tmp_path):
+    res = zv([built("hello")], tmp_path, "--no-cache")
+    assert res.returncode == 0 and rewritten(res) > 0, res.stderr
+    assert entries(tmp_path) == []
+
+
+def test_no_cache_across_exec(tmp_path):
+    """--no-cache holds for the programs the guest execs too."""
+    res = zv(["/bin/sh", "-c", "/bin/true; /bin/echo done"], tmp_path, "--no-cache")
+    assert res.stdout == "done\n" and entries(tmp_path) == [], res.stderr
+
+
+def test_concurrent_writers(tmp_path):
+    """Eight cold runs at once: each is right, and the entries they leave
+    are whole (a later run finds nothing damaged)."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    argv = [str(ZVISOR), "run", "--", built("stubwin"), ]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(8)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert len({o for o, _ in outs}) == 1 and all(e == b"" for _, e in outs), outs
+    assert not [e for e in entries(tmp_path) if e.name.endswith(".tmp")]
+    res = zv([built("stubwin")], tmp_path)
+    assert "damaged" not in res.stderr, res.stderr
+
+
+def test_unwritable_cache_dir(tmp_path):
+    """A cache directory that cannot be written: no cache, no message."""
+    (tmp_path / "zvisor").mkdir(mode=0o500)
+    if os.access(tmp_path / "zvisor", os.W_OK):
+        pytest.skip("root writes read-only directories: see test_full_disk")
+    res = zv([built("hello")], tmp_path)
+    assert res.returncode == 0 and without_stats(res.stderr) == "", res.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_full_disk(tmp_path):
+    """A cache on a full file system: entries cannot be written; the run is
+    right and says nothing."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (mnt / "zvisor").mkdir()
+        fd = os.open(mnt / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        res = zv([built("stubwin")], mnt)
+        native = run([built("stubwin")])
+        assert (res.stdout, res.returncode) == (native.stdout, native.returncode)
+        assert without_stats(res.stderr) == "", res.stderr
+        assert not [e for e in (mnt / "zvisor").iterdir() if e.stat().st_size > 0 and e.name.endswith(".tmp")]
+    finally:
+        subprocess.run(["umount", str(mnt)])
