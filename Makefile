@@ -51,9 +51,23 @@ bench: all
 bench-workloads: all
 	$(MAKE) -C bench workloads
 
+# Installs zvisor and its man page as users of a C tool expect:
+# make install [PREFIX=/usr/local] [DESTDIR=staging root].
+PREFIX  ?= /usr/local
+BINDIR  := $(DESTDIR)$(PREFIX)/bin
+MANDIR  := $(DESTDIR)$(PREFIX)/share/man/man1
+
+install: all
+	install -d $(BINDIR) $(MANDIR)
+	install -m 755 $(BUILD)/zvisor $(BINDIR)/zvisor
+	install -m 644 docs/zvisor.1 $(MANDIR)/zvisor.1
+
+uninstall:
+	rm -f $(BINDIR)/zvisor $(MANDIR)/zvisor.1
+
 clean:
 	rm -rf $(BUILD)
 	$(MAKE) -C tests/guests clean
 
-.PHONY: all check clean bench bench-workloads
+.PHONY: all check clean bench bench-workloads install uninstall
 -include $(KOBJ:.o=.d)

@@ -148,7 +148,7 @@ HOST_RUNS = {"elf-i386", "hello-truncated-4k"}
 def test_cannot_run(files, case, platform):
     path = files.get(case)
     if path is None:
-        pytest.skip("needs tests/guests/build/hello.static")
+        pytest.fail("needs tests/guests/build/hello.static: run `make -C tests/guests`")
     one_line_error(run_zv([path], platform), path, 126)
 
 

@@ -41,7 +41,7 @@ def check_program(argv):
     first = argv[0]
     if os.sep in first:
         if not os.path.exists(first):
-            pytest.skip("%s is not built: run `make -C tests/guests`" % first)
+            pytest.fail("%s is not built: run `make -C tests/guests` (make check builds them)" % first)
     elif not shutil.which(first):
         pytest.skip("%s is not installed" % first)
     if not shutil.which("strace"):

@@ -34,7 +34,7 @@ SANDBOX_ERRNO = "EINVAL"
 def built(name):
     path = guest(name)
     if not os.path.exists(path):
-        pytest.skip("guest %s is not built: run `make -C tests/guests`" % name)
+        pytest.fail("guest %s is not built: run `make -C tests/guests` (make check builds them)" % name)
     return path
 
 

@@ -29,7 +29,7 @@ def zv_trace(args, **kw):
 def built(name):
     path = guest(name)
     if not os.path.exists(path):
-        pytest.skip("guest %s is not built: run `make -C tests/guests`" % name)
+        pytest.fail("guest %s is not built: run `make -C tests/guests` (make check builds them)" % name)
     return path
 
 
