@@ -42,6 +42,13 @@ check:
 	PATH="$$PATH:/usr/local/go/bin" $(MAKE) -C tests/guests
 	python3 -m pytest -q tests
 
+# Third-party suites natively and under each platform (not in `check`: it
+# takes long). SUITES_ARGS passes options, e.g. SUITES_ARGS=--quick or
+# SUITES_ARGS="--suite ltp --ltp-root /opt/ltp".
+check-suites: all
+	sh scripts/install-suites.sh
+	PATH="$$PATH:/usr/local/go/bin" python3 suites/run.py $(SUITES_ARGS)
+
 # Microbenchmarks (not tests): native vs every platform, strace and gVisor.
 bench: all
 	$(MAKE) -C bench
@@ -69,5 +76,5 @@ clean:
 	rm -rf $(BUILD)
 	$(MAKE) -C tests/guests clean
 
-.PHONY: all check clean bench bench-workloads install uninstall
+.PHONY: all check check-suites clean bench bench-workloads install uninstall
 -include $(KOBJ:.o=.d)
