@@ -11,6 +11,7 @@
 #include "trace/count.h"
 #include "lib/kmem.h"
 #include "intercept/sites.h"
+#include "help.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -20,101 +21,6 @@ static uint64_t initial_mask; /* the signal mask zvisor was started with */
 static int first_image;       /* zvisor run/trace, not an exec'd image */
 extern char __executable_start[], etext[];
 int zv_check_main(int argc, char **argv);
-
-static const char usage_text[] =
-	"usage: zvisor run [options] [--] PROGRAM [ARGS...]\n"
-	"       zvisor trace [strace options] [--] PROGRAM [ARGS...]\n"
-	"       zvisor check-elf FILE...\n"
-	"       zvisor --help | --version\n";
-
-static const char run_help[] =
-	"usage: zvisor run [options] [--] PROGRAM [ARGS...]\n"
-	"\n"
-	"Runs PROGRAM (searched in PATH) under zvisor's in-process kernel, which\n"
-	"receives every system call it and its threads and children make.\n"
-	"\n"
-	"options:\n"
-	"  --platform=NAME  how system calls reach the kernel:\n"
-	"                     stubs    each syscall instruction, with the instructions\n"
-	"                              before it, becomes a jump to a stub that calls\n"
-	"                              the kernel, when its code is mapped (default;\n"
-	"                              no privilege, page 0 stays unmapped)\n"
-	"                     zpoline  each syscall instruction becomes `call *%rax`\n"
-	"                              into page 0 (needs CAP_SYS_RAWIO or\n"
-	"                              vm.mmap_min_addr=0, else stubs is used)\n"
-	"                     sud      Syscall User Dispatch: a SIGSYS per call\n"
-	"                              (Linux >= 5.11)\n"
-	"                     seccomp  a seccomp filter that traps calls from outside\n"
-	"                              the kernel's text\n"
-	"  --rewrite=WHEN   zpoline: lazy (default: a site is rewritten when it first\n"
-	"                   reaches the kernel), load (also every site the kernel can\n"
-	"                   prove safe when its code is mapped: fewer signals, slower\n"
-	"                   exec) or none (every call is a signal); stubs: none turns\n"
-	"                   the stubs off, anything else makes them at load\n"
-	"  --no-cache       stubs: do not keep what was learned about each file's code\n"
-	"                   in $XDG_CACHE_HOME/zvisor (else ~/.cache/zvisor)\n"
-	"  -c, --count      print the number of system calls by name to stderr at exit\n"
-	"                   (like strace -f -c without times; vDSO calls as NAME[vdso])\n"
-	"  --time=SPEC      virtual time for the program, its threads and children;\n"
-	"                   SPEC is comma-separated items:\n"
-	"                     offset=DURATION  shift the calendar clock (+3d4h, -90s)\n"
-	"                     start=TIME       the calendar clock starts at TIME\n"
-	"                                      (2030-01-01T00:00:00Z, @1900000000)\n"
-	"                     freeze=TIME      the calendar clock stands still at TIME\n"
-	"                     rate=R           every clock, sleep and timer runs R times\n"
-	"                                      as fast (2, 0.5)\n"
-	"                     clocks=LIST      which clocks offset/start/freeze change:\n"
-	"                                      realtime (default), monotonic, boottime,\n"
-	"                                      all, joined with +\n"
-	"  --vdso=MODE      auto (default): the host's vDSO code runs unless the kernel\n"
-	"                   must see time calls (--count, --time); kernel: vDSO calls\n"
-	"                   always go through the kernel; none: no vDSO, as vdso=0\n"
-	"  --stats          print how each process's calls reached the kernel at exit\n"
-	"  -h, --help       show this help\n";
-
-static const char trace_help[] =
-	"usage: zvisor trace [options] [--] PROGRAM [ARGS...]\n"
-	"\n"
-	"Runs PROGRAM under zvisor and prints its system calls as strace does.\n"
-	"The options of zvisor run (--platform, --time, ...) apply too.\n"
-	"\n"
-	"  -f               follow threads and child processes\n"
-	"  -ff              with -o: one file per process, FILE.PID\n"
-	"  -o FILE          write the trace to FILE instead of stderr\n"
-	"  -e trace=SET     which calls: names, %file %process %network %signal %ipc\n"
-	"                   %desc %memory %creds %clock %stat %pure, /REGEX, all,\n"
-	"                   none; !SET negates; naming clock_gettime, gettimeofday,\n"
-	"                   time, clock_getres or getcpu shows vDSO calls too\n"
-	"  -e status=failed, -Z   only calls that failed\n"
-	"  -e inject=SET:error=ERRNO|retval=N[:when=N|N+|N+S][:delay_enter=D][:delay_exit=D]\n"
-	"                   fail, fake or delay calls (strace's syntax)\n"
-	"  -s N             print at most N bytes of strings (32)\n"
-	"  -t, -tt, -ttt    prefix lines with the time of day (UTC), with\n"
-	"                   microseconds, or as seconds since the epoch\n"
-	"  -r               prefix lines with the time since the previous one\n"
-	"  -T               show the time spent in each call\n"
-	"  -c, -C           a summary table at exit (-c: instead of the trace); its\n"
-	"                   times are wall-clock time per call (-w is accepted)\n"
-	"  -y               print the paths of file descriptors: 3</etc/passwd>\n"
-	"  -X raw           numbers instead of names\n"
-	"  --json           one JSON object per call, signal and exit\n"
-	"  -h, --help       show this help\n";
-
-static const char main_help[] =
-	"zvisor " ZV_VERSION ": run unmodified Linux x86-64 programs under an in-process kernel\n"
-	"\n"
-	"commands:\n"
-	"  run [options] [--] PROGRAM [ARGS...]  run PROGRAM under zvisor ('zvisor run --help')\n"
-	"  trace [options] [--] PROGRAM [ARGS...]  show its system calls as strace does\n"
-	"                                        ('zvisor trace --help')\n"
-	"  check-elf FILE...                     check whether zvisor can load each FILE\n"
-	"\n"
-	"  --help     show this help\n"
-	"  --version  show the version\n"
-	"\n"
-	"exit status: the program's own; 126 if it cannot be run, 127 if it is not\n"
-	"found, 2 for a bad command line.\n";
-
 
 __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 {
@@ -134,7 +40,7 @@ __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 __attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
 {
 	zv_dprintf(2, fmt, arg);
-	zv_write(2, usage_text, sizeof usage_text - 1);
+	zv_write(2, zv_usage_text, zv_strlen(zv_usage_text));
 	zv_exit_group(2);
 }
 
@@ -154,18 +60,6 @@ int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked
 	return k;
 }
 
-static long parse_dec(const char *s, const char **end)
-{
-	int neg = *s == '-';
-	long v = 0;
-	if (neg)
-		s++;
-	while (*s >= '0' && *s <= '9')
-		v = v * 10 + (*s++ - '0');
-	*end = s;
-	return neg ? -v : v;
-}
-
 static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 {
 	while (*s) {
@@ -183,7 +77,7 @@ static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
 		} else if (key == 'Y') {
 			e = zv_trace_restore(s); /* the rest of the state */
 		} else {
-			long v = parse_dec(s, &e);
+			long v = zv_parse_dec(s, &e);
 			switch (key) {
 			case 'p': zv_proc.platform = (enum zv_platform)v; break;
 			case 's': *sigsys_blocked = (int)v; break;
@@ -419,9 +313,9 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		}
 		if (zv_strcmp(a, "-h") == 0 || zv_strcmp(a, "--help") == 0) {
 			if (trace)
-				zv_write(1, trace_help, sizeof trace_help - 1);
+				zv_write(1, zv_trace_help, zv_strlen(zv_trace_help));
 			else
-				zv_write(1, run_help, sizeof run_help - 1);
+				zv_write(1, zv_run_help, zv_strlen(zv_run_help));
 			zv_exit_group(0);
 		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
 			count = 1;
@@ -550,8 +444,8 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 		usage_error("zvisor: no command given%s\n", "");
 	const char *cmd = argv[1];
 	if (zv_strcmp(cmd, "--help") == 0 || zv_strcmp(cmd, "-h") == 0 || zv_strcmp(cmd, "help") == 0) {
-		zv_write(1, main_help, sizeof main_help - 1);
-		zv_write(1, usage_text, sizeof usage_text - 1);
+		zv_write(1, zv_main_help, zv_strlen(zv_main_help));
+		zv_write(1, zv_usage_text, zv_strlen(zv_usage_text));
 		zv_exit_group(0);
 	}
 	if (zv_strcmp(cmd, "--version") == 0 || zv_strcmp(cmd, "-V") == 0) {

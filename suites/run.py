@@ -255,6 +255,7 @@ class Ltp(Suite):
 
 
 def main():
+    global ZVISOR
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--suite", action="append", choices=["stress-ng", "go", "cpython", "ltp"])
     ap.add_argument("--platform", action="append", choices=["stubs", "zpoline", "sud", "seccomp"])
@@ -263,7 +264,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="a small subset of each suite, for a smoke run")
     ap.add_argument("--ltp-root", default=os.environ.get("LTP_ROOT"))
     ap.add_argument("--report", default=str(OUT / "report.json"))
+    ap.add_argument("--zvisor", default=str(ZVISOR), help="the zvisor binary (default build/zvisor)")
     args = ap.parse_args()
+    ZVISOR = Path(args.zvisor).resolve()
     if not ZVISOR.exists():
         sys.exit("check-suites: %s is missing: run `make` first" % ZVISOR)
     platforms = args.platform or PLATFORMS

@@ -126,3 +126,15 @@ unsigned long zv_parse_hex(const char *s, const char **end)
 	*end = s;
 	return v;
 }
+
+long zv_parse_dec(const char *s, const char **end)
+{
+	int neg = *s == '-';
+	long v = 0;
+	if (neg)
+		s++;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (*s++ - '0');
+	*end = s;
+	return neg ? -v : v;
+}

@@ -18,4 +18,6 @@ size_t zv_strlcpy(char *d, const char *s, size_t n);
 int zv_startswith(const char *s, const char *prefix);
 /* Parses a decimal unsigned number; returns -1 unless all of s is digits. */
 long zv_parse_ulong(const char *s, unsigned long *out);
+/* A decimal number with an optional '-' at s; *end is where it stops. */
+long zv_parse_dec(const char *s, const char **end);
 #endif

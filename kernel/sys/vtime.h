@@ -19,4 +19,16 @@ long zv_vt_getitimer(struct zv_call *c);
 long zv_vt_timer_create(struct zv_call *c);
 long zv_vt_settime(struct zv_call *c);       /* timerfd_settime, timer_settime */
 long zv_vt_gettime(struct zv_call *c);       /* timerfd_gettime, timer_gettime */
+
+/* sys/vtime_spec.c: --time=SPEC parsed, before any clock is read. */
+#include <stdint.h>
+#include <stddef.h>
+enum { ZV_TIME_NONE, ZV_TIME_OFFSET, ZV_TIME_START, ZV_TIME_FREEZE };
+struct zv_time_spec {
+	int mode;       /* ZV_TIME_*: what value means */
+	int64_t value;  /* ns: an offset, or a time since the epoch */
+	int64_t num, den; /* the rate */
+	unsigned mask;  /* the families changed (1 << ZV_CLK_*) */
+};
+int zv_time_parse(const char *spec, struct zv_time_spec *out, char *why, size_t n);
 #endif
