@@ -18,9 +18,10 @@
 
 	.globl zv_fast_entry, zv_stub_entry, zv_fast_window, zv_fast_window_end, zv_fast_bounce_result
 	.hidden zv_fast_entry, zv_stub_entry, zv_fast_window, zv_fast_window_end, zv_fast_bounce_result
-	.type zv_fast_entry,@function
-zv_fast_entry:
-	mov %rsp, %gs:ZV_F_RSP		/* guest rsp: [rsp] is the return address */
+/* The common part of both entries: the guest's rsp, flags, number and
+ * arguments into the %gs area, then the thread's kernel stack. */
+.macro guest_entry
+	mov %rsp, %gs:ZV_F_RSP		/* the guest's rsp */
 	mov %gs:ZV_F_KSTACK, %rsp	/* the thread's kernel stack (Go's stacks are small) */
 	pushfq				/* the guest's flags, before anything changes them */
 	popq %gs:ZV_F_EFLAGS
@@ -32,6 +33,11 @@ zv_fast_entry:
 	mov %r10, %gs:ZV_F_R10
 	mov %r8, %gs:ZV_F_R8
 	mov %r9, %gs:ZV_F_R9
+.endm
+
+	.type zv_fast_entry,@function
+zv_fast_entry:
+	guest_entry			/* rsp: [rsp] is the return address */
 	mov %gs:ZV_F_SELF, %rdi		/* zv_fast_syscall(struct zv_thread *) */
 	call zv_fast_syscall
 	mov %rax, %gs:ZV_F_RESULT	/* kept for a bounce */
@@ -75,18 +81,7 @@ zv_fast_window_end:
  * stack, so its red zone is untouched. */
 	.type zv_stub_entry,@function
 zv_stub_entry:
-	mov %rsp, %gs:ZV_F_RSP		/* guest rsp, exactly as at the site */
-	mov %gs:ZV_F_KSTACK, %rsp	/* the thread's kernel stack */
-	pushfq				/* the guest's flags */
-	popq %gs:ZV_F_EFLAGS
-	cld				/* the C ABI expects DF clear */
-	mov %rax, %gs:ZV_F_RAX		/* the number */
-	mov %rdi, %gs:ZV_F_RDI		/* the arguments, which the host's syscall preserves */
-	mov %rsi, %gs:ZV_F_RSI
-	mov %rdx, %gs:ZV_F_RDX
-	mov %r10, %gs:ZV_F_R10
-	mov %r8, %gs:ZV_F_R8
-	mov %r9, %gs:ZV_F_R9
+	guest_entry			/* rsp: the guest's, exactly as at the site */
 	mov %gs:ZV_F_SELF, %rdi		/* zv_stub_syscall(struct zv_thread *, key) */
 	mov %rcx, %rsi
 	call zv_stub_syscall
