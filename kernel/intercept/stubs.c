@@ -163,14 +163,17 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 }
 
 /* A region of size bytes below [lo, hi) (or, failing that, above it),
- * from which every address of [lo, hi) is within a rel32. Below first: the
- * heap (brk) grows up from the end of the executable. */
+ * from which every address of [lo, hi) is within a rel32. Below first, in
+ * 1 MiB steps and then 16 MiB ones (an executable's first segment usually
+ * sits just below its code): the heap (brk) grows up from the end of the
+ * executable, so above starts 1 GiB up, out of its way. */
 static uint64_t place(uint64_t lo, uint64_t hi, size_t size)
 {
 	for (int dir = 0; dir < 2; dir++) {
-		for (uint64_t k = 0; k < 48; k++) {
-			uint64_t step = k * (16UL << 20);
-			uint64_t at = dir == 0 ? ((lo - size) & ~4095UL) - step : ((hi + 4095) & ~4095UL) + step;
+		for (uint64_t k = 0; k < 80; k++) {
+			uint64_t step = k < 32 ? k << 20 : (32UL << 20) + (k - 32) * (16UL << 20);
+			uint64_t at = dir == 0 ? ((lo - size) & ~4095UL) - step
+					       : ((hi + 4095) & ~4095UL) + (1UL << 30) + step;
 			if (dir == 0 && (lo < size + step + 65536 || at > lo))
 				break;
 			if ((dir == 0 ? hi - at : at + size - lo) > (1UL << 31) - (1UL << 24))
