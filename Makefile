@@ -34,11 +34,29 @@ $(BUILD)/obj/%.S.o: kernel/%.S Makefile
 $(BUILD)/zvisor: $(KOBJ)
 	$(CC) $(KLDFLAGS) -o $@ $(KOBJ)
 
+# Unit tests of kernel sources (tests/unit, run by tests/test_unit.py): each
+# tests/unit/NAME.c includes the kernel .c file it tests, and is linked
+# freestanding with the unit runtime and the kernel's string and format code.
+# UNIT_SRC_NAME: further kernel files a unit needs (parts split off the one
+# it includes).
+UNIT       := bpf vtime regex
+UNIT_SRC_vtime := $(wildcard kernel/sys/vtime_*.c)
+UNIT_CFLAGS := $(filter-out -MMD -MP,$(KCFLAGS)) -Itests/unit -I$(BUILD)/gen
+UNIT_LDFLAGS := -static -nostdlib -no-pie -Wl,-z,noexecstack -Wl,--build-id=none -Wl,-e,_start
+
+unit: $(addprefix $(BUILD)/unit/,$(UNIT))
+
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.c tests/unit/unit.h tests/unit/stubs.h \
+		kernel/lib/string.c kernel/lib/fmt.c $(GEN) $(wildcard kernel/*.h kernel/*/*.h kernel/*/*.c) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(UNIT_LDFLAGS) -o $@ tests/unit/$*.c tests/unit/unit.c \
+		kernel/lib/string.c kernel/lib/fmt.c $(UNIT_SRC_$*)
+
 # Test dependencies (gcc, musl-tools, busybox-static, strace, Go, pytest) are
 # installed by the script when missing; CI runs as root without stdin.
 check:
 	sh scripts/install-deps.sh
-	$(MAKE) all
+	$(MAKE) all unit
 	PATH="$$PATH:/usr/local/go/bin" $(MAKE) -C tests/guests
 	python3 -m pytest -q tests
 
@@ -76,5 +94,5 @@ clean:
 	rm -rf $(BUILD)
 	$(MAKE) -C tests/guests clean
 
-.PHONY: all check check-suites clean bench bench-workloads install uninstall
+.PHONY: all unit check check-suites clean bench bench-workloads install uninstall
 -include $(KOBJ:.o=.d)

@@ -49,11 +49,18 @@ static int valid_filter(const struct sock_filter *f, unsigned n)
 			break;
 		default:
 			if (BPF_CLASS(code) == BPF_ALU) {
+				/* as the host's seccomp_check_filter: no BPF_MOD,
+				 * and bpf_check_classic: no constant division by
+				 * zero, no constant shift by 32 or more */
 				switch (BPF_OP(code)) {
 				case BPF_ADD: case BPF_SUB: case BPF_MUL: case BPF_OR: case BPF_AND:
-				case BPF_LSH: case BPF_RSH: case BPF_XOR:
+				case BPF_XOR:
 					break;
-				case BPF_DIV: case BPF_MOD:
+				case BPF_LSH: case BPF_RSH:
+					if (BPF_SRC(code) == BPF_K && k >= 32)
+						return 0;
+					break;
+				case BPF_DIV:
 					if (BPF_SRC(code) == BPF_K && k == 0)
 						return 0;
 					break;
@@ -84,11 +91,11 @@ static uint32_t alu(uint16_t op, uint32_t a, uint32_t v)
 	case BPF_SUB: return a - v;
 	case BPF_MUL: return a * v;
 	case BPF_DIV: return a / v;
-	case BPF_MOD: return a % v;
 	case BPF_OR: return a | v;
 	case BPF_AND: return a & v;
-	case BPF_LSH: return v < 32 ? a << v : 0;
-	case BPF_RSH: return v < 32 ? a >> v : 0;
+	/* the host's shifts by X use the count's low 5 bits (x86 shl/shr) */
+	case BPF_LSH: return a << (v & 31);
+	case BPF_RSH: return a >> (v & 31);
 	case BPF_XOR: return a ^ v;
 	default: return -a; /* BPF_NEG */
 	}
@@ -119,7 +126,7 @@ static uint32_t run_filter(const struct sock_filter *f, const struct seccomp_dat
 		}
 		uint32_t v = BPF_SRC(in->code) == BPF_X ? X : k;
 		if (BPF_CLASS(in->code) == BPF_ALU) {
-			if ((BPF_OP(in->code) == BPF_DIV || BPF_OP(in->code) == BPF_MOD) && v == 0)
+			if (BPF_OP(in->code) == BPF_DIV && v == 0)
 				return 0; /* division by zero ends the program: KILL */
 			A = alu(BPF_OP(in->code), A, v);
 			continue;
