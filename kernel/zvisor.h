@@ -45,6 +45,7 @@ struct zv_thread {
 	uint32_t uid, euid, gid, egid;
 	uint64_t guest_gs;             /* the guest's %gs base (zpoline: %gs is the kernel's) */
 	uint64_t pending_set;          /* bit per deferred signal */
+	uint64_t host_held;            /* deferred signals the host keeps blocked until delivery (sys/signal.c) */
 	zv_siginfo pending_info[65];
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
 	int sigsys_blocked;            /* the guest believes SIGSYS is blocked */

@@ -33,15 +33,17 @@ void zv_host_set_mask(uint64_t mask, uint64_t *old)
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &mask, old, 8);
 }
 
-/* The mask the guest believes is in force for the context uc. */
+/* The mask the guest believes is in force for the context uc: the host's,
+ * less the deferred signals the kernel holds (hold_deferred), plus SIGSYS. */
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	return uc->uc_sigmask | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
+	return (uc->uc_sigmask & ~t->host_held) | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
 }
 
 static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
 {
 	m &= ~UNBLOCKABLE;
+	t->host_held &= ~m; /* blocked by the guest now, not only held */
 	t->sigsys_blocked = (m & ZV_SIGBIT(SIGSYS)) != 0;
 	t->faults_blocked = (m & ZV_FAULT_SIGNALS) != 0;
 	uc->uc_sigmask = m & ~ZV_SIGBIT(SIGSYS);
@@ -259,6 +261,24 @@ static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 	t->fast.sig_pending = 1;
 }
 
+/* A signal that interrupted the kernel is deferred, and the host must not
+ * interrupt it again with the same signal before the guest has it: a POSIX
+ * timer re-queues its signal as soon as the last one is taken, and at a
+ * microsecond's interval the host would deliver it again at every return
+ * from this handler, so the kernel would never run another instruction
+ * (stress-ng --timer). So the interrupted context (uc) resumes with sig
+ * blocked, as a real kernel keeps a pending signal until its delivery;
+ * the way out (zv_signals_on_exit) unblocks it, and zv_guest_mask never
+ * shows it to the guest. Further queued instances stay with the host. */
+static void defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
+{
+	defer(t, sig, si);
+	if (sig != SIGKILL && sig != SIGSTOP && !(uc->uc_sigmask & ZV_SIGBIT(sig))) {
+		uc->uc_sigmask |= ZV_SIGBIT(sig);
+		t->host_held |= ZV_SIGBIT(sig);
+	}
+}
+
 /* A signal the host would force on the thread for the call being made
  * (force_sig): fatal if the guest blocks or ignores it, else delivered on
  * the way out of this kernel entry. */
@@ -302,7 +322,7 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 				   (void *)ip, (void *)si->sys.call_addr);
 			zv_die_by_signal(sig);
 		}
-		defer(t, sig, si);
+		defer_held(t, sig, si, uc);
 		if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end) {
 			uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
 		} else if (ip >= (uint64_t)zv_fast_window && ip < (uint64_t)zv_fast_window_end) {
@@ -311,7 +331,7 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 		return;
 	}
 	if (zv_in_trampoline(ip) && !is_fault(sig, si)) {
-		defer(t, sig, si); /* on its way into the kernel: the fast exit delivers it */
+		defer_held(t, sig, si, uc); /* on its way into the kernel: the fast exit delivers it */
 		return;
 	}
 	if (is_fault(sig, si)) {
@@ -350,6 +370,10 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
  * restores the guest's mask, so none can slip in between. */
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 {
+	/* The guest's own mask again: uc holds the signals deferred during a
+	 * fast call that bounced here (defer_held). */
+	uc->uc_sigmask &= ~t->host_held;
+	t->host_held = 0;
 	if (!t->fast.sig_pending) {
 		t->delivery_mask_set = 0;
 		return;
