@@ -262,8 +262,12 @@ def test_native_nullpage_guest(name):
 
 # --- 9. jump-stub windows -----------------------------------------------------------
 
-@pytest.mark.parametrize("platform", PLATFORMS)
-@pytest.mark.parametrize("name", builds("stubwin"))
+STUBWIN = get("stubwin")
+
+
+@pytest.mark.parametrize("name,platform", [
+    STUBWIN.param(platform, "", name, platform, id="%s-%s" % (name, platform))
+    for name in STUBWIN.builds() for platform in PLATFORMS])
 def test_stub_window(name, platform):
     """A window's inner instruction faults (the handler sees its original
     address, backtrace() unwinds from it to main, and it resumes there), a 20 us timer interrupts 400,000 window
@@ -276,10 +280,15 @@ def test_stub_window(name, platform):
 @pytest.mark.parametrize("name", builds("stubwin"))
 def test_stub_window_is_fast(name):
     """On the stubs platform the window's syscall is a stub, made at load:
-    400,000 calls take few signals (the timer's bounces aside)."""
-    res = zvtest.run_zv([built(name)], "stubs", ["--stats"])
+    400,000 calls take few signals. The timer's signals aside: each handler
+    returns through rt_sigreturn, which needs the signal frame and so
+    arrives as SIGSYS (from glibc's restorer, which has no plain call frame
+    and gets no stub) or bounces; their number grows with the machine's
+    load, so it is counted (-c) and allowed for."""
+    res = zvtest.run_zv([built(name)], "stubs", ["--stats", "-c"], timeout=STUBWIN.timeout)
     assert res.returncode == 0, res.stderr
     m = re.search(r"fast=(\d+) sigsys=(\d+) bounced=(\d+)", res.stderr)
     assert m, res.stderr
     fast, sigsys, bounced = map(int, m.groups())
-    assert fast >= 400000 and sigsys - bounced < 2000, res.stderr
+    sigreturns = zvtest.parse_count_table(res.stderr).get("rt_sigreturn", (0, 0))[0]
+    assert fast >= 400000 and sigsys - bounced - sigreturns < 200, res.stderr

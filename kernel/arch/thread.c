@@ -38,7 +38,8 @@ static struct zv_thread *reuse_dead(void)
  * been held by one of them. */
 void zv_thread_forget_dead(void)
 {
-	dead_lock = 0;
+	if (dead_lock) /* a write would copy the page for nothing */
+		dead_lock = 0;
 }
 
 static struct zv_thread *fresh_block(void)

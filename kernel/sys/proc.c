@@ -79,8 +79,10 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 static void after_fork_child(struct zv_thread *t)
 {
 	zv_proc.pid = (int)zv_getpid();
-	zv_proc.lock = 0;
-	t->sighand->lock = 0;
+	if (zv_proc.lock) /* locks are written only when held: a page written costs a copy */
+		zv_proc.lock = 0;
+	if (t->sighand->lock)
+		t->sighand->lock = 0;
 	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;

@@ -273,7 +273,11 @@ static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 static void defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
 {
 	defer(t, sig, si);
-	if (sig != SIGKILL && sig != SIGSTOP && !(uc->uc_sigmask & ZV_SIGBIT(sig))) {
+	/* Never SIGSYS (a blocked SIGSYS from SUD or seccomp kills) nor a
+	 * signal the CPU may raise in the kernel or a stub before delivery. */
+	const uint64_t never = ZV_SIGBIT(SIGSYS) | ZV_FAULT_SIGNALS | ZV_SIGBIT(SIGILL) | ZV_SIGBIT(5) |
+			       ZV_SIGBIT(8) | UNBLOCKABLE;
+	if (!(ZV_SIGBIT(sig) & never) && !(uc->uc_sigmask & ZV_SIGBIT(sig))) {
 		uc->uc_sigmask |= ZV_SIGBIT(sig);
 		t->host_held |= ZV_SIGBIT(sig);
 	}

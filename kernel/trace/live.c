@@ -17,6 +17,7 @@ static struct live {
 	volatile long nr; /* the call in progress, or -1 */
 	long a[6];
 } live[LIVE];
+static int live_used; /* slots below this were ever claimed */
 
 static struct live *slot_of(struct zv_thread *t)
 {
@@ -27,6 +28,10 @@ static struct live *slot_of(struct zv_thread *t)
 		if (__atomic_compare_exchange_n(&live[i].tid, &free, t->tid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			live[i].pid = t->pid;
 			live[i].nr = -1;
+			int used = __atomic_load_n(&live_used, __ATOMIC_RELAXED);
+			while (used <= i && !__atomic_compare_exchange_n(&live_used, &used, i + 1, 0, __ATOMIC_ACQ_REL,
+									 __ATOMIC_RELAXED))
+				;
 			t->trace_slot = i + 1;
 			return &live[i];
 		}
@@ -58,8 +63,12 @@ void zv_live_release(struct zv_thread *t)
 
 void zv_live_forget(struct zv_thread *self)
 {
-	for (int i = 0; i < LIVE; i++)
-		live[i].tid = 0;
+	/* Only slots ever claimed are read, and only those in use written: in
+	 * a fork child each page of the table touched costs a fault, and the
+	 * table spans five pages, traced or not. */
+	for (int i = 0; i < live_used; i++)
+		if (live[i].tid)
+			live[i].tid = 0;
 	self->trace_slot = 0;
 }
 
@@ -72,7 +81,8 @@ long zv_live_call(struct zv_thread *t)
 
 void zv_live_others(struct zv_thread *self, void (*fn)(int pid, int tid, long nr, const long *a))
 {
-	for (int i = 0; i < LIVE; i++) {
+	int used = __atomic_load_n(&live_used, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < used; i++) {
 		int tid = __atomic_load_n(&live[i].tid, __ATOMIC_ACQUIRE);
 		if (tid && tid != self->tid && live[i].pid == self->pid)
 			fn(live[i].pid, tid, __atomic_load_n(&live[i].nr, __ATOMIC_ACQUIRE), live[i].a);
