@@ -5,6 +5,7 @@
 #include "intercept/platform.h"
 #include "intercept/sitecache.h"
 #include "sys/layer.h"
+#include "sys/execstate.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -42,62 +43,6 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 	zv_dprintf(2, fmt, arg);
 	zv_write(2, zv_usage_text, zv_strlen(zv_usage_text));
 	zv_exit_group(2);
-}
-
-/* The state an exec'd image inherits, as one argv word. */
-int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked)
-{
-	int k = zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,x=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d,v=%d,n=%d,k=%d",
-			    (int)zv_proc.platform, guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd,
-			    zv_self_fd(zv_current()),
-			    zv_proc.leader_pid, zv_proc.seccomp_installed, zv_proc.seccomp_fd, (int)zv_proc.rewrite,
-			    zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats, (int)zv_proc.vdso_mode,
-			    zv_proc.no_cache, zv_proc.carry_fd);
-	if (k >= 0 && (size_t)k < n)
-		k += zv_time_format(buf + k, n - k);
-	if (k >= 0 && (size_t)k < n)
-		k += zv_trace_format_state(buf + k, n - k); /* last */
-	return k;
-}
-
-static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
-{
-	while (*s) {
-		char key = s[0];
-		if (s[1] != '=')
-			zv_die(126, "bad internal state");
-		s += 2;
-		const char *e;
-		if (key == 'm') {
-			*mask = zv_parse_hex(s, &e);
-		} else if (key == 'T') {
-			e = zv_time_restore(s);
-		} else if (key == 'X') {
-			e = zv_trace_restore_x(s);
-		} else if (key == 'Y') {
-			e = zv_trace_restore(s); /* the rest of the state */
-		} else {
-			long v = zv_parse_dec(s, &e);
-			switch (key) {
-			case 'p': zv_proc.platform = (enum zv_platform)v; break;
-			case 's': *sigsys_blocked = (int)v; break;
-			case 'n': zv_proc.no_cache = (int)v; break;
-			case 'k': zv_proc.carry_fd = (int)v; break;
-			case 'c': zv_proc.count_fd = (int)v; break;
-			case 'e': zv_proc.err_fd = (int)v; break;
-			case 'x': zv_proc.self_fd = (int)v; break;
-			case 'l': zv_proc.leader_pid = (int)v; break;
-			case 'f': zv_proc.seccomp_installed = (int)v; break;
-			case 'q': zv_proc.seccomp_fd = (int)v; break;
-			case 'r': zv_proc.rewrite = (enum zv_rewrite)v; break;
-			case 'a': zv_proc.rewrite_after = (unsigned)v; break;
-			case 'u': zv_proc.no_cred_cache = (int)v; break;
-			case 't': zv_proc.stats = (int)v; break;
-			case 'v': zv_proc.vdso_mode = (enum zv_vdso_mode)v; break;
-			}
-		}
-		s = *e == ',' ? e + 1 : e;
-	}
 }
 
 static const char *getenv_from(char **envp, const char *name)
@@ -400,9 +345,8 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 {
 	if (argc < 4)
 		zv_die(126, "bad internal exec");
-	uint64_t mask = 0;
-	int sigsys_blocked = 0;
-	parse_state(argv[0], &mask, &sigsys_blocked);
+	struct zv_exec_carry x = { 0, 0 };
+	zv_exec_state_parse(argv[0], &x);
 	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)
 		zv_proc.count_fd = -1;
 	zv_count_timed = zv_proc.trace.summary != 0;
@@ -415,7 +359,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	long err = zv_exec_resolve(path, r);
 	if (err < 0)
 		zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
-	start_guest(path, argv[2], argv + 3, envp, auxv, r, mask, sigsys_blocked);
+	start_guest(path, argv[2], argv + 3, envp, auxv, r, x.guest_mask, x.sigsys_blocked);
 }
 
 __attribute__((noreturn)) void zv_main(uint64_t *sp)

@@ -232,8 +232,6 @@ void zv_host_vdso_touched(uint64_t addr, uint64_t len);
 
 /* sys/vtime.c (its hooks: sys/vtime.h) */
 int zv_time_setup(const char *spec, char *why, size_t n);
-int zv_time_format(char *buf, size_t n);
-const char *zv_time_restore(const char *s);
 
 /* sys/entry.c: every platform's way into the kernel and out */
 enum { ZV_KIND_HOST, ZV_KIND_HANDLER, ZV_KIND_FRAME, ZV_KIND_PID /* getpid, gettid: no layer on */ };
@@ -317,8 +315,4 @@ long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long n
 
 /* loader/mm_fields.c */
 void zv_publish_mm_fields(uint64_t sp, const void *img, size_t len);
-
-/* main.c: the options an exec'd image inherits */
-struct zv_state_opts;
-int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked);
 #endif

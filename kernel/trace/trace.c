@@ -13,6 +13,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "sys/layer.h"
+#include "sys/execstate.h"
 #include <linux/fcntl.h>
 
 #define COLUMN 40 /* strace aligns " = result" here */
@@ -344,42 +345,39 @@ int zv_trace_setup(void)
 
 static int ff_fd(int pid);
 
-int zv_trace_format_state(char *buf, size_t n)
+/* X=fd:traced: the output (-ff: this process's file, open) and whether the
+ * exec'ing thread is traced. Left out, as Y, when no option was given. */
+int zv_trace_encode_out(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	const struct zv_trace *tr = &zv_proc.trace;
 	if (!tr->opts[0])
-		return zv_snprintf(buf, n, "%s", "");
-	/* last: the options' text may hold commas */
+		return -1;
 	int fd = tr->follow == 2 && tr->path[0] && tr->on ? ff_fd(zv_current()->pid) : tr->fd;
-	return zv_snprintf(buf, n, ",X=%d:%d,Y=%s", fd, zv_current()->traced, tr->opts);
+	return zv_snprintf(buf, n, "%d:%d", fd, zv_current()->traced);
 }
 
-/* X=fd:traced */
-const char *zv_trace_restore_x(const char *s)
+const char *zv_trace_decode_out(const char *s, struct zv_exec_carry *x)
 {
-	long v[2];
-	for (int i = 0; i < 2; i++) {
-		int neg = *s == '-';
-		if (neg)
-			s++;
-		long x = 0;
-		while (*s >= '0' && *s <= '9')
-			x = x * 10 + (*s++ - '0');
-		v[i] = neg ? -x : x;
-		if (*s == ':')
-			s++;
-	}
-	zv_proc.trace.fd = (int)v[0];
-	zv_proc.trace_exec_traced = (int)v[1];
-	if (v[0] >= 0) { /* -ff: this process's file, already open */
+	int fd = (int)zv_parse_dec(s, &s);
+	if (*s == ':')
+		s++;
+	zv_proc.trace.fd = fd;
+	zv_proc.trace_exec_traced = (int)zv_parse_dec(s, &s);
+	if (fd >= 0) { /* -ff: this process's file, already open */
 		zv_proc.trace.ff[0].pid = zv_proc.pid;
-		zv_proc.trace.ff[0].fd = (int)v[0];
+		zv_proc.trace.ff[0].fd = fd;
 	}
 	return s;
 }
 
+int zv_trace_encode_opts(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	const struct zv_trace *tr = &zv_proc.trace;
+	return tr->opts[0] ? zv_snprintf(buf, n, "%s", tr->opts) : -1;
+}
+
 /* Y=the options' text, to the end of the state */
-const char *zv_trace_restore(const char *s)
+const char *zv_trace_decode_opts(const char *s, struct zv_exec_carry *x)
 {
 	struct zv_trace *tr = &zv_proc.trace;
 	char words[sizeof tr->opts];

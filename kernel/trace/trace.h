@@ -91,9 +91,6 @@ struct zv_trace {
 int zv_trace_option(int argc, char **argv);
 /* After the options: opens -o, sets defaults. 0 or -1 (message printed). */
 int zv_trace_setup(void);
-int zv_trace_format_state(char *buf, size_t n);
-const char *zv_trace_restore_x(const char *s);
-const char *zv_trace_restore(const char *s);
 int zv_trace_parse_set(const char *v, uint64_t *set);
 int zv_inject_parse(const char *spec);
 void zv_decode_siginfo(struct zv_tb *b, const void *siginfo);
