@@ -160,8 +160,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		       zv_proc.platform != ZV_PLAT_SECCOMP ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
 	t->is_thread = 1;
-	t->traced = (zv_proc.trace.on || zv_proc.trace.summary) && zv_proc.trace_exec_traced;
-	if (first_image && t->traced) {
+	t->trace.traced = (zv_proc.trace.on || zv_proc.trace.summary) && zv_proc.trace.exec_traced;
+	if (first_image && t->trace.traced) {
 		/* strace shows the traced program's execve; an exec'd image's
 		 * line was printed by the image before it */
 		long ea[6] = { (long)path, (long)argv, (long)envp };
@@ -321,7 +321,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	zv_proc.leader_pid = zv_proc.pid;
-	zv_proc.trace_exec_traced = 1; /* the first thread is traced */
+	zv_proc.trace.exec_traced = 1; /* the first thread is traced */
 	first_image = 1;
 	if (zv_proc.trace.summary && !count) {
 		count = 1;

@@ -58,11 +58,7 @@ struct zv_thread {
 	int own_self_fd;               /* a CLONE_VM child's own zvisor fd after chroot, + 1 (sys/fs.c) */
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
-	int traced;                    /* zvisor trace shows this thread's calls */
-	int trace_injected;            /* the current call's result was injected */
-	int trace_fd;                  /* -y: the fd whose path was read before the call (close) */
-	int trace_slot;                /* trace/live.c: this thread's slot + 1, or 0 */
-	char trace_fd_path[256];
+	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;
@@ -134,7 +130,6 @@ struct zv_proc {
 	struct zv_vtime vt;           /* --time */
 	enum zv_vdso_mode vdso_mode;  /* --vdso */
 	struct zv_trace trace;        /* zvisor trace, -c */
-	int trace_exec_traced;        /* the exec'ing thread was traced */
 	uint64_t vdso_stubs;          /* the vDSO's stubs into the kernel, 0 if none */
 	struct {                      /* the host's vDSO functions, for the kernel's own clock reads */
 		volatile int ok;      /* mapped and usable: cleared when the guest touches them */

@@ -353,7 +353,7 @@ int zv_trace_encode_out(char *buf, size_t n, const struct zv_exec_carry *x)
 	if (!tr->opts[0])
 		return -1;
 	int fd = tr->follow == 2 && tr->path[0] && tr->on ? ff_fd(zv_current()->pid) : tr->fd;
-	return zv_snprintf(buf, n, "%d:%d", fd, zv_current()->traced);
+	return zv_snprintf(buf, n, "%d:%d", fd, zv_current()->trace.traced);
 }
 
 const char *zv_trace_decode_out(const char *s, struct zv_exec_carry *x)
@@ -362,7 +362,7 @@ const char *zv_trace_decode_out(const char *s, struct zv_exec_carry *x)
 	if (*s == ':')
 		s++;
 	zv_proc.trace.fd = fd;
-	zv_proc.trace_exec_traced = (int)zv_parse_dec(s, &s);
+	zv_proc.trace.exec_traced = (int)zv_parse_dec(s, &s);
 	if (fd >= 0) { /* -ff: this process's file, already open */
 		zv_proc.trace.ff[0].pid = zv_proc.pid;
 		zv_proc.trace.ff[0].fd = fd;
@@ -467,7 +467,7 @@ struct who {
 
 static struct who who_of(const struct zv_thread *t)
 {
-	struct who w = { t->pid, t->tid, t->trace_injected };
+	struct who w = { t->pid, t->tid, t->trace.injected };
 	return w;
 }
 
@@ -515,7 +515,7 @@ void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind);
 static int shown(const struct zv_thread *t, long nr, int vdso)
 {
 	const struct zv_trace *tr = &zv_proc.trace;
-	if (!tr->on || !t->traced || (unsigned long)nr >= 512)
+	if (!tr->on || !t->trace.traced || (unsigned long)nr >= 512)
 		return 0;
 	if (vdso)
 		return tr->vdso_shown && (tr->set[nr / 64] >> (nr % 64) & 1);
@@ -719,16 +719,16 @@ static long trace_call(struct zv_call *call)
 		c.ret = 0;
 		print_call(t, &c, start, 0);
 	}
-	t->trace_fd = -1;
+	t->trace.fd = -1;
 	if (show && tr->decode_fds && nr == __NR_close && a[0] >= 0) {
 		/* -y: the path, before close makes it go */
 		char path[40];
 		zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
-		long n = zv_sys4(__NR_readlinkat, -100, path, t->trace_fd_path, sizeof t->trace_fd_path - 1);
-		t->trace_fd_path[n > 0 ? n : 0] = 0;
-		t->trace_fd = (int)a[0];
+		long n = zv_sys4(__NR_readlinkat, -100, path, t->trace.fd_path, sizeof t->trace.fd_path - 1);
+		t->trace.fd_path[n > 0 ? n : 0] = 0;
+		t->trace.fd = (int)a[0];
 	}
-	if (t->traced && tr->on && tr->follow)
+	if (t->trace.traced && tr->on && tr->follow)
 		zv_live_enter(t, nr, a);
 	long r = zv_next(call);
 	uint64_t c1 = c0 && zv_count_tsc ? zv_rdtsc() : 0; /* prctl may have disabled it */
@@ -740,7 +740,7 @@ static long trace_call(struct zv_call *call)
 		c.ret = r;
 	if (c.ret == -EINTR && t->call_cancelled)
 		return r; /* never started: restarted after the handler, its line comes then */
-	if (tr->summary && t->traced && !zv_sys_in_child(nr, c.ret)) {
+	if (tr->summary && t->trace.traced && !zv_sys_in_child(nr, c.ret)) {
 		if (!c0)
 			zv_count_time(nr, vdso, took);
 		else if (c1)
@@ -769,7 +769,7 @@ void zv_trace_exec(struct zv_thread *t, long nr, const long *a, long ret)
 
 void zv_trace_signal(struct zv_thread *t, int sig, const void *siginfo)
 {
-	if (!zv_proc.trace.on || !t->traced || zv_proc.trace.failed_only)
+	if (!zv_proc.trace.on || !t->trace.traced || zv_proc.trace.failed_only)
 		return;
 	struct zv_tb b;
 	struct who w = who_of(t);
@@ -838,7 +838,7 @@ static void killed_thread(int pid, int tid, long nr, const long *a)
 
 void zv_trace_exit(struct zv_thread *t, int code, int sig)
 {
-	if (!zv_proc.trace.on || !t->traced)
+	if (!zv_proc.trace.on || !t->trace.traced)
 		return;
 	long nr = zv_live_call(t);
 	if ((nr == __NR_exit_group || sig) && zv_proc.trace.follow) {
@@ -854,7 +854,7 @@ void zv_trace_exit(struct zv_thread *t, int code, int sig)
 static void trace_fork_child(struct zv_thread *t)
 {
 	struct zv_trace *tr = &zv_proc.trace;
-	t->traced = t->traced && tr->follow;
+	t->trace.traced = t->trace.traced && tr->follow;
 	zv_live_forget(t); /* the parent's threads are not this process's */
 	if (tr->follow != 2)
 		return;

@@ -83,6 +83,16 @@ struct zv_trace {
 	uint64_t set[512 / 64]; /* -e trace=: which calls are shown */
 	int vdso_shown;         /* -e trace names a vDSO function: show those calls */
 	char path[512];         /* -o FILE (for -ff: FILE.PID) */
+	int exec_traced;        /* the thread that exec'd this image was traced */
+};
+
+/* The trace's state of one thread (a member of struct zv_thread). */
+struct zv_trace_thread {
+	int traced;             /* zvisor trace shows this thread's calls */
+	int injected;           /* the current call's result was injected (trace/inject.c) */
+	int fd;                 /* -y: the fd whose path was read before the call (close) */
+	int slot;               /* trace/live.c: this thread's slot + 1, or 0 */
+	char fd_path[256];      /* that path */
 };
 
 /* Parses one strace-style option of zvisor trace/run. Returns the number of
