@@ -1,10 +1,11 @@
 /* zvisor trace: strace's interface on the kernel's interception.
  *
- * trace.c hooks every guest call (a layer around the dispatch, see
- * sys/dispatch.c), decides whether it is shown (-e trace=, status=failed,
- * the traced threads), and writes one line per call, signal and exit;
- * systab.c describes each call's arguments; tfmt.c prints values as strace
- * does; decoders for structures live in decode_*.c. */
+ * options.c parses strace's options; layer.c hooks every guest call (a
+ * layer, see sys/layer.h) and decides what is shown (-e trace=,
+ * status=failed, the traced threads); output.c writes one line per call,
+ * signal and exit; args.c prints argument lists from each call's row
+ * (sys/sysent.c); tfmt.c prints values as strace does; decoders for
+ * structures live in decode_*.c. */
 #ifndef ZV_TRACE_TRACE_H
 #define ZV_TRACE_TRACE_H
 #include <stdint.h>
