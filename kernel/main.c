@@ -1,6 +1,6 @@
-/* zvisor's entry: the command line, process set-up, and the jump into the
- * guest. The same image also starts every program a guest execs, through the
- * internal command "__exec" (see sys/exec.c). */
+/* zvisor's entry: process set-up and the jump into the guest, after the
+ * command line (cmdline.c). The same image also starts every program a
+ * guest execs, through the internal command "__exec" (see sys/exec.c). */
 #include "zvisor.h"
 #include "intercept/platform.h"
 #include "intercept/sitecache.h"
@@ -12,7 +12,7 @@
 #include "trace/count.h"
 #include "lib/kmem.h"
 #include "intercept/sites.h"
-#include "help.h"
+#include "cmdline.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -21,7 +21,6 @@ struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = 
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 static int first_image;       /* zvisor run/trace, not an exec'd image */
 extern char __executable_start[], etext[];
-int zv_check_main(int argc, char **argv);
 
 __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 {
@@ -36,13 +35,6 @@ __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ", 8);
 	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, buf, n);
 	zv_exit_group(status);
-}
-
-__attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
-{
-	zv_dprintf(2, fmt, arg);
-	zv_write(2, zv_usage_text, zv_strlen(zv_usage_text));
-	zv_exit_group(2);
 }
 
 static const char *getenv_from(char **envp, const char *name)
@@ -237,79 +229,8 @@ static void setup_count(void)
 __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp, const uint64_t *auxv,
 					      int trace)
 {
-	int i = 0;
 	int count = 0;
-	if (trace)
-		zv_proc.trace.on = 1;
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (zv_strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		int k = trace ? zv_trace_option(argc - i, argv + i) : 0;
-		if (k < 0)
-			zv_exit_group(2);
-		if (k > 0) {
-			i += k - 1;
-			continue;
-		}
-		if (zv_strcmp(a, "-h") == 0 || zv_strcmp(a, "--help") == 0) {
-			if (trace)
-				zv_write(1, zv_trace_help, zv_strlen(zv_trace_help));
-			else
-				zv_write(1, zv_run_help, zv_strlen(zv_run_help));
-			zv_exit_group(0);
-		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
-			count = 1;
-		} else if (zv_strcmp(a, "--stats") == 0) {
-			zv_proc.stats = 1;
-		} else if (zv_strcmp(a, "--no-cache") == 0) {
-			zv_proc.no_cache = 1;
-		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
-			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
-			int p = zv_platform_by_name(v);
-			if (p < 0)
-				usage_error("zvisor: unknown platform '%s' (stubs, zpoline, sud, seccomp)\n", v);
-			zv_proc.platform = (enum zv_platform)p;
-		} else if (zv_startswith(a, "--time=") || zv_strcmp(a, "--time") == 0) {
-			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
-			char why[200];
-			if (zv_time_setup(v, why, sizeof why) < 0) {
-				zv_dprintf(2, "zvisor: %s\n", why);
-				zv_exit_group(2);
-			}
-		} else if (zv_startswith(a, "--vdso=") || zv_strcmp(a, "--vdso") == 0) {
-			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
-			static const char *const modes[] = { "auto", "kernel", "none" };
-			int m = 0;
-			while (m < 3 && zv_strcmp(v, modes[m]) != 0)
-				m++;
-			if (m == 3)
-				usage_error("zvisor: unknown vDSO mode '%s' (auto, kernel, none)\n", v);
-			zv_proc.vdso_mode = (enum zv_vdso_mode)m;
-		} else if (zv_startswith(a, "--rewrite=") || zv_strcmp(a, "--rewrite") == 0) {
-			const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
-			if (zv_strcmp(v, "lazy") == 0)
-				zv_proc.rewrite = ZV_REWRITE_LAZY;
-			else if (zv_strcmp(v, "none") == 0)
-				zv_proc.rewrite = ZV_REWRITE_NONE;
-			else if (zv_strcmp(v, "load") == 0)
-				zv_proc.rewrite = ZV_REWRITE_LOAD;
-			else
-				usage_error("zvisor: unknown rewrite mode '%s' (lazy, load, none)\n", v);
-		} else if ((k = zv_trace_option(argc - i, argv + i)) != 0) {
-			if (k < 0)
-				zv_exit_group(2);
-			i += k - 1; /* strace's options work on run too */
-		} else {
-			usage_error("zvisor: unknown option '%s'\n", a);
-		}
-	}
-	if (i >= argc)
-		usage_error(trace ? "zvisor: trace: no program given%s\n" : "zvisor: run: no program given%s\n", "");
+	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
 	char **gargv = argv + i;
@@ -384,23 +305,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &initial_mask, NULL, 8);
-	if (argc < 2)
-		usage_error("zvisor: no command given%s\n", "");
-	const char *cmd = argv[1];
-	if (zv_strcmp(cmd, "--help") == 0 || zv_strcmp(cmd, "-h") == 0 || zv_strcmp(cmd, "help") == 0) {
-		zv_write(1, zv_main_help, zv_strlen(zv_main_help));
-		zv_write(1, zv_usage_text, zv_strlen(zv_usage_text));
-		zv_exit_group(0);
-	}
-	if (zv_strcmp(cmd, "--version") == 0 || zv_strcmp(cmd, "-V") == 0) {
-		zv_dprintf(1, "zvisor %s\n", ZV_VERSION);
-		zv_exit_group(0);
-	}
-	if (zv_strcmp(cmd, "check-elf") == 0)
-		zv_exit_group(zv_check_main(argc - 2, argv + 2));
-	if (zv_strcmp(cmd, "run") == 0 || zv_strcmp(cmd, "trace") == 0) {
-		zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);
-		cmd_run(argc - 2, argv + 2, envp, auxv, cmd[0] == 't');
-	}
-	usage_error("zvisor: unknown command '%s'\n", cmd);
+	int trace = zv_cmdline_command(argc, argv); /* run or trace: the others are answered there */
+	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);
+	cmd_run(argc - 2, argv + 2, envp, auxv, trace);
 }
