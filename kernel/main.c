@@ -1,17 +1,18 @@
-/* zvisor's entry: the command line, process set-up, and the jump into the
- * guest. The same image also starts every program a guest execs, through the
- * internal command "__exec" (see sys/exec.c). */
+/* zvisor's entry: process set-up and the jump into the guest, after the
+ * command line (cmdline.c). The same image also starts every program a
+ * guest execs, through the internal command "__exec" (see sys/exec.c). */
 #include "zvisor.h"
 #include "intercept/platform.h"
 #include "intercept/sitecache.h"
 #include "sys/layer.h"
+#include "sys/execstate.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "trace/count.h"
 #include "lib/kmem.h"
 #include "intercept/sites.h"
-#include "help.h"
+#include "cmdline.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -20,7 +21,6 @@ struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = 
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 static int first_image;       /* zvisor run/trace, not an exec'd image */
 extern char __executable_start[], etext[];
-int zv_check_main(int argc, char **argv);
 
 __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 {
@@ -35,69 +35,6 @@ __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ", 8);
 	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, buf, n);
 	zv_exit_group(status);
-}
-
-__attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
-{
-	zv_dprintf(2, fmt, arg);
-	zv_write(2, zv_usage_text, zv_strlen(zv_usage_text));
-	zv_exit_group(2);
-}
-
-/* The state an exec'd image inherits, as one argv word. */
-int zv_format_state(char *buf, size_t n, uint64_t guest_mask, int sigsys_blocked)
-{
-	int k = zv_snprintf(buf, n, "p=%d,m=%lx,s=%d,c=%d,e=%d,x=%d,l=%d,f=%d,q=%d,r=%d,a=%u,u=%d,t=%d,v=%d,n=%d,k=%d",
-			    (int)zv_proc.platform, guest_mask, sigsys_blocked, zv_proc.count_fd, zv_proc.err_fd,
-			    zv_self_fd(zv_current()),
-			    zv_proc.leader_pid, zv_proc.seccomp_installed, zv_proc.seccomp_fd, (int)zv_proc.rewrite,
-			    zv_proc.rewrite_after, zv_proc.no_cred_cache, zv_proc.stats, (int)zv_proc.vdso_mode,
-			    zv_proc.no_cache, zv_proc.carry_fd);
-	if (k >= 0 && (size_t)k < n)
-		k += zv_time_format(buf + k, n - k);
-	if (k >= 0 && (size_t)k < n)
-		k += zv_trace_format_state(buf + k, n - k); /* last */
-	return k;
-}
-
-static void parse_state(const char *s, uint64_t *mask, int *sigsys_blocked)
-{
-	while (*s) {
-		char key = s[0];
-		if (s[1] != '=')
-			zv_die(126, "bad internal state");
-		s += 2;
-		const char *e;
-		if (key == 'm') {
-			*mask = zv_parse_hex(s, &e);
-		} else if (key == 'T') {
-			e = zv_time_restore(s);
-		} else if (key == 'X') {
-			e = zv_trace_restore_x(s);
-		} else if (key == 'Y') {
-			e = zv_trace_restore(s); /* the rest of the state */
-		} else {
-			long v = zv_parse_dec(s, &e);
-			switch (key) {
-			case 'p': zv_proc.platform = (enum zv_platform)v; break;
-			case 's': *sigsys_blocked = (int)v; break;
-			case 'n': zv_proc.no_cache = (int)v; break;
-			case 'k': zv_proc.carry_fd = (int)v; break;
-			case 'c': zv_proc.count_fd = (int)v; break;
-			case 'e': zv_proc.err_fd = (int)v; break;
-			case 'x': zv_proc.self_fd = (int)v; break;
-			case 'l': zv_proc.leader_pid = (int)v; break;
-			case 'f': zv_proc.seccomp_installed = (int)v; break;
-			case 'q': zv_proc.seccomp_fd = (int)v; break;
-			case 'r': zv_proc.rewrite = (enum zv_rewrite)v; break;
-			case 'a': zv_proc.rewrite_after = (unsigned)v; break;
-			case 'u': zv_proc.no_cred_cache = (int)v; break;
-			case 't': zv_proc.stats = (int)v; break;
-			case 'v': zv_proc.vdso_mode = (enum zv_vdso_mode)v; break;
-			}
-		}
-		s = *e == ',' ? e + 1 : e;
-	}
 }
 
 static const char *getenv_from(char **envp, const char *name)
@@ -215,8 +152,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		       zv_proc.platform != ZV_PLAT_SECCOMP ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
 	t->is_thread = 1;
-	t->traced = (zv_proc.trace.on || zv_proc.trace.summary) && zv_proc.trace_exec_traced;
-	if (first_image && t->traced) {
+	t->trace.traced = (zv_proc.trace.on || zv_proc.trace.summary) && zv_proc.trace.exec_traced;
+	if (first_image && t->trace.traced) {
 		/* strace shows the traced program's execve; an exec'd image's
 		 * line was printed by the image before it */
 		long ea[6] = { (long)path, (long)argv, (long)envp };
@@ -292,79 +229,8 @@ static void setup_count(void)
 __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp, const uint64_t *auxv,
 					      int trace)
 {
-	int i = 0;
 	int count = 0;
-	if (trace)
-		zv_proc.trace.on = 1;
-	for (; i < argc; i++) {
-		const char *a = argv[i];
-		if (zv_strcmp(a, "--") == 0) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		int k = trace ? zv_trace_option(argc - i, argv + i) : 0;
-		if (k < 0)
-			zv_exit_group(2);
-		if (k > 0) {
-			i += k - 1;
-			continue;
-		}
-		if (zv_strcmp(a, "-h") == 0 || zv_strcmp(a, "--help") == 0) {
-			if (trace)
-				zv_write(1, zv_trace_help, zv_strlen(zv_trace_help));
-			else
-				zv_write(1, zv_run_help, zv_strlen(zv_run_help));
-			zv_exit_group(0);
-		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
-			count = 1;
-		} else if (zv_strcmp(a, "--stats") == 0) {
-			zv_proc.stats = 1;
-		} else if (zv_strcmp(a, "--no-cache") == 0) {
-			zv_proc.no_cache = 1;
-		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
-			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
-			int p = zv_platform_by_name(v);
-			if (p < 0)
-				usage_error("zvisor: unknown platform '%s' (stubs, zpoline, sud, seccomp)\n", v);
-			zv_proc.platform = (enum zv_platform)p;
-		} else if (zv_startswith(a, "--time=") || zv_strcmp(a, "--time") == 0) {
-			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
-			char why[200];
-			if (zv_time_setup(v, why, sizeof why) < 0) {
-				zv_dprintf(2, "zvisor: %s\n", why);
-				zv_exit_group(2);
-			}
-		} else if (zv_startswith(a, "--vdso=") || zv_strcmp(a, "--vdso") == 0) {
-			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
-			static const char *const modes[] = { "auto", "kernel", "none" };
-			int m = 0;
-			while (m < 3 && zv_strcmp(v, modes[m]) != 0)
-				m++;
-			if (m == 3)
-				usage_error("zvisor: unknown vDSO mode '%s' (auto, kernel, none)\n", v);
-			zv_proc.vdso_mode = (enum zv_vdso_mode)m;
-		} else if (zv_startswith(a, "--rewrite=") || zv_strcmp(a, "--rewrite") == 0) {
-			const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
-			if (zv_strcmp(v, "lazy") == 0)
-				zv_proc.rewrite = ZV_REWRITE_LAZY;
-			else if (zv_strcmp(v, "none") == 0)
-				zv_proc.rewrite = ZV_REWRITE_NONE;
-			else if (zv_strcmp(v, "load") == 0)
-				zv_proc.rewrite = ZV_REWRITE_LOAD;
-			else
-				usage_error("zvisor: unknown rewrite mode '%s' (lazy, load, none)\n", v);
-		} else if ((k = zv_trace_option(argc - i, argv + i)) != 0) {
-			if (k < 0)
-				zv_exit_group(2);
-			i += k - 1; /* strace's options work on run too */
-		} else {
-			usage_error("zvisor: unknown option '%s'\n", a);
-		}
-	}
-	if (i >= argc)
-		usage_error(trace ? "zvisor: trace: no program given%s\n" : "zvisor: run: no program given%s\n", "");
+	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
 	char **gargv = argv + i;
@@ -376,7 +242,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	zv_proc.leader_pid = zv_proc.pid;
-	zv_proc.trace_exec_traced = 1; /* the first thread is traced */
+	zv_proc.trace.exec_traced = 1; /* the first thread is traced */
 	first_image = 1;
 	if (zv_proc.trace.summary && !count) {
 		count = 1;
@@ -400,9 +266,8 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 {
 	if (argc < 4)
 		zv_die(126, "bad internal exec");
-	uint64_t mask = 0;
-	int sigsys_blocked = 0;
-	parse_state(argv[0], &mask, &sigsys_blocked);
+	struct zv_exec_carry x = { 0, 0 };
+	zv_exec_state_parse(argv[0], &x);
 	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)
 		zv_proc.count_fd = -1;
 	zv_count_timed = zv_proc.trace.summary != 0;
@@ -415,7 +280,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	long err = zv_exec_resolve(path, r);
 	if (err < 0)
 		zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
-	start_guest(path, argv[2], argv + 3, envp, auxv, r, mask, sigsys_blocked);
+	start_guest(path, argv[2], argv + 3, envp, auxv, r, x.guest_mask, x.sigsys_blocked);
 }
 
 __attribute__((noreturn)) void zv_main(uint64_t *sp)
@@ -440,23 +305,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &initial_mask, NULL, 8);
-	if (argc < 2)
-		usage_error("zvisor: no command given%s\n", "");
-	const char *cmd = argv[1];
-	if (zv_strcmp(cmd, "--help") == 0 || zv_strcmp(cmd, "-h") == 0 || zv_strcmp(cmd, "help") == 0) {
-		zv_write(1, zv_main_help, zv_strlen(zv_main_help));
-		zv_write(1, zv_usage_text, zv_strlen(zv_usage_text));
-		zv_exit_group(0);
-	}
-	if (zv_strcmp(cmd, "--version") == 0 || zv_strcmp(cmd, "-V") == 0) {
-		zv_dprintf(1, "zvisor %s\n", ZV_VERSION);
-		zv_exit_group(0);
-	}
-	if (zv_strcmp(cmd, "check-elf") == 0)
-		zv_exit_group(zv_check_main(argc - 2, argv + 2));
-	if (zv_strcmp(cmd, "run") == 0 || zv_strcmp(cmd, "trace") == 0) {
-		zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);
-		cmd_run(argc - 2, argv + 2, envp, auxv, cmd[0] == 't');
-	}
-	usage_error("zvisor: unknown command '%s'\n", cmd);
+	int trace = zv_cmdline_command(argc, argv); /* run or trace: the others are answered there */
+	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);
+	cmd_run(argc - 2, argv + 2, envp, auxv, trace);
 }

@@ -50,7 +50,7 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 		else
 			r = zv_host_call_args(t, args);
 		if (c0 && !t->call_cancelled) { /* a cancelled call counts when it is made again */
-			if (t->traced)
+			if (t->trace.traced)
 				zv_count_cycles(nr, 0, zv_rdtsc() - c0);
 			zv_entry_count(t, nr, r, 0);
 		}

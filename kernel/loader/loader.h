@@ -71,4 +71,7 @@ uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const arg
  * symbolic name, e.g. "ENOEXEC 32-bit ELF is not supported"), as
  * zv_exec_resolve() judges it. Returns 0. */
 int zv_check_main(int argc, char **argv);
+
+/* loader/mm_fields.c */
+void zv_publish_mm_fields(uint64_t sp, const void *img, size_t len);
 #endif

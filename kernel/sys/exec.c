@@ -5,6 +5,7 @@
  * give are found first and returned to the guest. */
 #include "zvisor.h"
 #include "sys/layer.h"
+#include "sys/execstate.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -87,7 +88,8 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		zv_kunmap(nv, vsize);
 		return -EMFILE;
 	}
-	zv_format_state(state, sizeof state, zv_guest_mask(t, uc), t->sigsys_blocked);
+	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked };
+	zv_exec_state_format(state, sizeof state, &x);
 	long k = 0;
 	nv[k++] = "zvisor";
 	nv[k++] = "__exec";

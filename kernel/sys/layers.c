@@ -6,7 +6,7 @@
 #include <asm/unistd_64.h>
 
 static const struct zv_layer *const layers[] = {
-	&zv_trace_layer,   /* trace/trace.c: lines, -c's times (outermost: it times the rest) */
+	&zv_trace_layer,   /* trace/layer.c: lines, -c's times (outermost: it times the rest) */
 	&zv_inject_layer,  /* trace/inject.c: -e inject= */
 	&zv_sandbox_layer, /* sys/sandbox.c: the guest's own SUD and seccomp */
 	&zv_fdguard_layer, /* sys/fs.c: the kernel's hidden fds look closed */

@@ -66,7 +66,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	f->uc.uc_stack = (struct zv_stack){ (uint64_t)c + ZV_BLOCK_HEAD, 0, 0, ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
 	c->sigsys_blocked = t->sigsys_blocked;
 	c->faults_blocked = t->faults_blocked;
-	c->traced = t->traced && zv_proc.trace.follow; /* strace -f */
+	c->trace.traced = t->trace.traced && zv_proc.trace.follow; /* strace -f */
 	zv_ids_after_clone(c, flags);
 	if (keep_altstack)
 		c->guest_ss = t->guest_ss; /* vfork keeps it; new threads start without */

@@ -2,6 +2,25 @@
  * each converts one call's clocks and passes it on (zv_next). */
 #ifndef ZV_SYS_VTIME_H
 #define ZV_SYS_VTIME_H
+#include <stdint.h>
+#include <stddef.h>
+
+/* Virtual time (sys/vtime.c): per clock family, virtual = virt0 + (real -
+ * real0) * num / den, or virt0 while frozen. */
+enum { ZV_CLK_RT, ZV_CLK_MONO, ZV_CLK_BOOT, ZV_NCLK };
+struct zv_vclock {
+	int64_t real0, virt0; /* ns */
+	int frozen;
+};
+struct zv_vtime {
+	int on;
+	int64_t num, den; /* the rate */
+	struct zv_vclock clk[ZV_NCLK];
+};
+
+/* --time=SPEC: 0, or -1 with the reason in why. */
+int zv_time_setup(const char *spec, char *why, size_t n);
+
 struct zv_call;
 long zv_vt_clock_gettime(struct zv_call *c);
 long zv_vt_gettimeofday(struct zv_call *c);
@@ -21,8 +40,6 @@ long zv_vt_settime(struct zv_call *c);       /* timerfd_settime, timer_settime *
 long zv_vt_gettime(struct zv_call *c);       /* timerfd_gettime, timer_gettime */
 
 /* sys/vtime_spec.c: --time=SPEC parsed, before any clock is read. */
-#include <stdint.h>
-#include <stddef.h>
 enum { ZV_TIME_NONE, ZV_TIME_OFFSET, ZV_TIME_START, ZV_TIME_FREEZE };
 struct zv_time_spec {
 	int mode;       /* ZV_TIME_*: what value means */

@@ -9,6 +9,7 @@
 #include "lib/arith.h"
 #include "zvisor.h"
 #include "sys/vtime.h"
+#include "sys/execstate.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 
@@ -270,12 +271,13 @@ int zv_time_parse(const char *spec, struct zv_time_spec *out, char *why, size_t 
 	return 0;
 }
 
-int zv_time_format(char *buf, size_t n)
+/* T=num:den:real0:virt0:frozen per clock (sys/execstate.c's field) */
+int zv_time_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	const struct zv_vtime *vt = &zv_proc.vt;
 	if (!vt->on)
-		return zv_snprintf(buf, n, "%s", "");
-	return zv_snprintf(buf, n, ",T=%ld:%ld:%ld:%ld:%d:%ld:%ld:%d:%ld:%ld:%d", vt->num, vt->den,
+		return -1;
+	return zv_snprintf(buf, n, "%ld:%ld:%ld:%ld:%d:%ld:%ld:%d:%ld:%ld:%d", vt->num, vt->den,
 			   vt->clk[0].real0, vt->clk[0].virt0, vt->clk[0].frozen, vt->clk[1].real0,
 			   vt->clk[1].virt0, vt->clk[1].frozen, vt->clk[2].real0, vt->clk[2].virt0,
 			   vt->clk[2].frozen);
@@ -290,7 +292,7 @@ static int64_t signed_dec(const char **s)
 	return v;
 }
 
-const char *zv_time_restore(const char *s)
+const char *zv_time_decode(const char *s, struct zv_exec_carry *x)
 {
 	struct zv_vtime *vt = &zv_proc.vt;
 	vt->num = signed_dec(&s);

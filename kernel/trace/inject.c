@@ -178,8 +178,8 @@ static long inject_call(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long nr = c->nr;
-	t->trace_injected = 0;
-	if (!zv_proc.trace.inject || (unsigned long)nr >= 512 || !t->traced)
+	t->trace.injected = 0;
+	if (!zv_proc.trace.inject || (unsigned long)nr >= 512 || !t->trace.traced)
 		return zv_next(c);
 	struct rule *fire = NULL;
 	for (int i = 0; i < nrules && !fire; i++) {
@@ -197,7 +197,7 @@ static long inject_call(struct zv_call *c)
 	long ret;
 	if (fire->has_error || fire->has_retval) {
 		ret = fire->has_error ? -fire->error : fire->retval;
-		t->trace_injected = 1;
+		t->trace.injected = 1;
 	} else {
 		ret = zv_next(c);
 	}

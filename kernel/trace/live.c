@@ -21,8 +21,8 @@ static int live_used; /* slots below this were ever claimed */
 
 static struct live *slot_of(struct zv_thread *t)
 {
-	if (t->trace_slot > 0 && live[t->trace_slot - 1].tid == t->tid)
-		return &live[t->trace_slot - 1];
+	if (t->trace.slot > 0 && live[t->trace.slot - 1].tid == t->tid)
+		return &live[t->trace.slot - 1];
 	for (int i = 0; i < LIVE; i++) {
 		int free = 0;
 		if (__atomic_compare_exchange_n(&live[i].tid, &free, t->tid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
@@ -32,7 +32,7 @@ static struct live *slot_of(struct zv_thread *t)
 			while (used <= i && !__atomic_compare_exchange_n(&live_used, &used, i + 1, 0, __ATOMIC_ACQ_REL,
 									 __ATOMIC_RELAXED))
 				;
-			t->trace_slot = i + 1;
+			t->trace.slot = i + 1;
 			return &live[i];
 		}
 	}
@@ -50,15 +50,15 @@ void zv_live_enter(struct zv_thread *t, long nr, const long *a)
 
 void zv_live_leave(struct zv_thread *t)
 {
-	if (t->trace_slot > 0 && live[t->trace_slot - 1].tid == t->tid)
-		__atomic_store_n(&live[t->trace_slot - 1].nr, -1, __ATOMIC_RELEASE);
+	if (t->trace.slot > 0 && live[t->trace.slot - 1].tid == t->tid)
+		__atomic_store_n(&live[t->trace.slot - 1].nr, -1, __ATOMIC_RELEASE);
 }
 
 void zv_live_release(struct zv_thread *t)
 {
-	if (t->trace_slot > 0 && live[t->trace_slot - 1].tid == t->tid)
-		__atomic_store_n(&live[t->trace_slot - 1].tid, 0, __ATOMIC_RELEASE);
-	t->trace_slot = 0;
+	if (t->trace.slot > 0 && live[t->trace.slot - 1].tid == t->tid)
+		__atomic_store_n(&live[t->trace.slot - 1].tid, 0, __ATOMIC_RELEASE);
+	t->trace.slot = 0;
 }
 
 void zv_live_forget(struct zv_thread *self)
@@ -69,13 +69,13 @@ void zv_live_forget(struct zv_thread *self)
 	for (int i = 0; i < live_used; i++)
 		if (live[i].tid)
 			live[i].tid = 0;
-	self->trace_slot = 0;
+	self->trace.slot = 0;
 }
 
 long zv_live_call(struct zv_thread *t)
 {
-	if (t->trace_slot > 0 && live[t->trace_slot - 1].tid == t->tid)
-		return live[t->trace_slot - 1].nr;
+	if (t->trace.slot > 0 && live[t->trace.slot - 1].tid == t->tid)
+		return live[t->trace.slot - 1].nr;
 	return -1;
 }
 

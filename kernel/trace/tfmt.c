@@ -166,9 +166,9 @@ void tb_fd(struct zv_tb *b, long fd)
 	char path[40], target[4096];
 	struct zv_thread *t = zv_current();
 	long n;
-	if (t->trace_fd == (int)fd && t->trace_fd_path[0]) { /* gone by now (close) */
-		n = (long)zv_strlen(t->trace_fd_path);
-		memcpy(target, t->trace_fd_path, (size_t)n);
+	if (t->trace.fd == (int)fd && t->trace.fd_path[0]) { /* gone by now (close) */
+		n = (long)zv_strlen(t->trace.fd_path);
+		memcpy(target, t->trace.fd_path, (size_t)n);
 	} else {
 		zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)fd);
 		n = zv_sys4(__NR_readlinkat, -100 /* AT_FDCWD */, path, target, sizeof target - 1);

@@ -1,10 +1,11 @@
 /* zvisor trace: strace's interface on the kernel's interception.
  *
- * trace.c hooks every guest call (a layer around the dispatch, see
- * sys/dispatch.c), decides whether it is shown (-e trace=, status=failed,
- * the traced threads), and writes one line per call, signal and exit;
- * systab.c describes each call's arguments; tfmt.c prints values as strace
- * does; decoders for structures live in decode_*.c. */
+ * options.c parses strace's options; layer.c hooks every guest call (a
+ * layer, see sys/layer.h) and decides what is shown (-e trace=,
+ * status=failed, the traced threads); output.c writes one line per call,
+ * signal and exit; args.c prints argument lists from each call's row
+ * (sys/sysent.c); tfmt.c prints values as strace does; decoders for
+ * structures live in decode_*.c. */
 #ifndef ZV_TRACE_TRACE_H
 #define ZV_TRACE_TRACE_H
 #include <stdint.h>
@@ -83,6 +84,16 @@ struct zv_trace {
 	uint64_t set[512 / 64]; /* -e trace=: which calls are shown */
 	int vdso_shown;         /* -e trace names a vDSO function: show those calls */
 	char path[512];         /* -o FILE (for -ff: FILE.PID) */
+	int exec_traced;        /* the thread that exec'd this image was traced */
+};
+
+/* The trace's state of one thread (a member of struct zv_thread). */
+struct zv_trace_thread {
+	int traced;             /* zvisor trace shows this thread's calls */
+	int injected;           /* the current call's result was injected (trace/inject.c) */
+	int fd;                 /* -y: the fd whose path was read before the call (close) */
+	int slot;               /* trace/live.c: this thread's slot + 1, or 0 */
+	char fd_path[256];      /* that path */
 };
 
 /* Parses one strace-style option of zvisor trace/run. Returns the number of
@@ -91,9 +102,6 @@ struct zv_trace {
 int zv_trace_option(int argc, char **argv);
 /* After the options: opens -o, sets defaults. 0 or -1 (message printed). */
 int zv_trace_setup(void);
-int zv_trace_format_state(char *buf, size_t n);
-const char *zv_trace_restore_x(const char *s);
-const char *zv_trace_restore(const char *s);
 int zv_trace_parse_set(const char *v, uint64_t *set);
 int zv_inject_parse(const char *spec);
 void zv_decode_siginfo(struct zv_tb *b, const void *siginfo);

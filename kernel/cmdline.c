@@ -1,0 +1,117 @@
+/* zvisor's command line: the command (help, --version, check-elf, run,
+ * trace) and the options of run and trace, which go into zv_proc. A bad
+ * one gets one line and the usage on stderr, status 2. */
+#include "zvisor.h"
+#include "cmdline.h"
+#include "help.h"
+#include "intercept/platform.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+
+__attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
+{
+	zv_dprintf(2, fmt, arg);
+	zv_write(2, zv_usage_text, zv_strlen(zv_usage_text));
+	zv_exit_group(2);
+}
+
+int zv_cmdline_command(int argc, char **argv)
+{
+	if (argc < 2)
+		usage_error("zvisor: no command given%s\n", "");
+	const char *cmd = argv[1];
+	if (zv_strcmp(cmd, "--help") == 0 || zv_strcmp(cmd, "-h") == 0 || zv_strcmp(cmd, "help") == 0) {
+		zv_write(1, zv_main_help, zv_strlen(zv_main_help));
+		zv_write(1, zv_usage_text, zv_strlen(zv_usage_text));
+		zv_exit_group(0);
+	}
+	if (zv_strcmp(cmd, "--version") == 0 || zv_strcmp(cmd, "-V") == 0) {
+		zv_dprintf(1, "zvisor %s\n", ZV_VERSION);
+		zv_exit_group(0);
+	}
+	if (zv_strcmp(cmd, "check-elf") == 0)
+		zv_exit_group(zv_check_main(argc - 2, argv + 2));
+	if (zv_strcmp(cmd, "run") == 0 || zv_strcmp(cmd, "trace") == 0)
+		return cmd[0] == 't';
+	usage_error("zvisor: unknown command '%s'\n", cmd);
+}
+
+int zv_cmdline_options(int argc, char **argv, int trace, int *count)
+{
+	int i = 0;
+	if (trace)
+		zv_proc.trace.on = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (zv_strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		int k = trace ? zv_trace_option(argc - i, argv + i) : 0;
+		if (k < 0)
+			zv_exit_group(2);
+		if (k > 0) {
+			i += k - 1;
+			continue;
+		}
+		if (zv_strcmp(a, "-h") == 0 || zv_strcmp(a, "--help") == 0) {
+			if (trace)
+				zv_write(1, zv_trace_help, zv_strlen(zv_trace_help));
+			else
+				zv_write(1, zv_run_help, zv_strlen(zv_run_help));
+			zv_exit_group(0);
+		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
+			*count = 1;
+		} else if (zv_strcmp(a, "--stats") == 0) {
+			zv_proc.stats = 1;
+		} else if (zv_strcmp(a, "--no-cache") == 0) {
+			zv_proc.no_cache = 1;
+		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
+			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
+			int p = zv_platform_by_name(v);
+			if (p < 0)
+				usage_error("zvisor: unknown platform '%s' (stubs, zpoline, sud, seccomp)\n", v);
+			zv_proc.platform = (enum zv_platform)p;
+		} else if (zv_startswith(a, "--time=") || zv_strcmp(a, "--time") == 0) {
+			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
+			char why[200];
+			if (zv_time_setup(v, why, sizeof why) < 0) {
+				zv_dprintf(2, "zvisor: %s\n", why);
+				zv_exit_group(2);
+			}
+		} else if (zv_startswith(a, "--vdso=") || zv_strcmp(a, "--vdso") == 0) {
+			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
+			static const char *const modes[] = { "auto", "kernel", "none" };
+			int m = 0;
+			while (m < 3 && zv_strcmp(v, modes[m]) != 0)
+				m++;
+			if (m == 3)
+				usage_error("zvisor: unknown vDSO mode '%s' (auto, kernel, none)\n", v);
+			zv_proc.vdso_mode = (enum zv_vdso_mode)m;
+		} else if (zv_startswith(a, "--rewrite=") || zv_strcmp(a, "--rewrite") == 0) {
+			const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
+			if (zv_strcmp(v, "lazy") == 0)
+				zv_proc.rewrite = ZV_REWRITE_LAZY;
+			else if (zv_strcmp(v, "none") == 0)
+				zv_proc.rewrite = ZV_REWRITE_NONE;
+			else if (zv_strcmp(v, "load") == 0)
+				zv_proc.rewrite = ZV_REWRITE_LOAD;
+			else
+				usage_error("zvisor: unknown rewrite mode '%s' (lazy, load, none)\n", v);
+		} else if ((k = zv_trace_option(argc - i, argv + i)) != 0) {
+			if (k < 0)
+				zv_exit_group(2);
+			i += k - 1; /* strace's options work on run too */
+		} else {
+			usage_error("zvisor: unknown option '%s'\n", a);
+		}
+	}
+	if (i >= argc)
+		usage_error(trace ? "zvisor: trace: no program given%s\n" : "zvisor: run: no program given%s\n", "");
+	if (i >= argc)
+		usage_error(trace ? "zvisor: trace: no program given%s\n" : "zvisor: run: no program given%s\n", "");
+	return i;
+}

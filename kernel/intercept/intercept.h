@@ -1,0 +1,21 @@
+/* What the rest of the kernel calls in intercept/ and arch/trampoline.c:
+ * the platform's set-up, the SIGSYS handler, the fast entry's C side. */
+#ifndef ZV_INTERCEPT_INTERCEPT_H
+#define ZV_INTERCEPT_INTERCEPT_H
+#include <stdint.h>
+#include "arch/context.h"
+
+struct zv_thread;
+
+/* intercept/plat_catchall.c */
+long zv_platform_install(void);          /* once per process image */
+long zv_platform_arm_thread(struct zv_thread *t); /* SUD (and %gs) for the calling thread */
+void zv_sigsys_handler(int sig, zv_siginfo *si, void *uc);
+
+/* arch/trampoline.c, intercept/fastpath.c, intercept/redzone.c */
+long zv_trampoline_map(void);
+long zv_fast_syscall(struct zv_thread *t);
+void zv_fast_bounced(struct zv_thread *t, struct zv_ucontext *uc);
+int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc);
+int zv_site_safe(uint64_t site, void *uc);
+#endif

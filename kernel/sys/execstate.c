@@ -1,0 +1,108 @@
+/* The state carried across execve as one table: a row per field, its key,
+ * the subsystem that owns it and how it is written and read (see
+ * execstate.h). The word is "p=3,m=0,s=0,...": fields in the table's
+ * order, those whose encoder declines left out. Y must stay last: its
+ * value may hold commas. */
+#include "zvisor.h"
+#include "sys/execstate.h"
+#include "lib/fmt.h"
+#include "lib/string.h"
+
+struct field {
+	char key;
+	int *num;                 /* a plain int of zv_proc (decimal), or NULL */
+	zv_state_encoder *encode; /* otherwise these */
+	zv_state_decoder *decode;
+};
+
+_Static_assert(sizeof(enum zv_platform) == sizeof(int) && sizeof(enum zv_rewrite) == sizeof(int) &&
+	       sizeof(enum zv_vdso_mode) == sizeof(int), "enum fields are carried as ints");
+#define NUM(k, member) { k, (int *)&zv_proc.member, NULL, NULL }
+
+static int encode_mask(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return zv_snprintf(buf, n, "%lx", x->guest_mask);
+}
+
+static const char *decode_mask(const char *s, struct zv_exec_carry *x)
+{
+	x->guest_mask = zv_parse_hex(s, &s);
+	return s;
+}
+
+static int encode_sigsys(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return zv_snprintf(buf, n, "%d", x->sigsys_blocked);
+}
+
+static const char *decode_sigsys(const char *s, struct zv_exec_carry *x)
+{
+	x->sigsys_blocked = (int)zv_parse_dec(s, &s);
+	return s;
+}
+
+/* The exec'ing thread's own zvisor fd (a CLONE_VM child may have one). */
+static int encode_self_fd(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return zv_snprintf(buf, n, "%d", zv_self_fd(zv_current()));
+}
+
+static const struct field fields[] = {
+	NUM('p', platform),          /* intercept/: the platform */
+	{ 'm', NULL, encode_mask, decode_mask },     /* sys/signal.c: the guest's mask */
+	{ 's', NULL, encode_sigsys, decode_sigsys }, /* sys/signal.c: SIGSYS as the guest sees it */
+	NUM('c', count_fd),          /* trace/count.c: --count's shared table */
+	NUM('e', err_fd),            /* main.c: the kept stderr */
+	{ 'x', &zv_proc.self_fd, encode_self_fd, NULL }, /* sys/fs.c: zvisor's executable */
+	NUM('l', leader_pid),        /* sys/proc.c: who prints the reports */
+	NUM('f', seccomp_installed), /* intercept/plat_seccomp.c: the host filter is in place */
+	NUM('q', seccomp_fd),        /* sys/seccomp.c: the guest's filters, in a memfd */
+	NUM('r', rewrite),           /* intercept/: --rewrite */
+	NUM('a', rewrite_after),     /* intercept/: a site is rewritten at its n-th SIGSYS */
+	NUM('u', no_cred_cache),     /* sys/id.c: ask the host for ids */
+	NUM('t', stats),             /* sys/entry.c: --stats */
+	NUM('v', vdso_mode),         /* loader/vdso.c: --vdso */
+	NUM('n', no_cache),          /* intercept/stubs.c: --no-cache */
+	NUM('k', carry_fd),          /* sys/exec.c: the fd the file is named through */
+	{ 'T', NULL, zv_time_encode, zv_time_decode },             /* sys/vtime_spec.c: --time */
+	{ 'X', NULL, zv_trace_encode_out, zv_trace_decode_out },   /* trace/: the output */
+	{ 'Y', NULL, zv_trace_encode_opts, zv_trace_decode_opts }, /* trace/: the options, last */
+};
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+int zv_exec_state_format(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < NFIELDS; i++) {
+		const struct field *f = &fields[i];
+		if (k + 3 >= n)
+			return (int)n; /* cut: as snprintf, a length beyond the buffer */
+		size_t at = k + zv_snprintf(buf + k, n - k, k ? ",%c=" : "%c=", f->key);
+		int len = f->encode ? f->encode(buf + at, n - at, x) : zv_snprintf(buf + at, n - at, "%d", *f->num);
+		if (len < 0) {
+			buf[k] = 0; /* the field is left out */
+			continue;
+		}
+		k = at + len;
+	}
+	return (int)k;
+}
+
+void zv_exec_state_parse(const char *s, struct zv_exec_carry *x)
+{
+	while (*s) {
+		size_t i = 0;
+		while (i < NFIELDS && fields[i].key != s[0])
+			i++;
+		if (i == NFIELDS || s[1] != '=')
+			zv_die(126, "bad internal state");
+		const struct field *f = &fields[i];
+		s += 2;
+		if (f->decode)
+			s = f->decode(s, x);
+		else
+			*f->num = (int)zv_parse_dec(s, &s);
+		if (*s == ',')
+			s++;
+	}
+}
