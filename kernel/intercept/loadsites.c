@@ -31,6 +31,7 @@
 #include "intercept/x86ops.h"
 #include "intercept/stubs.h"
 #include "intercept/symfuncs.h"
+#include "intercept/gofuncs.h"
 #include <asm/stat.h>
 #include <linux/mman.h>
 #include <elf.h>
@@ -396,6 +397,13 @@ static int function_of(struct scan *s, uint64_t v, uint64_t *start, uint64_t *le
 		s->syms_read = 1;
 		int32_t *pairs;
 		long n = zv_symtab_functions(s->im->fd, s->eh, &s->symmem, &s->symsize, &pairs);
+		if (n <= 0) { /* a Go binary without its symbols: Go's own table */
+			if (s->symmem)
+				zv_kunmap(s->symmem, s->symsize);
+			s->symmem = NULL;
+			n = zv_gopclntab_functions(s->im->file, s->im->file_size, s->eh, s->im->ph, s->im->nph,
+						   &s->symmem, &s->symsize, &pairs);
+		}
 		if (n > 0) {
 			s->syms = pairs;
 			s->nsyms = n;
