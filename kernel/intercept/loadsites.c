@@ -31,6 +31,7 @@
 #include "intercept/x86ops.h"
 #include "intercept/stubs.h"
 #include "intercept/symfuncs.h"
+#include "intercept/gofuncs.h"
 #include <asm/stat.h>
 #include <linux/mman.h>
 #include <elf.h>
@@ -38,6 +39,7 @@
 #define MAX_PHDRS 32
 #define CHUNK (64 * 1024)          /* code scanned for candidates at a time */
 #define MAX_FUNCTION (64 * 1024)   /* longer functions are left to lazy rewriting */
+#define MAX_GAP 128                /* bytes of padding after a function read with it */
 #define MAX_TABLE (1 << 20)        /* bytes of .eh_frame_hdr */
 #define MAX_CFI 512                /* bytes of one FDE or CIE */
 #define MAX_FUNCTION_SITES 16
@@ -381,14 +383,16 @@ struct scan {
 };
 
 /* The function holding image address v that can be judged: its unwind
- * entry's, or (stubs only) its symbol's. */
-static int function_of(struct scan *s, uint64_t v, uint64_t *start, uint64_t *len)
+ * entry's, or (stubs only) its symbol's; *next: where the next function of
+ * the same table starts (*start + *len if it is not known). */
+static int function_of(struct scan *s, uint64_t v, uint64_t *start, uint64_t *len, uint64_t *next)
 {
 	long k = s->count ? function_before(s->tab, s->count, s->base, v) : -1;
 	if (k >= 0) {
 		*start = s->base + (int64_t)s32(s->tab + 8 * k);
 		uint64_t fde = s->base + (int64_t)s32(s->tab + 8 * k + 4);
 		*len = function_length(s->im, fde, *start);
+		*next = (uint64_t)k + 1 < s->count ? s->base + (int64_t)s32(s->tab + 8 * (k + 1)) : *start + *len;
 		if (*len && v < *start + *len)
 			return 1;
 	}
@@ -396,12 +400,34 @@ static int function_of(struct scan *s, uint64_t v, uint64_t *start, uint64_t *le
 		s->syms_read = 1;
 		int32_t *pairs;
 		long n = zv_symtab_functions(s->im->fd, s->eh, &s->symmem, &s->symsize, &pairs);
+		if (n <= 0) { /* a Go binary without its symbols: Go's own table */
+			if (s->symmem)
+				zv_kunmap(s->symmem, s->symsize);
+			s->symmem = NULL;
+			n = zv_gopclntab_functions(s->im->file, s->im->file_size, s->eh, s->im->ph, s->im->nph,
+						   &s->symmem, &s->symsize, &pairs);
+		}
 		if (n > 0) {
 			s->syms = pairs;
 			s->nsyms = n;
 		}
 	}
-	return s->nsyms > 0 && zv_symtab_function_of(s->syms, s->nsyms, v, start, len);
+	return s->nsyms > 0 && zv_symtab_function_of(s->syms, s->nsyms, v, start, len, next);
+}
+
+/* The stubs platform: the syscalls of the function just judged that got
+ * no window look for trampolines in the padding of the next function, the
+ * one that starts at v, if it lies in [vlo, vhi). */
+static void neighbor(struct scan *s, uint64_t v, uint64_t vlo, uint64_t vhi, uint64_t bias)
+{
+	uint64_t start, len, next;
+	struct buf f;
+	if (v < vlo || !function_of(s, v, &start, &len, &next) || start != v || start + len > vhi || len > MAX_FUNCTION)
+		return;
+	uint64_t gap = next > start + len && next <= vhi ? next - start - len : 0;
+	gap = gap > MAX_GAP ? MAX_GAP : gap;
+	if (read_at(s->im, start, s->code, len + gap, &f) == (long)(len + gap))
+		zv_stubs_neighbor(s->stubs, f.p, len, gap, start + bias);
 }
 
 /* Whether one of the 8 bytes at p is 05 (the second byte of `syscall`):
@@ -432,17 +458,22 @@ static void scan_code(struct scan *s, uint64_t vlo, uint64_t vhi, uint64_t bias)
 			}
 			if (c.p[i] != 0x0f || c.p[i + 1] != 0x05 || v + i < done)
 				continue;
-			uint64_t start, len;
-			if (!function_of(s, v + i, &start, &len))
+			uint64_t start, len, next;
+			if (!function_of(s, v + i, &start, &len, &next))
 				continue; /* outside any function that can be judged */
 			done = start + len;
+			/* the padding up to the next function may hold trampolines */
+			uint64_t gap = next > done && next <= vhi ? next - done : 0;
+			gap = gap > MAX_GAP ? MAX_GAP : gap;
 			struct buf f;
 			if (start < vlo || done > vhi || len > MAX_FUNCTION ||
-			    read_at(s->im, start, s->code, len, &f) != (long)len)
+			    read_at(s->im, start, s->code, len + gap, &f) != (long)(len + gap))
 				continue;
-			if (s->stubs)
-				zv_stubs_function(s->stubs, f.p, len, start + bias);
-			else
+			if (s->stubs) {
+				zv_stubs_function(s->stubs, f.p, len, gap, start + bias);
+				if (s->stubs->norphans)
+					neighbor(s, next, vlo, vhi, bias);
+			} else
 				s->nsites += scan_function(f.p, len, start + bias, s->sites + s->nsites,
 							   MAX_SITES - s->nsites);
 		}
@@ -519,12 +550,12 @@ void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uin
 			im.file_size = (uint64_t)st.st_size;
 		}
 	}
-	size_t wsize = CHUNK + MAX_FUNCTION + MAX_SITES * sizeof(uint64_t), tsize = 0;
+	size_t wsize = CHUNK + MAX_FUNCTION + MAX_GAP + MAX_SITES * sizeof(uint64_t), tsize = 0;
 	void *table = NULL;
 	uint8_t *work = zv_kmap(wsize, 4096, -1);
 	if (zv_is_err((long)work))
 		return;
-	struct scan s = { &im, NULL, 0, 0, work, work + CHUNK, (uint64_t *)(work + CHUNK + MAX_FUNCTION), 0, stubs, NULL, 0, 0, NULL, NULL, 0 };
+	struct scan s = { &im, NULL, 0, 0, work, work + CHUNK, (uint64_t *)(work + CHUNK + MAX_FUNCTION + MAX_GAP), 0, stubs, NULL, 0, 0, NULL, NULL, 0 };
 	s.eh = &eh;
 	int eh_ok = function_table(&s, &eh, &table, &tsize) == 0;
 	if (!eh_ok)

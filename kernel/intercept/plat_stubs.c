@@ -45,7 +45,7 @@ static void vdso_stubs(struct zv_thread *t, uint8_t *stubs, int n, int size)
 	if (!b)
 		return;
 	for (int k = 0; k < n; k++)
-		zv_stubs_function(b, stubs + k * size, (uint64_t)size, (uint64_t)stubs + k * size);
+		zv_stubs_function(b, stubs + k * size, (uint64_t)size, 0, (uint64_t)stubs + k * size);
 	zv_stubs_commit(t, b, (uint64_t)stubs, (uint64_t)stubs + (uint64_t)n * size, 0, 1);
 	zv_stubs_batch_free(b);
 }

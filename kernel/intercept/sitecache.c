@@ -21,7 +21,7 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-#define MAGIC 0x314e49575a56ULL /* "ZVWIN1" */
+#define MAGIC 0x324e49575a56ULL /* "ZVWIN2" */
 #define MAX_ENTRY_WINDOWS 8192
 
 struct key {
@@ -31,7 +31,7 @@ struct header {
 	struct key key;
 	uint64_t n, sum; /* windows, and a checksum of them */
 };
-struct rec { uint64_t p, s; }; /* file offsets of [p, s] */
+struct rec { uint64_t p, s, d; }; /* file offsets of [p, s] and the trampoline (0: none) */
 
 static char dir[256]; /* empty: no cache */
 
@@ -120,7 +120,10 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 			b->n = 0;
 			for (uint64_t i = 0; i < h.n && ok; i++) {
 				ok = zv_sys4(__NR_pread64, cfd, &r, sizeof r, sizeof h + i * sizeof r) == sizeof r &&
-				     r.p < r.s && r.s - r.p <= ZV_STUB_MAX_MOVED && r.p >= off && r.s + 2 <= off + len &&
+				     (r.d ? r.p == r.s && r.d >= off && r.d + 5 <= off + len && r.d + 128 >= r.s + 2 &&
+						    r.d <= r.s + 2 + 127
+					  : r.p < r.s) &&
+				     r.s - r.p <= ZV_STUB_MAX_MOVED && r.p >= off && r.s + 2 <= off + len &&
 				     r.s + 2 <= k.size; /* never read past the file's end */
 				if (!ok)
 					break;
@@ -128,6 +131,7 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 				struct zv_stub_window *w = &b->w[b->n++];
 				w->p = addr + (r.p - off);
 				w->s = addr + (r.s - off);
+				w->d = r.d ? addr + (r.d - off) : 0;
 				const uint8_t *c = (const uint8_t *)w->p;
 				ok = ((const uint8_t *)w->s)[0] == 0x0f && ((const uint8_t *)w->s)[1] == 0x05;
 				memcpy(w->code, c, w->s - w->p);
@@ -160,7 +164,7 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 	struct header h = { k, (uint64_t)b->n, 0xcbf29ce484222325ULL };
 	int ok = zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h;
 	for (int i = 0; i < b->n && ok; i++) {
-		struct rec r = { b->w[i].p - addr + off, b->w[i].s - addr + off };
+		struct rec r = { b->w[i].p - addr + off, b->w[i].s - addr + off, b->w[i].d ? b->w[i].d - addr + off : 0 };
 		h.sum = fnv(&r, sizeof r, h.sum);
 		ok = zv_sys4(__NR_pwrite64, cfd, &r, sizeof r, sizeof h + (uint64_t)i * sizeof r) == sizeof r;
 	}

@@ -35,10 +35,12 @@
 #define TAIL_SIZE 16 /* movabs (10) + jmp *%r11 (3), padded */
 #define MAX_REGIONS 256
 #define MAX_WINDOWS 8192 /* per mapping */
-#define MAX_FUNCTION_SYSCALLS 16
-#define BITMAP_BYTES (64 * 1024 / 8) /* functions up to 64 KiB */
+#define MAX_FUNCTION_SYSCALLS 64 /* musl's pthread_barrier_wait has 20 */
+#define MAX_GAP 128 /* bytes of padding after a function looked at for trampolines */
+#define BITMAP_BYTES ((64 * 1024 + MAX_GAP) / 8) /* functions up to 64 KiB, and their gap */
+#define NBITMAPS 3
 
-struct rec { uint64_t p, s; };
+struct rec { uint64_t p, s, d; };
 struct region {
 	uint64_t lo, hi;         /* the stubs: tail, then one STUB_SIZE slot per rec */
 	uint64_t code_lo, code_hi; /* the code whose windows they serve */
@@ -58,7 +60,7 @@ static int fits32(int64_t v) { return v == (int32_t)v; }
 
 struct zv_stub_batch *zv_stubs_batch_new(void)
 {
-	size_t size = sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + 2 * BITMAP_BYTES;
+	size_t size = sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + NBITMAPS * BITMAP_BYTES;
 	struct zv_stub_batch *b = zv_kmap(size, 4096, -1);
 	if (zv_is_err((long)b))
 		return NULL;
@@ -66,13 +68,14 @@ struct zv_stub_batch *zv_stubs_batch_new(void)
 	b->max = MAX_WINDOWS;
 	b->starts = (uint8_t *)(b->w + MAX_WINDOWS);
 	b->targets = b->starts + BITMAP_BYTES;
+	b->pads = b->targets + BITMAP_BYTES;
 	b->bitmap_bytes = BITMAP_BYTES;
 	return b;
 }
 
 void zv_stubs_batch_free(struct zv_stub_batch *b)
 {
-	zv_kunmap(b, sizeof *b + MAX_WINDOWS * sizeof(struct zv_stub_window) + 2 * BITMAP_BYTES);
+	zv_kunmap(b, sizeof *b + MAX_WINDOWS * sizeof(struct zv_stub_window) + NBITMAPS * BITMAP_BYTES);
 }
 
 /* Whether the instruction at p (decoded as in) does in a stub what it did in
@@ -99,27 +102,56 @@ static int movable(const uint8_t *p, const struct zv_x86_insn *in)
 	return 1;
 }
 
-/* Decodes the function [code, code + len) at at: instruction starts and
- * the in-function targets of its direct branches and calls. Returns the
- * offsets of its syscalls in sys[], or -1 when it cannot be judged (it does
- * not decode, or has an indirect jump, whose targets are unknown). */
-static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t *sys)
+/* Whether the instruction at p (l bytes) is alignment padding: int3 or a
+ * NOP (90, 0f 1f /r, with 66 and 2e prefixes). */
+static int is_pad(const uint8_t *p, int l)
 {
-	int nsys = 0;
-	memset(b->starts, 0, (len + 7) / 8);
-	memset(b->targets, 0, (len + 7) / 8);
-	for (uint64_t off = 0; off < len;) {
+	int i = 0;
+	while (i < l - 1 && (p[i] == 0x66 || p[i] == 0x2e))
+		i++;
+	if (i == l - 1)
+		return p[i] == 0x90 || (l == 1 && p[0] == 0xcc);
+	return p[i] == 0x0f && p[i + 1] == 0x1f;
+}
+
+/* Decodes the function [code, code + len) at at: instruction starts, the
+ * in-function targets of its direct branches and calls, and its dead
+ * padding (pads: bytes of NOP or int3 instructions that follow a ret or a
+ * jmp, or such padding, and that no branch reaches, directly or by falling
+ * through), also in the gap bytes after it if they are all padding.
+ * Returns the offsets of its syscalls in sys[], or -1 when it cannot be
+ * judged (it does not decode, or has an indirect jump, whose targets are
+ * unknown). */
+static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t *sys)
+{
+	int nsys = 0, live = 1; /* the next instruction is reached by falling through */
+	uint64_t total = len + gap;
+	memset(b->starts, 0, (total + 7) / 8);
+	memset(b->targets, 0, (total + 7) / 8);
+	memset(b->pads, 0, (total + 7) / 8);
+	for (uint64_t off = 0; off < total;) {
 		struct zv_x86_insn in;
-		int l = zv_x86_decode(code + off, len - off, &in);
+		int l = zv_x86_decode(code + off, total - off, &in);
+		if (off >= len && (l < 0 || !is_pad(code + off, l))) {
+			for (uint64_t i = len; i < total; i++) /* the gap holds more than padding */
+				b->pads[i >> 3] &= (uint8_t)~(1u << (i & 7));
+			break;
+		}
 		if (l < 0 || in.flow == ZV_X86_JMP_INDIRECT)
 			return -1;
 		set_bit(b->starts, off);
+		if (!live && is_pad(code + off, l)) {
+			for (int i = 0; i < l; i++)
+				set_bit(b->pads, off + i);
+		} else {
+			live = in.flow != ZV_X86_RET && in.flow != ZV_X86_JMP;
+		}
 		int64_t t = -1;
 		if (in.flow == ZV_X86_JMP || in.flow == ZV_X86_JCC)
 			t = (int64_t)(off + l) + in.rel;
 		else if (code[off] == 0xe8 && l == 5)
 			t = (int64_t)(off + 5) + s32(code + off + 1); /* call next; pop: a target too */
-		if (t >= 0 && (uint64_t)t < len)
+		if (t >= 0 && (uint64_t)t < total)
 			set_bit(b->targets, (uint64_t)t);
 		if (l == 2 && code[off] == 0x0f && code[off + 1] == 0x05) {
 			if (nsys == MAX_FUNCTION_SYSCALLS)
@@ -128,15 +160,67 @@ static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_
 		}
 		off += (uint64_t)l;
 	}
+	/* Padding from a branch target on is reached by falling through. */
+	for (uint64_t t = 0; t < total; t++)
+		if (bit(b->targets, t))
+			for (uint64_t i = t; i < total && bit(b->pads, i); i++)
+				b->pads[i >> 3] &= (uint8_t)~(1u << (i & 7));
 	return nsys;
 }
 
-void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t at)
+/* Whether [x, x + 5) overlaps one of the last trampolines made (one in a
+ * neighbour's padding, which the neighbour's own decode does not know;
+ * functions come in address order, so older ones are far away, and
+ * zv_stubs_commit checks every window against its neighbours anyway). */
+static int claimed(const struct zv_stub_batch *b, uint64_t x)
+{
+	int n = b->nrecent < 64 ? b->nrecent : 64;
+	for (int i = 0; i < n; i++)
+		if (b->recent[i] < x + 5 && x < b->recent[i] + 5)
+			return 1;
+	return 0;
+}
+
+/* A trampoline for the syscall at address s, in the decoded area of total
+ * bytes at at: 5 bytes of dead padding [x, x + 5) starting an instruction,
+ * within a rel8 jump from s + 2, taken (cleared from pads). Returns x, or
+ * -1. */
+static int64_t trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t total, uint64_t at)
+{
+	int64_t lo = (int64_t)(s + 2) - 128 - (int64_t)at, hi = (int64_t)(s + 2) + 127 - (int64_t)at;
+	for (int64_t x = lo < 0 ? 0 : lo; x <= hi && (uint64_t)x + 5 <= total; x++) {
+		if (!bit(b->starts, (uint64_t)x))
+			continue;
+		int ok = 1;
+		for (int i = 0; i < 5 && ok; i++)
+			ok = bit(b->pads, (uint64_t)x + i);
+		if (!ok || claimed(b, at + (uint64_t)x))
+			continue;
+		for (int i = 0; i < 5; i++)
+			b->pads[(x + i) >> 3] &= (uint8_t)~(1u << ((x + i) & 7));
+		return x;
+	}
+	return -1;
+}
+
+/* Adds the window through a trampoline at x for the syscall at s. */
+static void add_trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t d)
+{
+	struct zv_stub_window *w = &b->w[b->n++];
+	w->p = w->s = s;
+	w->d = d;
+	b->recent[b->nrecent++ % 64] = d;
+}
+
+void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
 {
 	uint64_t sys[MAX_FUNCTION_SYSCALLS];
-	if (len > b->bitmap_bytes * 8)
+	b->norphans = 0;
+	if (gap > MAX_GAP)
+		gap = MAX_GAP;
+	if (len + gap > b->bitmap_bytes * 8)
 		return;
-	int nsys = decode_function(b, code, len, sys);
+	int nsys = decode_function(b, code, len, gap, sys);
 	for (int k = 0; k < nsys && b->n < b->max; k++) {
 		uint64_t s = sys[k], p = s;
 		int ok = 1;
@@ -153,12 +237,37 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 			ok = zv_x86_decode(code + q, len - q, &in) == (int)(p - q) && movable(code + q, &in);
 			p = q;
 		}
-		if (!ok || s - p > ZV_STUB_MAX_MOVED)
+		if (!ok || s - p > ZV_STUB_MAX_MOVED) {
+			/* no window before it: the syscall alone, through padding
+			 * here or in the next function's */
+			int64_t d = trampoline(b, at + s, len + gap, at);
+			if (d >= 0)
+				add_trampoline(b, at + s, at + (uint64_t)d);
+			else if (b->norphans < (int)(sizeof b->orphans / sizeof b->orphans[0]))
+				b->orphans[b->norphans++] = at + s;
 			continue;
+		}
 		struct zv_stub_window *w = &b->w[b->n++];
 		w->p = at + p;
 		w->s = at + s;
+		w->d = 0;
 		memcpy(w->code, code + p, s - p);
+	}
+}
+
+void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
+{
+	uint64_t sys[MAX_FUNCTION_SYSCALLS];
+	int n = b->norphans;
+	b->norphans = 0;
+	if (gap > MAX_GAP)
+		gap = MAX_GAP;
+	if (!n || len + gap > b->bitmap_bytes * 8 || decode_function(b, code, len, gap, sys) < 0)
+		return;
+	for (int k = 0; k < n && b->n < b->max; k++) {
+		int64_t d = trampoline(b, b->orphans[k], len + gap, at);
+		if (d >= 0)
+			add_trampoline(b, b->orphans[k], at + (uint64_t)d);
 	}
 }
 
@@ -221,12 +330,58 @@ static int write_stub(uint8_t *x, uint64_t xa, uint64_t base, const struct zv_st
 	return 1;
 }
 
+/* The index of the first window of the sorted batch at or above v. */
+static int first_in(const struct zv_stub_batch *b, uint64_t v)
+{
+	int a = 0, z = b->n;
+	while (a < z) {
+		int m = (a + z) / 2;
+		if (b->w[m].p < v)
+			a = m + 1;
+		else
+			z = m;
+	}
+	return a;
+}
+
+static int overlaps(uint64_t a, uint64_t alen, uint64_t c, uint64_t clen) { return a < c + clen && c < a + alen; }
+
+/* Sorts the batch by p (it is in order but for trampolines in a
+ * neighbour's padding) and drops each trampoline window whose trampoline
+ * overlaps another window's bytes or trampoline: windows of 34 bytes at
+ * most, trampolines within 130 bytes of their syscall, so only windows
+ * starting within 300 bytes can overlap. */
+static void sort_and_check(struct zv_stub_batch *b)
+{
+	for (int i = 1; i < b->n; i++) {
+		struct zv_stub_window w = b->w[i];
+		int j = i;
+		for (; j > 0 && b->w[j - 1].p > w.p; j--)
+			b->w[j] = b->w[j - 1];
+		b->w[j] = w;
+	}
+	for (int i = 0; i < b->n; i++) {
+		struct zv_stub_window *w = &b->w[i];
+		if (!w->d)
+			continue;
+		for (int j = first_in(b, w->d > 300 ? w->d - 300 : 0); j < b->n && b->w[j].p < w->d + 300; j++) {
+			const struct zv_stub_window *o = &b->w[j];
+			if (j != i && o->s && (overlaps(w->d, 5, o->p, o->s + 2 - o->p) ||
+					       (o->d && overlaps(w->d, 5, o->d, 5)))) {
+				w->s = 0; /* dropped (p keeps the order) */
+				break;
+			}
+		}
+	}
+}
+
 int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
 		    int already_writable)
 {
 	(void)t;
 	if (b->n == 0 || __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) == MAX_REGIONS)
 		return 0;
+	sort_and_check(b);
 	size_t size = (TAIL_SIZE + (size_t)b->n * STUB_SIZE + 4095) & ~4095UL;
 	struct rec *recs = zv_kmap((size_t)b->n * sizeof *recs, 4096, -1);
 	if (zv_is_err((long)recs))
@@ -249,10 +404,13 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 	for (int i = 0; i < b->n; i++) {
 		const struct zv_stub_window *w = &b->w[i];
 		uint64_t xa = base + TAIL_SIZE + (uint64_t)n * STUB_SIZE;
-		if (w->p < lo || w->s + 2 > hi || (n && w->p < recs[n - 1].s) || !fits32((int64_t)xa - (int64_t)(w->p + 5)) ||
-		    !write_stub(r + (xa - base), xa, base, w))
+		uint64_t from = w->d ? w->d : w->p; /* where the jmp rel32 to the stub goes */
+		if (!w->s || w->p < lo || w->s + 2 > hi || (n && w->p < recs[n - 1].s + 2) ||
+		    (w->d && (w->p != w->s || w->d < lo || w->d + 5 > hi || !fits32((int64_t)w->d - (int64_t)(w->s + 2)) ||
+			      (int64_t)w->d - (int64_t)(w->s + 2) != (int8_t)((int64_t)w->d - (int64_t)(w->s + 2)))) ||
+		    !fits32((int64_t)xa - (int64_t)(from + 5)) || !write_stub(r + (xa - base), xa, base, w))
 			continue;
-		recs[n++] = (struct rec){ w->p, w->s };
+		recs[n++] = (struct rec){ w->p, w->s, w->d };
 	}
 	zv_mprotect(r, size, PROT_READ | PROT_EXEC);
 	zv_sites_lock();
@@ -260,11 +418,17 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 		       zv_mprotect((void *)lo, hi - lo, prot | PROT_READ | PROT_WRITE) == 0;
 	if (writable) {
 		for (int i = 0; i < n; i++) {
-			uint8_t *c = (uint8_t *)recs[i].p;
-			int32_t rel = (int32_t)((int64_t)(base + TAIL_SIZE + (uint64_t)i * STUB_SIZE) - (int64_t)(recs[i].p + 5));
+			uint8_t *c = (uint8_t *)(recs[i].d ? recs[i].d : recs[i].p);
+			int32_t rel = (int32_t)((int64_t)(base + TAIL_SIZE + (uint64_t)i * STUB_SIZE) - (int64_t)((uint64_t)c + 5));
 			c[0] = 0xe9; /* jmp rel32 to the stub */
 			memcpy(c + 1, &rel, 4);
-			memset(c + 5, 0xcc, recs[i].s + 2 - recs[i].p - 5); /* int3 up to the call's end */
+			if (recs[i].d) { /* the syscall becomes jmp rel8 to the trampoline */
+				uint8_t *sc = (uint8_t *)recs[i].s;
+				sc[1] = (uint8_t)(int8_t)((int64_t)recs[i].d - (int64_t)(recs[i].s + 2));
+				sc[0] = 0xeb;
+			} else {
+				memset(c + 5, 0xcc, recs[i].s + 2 - recs[i].p - 5); /* int3 up to the call's end */
+			}
 		}
 		if (!already_writable && !(prot & PROT_WRITE))
 			zv_mprotect((void *)lo, hi - lo, prot);
@@ -286,11 +450,33 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 	return n;
 }
 
+/* The index of the first window of r at or above address v. */
+static int first_at(const struct region *r, uint64_t v)
+{
+	int a = 0, z = r->n;
+	while (a < z) {
+		int m = (a + z) / 2;
+		if (r->recs[m].p < v)
+			a = m + 1;
+		else
+			z = m;
+	}
+	return a;
+}
+
 uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx)
 {
 	int n = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < n; i++) {
 		const struct region *r = &regions[i];
+		if (ip >= r->code_lo && ip < r->code_hi) {
+			/* on a trampoline, the thread has not made its call yet:
+			 * it is at the syscall, within a rel8 jump of it */
+			for (int k = first_at(r, ip > 136 ? ip - 136 : 0); k < r->n && r->recs[k].p <= ip + 136; k++)
+				if (r->recs[k].d == ip)
+					return r->recs[k].s;
+			continue;
+		}
 		if (ip < r->lo || ip >= r->hi)
 			continue;
 		if (ip < r->lo + TAIL_SIZE)

@@ -6,9 +6,12 @@
 #define ZV_STUB_MAX_MOVED 32 /* bytes of instructions a window moves into its stub */
 
 /* A window: the whole instructions [p, s) and the `syscall` at s, replaced
- * by `jmp rel32` to a stub (DESIGN section 12). */
+ * by `jmp rel32` to a stub; or, when no such run of 5 bytes exists, the
+ * `syscall` alone (p == s) replaced by `jmp rel8` to d, 5 bytes of dead
+ * padding nearby that become `jmp rel32` to the stub (DESIGN section 12). */
 struct zv_stub_window {
 	uint64_t p, s;
+	uint64_t d; /* the trampoline in padding, 0 if none */
 	uint8_t code[ZV_STUB_MAX_MOVED]; /* the bytes of [p, s) */
 };
 
@@ -16,14 +19,24 @@ struct zv_stub_window {
 struct zv_stub_batch {
 	struct zv_stub_window *w;
 	int n, max;
-	uint8_t *starts, *targets; /* scratch bitmaps of one function's bytes */
+	uint8_t *starts, *targets, *pads; /* scratch bitmaps of one function's bytes */
 	uint64_t bitmap_bytes;
+	uint64_t orphans[16]; /* syscalls of the last function without a window */
+	int norphans;
+	uint64_t recent[64]; /* the last trampolines made (a ring) */
+	int nrecent;
 };
 
 struct zv_stub_batch *zv_stubs_batch_new(void);
 void zv_stubs_batch_free(struct zv_stub_batch *b);
-/* Adds the windows of the function [code, code + len), which runs at at. */
-void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t at);
+/* Adds the windows of the function [code, code + len), which runs at at;
+ * the gap bytes after it (up to the next function: code holds them) may
+ * hold trampolines if they are all padding. */
+void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at);
+/* Gives the syscalls of the last function that got no window (orphans)
+ * trampolines in the padding of the next function [code, code + len) and
+ * its gap, which runs at at. */
+void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at);
 /* Writes the stubs of b near [lo, hi) and jumps to them over the windows;
  * the mapping's protection is prot (made writable meanwhile unless
  * already_writable). Thread t; under the patch lock. Returns how many. */

@@ -5,9 +5,13 @@
  * bounds and branch targets, not the frame facts the zpoline red-zone check
  * takes from an FDE.
  *
- * A function symbol is STT_FUNC with a size. A split function's cold part
+ * A function symbol is STT_FUNC. A split function's cold part
  * ("name.cold") is left out: its hot part jumps into its middle, which a
- * decode of the cold part alone cannot see. */
+ * decode of the cold part alone cannot see. A function of size 0 (musl's
+ * assembly, written without .size: __clone, __set_thread_area) extends to
+ * the next symbol of any type or the end of its section, whichever comes
+ * first: code that other code enters has a symbol (musl's __cp_begin,
+ * __cp_end), and the decode of the range must succeed as for any other. */
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
@@ -33,6 +37,28 @@ static int is_cold(const char *names, uint64_t nsize, uint32_t name)
 	return n >= 5 && !memcmp(names + name + n - 5, ".cold", 5);
 }
 
+/* The size of a function of size 0 at v in section shndx: up to the next
+ * symbol (bounds: sorted (address, section) pairs) or the section's end;
+ * 0 if v is not in an executable section. */
+static int32_t size_to_next(const Elf64_Shdr *sh, int nsh, int shndx, int32_t v, const int32_t *bounds, long nb)
+{
+	if (shndx <= 0 || shndx >= nsh || !(sh[shndx].sh_flags & SHF_EXECINSTR) || (uint64_t)v < sh[shndx].sh_addr ||
+	    (uint64_t)v >= sh[shndx].sh_addr + sh[shndx].sh_size)
+		return 0;
+	uint64_t end = sh[shndx].sh_addr + sh[shndx].sh_size;
+	long lo = 0, hi = nb; /* the first bound above v */
+	while (lo < hi) {
+		long mid = lo + (hi - lo) / 2;
+		if (bounds[2 * mid] <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < nb && (uint64_t)bounds[2 * lo] < end)
+		end = (uint64_t)bounds[2 * lo];
+	return end - (uint64_t)v > 0x7fffffffUL ? 0 : (int32_t)(end - (uint64_t)v);
+}
+
 long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, void **mem, size_t *msize, int32_t **out)
 {
 	Elf64_Shdr sh[MAX_SECTIONS];
@@ -48,8 +74,9 @@ long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, void **mem, size_t *msize
 		return -1;
 	const Elf64_Shdr *str = &sh[sym->sh_link];
 	uint64_t nsyms = sym->sh_size / sizeof(Elf64_Sym);
-	/* symbols, then names, then the pairs (at most one per symbol) */
-	size_t size = (sym->sh_size + str->sh_size + nsyms * 8 + 4095) & ~4095UL;
+	/* symbols, then names, then the pairs (at most one per symbol), then
+	 * the symbols' addresses as bounds (and a pair per section's end) */
+	size_t size = (sym->sh_size + str->sh_size + 8 + nsyms * 8 + (nsyms + MAX_SECTIONS) * 8 + 4095) & ~4095UL;
 	uint8_t *m = zv_kmap(size, 4096, -1);
 	if (zv_is_err((long)m))
 		return -1;
@@ -62,15 +89,34 @@ long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, void **mem, size_t *msize
 		return -1;
 	}
 	long n = 0;
+	int32_t *bounds = pairs + 2 * nsyms; /* (address, section) pairs */
+	long nb = 0;
 	for (uint64_t i = 0; i < nsyms; i++) {
-		if (ELF64_ST_TYPE(s[i].st_info) != STT_FUNC || !s[i].st_size || s[i].st_shndx == SHN_UNDEF ||
-		    s[i].st_value > 0x7fffffffUL || s[i].st_size > 0x7fffffffUL - s[i].st_value ||
+		int type = ELF64_ST_TYPE(s[i].st_info);
+		if (s[i].st_shndx == SHN_UNDEF || s[i].st_shndx >= eh->e_shnum || s[i].st_value > 0x7fffffffUL ||
+		    type == STT_SECTION || type == STT_FILE)
+			continue;
+		bounds[2 * nb] = (int32_t)s[i].st_value;
+		bounds[2 * nb + 1] = s[i].st_shndx;
+		nb++;
+		if (type != STT_FUNC || s[i].st_size > 0x7fffffffUL - s[i].st_value ||
 		    is_cold(names, str->sh_size, s[i].st_name))
 			continue;
 		pairs[2 * n] = (int32_t)s[i].st_value;
-		pairs[2 * n + 1] = (int32_t)s[i].st_size;
+		pairs[2 * n + 1] = s[i].st_size ? (int32_t)s[i].st_size : -(int32_t)s[i].st_shndx;
 		n++;
 	}
+	zv_sort_pairs(bounds, nb);
+	long kept = 0;
+	for (long i = 0; i < n; i++) {
+		if (pairs[2 * i + 1] < 0 && !(pairs[2 * i + 1] = size_to_next(sh, eh->e_shnum, -pairs[2 * i + 1],
+									       pairs[2 * i], bounds, nb)))
+			continue;
+		pairs[2 * kept] = pairs[2 * i];
+		pairs[2 * kept + 1] = pairs[2 * i + 1];
+		kept++;
+	}
+	n = kept;
 	zv_sort_pairs(pairs, n);
 	*out = pairs;
 	*mem = m;
@@ -78,7 +124,7 @@ long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, void **mem, size_t *msize
 	return n;
 }
 
-int zv_symtab_function_of(const int32_t *pairs, long n, uint64_t v, uint64_t *start, uint64_t *len)
+int zv_symtab_function_of(const int32_t *pairs, long n, uint64_t v, uint64_t *start, uint64_t *len, uint64_t *next)
 {
 	long lo = 0, hi = n - 1, found = -1;
 	while (lo <= hi) {
@@ -94,5 +140,6 @@ int zv_symtab_function_of(const int32_t *pairs, long n, uint64_t v, uint64_t *st
 		return 0;
 	*start = (uint64_t)pairs[2 * found];
 	*len = (uint64_t)pairs[2 * found + 1];
+	*next = found + 1 < n ? (uint64_t)pairs[2 * found + 2] : *start + *len;
 	return 1;
 }
