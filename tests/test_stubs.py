@@ -9,8 +9,6 @@ import pytest
 
 from zvtest import ZVISOR, assert_same, guest, run
 
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-
 needs_setpriv = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("setpriv"),
     reason="needs root and setpriv to drop to the user nobody")
@@ -23,7 +21,7 @@ def built(name):
 
 
 def as_nobody(argv):
-    return run(NOBODY + [str(a) for a in argv], cwd="/")
+    return run(argv, cwd="/", user="nobody")
 
 
 def stats(stderr):
