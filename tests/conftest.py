@@ -74,9 +74,9 @@ def _rootless_configure(config):
     # Read only: the guard is the host's, and the pass is about its default.
     now, default = mmap_min_addr(), kernel_default_mmap_min_addr()
     if now < default or now == 0:
-        pytest.exit("vm.mmap_min_addr is %d, below this kernel's default %d: %s could map page 0, "
-                    "so this is not the rootless case; restore it (sysctl vm.mmap_min_addr=%d)"
-                    % (now, default, user, default), returncode=4)
+        pytest.exit("vm.mmap_min_addr is %d (this kernel's default: %d): %s may map low pages, "
+                    "so this is not the rootless case; restore the default" % (now, default, user),
+                    returncode=4)
     config._zv_rootless = (user, uid, gid, now, default)
     _reachable_binaries(user)
 

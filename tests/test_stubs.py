@@ -77,3 +77,13 @@ def test_page0_unmapped_by_default():
     res = run([ZVISOR, "run", "--", "/bin/cat", "/proc/self/maps"])
     assert res.returncode == 0, res.stderr
     assert not any(line.startswith("00000000-") for line in res.stdout.splitlines()), res.stdout
+
+
+@needs_setpriv
+def test_run_as_user_has_a_home():
+    """zvtest.run(user=) (ZV_TEST_USER, make check-rootless) runs as that
+    user, in a HOME and with an XDG_CACHE_HOME that it can write."""
+    res = run(["sh", "-c", 'id -u; touch "$HOME/f" "$XDG_CACHE_HOME/f" && pwd'], user="nobody")
+    assert res.returncode == 0, res.stderr
+    uid, cwd = res.stdout.split()
+    assert uid == "65534" and cwd.endswith("/home"), res.stdout
