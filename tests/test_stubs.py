@@ -9,8 +9,6 @@ import pytest
 
 from zvtest import ZVISOR, assert_same, guest, run
 
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-
 needs_setpriv = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("setpriv"),
     reason="needs root and setpriv to drop to the user nobody")
@@ -23,7 +21,7 @@ def built(name):
 
 
 def as_nobody(argv):
-    return run(NOBODY + [str(a) for a in argv], cwd="/")
+    return run(argv, cwd="/", user="nobody")
 
 
 def stats(stderr):
@@ -79,3 +77,13 @@ def test_page0_unmapped_by_default():
     res = run([ZVISOR, "run", "--", "/bin/cat", "/proc/self/maps"])
     assert res.returncode == 0, res.stderr
     assert not any(line.startswith("00000000-") for line in res.stdout.splitlines()), res.stdout
+
+
+@needs_setpriv
+def test_run_as_user_has_a_home():
+    """zvtest.run(user=) (ZV_TEST_USER, make check-rootless) runs as that
+    user, in a HOME and with an XDG_CACHE_HOME that it can write."""
+    res = run(["sh", "-c", 'id -u; touch "$HOME/f" "$XDG_CACHE_HOME/f" && pwd'], user="nobody")
+    assert res.returncode == 0, res.stderr
+    uid, cwd = res.stdout.split()
+    assert uid == "65534" and cwd.endswith("/home"), res.stdout

@@ -1,11 +1,15 @@
 """Helpers for zvisor's differential tests: run a program natively and under
 zvisor, and compare what a user would see (stdout, stderr, exit status or
 terminating signal)."""
+import atexit
 import difflib
 import os
+import pwd
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -15,8 +19,21 @@ GUEST_DIR = REPO / "tests" / "guests" / "build"
 # stubs: the default (jump stubs made when code is mapped); zpoline: the
 # opt-in page-0 platform, lazy; zpoline-load: the same with --rewrite=load
 # (sites rewritten when their code is mapped, not when they first run).
-PLATFORMS = ["stubs", "zpoline", "zpoline-load", "sud", "seccomp"]
+ALL_PLATFORMS = ["stubs", "zpoline", "zpoline-load", "sud", "seccomp"]
 DEFAULT_TIMEOUT = 60
+# ZV_TEST_PLATFORMS=stubs,sud: only those platforms (a shorter pass, such as
+# make check-rootless).
+PLATFORMS = ALL_PLATFORMS
+if os.environ.get("ZV_TEST_PLATFORMS"):
+    PLATFORMS = os.environ["ZV_TEST_PLATFORMS"].split(",")
+    for _p in PLATFORMS:
+        if _p not in ALL_PLATFORMS:
+            raise SystemExit("ZV_TEST_PLATFORMS: unknown platform %r (known: %s)"
+                             % (_p, ", ".join(ALL_PLATFORMS)))
+# ZV_TEST_USER=NAME: run_native and run_zv run both commands as that user
+# (through setpriv, so the suite itself runs as root), as an ordinary user
+# without privilege would run them: make check-rootless.
+TEST_USER = os.environ.get("ZV_TEST_USER") or None
 
 
 class Result(NamedTuple):
@@ -48,9 +65,88 @@ def guest(name):
     return str(GUEST_DIR / name)
 
 
-def run(argv, timeout=DEFAULT_TIMEOUT, input=None, env=None, cwd=None):
+# --- running as another user ---------------------------------------------------
+
+def runs_as_root():
+    """Whether run_native and run_zv run with root's privileges."""
+    return TEST_USER is None and os.geteuid() == 0
+
+
+def user_ids(user):
+    """(uid, gid) of a user name or number: its primary group."""
+    pw = pwd.getpwuid(int(user)) if str(user).isdigit() else pwd.getpwnam(user)
+    return pw.pw_uid, pw.pw_gid
+
+
+def as_user(argv, user):
+    """argv run as `user` with its primary group and no other groups (the
+    caller must be root)."""
+    uid, gid = user_ids(user)
+    return ["setpriv", "--reuid=%d" % uid, "--regid=%d" % gid, "--clear-groups"] + list(argv)
+
+
+def chown_tree(path, user):
+    """Give path and everything below it to user (a symlink itself, never
+    what it points to)."""
+    uid, gid = user_ids(user)
+    os.lchown(path, uid, gid)
+    for top, dirs, files in os.walk(path):
+        for n in dirs + files:
+            os.lchown(os.path.join(top, n), uid, gid)
+
+
+_areas = {}
+
+
+def user_area(user):
+    """A directory of this process that belongs to user, made on first use
+    and removed at exit: home/ (its HOME), cache/ (its XDG_CACHE_HOME, empty
+    at the start of the run like the suite's own) and scratch dirs."""
+    if user not in _areas:
+        area = tempfile.mkdtemp(prefix="zvisor-test-%s-" % user)
+        atexit.register(shutil.rmtree, area, True)
+        os.chmod(area, 0o755)
+        for sub in ("home", "cache"):
+            os.mkdir(os.path.join(area, sub))
+        chown_tree(area, user)
+        _areas[user] = area
+    return _areas[user]
+
+
+def user_tmp(user):
+    """A new empty directory that belongs to user."""
+    d = tempfile.mkdtemp(dir=user_area(user), prefix="tmp-")
+    chown_tree(d, user)
+    return d
+
+
+# Trees handed to the test user before each of its runs: the running test's
+# tmp_path (conftest.py), so that what the test or a setup() made there as
+# root is the user's, as if the user had made it.
+user_trees = []
+
+
+def _user_env(env, user):
+    """env with HOME and XDG_CACHE_HOME in the user's area, unless the test
+    chose them itself."""
+    env = dict(os.environ if env is None else env)
+    area = user_area(user)
+    for key, sub in (("HOME", "home"), ("XDG_CACHE_HOME", "cache")):
+        if env.get(key) == os.environ.get(key):
+            env[key] = os.path.join(area, sub)
+    return env
+
+
+def run(argv, timeout=DEFAULT_TIMEOUT, input=None, env=None, cwd=None, user=None):
     """Run argv; return Result. The child gets its own session so that a
-    timeout kills everything it started."""
+    timeout kills everything it started. user: run it as that user (see
+    as_user), in its HOME unless cwd is given."""
+    if user is not None:
+        for tree in user_trees:
+            chown_tree(tree, user)
+        env = _user_env(env, user)
+        cwd = cwd or os.path.join(user_area(user), "home")
+        argv = as_user([str(a) for a in argv], user)
     proc = subprocess.Popen(
         [str(a) for a in argv],
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
@@ -103,11 +199,16 @@ def zv_argv(argv, platform=None, extra_opts=()):
 
 
 def run_native(argv, **kw):
-    return run(argv, **kw)
+    return run(argv, user=TEST_USER, **kw)
 
 
 def run_zv(argv, platform=None, extra_opts=(), **kw):
-    return run(zv_argv(argv, platform, extra_opts), **kw)
+    if TEST_USER and platform and platform.startswith("zpoline"):
+        # page 0 needs CAP_SYS_RAWIO: an ordinary user gets the stubs
+        # platform and a note (test_stubs.py checks that, as nobody)
+        import pytest
+        pytest.skip("the zpoline platform needs root to map page 0, not %s" % TEST_USER)
+    return run(zv_argv(argv, platform, extra_opts), user=TEST_USER, **kw)
 
 
 def _diff(a, b, name):
