@@ -43,3 +43,23 @@ def test_native_clone3_args():
     assert "size 96, nonzero tail:                       E2BIG" in out, out
     assert "size 96, zero tail:                          child status 0x700" in out, out
     assert "CLONE_VM|CLONE_VFORK, size 96:               child status 0x700" in out, out
+
+
+# --- openat202, openat203: /proc magic links and openat2's resolve flags -------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", variants("magiclinks"))
+def test_magic_links(name, platform):
+    """/proc/self/exe (the guest's executable under zvisor) opens as natively,
+    and refuses as natively under RESOLVE_NO_MAGICLINKS, NO_SYMLINKS,
+    BENEATH, IN_ROOT, NO_XDEV and O_NOFOLLOW; open_how's sizes give the
+    host's errnos."""
+    compare([built(name)], platform, expect_native=native_ok(0))
+
+
+@pytest.mark.native_only
+def test_native_magic_links():
+    out = run_native([built("magiclinks")]).stdout
+    assert "openat2 /proc/self/exe NO_MAGICLINKS:          ELOOP" in out, out
+    assert "openat2 /proc/self/exe O_RDONLY:               opened the executable" in out, out
+    assert "how with a nonzero pad:                        E2BIG" in out, out
