@@ -63,3 +63,22 @@ def test_native_magic_links():
     assert "openat2 /proc/self/exe NO_MAGICLINKS:          ELOOP" in out, out
     assert "openat2 /proc/self/exe O_RDONLY:               opened the executable" in out, out
     assert "how with a nonzero pad:                        E2BIG" in out, out
+
+
+# --- munmap04, mmap17: memory calls over memory zvisor reserves ----------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", variants("mapfill"))
+def test_reserved_memory(name, platform):
+    """MAP_FIXED_NOREPLACE over the stub regions, zpoline's entry page or the
+    kernel's window fails with EEXIST (never ENOMEM), munmap and mprotect
+    act there as on a hole after the host's argument checks, and filling the
+    map count from 256 MiB up ends as natively (munmap04)."""
+    compare([built(name)], platform, expect_native=native_ok(0))
+
+
+@pytest.mark.native_only
+def test_native_reserved_memory():
+    out = run_native([built("mapfill")]).stdout
+    assert "fill stopped with ENOMEM\nanother mapping after the fill: ENOMEM\n" in out, out
+    assert "munmap of a middle page (munmap04): ENOMEM" in out, out
