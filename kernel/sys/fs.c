@@ -6,7 +6,9 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "trace/tfmt.h"
 #include <linux/fcntl.h>
+#include <linux/openat2.h>
 
 /* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/<own pid>/exe" (and
  * the task form) become the guest's executable; other paths are unchanged. */
@@ -48,13 +50,30 @@ static long readlink_exe(char *buf, long size)
 	return n;
 }
 
-/* Whether the call acts on a final symlink itself rather than on its target:
- * then /proc/self/exe is the host's link (an lstat shows a symlink, an
- * O_NOFOLLOW open fails with ELOOP, as natively), and only its target, which
- * readlink reports, is the guest's. */
+/* openat2's open_how, read as the host reads it when its size is one the
+ * host reads (else the host refuses it and the path does not matter): a
+ * lookup that may not follow the magic link itself (O_NOFOLLOW,
+ * RESOLVE_NO_MAGICLINKS or NO_SYMLINKS: ELOOP; the scoped BENEATH and
+ * IN_ROOT, and NO_XDEV, since /proc is a mount of its own: EXDEV) is the
+ * host's, on the host's link. */
+static int openat2_no_follow(const long *a)
+{
+	struct open_how how;
+	if ((size_t)a[3] < sizeof how || (size_t)a[3] > 4096 || zv_peek(&how, (uint64_t)a[2], sizeof how) < 0)
+		return 1;
+	return (how.flags & O_NOFOLLOW) ||
+	       (how.resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH |
+			       RESOLVE_IN_ROOT | RESOLVE_NO_XDEV));
+}
+
+/* Whether the call acts on a final symlink itself rather than on its target
+ * or may not follow it: then /proc/self/exe is the host's link (an lstat
+ * shows a symlink, an O_NOFOLLOW open fails with ELOOP, as natively), and
+ * only its target, which readlink reports, is the guest's. */
 static int no_follow(const long *a, long nr)
 {
 	switch (nr) {
+	case __NR_openat2: return openat2_no_follow(a);
 	case __NR_lstat: return 1;
 	case __NR_open: return (a[1] & O_NOFOLLOW) != 0;
 	case __NR_openat: return (a[2] & O_NOFOLLOW) != 0;

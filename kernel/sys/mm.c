@@ -99,17 +99,43 @@ long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long n
 	return r;
 }
 
+/* MAP_FIXED_NOREPLACE over reserved memory: the host has memory there, so
+ * EEXIST, as over any mapping, after the checks the host makes first (an
+ * unaligned offset, a bad fd, length 0). */
+static long noreplace_on_reserved(const long *a)
+{
+	if ((uint64_t)a[5] & 4095)
+		return -EINVAL;
+	if (!(a[3] & MAP_ANONYMOUS) && zv_sys3(__NR_fcntl, a[4], 1 /* F_GETFD */, 0) < 0)
+		return -EBADF;
+	return a[1] ? -EEXIST : -EINVAL;
+}
+
+/* mprotect's refusals of its prot, which come before it looks for memory. */
+static int bad_prot(long nr, uint64_t prot)
+{
+	const uint64_t grows = PROT_GROWSDOWN | PROT_GROWSUP;
+	if (nr == __NR_madvise)
+		return 0;
+	return (prot & grows) == grows ||
+	       (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_SEM | grows)) != 0;
+}
+
 static long mm_call(struct zv_thread *t, long *a, long nr)
 {
 	uint64_t addr = (uint64_t)a[0], len = (uint64_t)a[1];
 	struct range res[MAX_RESERVED];
 	int n = reserved(res);
 	const struct range *hit = overlap(res, n, addr, nr == __NR_mmap && !len ? 1 : len);
-	if (!hit && !(nr == __NR_mremap && (a[3] & MREMAP_FIXED)))
+	int fixed = nr != __NR_mmap || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE));
+	/* An unaligned start is refused before anything is touched. */
+	if ((!hit && !(nr == __NR_mremap && (a[3] & MREMAP_FIXED))) || (fixed && (addr & 4095)))
 		return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	switch (nr) {
 	case __NR_mmap:
-		if (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE))
+		if (a[3] & MAP_FIXED_NOREPLACE)
+			return noreplace_on_reserved(a);
+		if (a[3] & MAP_FIXED)
 			return -ENOMEM;
 		a[0] = 0; /* a hint only: let the host choose */
 		break;
@@ -139,6 +165,8 @@ static long mm_call(struct zv_thread *t, long *a, long nr)
 		long r = 0;
 		if (addr < hit->start)
 			r = zv_host_call(t, nr, addr, hit->start - addr, a[2], a[3], 0, 0);
+		else if (bad_prot(nr, (uint64_t)a[2]))
+			r = -EINVAL;
 		return r < 0 ? r : -ENOMEM;
 	}
 	}

@@ -95,16 +95,9 @@ static void after_fork_child(struct zv_thread *t)
 struct clone_req {
 	uint64_t flags, stack, stack_size, tls;
 	void *ptid, *ctid;
-	struct clone_args *args3; /* clone3's arguments, or NULL for clone */
+	struct clone_args *args3; /* clone3: the guest's struct, copied at its size, or NULL */
 	size_t size3;
 };
-
-/* clone3's arguments as the guest gave them, in the size this kernel knows. */
-static void copy_clone_args(struct clone_args *ca, const struct clone_req *q)
-{
-	memset(ca, 0, sizeof *ca);
-	memcpy(ca, q->args3, q->size3 < sizeof *ca ? q->size3 : sizeof *ca);
-}
 
 static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_req *q)
 {
@@ -113,11 +106,9 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		/* fork-like: the child returns through its copy of this frame. */
 		long r;
 		if (q->args3) {
-			struct clone_args ca;
-			copy_clone_args(&ca, q);
-			ca.stack = 0;
-			ca.stack_size = 0;
-			r = zv_sys2(__NR_clone3, &ca, sizeof ca);
+			q->args3->stack = 0;
+			q->args3->stack_size = 0;
+			r = zv_sys2(__NR_clone3, q->args3, q->size3);
 		} else {
 			r = zv_sys5(__NR_clone, flags, 0, q->ptid, q->ctid, q->tls);
 		}
@@ -150,11 +141,9 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	zv_host_set_mask(~0UL, &saved);
 	long r;
 	if (q->args3) {
-		struct clone_args ca;
-		copy_clone_args(&ca, q);
-		ca.stack = (uint64_t)c + ZV_BLOCK_HEAD;
-		ca.stack_size = (uint64_t)ksp - ca.stack;
-		r = zv_clone3_raw(&ca, sizeof ca, child_start);
+		q->args3->stack = (uint64_t)c + ZV_BLOCK_HEAD;
+		q->args3->stack_size = (uint64_t)ksp - q->args3->stack;
+		r = zv_clone3_raw(q->args3, q->size3, child_start);
 	} else {
 		r = zv_clone_raw(flags, ksp, q->ptid, q->ctid, q->tls, child_start);
 	}
@@ -175,16 +164,39 @@ long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 	return do_clone(t, uc, &q);
 }
 
+/* Whether the host would take clone3's stack: both fields or neither, and
+ * the whole stack in user space (47-bit; a 5-level-paging host would take
+ * more). */
+static int clone3_stack_ok(const struct clone_args *ca)
+{
+	if (!ca->stack)
+		return !ca->stack_size;
+	uint64_t end = ca->stack + ca->stack_size;
+	return ca->stack_size && end > ca->stack && end <= 0x7ffffffff000UL;
+}
+
+/* clone3 reads the guest's struct at the guest's size, as the host does,
+ * and hands the host that copy and that size: a tail the host does not know
+ * (E2BIG unless zero) and every field reach it unchanged, and it finds the
+ * first error in its own order. Only the stack is the kernel's. */
 long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
-	struct clone_args *ca = (void *)a[0];
+	uint64_t p = (uint64_t)a[0];
 	size_t size = (size_t)a[1];
-	if (!ca || size < 64 || size > 4096)
-		return -EINVAL;
-	if (zv_bad_guest_ptr((uint64_t)ca))
+	if (size < CLONE_ARGS_SIZE_VER0 || size > 4096)
+		return zv_sys2(__NR_clone3, p, size); /* EINVAL or E2BIG before it reads */
+	uint64_t copy[4096 / 8];
+	if (zv_bad_guest_ptr(p))
 		return -EFAULT;
-	if ((ca->stack == 0) != (ca->stack_size == 0))
-		return -EINVAL;
+	memcpy(copy, (const void *)p, size); /* under the fault guard: EFAULT */
+	struct clone_args *ca = (struct clone_args *)copy;
+	if (!clone3_stack_ok(ca)) {
+		/* The host must refuse it, but perhaps for an earlier reason: a
+		 * stack every kernel refuses stands for the guest's. */
+		ca->stack = 0;
+		ca->stack_size = 1;
+		return zv_sys2(__NR_clone3, ca, size);
+	}
 	struct clone_req q = { .flags = ca->flags, .stack = ca->stack, .stack_size = ca->stack_size,
 			       .args3 = ca, .size3 = size };
 	return do_clone(t, uc, &q);
