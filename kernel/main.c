@@ -121,7 +121,7 @@ static void set_comm(const char *execfn)
 /* Loads path (already resolved to r) and starts it as the guest. */
 __attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
 						 const uint64_t *auxv, struct zv_resolved *r,
-						 uint64_t guest_mask, int sigsys_blocked)
+						 const struct zv_exec_carry *x)
 {
 	/* The final argv: a #! script's words replace argv[0]. */
 	long argc = 0;
@@ -165,8 +165,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	zv_vdso_setup((uint64_t *)auxv);
 	zv_count_tsc_init();
 	zv_layers_fold(); /* again: --time, the vDSO and -c's TSC change how calls are routed */
-	t->sigsys_blocked = sigsys_blocked;
-	zv_signals_init(t->sighand);
+	t->sigsys_blocked = x->sigsys_blocked;
+	zv_signals_init(t->sighand, x->ignored_known ? &x->ignored : NULL);
 
 	struct zv_image *img = alloc(sizeof *img);
 	char why[160] = "";
@@ -203,7 +203,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 
 	/* The host reads auxv from where this image has it now: in buf. */
 	zv_publish_mm_fields(sp, buf, top - sp);
-	uint64_t mask = guest_mask & ~ZV_SIGBIT(31);
+	uint64_t mask = x->guest_mask & ~ZV_SIGBIT(31);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
 	zv_host_set_mask(mask, NULL);
 	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);
@@ -256,7 +256,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	} else if (zv_proc.stats || zv_proc.trace.on) {
 		keep_stderr();
 	}
-	start_guest(path, path, gargv, envp, auxv, r, initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0);
+	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0 };
+	start_guest(path, path, gargv, envp, auxv, r, &x);
 }
 
 /* A guest's execve: zvisor __exec STATE PATH EXECFN ARGV0 ARGS...
@@ -266,7 +267,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 {
 	if (argc < 4)
 		zv_die(126, "bad internal exec");
-	struct zv_exec_carry x = { 0, 0 };
+	struct zv_exec_carry x = { 0 };
 	zv_exec_state_parse(argv[0], &x);
 	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)
 		zv_proc.count_fd = -1;
@@ -280,7 +281,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	long err = zv_exec_resolve(path, r);
 	if (err < 0)
 		zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
-	start_guest(path, argv[2], argv + 3, envp, auxv, r, x.guest_mask, x.sigsys_blocked);
+	start_guest(path, argv[2], argv + 3, envp, auxv, r, &x);
 }
 
 __attribute__((noreturn)) void zv_main(uint64_t *sp)

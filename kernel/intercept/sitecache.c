@@ -114,13 +114,22 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 		} else if (h.n > MAX_ENTRY_WINDOWS || (int)h.n > b->max) {
 			why = "too many windows";
 		} else {
-			struct rec r;
+			struct rec chunk[128]; /* read a chunk at a time: one host call, not one per window */
 			uint64_t sum = 0xcbf29ce484222325ULL;
 			ok = 1;
 			b->n = 0;
 			for (uint64_t i = 0; i < h.n && ok; i++) {
-				ok = zv_sys4(__NR_pread64, cfd, &r, sizeof r, sizeof h + i * sizeof r) == sizeof r &&
-				     (r.d ? r.p == r.s && r.d >= off && r.d + 5 <= off + len && r.d + 128 >= r.s + 2 &&
+				uint64_t ci = i % (sizeof chunk / sizeof chunk[0]);
+				if (ci == 0) {
+					uint64_t want = h.n - i < sizeof chunk / sizeof chunk[0] ? h.n - i
+												 : sizeof chunk / sizeof chunk[0];
+					ok = zv_sys4(__NR_pread64, cfd, chunk, want * sizeof chunk[0],
+						     sizeof h + i * sizeof chunk[0]) == (long)(want * sizeof chunk[0]);
+					if (!ok)
+						break;
+				}
+				const struct rec r = chunk[ci];
+				ok = (r.d ? r.p == r.s && r.d >= off && r.d + 5 <= off + len && r.d + 128 >= r.s + 2 &&
 						    r.d <= r.s + 2 + 127
 					  : r.p < r.s) &&
 				     r.s - r.p <= ZV_STUB_MAX_MOVED && r.p >= off && r.s + 2 <= off + len &&

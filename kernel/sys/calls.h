@@ -15,7 +15,8 @@ long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, lon
 void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
 
 /* sys/signal.c */
-void zv_signals_init(struct zv_sighand *sh);
+void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);
+uint64_t zv_signals_ignored(const struct zv_sighand *sh);
 void zv_host_sighandler(int sig, zv_siginfo *si, void *uc);
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc);

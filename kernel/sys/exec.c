@@ -88,7 +88,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		zv_kunmap(nv, vsize);
 		return -EMFILE;
 	}
-	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked };
+	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand) };
 	zv_exec_state_format(state, sizeof state, &x);
 	long k = 0;
 	nv[k++] = "zvisor";

@@ -41,6 +41,20 @@ static const char *decode_sigsys(const char *s, struct zv_exec_carry *x)
 	return s;
 }
 
+/* The signals the guest ignores, which the host keeps ignored across
+ * execve: the new image need not ask the host for 64 dispositions. */
+static int encode_ignored(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return zv_snprintf(buf, n, "%lx", x->ignored);
+}
+
+static const char *decode_ignored(const char *s, struct zv_exec_carry *x)
+{
+	x->ignored = zv_parse_hex(s, &s);
+	x->ignored_known = 1;
+	return s;
+}
+
 /* The exec'ing thread's own zvisor fd (a CLONE_VM child may have one). */
 static int encode_self_fd(char *buf, size_t n, const struct zv_exec_carry *x)
 {
@@ -51,6 +65,7 @@ static const struct field fields[] = {
 	NUM('p', platform),          /* intercept/: the platform */
 	{ 'm', NULL, encode_mask, decode_mask },     /* sys/signal.c: the guest's mask */
 	{ 's', NULL, encode_sigsys, decode_sigsys }, /* sys/signal.c: SIGSYS as the guest sees it */
+	{ 'i', NULL, encode_ignored, decode_ignored }, /* sys/signal.c: the ignored signals */
 	NUM('c', count_fd),          /* trace/count.c: --count's shared table */
 	NUM('e', err_fd),            /* main.c: the kept stderr */
 	{ 'x', &zv_proc.self_fd, encode_self_fd, NULL }, /* sys/fs.c: zvisor's executable */

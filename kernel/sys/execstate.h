@@ -12,6 +12,8 @@
 struct zv_exec_carry {
 	uint64_t guest_mask;   /* the guest's signal mask */
 	int sigsys_blocked;    /* the guest believes SIGSYS is blocked */
+	int ignored_known;     /* the exec'ing image said which signals are ignored: */
+	uint64_t ignored;      /* those the host keeps ignored across execve */
 };
 
 /* An encoder writes a field's value (without "KEY=") into buf and returns

@@ -98,20 +98,32 @@ static void set_host_action(struct zv_sighand *sh, int sig)
 	zv_sys4(__NR_rt_sigaction, sig, &h, NULL, 8);
 }
 
-/* Reads the dispositions the guest inherits (ignored signals survive execve)
- * and installs the host actions that match them. */
-void zv_signals_init(struct zv_sighand *sh)
+/* The dispositions the guest inherits (ignored signals survive execve):
+ * *ignored when the exec'ing image said (its ignored signals are the
+ * host's, set by set_host_action), else read from the host; then the host
+ * actions that match them. */
+void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 {
 	for (int sig = 1; sig <= 64; sig++) {
 		struct zv_ksigaction old;
 		sh->act[sig] = (struct zv_ksigaction){ 0 };
 		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS)
 			continue;
-		if (zv_sys4(__NR_rt_sigaction, sig, NULL, &old, 8) == 0 && old.handler == ZV_SIG_IGN)
+		if (ignored ? (*ignored & ZV_SIGBIT(sig)) != 0
+			    : zv_sys4(__NR_rt_sigaction, sig, NULL, &old, 8) == 0 && old.handler == ZV_SIG_IGN)
 			sh->act[sig].handler = ZV_SIG_IGN;
 		if (catch_default(sig))
 			set_host_action(sh, sig);
 	}
+}
+
+uint64_t zv_signals_ignored(const struct zv_sighand *sh)
+{
+	uint64_t m = 0;
+	for (int sig = 1; sig <= 64; sig++)
+		if (sh->act[sig].handler == ZV_SIG_IGN)
+			m |= ZV_SIGBIT(sig);
+	return m;
 }
 
 /* clone3's CLONE_CLEAR_SIGHAND: handled signals go back to their default
