@@ -19,7 +19,7 @@ from zvtest import DEFAULT_TIMEOUT, PLATFORMS, status_text
 GUESTS = Path(__file__).resolve().parent / "guests"
 # build suffixes the Makefile knows: dynamic glibc PIE, static glibc,
 # static-pie glibc, static musl, dynamic non-PIE
-VARIANT_NAMES = ["", ".static", ".static-pie", ".musl", ".nopie"]
+VARIANT_NAMES = ["", ".static", ".static-pie", ".musl", ".nopie", ".stripped"]  # .stripped: Go without symbols
 
 # key: (type, required); the type is checked, the meaning in the README
 TOP_KEYS = {"about": (str, True), "tests": (list, True), "binary": (str, False),
