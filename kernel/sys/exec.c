@@ -126,8 +126,11 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	return ret;
 }
 
-long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_execve(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
+	long *a = c->a;
 	const char *path = (const char *)a[0];
 	if (!path || zv_bad_guest_ptr((uint64_t)path))
 		return -EFAULT;
@@ -135,8 +138,11 @@ long zv_sys_execve(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr
 	return do_exec(t, uc, path, path, (char *const *)a[1], (char *const *)a[2], __NR_execve, a);
 }
 
-long zv_sys_execveat(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_execveat(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
+	long *a = c->a;
 	int dfd = (int)a[0];
 	const char *path = (const char *)a[1];
 	int flags = (int)a[4];

@@ -83,8 +83,11 @@ static int no_follow(const long *a, long nr)
 	}
 }
 
-long zv_sys_path_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_path_call(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long nr = c->nr;
 	int pi = zv_arg_index(zv_row(nr)->path);
 	const char *p = (const char *)a[pi];
 	if (p && zv_bad_guest_ptr((uint64_t)p))
@@ -188,16 +191,20 @@ static void evict(int fd)
 	zv_close(fd);
 }
 
-long zv_sys_close(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_close(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	if (zv_is_kernel_fd((int)a[0]))
 		return -EBADF;
 	return zv_host_call(t, __NR_close, a[0], 0, 0, 0, 0, 0);
 }
 
 /* close_range over the guest's fds only: the range is cut around ours. */
-long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_close_range(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	unsigned lo = (unsigned)a[0], hi = (unsigned)a[1];
 	unsigned flags = (unsigned)a[2];
 	if (lo > hi)
@@ -228,8 +235,11 @@ long zv_sys_close_range(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 	return r;
 }
 
-long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_dup2(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long nr = c->nr;
 	if (zv_is_kernel_fd((int)a[0]))
 		return -EBADF;
 	if (zv_is_kernel_fd((int)a[1]) && a[0] != a[1])
@@ -238,8 +248,10 @@ long zv_sys_dup2(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 }
 
 /* Listing /proc/<pid>/fd must not show the kernel's fds. */
-long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_getdents64(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	long r = zv_host_call(t, __NR_getdents64, a[0], a[1], a[2], 0, 0, 0);
 	if (r <= 0 || !zv_hidden_fds_exist())
 		return r;
@@ -272,8 +284,10 @@ long zv_sys_getdents64(struct zv_thread *t, struct zv_ucontext *uc, long *a, lon
  * new root may lack. So before the first chroot the kernel keeps its own
  * executable open (a hidden O_PATH fd, carried across execve) and execs
  * through it from then on. */
-long zv_sys_chroot(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_chroot(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	int opened = -1;
 	/* A CLONE_VM child that is not a thread shares zv_proc with its
 	 * parent but not its fd table: what it opens is its own. */

@@ -8,18 +8,19 @@
  * getppid is not cached: the parent may exit and the process be reparented
  * at any time. Nor is uname: another process may change the host name. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "intercept/platform.h"
 #include "lib/syscall.h"
 #include <linux/sched.h>
 
-long zv_sys_getpid(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_getpid(struct zv_call *c)
 {
-	return t->pid;
+	return c->t->pid;
 }
 
-long zv_sys_gettid(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_gettid(struct zv_call *c)
 {
-	return t->tid;
+	return c->t->tid;
 }
 
 static int load_ids(struct zv_thread *t)
@@ -36,8 +37,10 @@ static int load_ids(struct zv_thread *t)
 }
 
 /* getuid, geteuid, getgid, getegid. */
-long zv_sys_id_get(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_id_get(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long nr = c->nr;
 	if (!t->cred_valid && !load_ids(t))
 		return zv_host_call(t, nr, 0, 0, 0, 0, 0, 0);
 	switch (nr) {
@@ -49,8 +52,11 @@ long zv_sys_id_get(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr
 }
 
 /* The setuid family, unshare and setns: run on the host, then forget. */
-long zv_sys_id_set(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_id_set(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long nr = c->nr;
 	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	t->cred_valid = 0;
 	if ((nr == __NR_unshare && (a[0] & CLONE_NEWUSER)) || nr == __NR_setns)
@@ -69,8 +75,10 @@ void zv_ids_after_clone(struct zv_thread *t, uint64_t flags)
 
 /* On the fast platforms %gs belongs to the kernel: the guest's base is
  * virtual. */
-long zv_sys_arch_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_arch_prctl(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	if (zv_plat->owns_gs) {
 		if (a[0] == 0x1001) { /* ARCH_SET_GS */
 			if ((uint64_t)a[1] >= 0x7ffffffff000UL)

@@ -12,7 +12,10 @@
 
 struct zv_call {
 	struct zv_thread *t;
-	struct zv_ucontext *uc; /* the guest's registers at the call */
+	/* The guest's registers at the call: the host's signal frame (SIGSYS,
+	 * or a bounce) for rows marked `frame`, which may change the mask, rip
+	 * and fpstate; otherwise possibly the fast entry's copy. */
+	struct zv_ucontext *uc;
 	long nr;
 	long *a;                /* its six arguments (a layer may pass others on) */
 	unsigned pending;       /* the layers still to see it (bits of the list's order) */

@@ -58,7 +58,7 @@ long zv_next(struct zv_call *c)
 	}
 	zv_handler *h = zv_row(c->nr)->handler;
 	if (h)
-		return h(c->t, c->uc, c->a, c->nr);
+		return h(c);
 	const long *a = c->a;
 	return zv_host_call(c->t, c->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -3,6 +3,7 @@
  * number of pages after the executable, as the host's does, and grows and
  * shrinks with anonymous mappings. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
 #include "intercept/sites.h"
@@ -18,8 +19,9 @@ void zv_brk_init(uint64_t start)
 	zv_proc.brk_start = zv_proc.brk_cur = PAGE_UP(start) + (uint64_t)(rnd & 0x1fff) * 4096;
 }
 
-long zv_sys_brk(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_brk(struct zv_call *c)
 {
+	long *a = c->a;
 	uint64_t want = (uint64_t)a[0];
 	zv_lock(&zv_proc.lock);
 	uint64_t cur = zv_proc.brk_cur;
@@ -78,8 +80,11 @@ static long mm_call(struct zv_thread *t, long *a, long nr);
 
 /* A memory call waits for a site being rewritten, whose page's protection
  * the platform changes and restores (intercept/sites.c, stubs.c). */
-long zv_sys_mm_call(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_mm_call(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long nr = c->nr;
 	if (zv_proc.host_vdso.ok && nr != __NR_madvise) {
 		if (nr != __NR_mmap || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
 			zv_host_vdso_touched((uint64_t)a[0], (uint64_t)a[1]);

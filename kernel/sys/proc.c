@@ -157,8 +157,11 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	return r;
 }
 
-long zv_sys_clone(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_clone(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
+	long *a = c->a;
 	struct clone_req q = { .flags = (uint64_t)a[0], .stack = (uint64_t)a[1],
 			       .ptid = (void *)a[2], .ctid = (void *)a[3], .tls = (uint64_t)a[4] };
 	return do_clone(t, uc, &q);
@@ -179,8 +182,11 @@ static int clone3_stack_ok(const struct clone_args *ca)
  * and hands the host that copy and that size: a tail the host does not know
  * (E2BIG unless zero) and every field reach it unchanged, and it finds the
  * first error in its own order. Only the stack is the kernel's. */
-long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_clone3(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
+	long *a = c->a;
 	uint64_t p = (uint64_t)a[0];
 	size_t size = (size_t)a[1];
 	if (size < CLONE_ARGS_SIZE_VER0 || size > 4096)
@@ -202,14 +208,18 @@ long zv_sys_clone3(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr
 	return do_clone(t, uc, &q);
 }
 
-long zv_sys_fork(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_fork(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
 	struct clone_req q = { .flags = 17 /* SIGCHLD */ };
 	return do_clone(t, uc, &q);
 }
 
-long zv_sys_vfork(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_vfork(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
 	struct clone_req q = { .flags = CLONE_VM | CLONE_VFORK | 17 };
 	return do_clone(t, uc, &q);
 }
@@ -230,15 +240,19 @@ void zv_report_at_exit(void)
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
 }
 
-long zv_sys_exit_group(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_exit_group(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	zv_event_exit(t, (int)a[0], 0);
 	zv_report_at_exit();
 	zv_exit_group((int)a[0]);
 }
 
-long zv_sys_exit(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_exit(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	/* Signals deferred to this thread go back to the process, where the
 	 * host hands them to a thread that lives on. */
 	zv_host_set_mask(~0UL, NULL);

@@ -62,8 +62,10 @@ int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 	return 1;
 }
 
-long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_prctl(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	if (a[0] == PR_SET_SYSCALL_USER_DISPATCH)
 		return set_guest_sud(t, a[1], a[2], a[3], a[4]);
 	if (a[0] == PR_SET_SECCOMP)
@@ -77,8 +79,10 @@ long zv_sys_prctl(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 
 /* Becoming a tracee (TRACEME) or taking one (ATTACH, SEIZE) is refused; the
  * other requests fail on the host as there is no tracee. */
-long zv_sys_ptrace(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_ptrace(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	if (a[0] == 0 /* PTRACE_TRACEME */ || a[0] == 16 /* PTRACE_ATTACH */ || a[0] == 0x4206 /* SEIZE */)
 		return -EINVAL;
 	return zv_host_call(t, __NR_ptrace, a[0], a[1], a[2], a[3], 0, 0);

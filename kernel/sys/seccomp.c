@@ -5,6 +5,7 @@
  * Filters apply to the whole process (as with SECCOMP_FILTER_FLAG_TSYNC),
  * are inherited by fork and survive execve. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "trace/count.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -208,8 +209,10 @@ static long set_mode(long op, unsigned long flags, const void *uargs)
 	return add_filter(prog.filter, prog.len);
 }
 
-long zv_sys_seccomp(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_seccomp(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	if (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)
 		return set_mode(a[0], (unsigned long)a[1], (const void *)a[2]);
 	return zv_host_call(t, __NR_seccomp, a[0], a[1], a[2], 0, 0, 0);
@@ -265,7 +268,8 @@ long zv_seccomp_check(struct zv_thread *t, struct zv_ucontext *uc, long nr, cons
 	case SECCOMP_RET_KILL_THREAD:
 		if (zv_proc.nthreads > 1) {
 			long code[6] = { 0 };
-			return zv_sys_exit(t, uc, code, __NR_exit); /* does not return */
+			struct zv_call exit_call = { .t = t, .uc = uc, .nr = __NR_exit, .a = code };
+			return zv_sys_exit(&exit_call); /* does not return */
 		}
 		zv_die_by_signal(31); /* the last thread takes the process with it */
 	default:

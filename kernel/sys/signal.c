@@ -282,7 +282,7 @@ static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
  * blocked, as a real kernel keeps a pending signal until its delivery;
  * the way out (zv_signals_on_exit) unblocks it, and zv_guest_mask never
  * shows it to the guest. Further queued instances stay with the host. */
-static void defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
+void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
 {
 	defer(t, sig, si);
 	/* Never SIGSYS (a blocked SIGSYS from SUD or seccomp kills) nor a
@@ -307,74 +307,24 @@ void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_sigin
 	defer(t, sig, si);
 }
 
-static int is_fault(int sig, const zv_siginfo *si)
+int zv_signal_is_fault(int sig, const zv_siginfo *si)
 {
 	return si->si_code > 0 && (sig == SIGILL || sig == 5 || sig == SIGBUS || sig == 8 || sig == SIGSEGV);
 }
 
-void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
+/* A handled signal that interrupted the guest (arch/hostsig.c has sorted out
+ * the kernel's own cases and the platform's view of page 0): delivered to
+ * the guest's handler, or, for the guest's own fault with no handler, left
+ * to the host's default so the process dies exactly as natively. */
+void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc)
 {
-	struct zv_ucontext *uc = ucv;
-	struct zv_thread *t = zv_current();
-	uint64_t ip = uc->mc.rip;
-	if (zv_in_kernel_text(ip) || t->in_host_vdso) { /* the host's vDSO called by the kernel */
-		if (is_fault(sig, si)) {
-			if ((sig == SIGSEGV || sig == SIGBUS) && t->guard_sp) {
-				/* A bad pointer from the guest: the call fails. */
-				uc->mc.rsp = t->guard_sp;
-				uc->mc.rip = (uint64_t)zv_guard_fault;
-				t->guard_sp = 0;
-				if (t->in_host_vdso) {
-					t->in_host_vdso = 0;
-					t->sud_selector = 1;
-				}
-				return;
-			}
-			if (ip == (uint64_t)zv_guest_jump)
-				zv_die_by_signal(sig); /* a bad entry point: the guest dies as natively */
-			/* A fault inside zvisor itself. */
-			zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
-				   "zvisor: fault in the kernel (signal %d at ip %p, address %p)\n", sig,
-				   (void *)ip, (void *)si->sys.call_addr);
-			zv_die_by_signal(sig);
-		}
-		defer_held(t, sig, si, uc);
-		if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end) {
-			uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
-		} else if (ip >= (uint64_t)zv_fast_window && ip < (uint64_t)zv_fast_window_end) {
-			uc->mc.rip = (uint64_t)zv_fast_bounce_result; /* leave through SIGSYS, which delivers */
-		}
-		return;
-	}
-	if (zv_in_trampoline(ip) && !is_fault(sig, si)) {
-		defer_held(t, sig, si, uc); /* on its way into the kernel: the fast exit delivers it */
-		return;
-	}
-	if (is_fault(sig, si)) {
-		if (sig == SIGSEGV && zv_fast_fault(t, uc)) {
-			zv_signals_on_exit(t, uc); /* a syscall beyond the sled, now made */
-			return;
-		}
-		if (sig == SIGSEGV && zv_in_trampoline(ip)) {
-			/* A stray jump into page 0 past the sled: as if it were
-			 * unmapped. */
-			si->si_code = SEGV_MAPERR;
-			si->sys.call_addr = ip;
-		} else if (sig == SIGSEGV && (si->si_code == SEGV_ACCERR || si->si_code == SEGV_PKUERR) &&
-			   zv_in_trampoline(si->sys.call_addr)) {
-			/* A NULL write, or a NULL read of an execute-only page 0
-			 * (protection keys): page 0 is unmapped for the guest. */
-			si->si_code = SEGV_MAPERR;
-		}
-	}
-	if (is_fault(sig, si) && sig != 5 && sig != 8 && t->sighand->act[sig].handler == ZV_SIG_DFL) {
-		/* The guest's own fault without a handler: restore the host's
-		 * default and let the instruction fault again, so the process
-		 * dies exactly as natively (core dump included). */
+	if (zv_signal_is_fault(sig, si) && sig != 5 && sig != 8 && t->sighand->act[sig].handler == ZV_SIG_DFL) {
+		/* Restore the host's default and let the instruction fault
+		 * again (core dump included). */
 		zv_report_at_exit();
 		struct zv_ksigaction dfl = { ZV_SIG_DFL, ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
 		zv_sys4(__NR_rt_sigaction, sig, &dfl, NULL, 8);
-		if (zv_in_trampoline(ip))
+		if (zv_in_trampoline(uc->mc.rip))
 			zv_die_by_signal(sig); /* page 0 would not fault the same way twice */
 		return;
 	}
@@ -387,7 +337,7 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	/* The guest's own mask again: uc holds the signals deferred during a
-	 * fast call that bounced here (defer_held). */
+	 * fast call that bounced here (zv_signal_defer_held). */
 	uc->uc_sigmask &= ~t->host_held;
 	t->host_held = 0;
 	if (!t->fast.sig_pending) {
@@ -432,8 +382,10 @@ int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 	return 1;
 }
 
-long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_rt_sigaction(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	int sig = (int)a[0];
 	const struct zv_ksigaction *act = (const void *)a[1];
 	struct zv_ksigaction *oact = (void *)a[2];
@@ -460,8 +412,11 @@ long zv_sys_rt_sigaction(struct zv_thread *t, struct zv_ucontext *uc, long *a, l
 	return 0;
 }
 
-long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_rt_sigprocmask(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
+	long *a = c->a;
 	const uint64_t *set = (const void *)a[1];
 	uint64_t *oset = (void *)a[2];
 	if (a[3] != 8)
@@ -484,8 +439,10 @@ long zv_sys_rt_sigprocmask(struct zv_thread *t, struct zv_ucontext *uc, long *a,
 	return 0;
 }
 
-long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_rt_sigreturn(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
 	const struct zv_sigframe *f = (const void *)(uc->mc.rsp - 8);
 	const struct zv_ucontext *g = &f->uc;
 	/* r8 .. rip come from the frame; segment state stays the host's. */
@@ -508,8 +465,11 @@ long zv_sys_rt_sigreturn(struct zv_thread *t, struct zv_ucontext *uc, long *a, l
 	return ZV_NORESULT;
 }
 
-long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_sigaltstack(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
+	long *a = c->a;
 	const struct zv_stack *ss = (const void *)a[0];
 	struct zv_stack *old = (void *)a[1];
 	struct zv_stack prev = t->guest_ss;
@@ -536,8 +496,10 @@ long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 	return 0;
 }
 
-long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_rt_sigsuspend(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
 	if (a[1] != 8)
 		return -EINVAL;
 	uint64_t m = *(const uint64_t *)a[0] & ~UNBLOCKABLE;
@@ -549,8 +511,11 @@ long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a, 
 }
 
 /* ppoll, pselect6, epoll_pwait(2): a temporary mask for the wait. */
-long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_masked_wait(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long nr = c->nr;
 	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
 	uint64_t m, host;
 	struct { uint64_t *set; uint64_t len; } psel;
@@ -583,8 +548,11 @@ long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 }
 
 /* signalfd, signalfd4, rt_sigtimedwait: SIGSYS is never the guest's to take. */
-long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+long zv_sys_sigmask_arg(struct zv_call *c)
 {
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long nr = c->nr;
 	int idx = nr == __NR_rt_sigtimedwait ? 0 : 1;
 	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
 	uint64_t m;

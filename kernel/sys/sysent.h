@@ -9,8 +9,10 @@ struct zv_thread;
 struct zv_ucontext;
 struct zv_call;
 
-/* The kernel's implementation of a call; nr is the call's number. */
-typedef long zv_handler(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+/* The kernel's implementation of a call: it speaks of the guest's call
+ * (sys/layer.h: its thread, number and arguments; its registers, which are
+ * the host's signal frame only for rows marked `frame`). */
+typedef long zv_handler(struct zv_call *c);
 /* A layer's work on one call (sys/layer.h): it passes the call on with zv_next. */
 typedef long zv_hook(struct zv_call *c);
 

@@ -1,0 +1,82 @@
+/* The host's side of a handled signal: every signal the guest handles, and
+ * the faults, reach zv_host_sighandler on the thread's kernel stack. Here
+ * the host's view is sorted out: a signal that interrupted the kernel
+ * (deferred, or a fault on a bad guest pointer), one that caught a thread
+ * on its way into the kernel, a fault that is the platform's own (a call
+ * beyond zpoline's sled, page 0's trampoline). What is left interrupted the
+ * guest and goes to sys/signal.c, which speaks of the guest's signals. */
+#include "zvisor.h"
+#include "sys/calls.h"
+#include "lib/syscall.h"
+#include "lib/fmt.h"
+
+#define SIGSEGV 11
+#define SIGBUS 7
+#define SEGV_MAPERR 1
+#define SEGV_ACCERR 2
+#define SEGV_PKUERR 4
+
+/* A signal or fault that interrupted zvisor's own code (or the host's vDSO,
+ * called by the kernel). */
+static void in_kernel(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc)
+{
+	uint64_t ip = uc->mc.rip;
+	if (zv_signal_is_fault(sig, si)) {
+		if ((sig == SIGSEGV || sig == SIGBUS) && t->guard_sp) {
+			/* A bad pointer from the guest: the call fails. */
+			uc->mc.rsp = t->guard_sp;
+			uc->mc.rip = (uint64_t)zv_guard_fault;
+			t->guard_sp = 0;
+			if (t->in_host_vdso) {
+				t->in_host_vdso = 0;
+				t->sud_selector = 1;
+			}
+			return;
+		}
+		if (ip == (uint64_t)zv_guest_jump)
+			zv_die_by_signal(sig); /* a bad entry point: the guest dies as natively */
+		zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
+			   "zvisor: fault in the kernel (signal %d at ip %p, address %p)\n", sig, (void *)ip,
+			   (void *)si->sys.call_addr);
+		zv_die_by_signal(sig);
+	}
+	zv_signal_defer_held(t, sig, si, uc);
+	if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end)
+		uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
+	else if (ip >= (uint64_t)zv_fast_window && ip < (uint64_t)zv_fast_window_end)
+		uc->mc.rip = (uint64_t)zv_fast_bounce_result; /* leave through SIGSYS, which delivers */
+}
+
+void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
+{
+	struct zv_ucontext *uc = ucv;
+	struct zv_thread *t = zv_current();
+	uint64_t ip = uc->mc.rip;
+	if (zv_in_kernel_text(ip) || t->in_host_vdso) {
+		in_kernel(t, sig, si, uc);
+		return;
+	}
+	int fault = zv_signal_is_fault(sig, si);
+	if (zv_in_trampoline(ip) && !fault) {
+		zv_signal_defer_held(t, sig, si, uc); /* on its way into the kernel: the fast exit delivers it */
+		return;
+	}
+	if (fault && sig == SIGSEGV) {
+		if (zv_fast_fault(t, uc)) {
+			zv_signals_on_exit(t, uc); /* a syscall beyond the sled, now made */
+			return;
+		}
+		if (zv_in_trampoline(ip)) {
+			/* A stray jump into page 0 past the sled: as if it were
+			 * unmapped. */
+			si->si_code = SEGV_MAPERR;
+			si->sys.call_addr = ip;
+		} else if ((si->si_code == SEGV_ACCERR || si->si_code == SEGV_PKUERR) &&
+			   zv_in_trampoline(si->sys.call_addr)) {
+			/* A NULL write, or a NULL read of an execute-only page 0
+			 * (protection keys): page 0 is unmapped for the guest. */
+			si->si_code = SEGV_MAPERR;
+		}
+	}
+	zv_signal_from_guest(t, sig, si, uc);
+}
