@@ -146,25 +146,16 @@ static int64_t tai_offset(void)
 	return (d + NSEC / 2) / NSEC * NSEC;
 }
 
-static int64_t virt_clock(long clk, int64_t real)
+/* conv (virt_of or real_of) on clock clk's family; TAI goes through its
+ * offset from the realtime family. */
+static int64_t on_clock(long clk, int64_t t, int64_t (*conv)(int, int64_t))
 {
-	int f = family(clk);
-	if (clk == CLOCK_TAI) {
-		int64_t off = tai_offset();
-		return virt_of(f, real - off) + off;
-	}
-	return virt_of(f, real);
+	int64_t off = clk == CLOCK_TAI ? tai_offset() : 0;
+	return conv(family(clk), t - off) + off;
 }
 
-static int64_t real_clock(long clk, int64_t virt)
-{
-	int f = family(clk);
-	if (clk == CLOCK_TAI) {
-		int64_t off = tai_offset();
-		return real_of(f, virt - off) + off;
-	}
-	return real_of(f, virt);
-}
+static int64_t virt_clock(long clk, int64_t real) { return on_clock(clk, real, virt_of); }
+static int64_t real_clock(long clk, int64_t virt) { return on_clock(clk, virt, real_of); }
 
 /* Parses SPEC (sys/vtime_spec.c) and takes the reference times. Returns 0,
  * or -1 with one line in why. */

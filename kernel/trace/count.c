@@ -166,12 +166,36 @@ static void out(struct outbuf *o, const char *s)
 	o->len += n;
 }
 
+/* The next row to print, or -1 when all are: the most time first (by_time),
+ * then the most calls, then the name; done marks the rows printed. */
+static int next_row(uint8_t *done, int by_time)
+{
+	char nb[40], nb2[40];
+	int best = -1;
+	for (int i = 0; i < NROWS; i++) {
+		if (done[i] || !table->calls[i])
+			continue;
+		if (best >= 0 && by_time && table->ns[i] != table->ns[best]) {
+			if (table->ns[i] > table->ns[best])
+				best = i;
+			continue;
+		}
+		if (best < 0 || table->calls[i] > table->calls[best] ||
+		    (table->calls[i] == table->calls[best] &&
+		     zv_strcmp(name_of(i, nb, sizeof nb), name_of(best, nb2, sizeof nb2)) < 0))
+			best = i;
+	}
+	if (best >= 0)
+		done[best] = 1;
+	return best;
+}
+
 /* strace -c's table: time, seconds, usecs/call, calls, errors, sorted by
  * time (then calls, then name). */
 static void report_timed(struct outbuf *o)
 {
 	static const char dash[] = "------ ----------- ----------- --------- --------- ----------------\n";
-	char line[160], nb[40], nb2[40];
+	char line[160], nb[40];
 	out(o, "% time     seconds  usecs/call     calls    errors syscall\n");
 	out(o, dash);
 	uint64_t total_ns = 0, total = 0, errs = 0;
@@ -181,20 +205,7 @@ static void report_timed(struct outbuf *o)
 		errs += table->errors[i];
 	}
 	uint8_t done[NROWS] = { 0 };
-	for (;;) {
-		int best = -1;
-		for (int i = 0; i < NROWS; i++) {
-			if (done[i] || !table->calls[i])
-				continue;
-			if (best < 0 || table->ns[i] > table->ns[best] ||
-			    (table->ns[i] == table->ns[best] && (table->calls[i] > table->calls[best] ||
-			     (table->calls[i] == table->calls[best] &&
-			      zv_strcmp(name_of(i, nb, sizeof nb), name_of(best, nb2, sizeof nb2)) < 0))))
-				best = i;
-		}
-		if (best < 0)
-			break;
-		done[best] = 1;
+	for (int best; (best = next_row(done, 1)) >= 0;) {
 		uint64_t ns = table->ns[best], c = table->calls[best], e = table->errors[best];
 		uint64_t pct = total_ns ? (ns * 10000 + total_ns / 2) / total_ns : 0;
 		char errs_text[16] = "";
@@ -234,21 +245,8 @@ void zv_count_report(int fd)
 	out(o, "    calls    errors syscall\n");
 	out(o, dash);
 	uint64_t total = 0, errs = 0;
-	/* Selection by (calls desc, name asc): one pass per row shown. */
 	uint8_t done[NROWS] = { 0 };
-	for (;;) {
-		int best = -1;
-		for (int i = 0; i < NROWS; i++) {
-			if (done[i] || !table->calls[i])
-				continue;
-			if (best < 0 || table->calls[i] > table->calls[best] ||
-			    (table->calls[i] == table->calls[best] &&
-			     zv_strcmp(name_of(i, line, sizeof line), name_of(best, nb, sizeof nb)) < 0))
-				best = i;
-		}
-		if (best < 0)
-			break;
-		done[best] = 1;
+	for (int best; (best = next_row(done, 0)) >= 0;) {
 		uint64_t c = table->calls[best], e = table->errors[best];
 		total += c;
 		errs += e;
