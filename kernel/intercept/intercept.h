@@ -10,6 +10,7 @@ struct zv_thread;
 /* intercept/plat_catchall.c */
 long zv_platform_install(void);          /* once per process image */
 long zv_platform_arm_thread(struct zv_thread *t); /* SUD (and %gs) for the calling thread */
+long zv_platform_arm_fork_child(struct zv_thread *t); /* the same in a fork child, which inherits %gs */
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *uc);
 
 /* arch/trampoline.c, intercept/fastpath.c, intercept/redzone.c */

@@ -62,6 +62,13 @@ long zv_platform_arm_thread(struct zv_thread *t)
 	return zv_plat->arm_thread(t);
 }
 
+/* A fork child's one thread: its %gs base is its parent's, which the host
+ * copies, and so is the seccomp filter; SUD is not inherited. */
+long zv_platform_arm_fork_child(struct zv_thread *t)
+{
+	return zv_plat->owns_gs ? zv_catchall_arm_thread(t) : zv_plat->arm_thread(t);
+}
+
 /* The fast entry finds the thread's area through %gs. */
 long zv_fast_arm_thread(struct zv_thread *t, uint64_t bounce_site)
 {

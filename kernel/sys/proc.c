@@ -78,7 +78,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
  * host does not carry across fork. */
 static void after_fork_child(struct zv_thread *t)
 {
-	zv_proc.pid = (int)zv_getpid();
+	zv_proc.pid = (int)zv_getpid(); /* and the tid: the one thread of a new process leads it */
 	if (zv_proc.lock) /* locks are written only when held: a page written costs a copy */
 		zv_proc.lock = 0;
 	if (t->sighand->lock)
@@ -87,9 +87,8 @@ static void after_fork_child(struct zv_thread *t)
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;
 	zv_sites_after_fork();
-	t->tid = (int)zv_gettid();
-	t->pid = zv_proc.pid;
-	zv_platform_arm_thread(t);
+	t->tid = t->pid = zv_proc.pid;
+	zv_platform_arm_fork_child(t);
 }
 
 struct clone_req {
@@ -231,7 +230,7 @@ void zv_report_at_exit(void)
 {
 	zv_count_flush();
 	int fd = zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
-	long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
+	long pid = zv_current()->pid; /* not zv_proc.pid: a vfork child shares it */
 	if (zv_proc.stats)
 		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu\n", pid,
 			   zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
