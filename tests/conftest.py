@@ -113,6 +113,21 @@ if zvtest.TEST_USER:
         zvtest.user_trees.remove(d)
 
 
+def _deselect_platforms(config, items):
+    """ZV_TEST_PLATFORMS: drop the tests whose `platform` parameter is
+    another platform."""
+    if zvtest.SELECTED_PLATFORMS == zvtest.PLATFORMS:
+        return
+    keep, drop = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        other = params.get("platform") not in [None] + zvtest.SELECTED_PLATFORMS
+        (drop if other else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_sessionfinish(session, exitstatus):
     rootless = getattr(session.config, "_zv_rootless", None)
     if rootless and mmap_min_addr() != rootless[3]:
@@ -122,6 +137,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_collection_modifyitems(config, items):
+    _deselect_platforms(config, items)
     if zvtest.zvisor_available():
         return
     skip = pytest.mark.skip(reason="%s does not exist yet: run `make` first" % zvtest.ZVISOR)
@@ -133,8 +149,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_report_header(config):
     lines = ["zvisor: %s (%s)" % (
         zvtest.ZVISOR, "present" if zvtest.zvisor_available() else "MISSING: zvisor tests skipped")]
-    if zvtest.PLATFORMS != zvtest.ALL_PLATFORMS:
-        lines.append("platforms: %s (ZV_TEST_PLATFORMS)" % ", ".join(zvtest.PLATFORMS))
+    if zvtest.SELECTED_PLATFORMS != zvtest.PLATFORMS:
+        lines.append("platforms: %s (ZV_TEST_PLATFORMS)" % ", ".join(zvtest.SELECTED_PLATFORMS))
     rootless = getattr(config, "_zv_rootless", None)
     if rootless:
         lines.append("native and zvisor runs as %s (uid %d, gid %d); vm.mmap_min_addr=%d "
