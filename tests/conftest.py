@@ -5,7 +5,8 @@ native_only (checks of the guests themselves) still run.
 With ZV_TEST_USER=NAME (make check-rootless) the differential runs are made
 as that user (zvtest.run_native, run_zv): here tmp_path becomes a directory
 of that user, zvisor and the guests are copied where the user can run them
-if it cannot reach them in place, and the pass refuses to run on a host
+if it cannot reach them in place, PATH keeps only what the user can search,
+and the pass refuses to run on a host
 whose vm.mmap_min_addr was lowered (the user could then map page 0)."""
 import gzip
 import os
@@ -79,6 +80,7 @@ def _rootless_configure(config):
                     returncode=4)
     config._zv_rootless = (user, uid, gid, now, default)
     _reachable_binaries(user)
+    _reachable_path(user)
 
 
 def _reachable_binaries(user):
@@ -100,6 +102,15 @@ def _reachable_binaries(user):
                 shutil.copy2(f, guests / f.name, follow_symlinks=False)
     zvtest.ZVISOR = area / "bin" / "zvisor"
     zvtest.GUEST_DIR = guests
+
+
+def _reachable_path(user):
+    """PATH without the directories the user cannot search (root's own, such
+    as ~/.pyenv/shims), so that programs the tests look up (shutil.which)
+    are ones the user can run."""
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    res = zvtest.run(["sh", "-c", 'for d; do [ -x "$d" ] && echo "$d"; done', "sh"] + dirs, user=user)
+    os.environ["PATH"] = os.pathsep.join(res.stdout.splitlines())
 
 
 if zvtest.TEST_USER:
