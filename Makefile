@@ -61,19 +61,22 @@ check:
 	python3 -m pytest -q tests
 	$(MAKE) check-rootless
 
-# The differential tests again (guests, real programs, --count against
-# strace, the vDSO and time), natively and under the default platform, as the
+# The differential tests again (guests, LTP-class guests, the load storm,
+# real programs, --count against strace, the vDSO and time), natively and under the default platform, as the
 # ordinary user nobody with the host's default sysctls (the pass refuses a
 # lowered vm.mmap_min_addr). Run by root: as another user `make check` was
 # rootless already.
 ROOTLESS_USER ?= nobody
+# (the files of this list that exist)
+ROOTLESS_TESTS := $(wildcard tests/test_guests.py tests/test_ltpclass.py tests/test_load.py \
+	tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py)
 check-rootless:
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "check-rootless: not root: the main pass ran as $$(id -un) already"; \
 	else \
 		echo "check-rootless: as $(ROOTLESS_USER), vm.mmap_min_addr=$$(cat /proc/sys/vm/mmap_min_addr)"; \
 		ZV_TEST_USER=$(ROOTLESS_USER) ZV_TEST_PLATFORMS=stubs python3 -m pytest -q -p no:cacheprovider \
-			tests/test_guests.py tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py; \
+			$(ROOTLESS_TESTS); \
 	fi
 
 # Third-party suites natively and under each platform (not in `check`: it

@@ -5,7 +5,8 @@ native_only (checks of the guests themselves) still run.
 With ZV_TEST_USER=NAME (make check-rootless) the differential runs are made
 as that user (zvtest.run_native, run_zv): here tmp_path becomes a directory
 of that user, zvisor and the guests are copied where the user can run them
-if it cannot reach them in place, and the pass refuses to run on a host
+if it cannot reach them in place, PATH keeps only what the user can search,
+and the pass refuses to run on a host
 whose vm.mmap_min_addr was lowered (the user could then map page 0)."""
 import gzip
 import os
@@ -79,6 +80,7 @@ def _rootless_configure(config):
                     returncode=4)
     config._zv_rootless = (user, uid, gid, now, default)
     _reachable_binaries(user)
+    _reachable_path(user)
 
 
 def _reachable_binaries(user):
@@ -102,6 +104,15 @@ def _reachable_binaries(user):
     zvtest.GUEST_DIR = guests
 
 
+def _reachable_path(user):
+    """PATH without the directories the user cannot search (root's own, such
+    as ~/.pyenv/shims), so that programs the tests look up (shutil.which)
+    are ones the user can run."""
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    res = zvtest.run(["sh", "-c", 'for d; do [ -x "$d" ] && echo "$d"; done', "sh"] + dirs, user=user)
+    os.environ["PATH"] = os.pathsep.join(res.stdout.splitlines())
+
+
 if zvtest.TEST_USER:
     @pytest.fixture
     def tmp_path():
@@ -113,6 +124,21 @@ if zvtest.TEST_USER:
         zvtest.user_trees.remove(d)
 
 
+def _deselect_platforms(config, items):
+    """ZV_TEST_PLATFORMS: drop the tests whose `platform` parameter is
+    another platform."""
+    if zvtest.SELECTED_PLATFORMS == zvtest.PLATFORMS:
+        return
+    keep, drop = [], []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        other = params.get("platform") not in [None] + zvtest.SELECTED_PLATFORMS
+        (drop if other else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_sessionfinish(session, exitstatus):
     rootless = getattr(session.config, "_zv_rootless", None)
     if rootless and mmap_min_addr() != rootless[3]:
@@ -122,6 +148,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_collection_modifyitems(config, items):
+    _deselect_platforms(config, items)
     if zvtest.zvisor_available():
         return
     skip = pytest.mark.skip(reason="%s does not exist yet: run `make` first" % zvtest.ZVISOR)
@@ -133,8 +160,8 @@ def pytest_collection_modifyitems(config, items):
 def pytest_report_header(config):
     lines = ["zvisor: %s (%s)" % (
         zvtest.ZVISOR, "present" if zvtest.zvisor_available() else "MISSING: zvisor tests skipped")]
-    if zvtest.PLATFORMS != zvtest.ALL_PLATFORMS:
-        lines.append("platforms: %s (ZV_TEST_PLATFORMS)" % ", ".join(zvtest.PLATFORMS))
+    if zvtest.SELECTED_PLATFORMS != zvtest.PLATFORMS:
+        lines.append("platforms: %s (ZV_TEST_PLATFORMS)" % ", ".join(zvtest.SELECTED_PLATFORMS))
     rootless = getattr(config, "_zv_rootless", None)
     if rootless:
         lines.append("native and zvisor runs as %s (uid %d, gid %d); vm.mmap_min_addr=%d "
