@@ -70,6 +70,8 @@ def normalise(line):
     line = re.sub(r"(uptime|freeram|sharedram|bufferram|freeswap|procs|freehigh)=\d+", r"\1=N", line)
     line = re.sub(r"^(rt_sigreturn\(.*\)) = \d+$", r"\1 = N", line)  # often a pid
     line = re.sub(r"^(times\(.*\)) = \d+$", r"\1 = T", line)  # clock ticks since boot
+    # the CPU time used so far: a tick more or less under load
+    line = re.sub(r"(tms_c?[us]time)=\d+( /\* [\d.]+ s \*/)?", r"\1=T", line)
     line = re.sub(r"(TIOCGPGRP|TIOCSPGRP|TIOCGSID), \[\d+\]", r"\1, [PID]", line)
     line = re.sub(r"loads=\[\d+, \d+, \d+\]", "loads=[L]", line)
     line = re.sub(r"\d+( /\* |\()\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000", r"T\1DATE", line)
