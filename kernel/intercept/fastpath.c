@@ -101,6 +101,7 @@ void zv_fast_bounced(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	int kind = t->fast.bounce;
 	t->fast.bounce = 0;
+	zv_signals_unhold(t, uc); /* before anything reads or copies the mask (a clone's child) */
 	if (zv_proc.stats)
 		zv_proc.stat_bounced++;
 	if (kind == ZV_BOUNCE_FAULT) {

@@ -23,6 +23,7 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *uc); /* arch/hostsig.c */
 /* What arch/hostsig.c hands to sys/signal.c. */
 int zv_signal_is_fault(int sig, const zv_siginfo *si);
 void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc);
+void zv_signals_unhold(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc);
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc);

@@ -34,7 +34,8 @@ void zv_host_set_mask(uint64_t mask, uint64_t *old)
 }
 
 /* The mask the guest believes is in force for the context uc: the host's,
- * less the deferred signals the kernel holds (hold_deferred), plus SIGSYS. */
+ * less the deferred signals the kernel holds (zv_signal_defer_held), plus
+ * SIGSYS. */
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	return (uc->uc_sigmask & ~t->host_held) | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
@@ -279,9 +280,12 @@ static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
  * microsecond's interval the host would deliver it again at every return
  * from this handler, so the kernel would never run another instruction
  * (stress-ng --timer). So the interrupted context (uc) resumes with sig
- * blocked, as a real kernel keeps a pending signal until its delivery;
- * the way out (zv_signals_on_exit) unblocks it, and zv_guest_mask never
- * shows it to the guest. Further queued instances stay with the host. */
+ * blocked, as a real kernel keeps a pending signal until its delivery.
+ * Inside a SIGSYS entry that context is the kernel's, and the entry's
+ * sigreturn puts the guest's mask back. In a fast call it is the guest's
+ * mask that the bounce frame will capture: the bits are noted (host_held)
+ * and taken out of that frame (zv_signals_unhold), so the guest never sees
+ * them. Further queued instances stay with the host. */
 void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
 {
 	defer(t, sig, si);
@@ -291,8 +295,18 @@ void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, st
 			       ZV_SIGBIT(8) | UNBLOCKABLE;
 	if (!(ZV_SIGBIT(sig) & never) && !(uc->uc_sigmask & ZV_SIGBIT(sig))) {
 		uc->uc_sigmask |= ZV_SIGBIT(sig);
-		t->host_held |= ZV_SIGBIT(sig);
+		if (!t->sys_uc)
+			t->host_held |= ZV_SIGBIT(sig);
 	}
+}
+
+/* A frame that caught the mask of a fast call holding deferred signals
+ * (its bounce, a call beyond zpoline's sled) gets the guest's mask back;
+ * the kernel's live mask keeps holding them until the frame's sigreturn. */
+void zv_signals_unhold(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	uc->uc_sigmask &= ~t->host_held;
+	t->host_held = 0;
 }
 
 /* A signal the host would force on the thread for the call being made
@@ -336,10 +350,7 @@ void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct z
  * restores the guest's mask, so none can slip in between. */
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	/* The guest's own mask again: uc holds the signals deferred during a
-	 * fast call that bounced here (zv_signal_defer_held). */
-	uc->uc_sigmask &= ~t->host_held;
-	t->host_held = 0;
+	zv_signals_unhold(t, uc);
 	if (!t->fast.sig_pending) {
 		t->delivery_mask_set = 0;
 		return;
