@@ -10,8 +10,8 @@
 
 struct field {
 	char key;
-	int *num;                 /* a plain int of zv_proc (decimal), or NULL */
-	zv_state_encoder *encode; /* otherwise these */
+	int *num;                 /* an int of zv_proc, in decimal ... */
+	zv_state_encoder *encode; /* ... unless these are set */
 	zv_state_decoder *decode;
 };
 
