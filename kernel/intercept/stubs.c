@@ -181,6 +181,17 @@ static int claimed(const struct zv_stub_batch *b, uint64_t x)
 	return 0;
 }
 
+/* Whether the syscall at offset s of code is a signal restorer's
+ * rt_sigreturn (`mov $15, %rax` or `%eax` just before it). Unwinders find
+ * signal frames by these bytes (libgcc for code without an FDE, as musl's
+ * __restore_rt; libunwind; gdb), and a stub would gain nothing: the call
+ * needs the full frame, so it would bounce to SIGSYS anyway. */
+static int is_restorer(const uint8_t *code, uint64_t s)
+{
+	static const uint8_t movq[7] = { 0x48, 0xc7, 0xc0, 15, 0, 0, 0 }, movl[5] = { 0xb8, 15, 0, 0, 0 };
+	return (s >= 7 && !memcmp(code + s - 7, movq, 7)) || (s >= 5 && !memcmp(code + s - 5, movl, 5));
+}
+
 /* A trampoline for the syscall at address s, in the decoded area of total
  * bytes at at: 5 bytes of dead padding [x, x + 5) starting an instruction,
  * within a rel8 jump from s + 2, taken (cleared from pads). Returns x, or
@@ -224,6 +235,8 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 	for (int k = 0; k < nsys && b->n < b->max; k++) {
 		uint64_t s = sys[k], p = s;
 		int ok = 1;
+		if (is_restorer(code, s))
+			continue;
 		while (ok && s + 2 - p < 5) {
 			/* p becomes an inner instruction: nothing may jump to it */
 			if (p == 0 || bit(b->targets, p)) {
@@ -330,13 +343,17 @@ static int write_stub(uint8_t *x, uint64_t xa, uint64_t base, const struct zv_st
 	return 1;
 }
 
-/* The index of the first window of the sorted batch at or above v. */
-static int first_in(const struct zv_stub_batch *b, uint64_t v)
+/* The index of the first of n elements of size bytes at arr, sorted by
+ * their first field (a window's p: struct rec, struct zv_stub_window), that
+ * is at or above v. */
+_Static_assert(__builtin_offsetof(struct rec, p) == 0 && __builtin_offsetof(struct zv_stub_window, p) == 0,
+	       "first_p reads p as the first field");
+static int first_p(const void *arr, int n, size_t size, uint64_t v)
 {
-	int a = 0, z = b->n;
+	int a = 0, z = n;
 	while (a < z) {
 		int m = (a + z) / 2;
-		if (b->w[m].p < v)
+		if (*(const uint64_t *)((const char *)arr + (size_t)m * size) < v)
 			a = m + 1;
 		else
 			z = m;
@@ -364,7 +381,7 @@ static void sort_and_check(struct zv_stub_batch *b)
 		struct zv_stub_window *w = &b->w[i];
 		if (!w->d)
 			continue;
-		for (int j = first_in(b, w->d > 300 ? w->d - 300 : 0); j < b->n && b->w[j].p < w->d + 300; j++) {
+		for (int j = first_p(b->w, b->n, sizeof *b->w, w->d > 300 ? w->d - 300 : 0); j < b->n && b->w[j].p < w->d + 300; j++) {
 			const struct zv_stub_window *o = &b->w[j];
 			if (j != i && o->s && (overlaps(w->d, 5, o->p, o->s + 2 - o->p) ||
 					       (o->d && overlaps(w->d, 5, o->d, 5)))) {
@@ -450,20 +467,6 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 	return n;
 }
 
-/* The index of the first window of r at or above address v. */
-static int first_at(const struct region *r, uint64_t v)
-{
-	int a = 0, z = r->n;
-	while (a < z) {
-		int m = (a + z) / 2;
-		if (r->recs[m].p < v)
-			a = m + 1;
-		else
-			z = m;
-	}
-	return a;
-}
-
 uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx)
 {
 	int n = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
@@ -472,7 +475,7 @@ uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx)
 		if (ip >= r->code_lo && ip < r->code_hi) {
 			/* on a trampoline, the thread has not made its call yet:
 			 * it is at the syscall, within a rel8 jump of it */
-			for (int k = first_at(r, ip > 136 ? ip - 136 : 0); k < r->n && r->recs[k].p <= ip + 136; k++)
+			for (int k = first_p(r->recs, r->n, sizeof *r->recs, ip > 136 ? ip - 136 : 0); k < r->n && r->recs[k].p <= ip + 136; k++)
 				if (r->recs[k].d == ip)
 					return r->recs[k].s;
 			continue;
@@ -497,14 +500,7 @@ uint64_t zv_stubs_resume_ip(uint64_t ip)
 		const struct region *r = &regions[i];
 		if (ip <= r->code_lo || ip >= r->code_hi)
 			continue;
-		int a = 0, z = r->n - 1;
-		while (a <= z) { /* the last window starting below ip */
-			int m = (a + z) / 2;
-			if (r->recs[m].p < ip)
-				a = m + 1;
-			else
-				z = m - 1;
-		}
+		int z = first_p(r->recs, r->n, sizeof *r->recs, ip) - 1; /* the last window starting below ip */
 		if (z >= 0 && ip <= r->recs[z].s)
 			return r->lo + TAIL_SIZE + (uint64_t)z * STUB_SIZE + (ip - r->recs[z].p);
 	}
