@@ -82,3 +82,23 @@ def test_native_reserved_memory():
     out = run_native([built("mapfill")]).stdout
     assert "fill stopped with ENOMEM\nanother mapping after the fill: ENOMEM\n" in out, out
     assert "munmap of a middle page (munmap04): ENOMEM" in out, out
+
+
+# --- sigwaitinfo01, sigtimedwait01, rt_sigtimedwait01 ------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("argv", [["sigwait", "sigwaitinfo"], ["sigwait", "sigtimedwait"],
+                                  ["sigwait", "raw"], ["sigwait.musl", "raw"]])
+def test_sigwait(argv, platform):
+    """Waits for signals end as natively (EINTR for an empty set, the signal
+    and its siginfo for a matching one, EAGAIN on timeout, EFAULT for bad
+    pointers) and never hang."""
+    compare([built(argv[0])] + argv[1:], platform, expect_native=native_ok(0))
+
+
+@pytest.mark.native_only
+def test_native_sigwait():
+    out = run_native([built("sigwait"), "sigtimedwait"]).stdout
+    assert "empty set: EINTR, handler ran 1" in out, out
+    assert "blocked signal 10: signal 10, si_pid is the sender 1, SI_USER 1, handler ran 0" in out, out
+    assert "bad timeout pointer: EFAULT" in out and "timed out" not in out, out

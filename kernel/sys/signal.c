@@ -500,6 +500,8 @@ long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a, 
 {
 	if (a[1] != 8)
 		return -EINVAL;
+	if (zv_bad_guest_ptr((uint64_t)a[0]))
+		return -EFAULT;
 	uint64_t m = *(const uint64_t *)a[0] & ~UNBLOCKABLE;
 	uint64_t host = m & ~ZV_SIGBIT(SIGSYS);
 	/* Handlers run with the temporary mask; their frames save the old. */
@@ -517,6 +519,8 @@ long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 	const uint64_t *user = NULL;
 	if (nr == __NR_pselect6) {
 		const uint64_t *arg = (const void *)a[5];
+		if (arg && zv_bad_guest_ptr((uint64_t)arg))
+			return -EFAULT;
 		if (arg && arg[0] && arg[1] == 8) {
 			user = (const uint64_t *)arg[0];
 			psel.set = &host;
@@ -531,6 +535,8 @@ long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 		}
 	}
 	if (user) {
+		if (zv_bad_guest_ptr((uint64_t)user))
+			return -EFAULT;
 		m = *user & ~UNBLOCKABLE;
 		host = m & ~ZV_SIGBIT(SIGSYS);
 	}
@@ -542,13 +548,17 @@ long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 	return r;
 }
 
-/* signalfd, signalfd4, rt_sigtimedwait: SIGSYS is never the guest's to take. */
+/* signalfd, signalfd4, rt_sigtimedwait: SIGSYS is never the guest's to take.
+ * A set the host would refuse for its size goes to it as it is. */
 long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
 {
 	int idx = nr == __NR_rt_sigtimedwait ? 0 : 1;
 	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
 	uint64_t m;
-	if (a[idx]) {
+	if (a[idx] && a[nr == __NR_rt_sigtimedwait ? 3 : 2] == 8) {
+		if (zv_bad_guest_ptr((uint64_t)a[idx]) ||
+		    (nr == __NR_rt_sigtimedwait && a[2] && zv_bad_guest_ptr((uint64_t)a[2])))
+			return -EFAULT;
 		m = *(const uint64_t *)a[idx] & ~ZV_SIGBIT(SIGSYS);
 		b[idx] = (long)&m;
 	}
