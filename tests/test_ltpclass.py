@@ -84,6 +84,25 @@ def test_native_reserved_memory():
     assert "munmap of a middle page (munmap04): ENOMEM" in out, out
 
 
+# --- signal06: a frame that cannot be written -------------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", variants("sigframe"))
+def test_unwritable_frame(name, platform):
+    """A handler's frame on a read-only altstack: SIGSEGV (SI_KERNEL) runs
+    instead, or kills when it cannot run; a thread flipping the altstack's
+    protection under a stream of signals loses no register state."""
+    compare([built(name)], platform, expect_native=native_ok(0))
+
+
+@pytest.mark.native_only
+def test_native_unwritable_frame():
+    out = run_native([built("sigframe")]).stdout
+    assert "ro-altstack: SIGHUP handler ran 0, SIGSEGV handler ran 1, si_code SI_KERNEL" in out, out
+    assert "segv-onstack: killed by signal 11" in out, out
+    assert "the double was lost" not in out, out
+
+
 # --- sigwaitinfo01, sigtimedwait01, rt_sigtimedwait01 ------------------------------
 
 @pytest.mark.parametrize("platform", PLATFORMS)
