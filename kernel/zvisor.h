@@ -48,6 +48,8 @@ struct zv_thread {
 	zv_siginfo pending_info[65];
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
 	int sigsys_blocked;            /* the guest believes SIGSYS is blocked */
+	int sigsys_held;               /* a SIGSYS sent while it was: pending (sys/signal.c) */
+	zv_siginfo sigsys_info;
 	int faults_blocked;            /* the guest blocks SIGSEGV or SIGBUS (see zv_unblock_faults) */
 	uint64_t delivery_mask_set;    /* set while sigsuspend & co. apply a temporary mask */
 	uint64_t delivery_mask;
@@ -262,6 +264,7 @@ long zv_sys_sigaltstack(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_masked_wait(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
+long zv_sys_rt_sigpending(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr);
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_host_set_mask(uint64_t mask, uint64_t *old);

@@ -84,6 +84,26 @@ def test_native_reserved_memory():
     assert "munmap of a middle page (munmap04): ENOMEM" in out, out
 
 
+# --- sighold02: a held signal's handler never runs ------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode", ["read", "futex", "spin"])
+@pytest.mark.parametrize("name", variants("sighold"))
+def test_held_signals(name, mode, platform):
+    """Every catchable signal, SIGSYS, SIGSEGV and SIGBUS included, sent to
+    a child that holds them all stays pending (sigpending shows it) and its
+    handler runs only when released, whether the child waits in read, in a
+    futex or in guest code."""
+    compare([built(name), mode], platform, expect_native=native_ok(0))
+
+
+@pytest.mark.native_only
+def test_native_held_signals():
+    out = run_native([built("sighold")]).stdout
+    assert "handlers run while held: 0\n" in out, out
+    assert " 7 8 " in out and " 11 " in out and " 31 " in out, out
+
+
 # --- signal06: a frame that cannot be written -------------------------------------
 
 @pytest.mark.parametrize("platform", PLATFORMS)

@@ -74,8 +74,8 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 }
 
 /* Kernel state a fork child must refresh: its pid, the lock that another
- * thread of the parent may have held, the thread count, and SUD, which the
- * host does not carry across fork. */
+ * thread of the parent may have held, the thread count, a held SIGSYS, and
+ * SUD, which the host does not carry across fork. */
 static void after_fork_child(struct zv_thread *t)
 {
 	zv_proc.pid = (int)zv_getpid();
@@ -87,6 +87,7 @@ static void after_fork_child(struct zv_thread *t)
 	zv_sites_after_fork();
 	t->tid = (int)zv_gettid();
 	t->pid = zv_proc.pid;
+	t->sigsys_held = 0; /* a child starts with no signal pending */
 	zv_platform_arm_thread(t);
 }
 

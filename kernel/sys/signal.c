@@ -46,10 +46,25 @@ static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 	t->fast.sig_pending = 1;
 }
 
+/* SIGSYS stays unblocked on the host, which brings the kernel its calls by
+ * it: one sent to a guest that blocks it is held here, pending, until the
+ * guest unblocks it (LTP's sighold02). Another one meanwhile is lost, as
+ * the host loses a standard signal already pending. */
+static void hold_sigsys(struct zv_thread *t, const zv_siginfo *si)
+{
+	if (!t->sigsys_held)
+		t->sigsys_info = *si;
+	t->sigsys_held = 1;
+}
+
 static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
 {
 	m &= ~UNBLOCKABLE;
 	t->sigsys_blocked = (m & ZV_SIGBIT(SIGSYS)) != 0;
+	if (t->sigsys_held && !t->sigsys_blocked) {
+		t->sigsys_held = 0;
+		defer(t, SIGSYS, &t->sigsys_info); /* delivered on the way out */
+	}
 	t->faults_blocked = (m & ZV_FAULT_SIGNALS) != 0;
 	uc->uc_sigmask = m & ~ZV_SIGBIT(SIGSYS);
 }
@@ -398,6 +413,10 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 			zv_die_by_signal(sig); /* page 0 would not fault the same way twice */
 		return;
 	}
+	if (sig == SIGSYS && t->sigsys_blocked) {
+		hold_sigsys(t, si);
+		return;
+	}
 	deliver(t, sig, si, uc);
 }
 
@@ -417,6 +436,10 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		zv_siginfo info = t->pending_info[sig];
 		uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
 		if (blocked & ZV_SIGBIT(sig)) {
+			if (sig == SIGSYS) {
+				hold_sigsys(t, &info);
+				continue;
+			}
 			/* Blocked by now: give it back to the host, which keeps it
 			 * pending until the guest unblocks it. */
 			give_back(t, sig, &info);
@@ -561,6 +584,11 @@ long zv_sys_rt_sigsuspend(struct zv_thread *t, struct zv_ucontext *uc, long *a, 
 	/* Handlers run with the temporary mask; their frames save the old. */
 	t->delivery_mask = m;
 	t->delivery_mask_set = 1;
+	if (t->sigsys_held && !(m & ZV_SIGBIT(SIGSYS))) {
+		t->sigsys_held = 0;
+		defer(t, SIGSYS, &t->sigsys_info);
+		return -EINTR; /* its handler runs with the temporary mask */
+	}
 	return zv_host_call(t, __NR_rt_sigsuspend, (long)&host, 8, 0, 0, 0, 0);
 }
 
@@ -617,4 +645,13 @@ long zv_sys_sigmask_arg(struct zv_thread *t, struct zv_ucontext *uc, long *a, lo
 		b[idx] = (long)&m;
 	}
 	return zv_host_call(t, nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
+/* The host's pending set, and a held SIGSYS (bit 31, in the fourth byte). */
+long zv_sys_rt_sigpending(struct zv_thread *t, struct zv_ucontext *uc, long *a, long nr)
+{
+	long r = zv_host_call(t, nr, a[0], a[1], 0, 0, 0, 0);
+	if (r == 0 && t->sigsys_held && (size_t)a[1] >= 4)
+		((uint8_t *)a[0])[3] |= (uint8_t)(ZV_SIGBIT(SIGSYS) >> 24);
+	return r;
 }
