@@ -6,7 +6,7 @@ The native_only tests check that each guest shows what its LTP test checks,
 so that a broken guest cannot pass by failing the same way twice."""
 import pytest
 
-from guestdesc import builds, check_native, compare_guest
+from guestdesc import builds, check_native, compare_guest, get
 from zvtest import PLATFORMS
 
 # --- clone302: clone3's struct read at the guest's size ------------------------
@@ -57,3 +57,47 @@ def test_reserved_memory(name, platform):
 @pytest.mark.native_only
 def test_native_reserved_memory():
     check_native("mapfill")  # the lines in mapfill.desc
+
+
+# --- sighold02: a held signal's handler never runs ------------------------------
+
+SIGHOLD, SIGWAIT = get("sighold"), get("sigwait")
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode", list(SIGHOLD.modes))
+@pytest.mark.parametrize("name", builds("sighold", subset=True))
+def test_held_signals(name, mode, platform):
+    """Every catchable signal, SIGSYS, SIGSEGV and SIGBUS included, sent to
+    a child that holds them all stays pending (sigpending shows it) and its
+    handler runs only when released, whether the child waits in read, in a
+    futex or in guest code."""
+    compare_guest(name, platform, mode)
+
+
+@pytest.mark.native_only
+def test_native_held_signals():
+    check_native("sighold")  # the lines in sighold.desc
+
+
+# --- signal06: a frame that cannot be written -------------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", builds("sigframe", subset=True))
+def test_unwritable_frame(name, platform):
+    """A handler's frame on a read-only altstack: SIGSEGV (SI_KERNEL) runs
+    instead, or kills when it cannot run; a thread flipping the altstack's
+    protection under a stream of signals loses no register state."""
+    compare_guest(name, platform)
+
+
+# --- sigwaitinfo01, sigtimedwait01, rt_sigtimedwait01 ------------------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode", list(SIGWAIT.modes))
+@pytest.mark.parametrize("name", builds("sigwait", subset=True))
+def test_sigwait(name, mode, platform):
+    """Waits for signals end as natively (EINTR for an empty set, the signal
+    and its siginfo for a matching one, EAGAIN on timeout, EFAULT for bad
+    pointers) and never hang."""
+    compare_guest(name, platform, mode)

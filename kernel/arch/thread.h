@@ -41,6 +41,7 @@ struct zv_thread {
 	uint64_t host_held;            /* deferred signals the host keeps blocked until delivery (sys/signal.c) */
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
 	int sigsys_blocked;            /* the guest believes SIGSYS is blocked */
+	int sigsys_held;               /* a SIGSYS sent while it was: pending in sigsys_info (sys/signal.c) */
 	int faults_blocked;            /* the guest blocks SIGSEGV or SIGBUS (see zv_unblock_faults) */
 	uint64_t delivery_mask_set;    /* set while sigsuspend & co. apply a temporary mask */
 	uint64_t delivery_mask;
@@ -60,6 +61,7 @@ struct zv_thread {
 	 * call may write, then share one page, which a fork copies once. */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	zv_siginfo pending_info[65];
+	zv_siginfo sigsys_info;
 };
 
 #define ZV_THREAD_MAGIC 0x7a76746872656164UL

@@ -34,6 +34,7 @@ long zv_sys_sigaltstack(struct zv_call *c);
 long zv_sys_rt_sigsuspend(struct zv_call *c);
 long zv_sys_masked_wait(struct zv_call *c);
 long zv_sys_sigmask_arg(struct zv_call *c);
+long zv_sys_rt_sigpending(struct zv_call *c);
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_host_set_mask(uint64_t mask, uint64_t *old);

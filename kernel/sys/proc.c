@@ -74,8 +74,8 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 }
 
 /* Kernel state a fork child must refresh: its pid, the lock that another
- * thread of the parent may have held, the thread count, and SUD, which the
- * host does not carry across fork. */
+ * thread of the parent may have held, the thread count, a held SIGSYS, and
+ * SUD, which the host does not carry across fork. */
 static void after_fork_child(struct zv_thread *t)
 {
 	zv_proc.pid = (int)zv_getpid(); /* and the tid: the one thread of a new process leads it */
@@ -94,6 +94,8 @@ static void after_fork_child(struct zv_thread *t)
 		t->pending_set = 0;
 		t->fast.sig_pending = 0;
 	}
+	if (t->sigsys_held)
+		t->sigsys_held = 0;
 	zv_platform_arm_fork_child(t);
 }
 

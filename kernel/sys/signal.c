@@ -41,11 +41,33 @@ uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 	return (uc->uc_sigmask & ~t->host_held) | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
 }
 
+static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
+{
+	t->pending_info[sig] = *si;
+	t->pending_set |= ZV_SIGBIT(sig);
+	t->fast.sig_pending = 1;
+}
+
+/* SIGSYS stays unblocked on the host, which brings the kernel its calls by
+ * it: one sent to a guest that blocks it is held here, pending, until the
+ * guest unblocks it (LTP's sighold02). Another one meanwhile is lost, as
+ * the host loses a standard signal already pending. */
+static void hold_sigsys(struct zv_thread *t, const zv_siginfo *si)
+{
+	if (!t->sigsys_held)
+		t->sigsys_info = *si;
+	t->sigsys_held = 1;
+}
+
 static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
 {
 	m &= ~UNBLOCKABLE;
 	t->host_held &= ~m; /* blocked by the guest now, not only held */
 	t->sigsys_blocked = (m & ZV_SIGBIT(SIGSYS)) != 0;
+	if (t->sigsys_held && !t->sigsys_blocked) {
+		t->sigsys_held = 0;
+		defer(t, SIGSYS, &t->sigsys_info); /* delivered on the way out */
+	}
 	t->faults_blocked = (m & ZV_FAULT_SIGNALS) != 0;
 	uc->uc_sigmask = m & ~ZV_SIGBIT(SIGSYS);
 }
@@ -186,6 +208,58 @@ static int altstack_flags(struct zv_thread *t, uint64_t sp)
 	return (on_guest_altstack(t, sp) ? ZV_SS_ONSTACK : 0) | (ss->ss_flags & ZV_SS_AUTODISARM);
 }
 
+/* Queues sig for this thread on the host again, pending while blocked. */
+static void give_back(struct zv_thread *t, int sig, const zv_siginfo *si)
+{
+	long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
+	if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->tid, sig, si) < 0)
+		zv_sys3(__NR_tgkill, pid, t->tid, sig);
+}
+
+/* Copies a signal frame and its xsave image to the guest's stack. The host
+ * fails a delivery whose frame it cannot write (a read-only altstack, a
+ * stack past its end) and forces SIGSEGV instead (LTP's signal06). When a
+ * SIGSEGV handler could then run, the copy is made with faults unblocked on
+ * the host and guarded: -EFAULT. Otherwise a fault kills the process with
+ * SIGSEGV, since zvisor's handlers block it, as the host would kill it. */
+static long put_frame(struct zv_thread *t, int recoverable, struct zv_sigframe *f, const struct zv_sigframe *fr,
+		      void *fp, const void *fpsrc, size_t fpsize)
+{
+	if (!recoverable) {
+		memcpy(fp, fpsrc, fpsize);
+		memcpy(f, fr, sizeof *fr);
+		return 0;
+	}
+	uint64_t old, outer = t->guard_sp, before = t->pending_set;
+	int was_pending = t->fast.sig_pending;
+	zv_host_set_mask(~ZV_FAULT_SIGNALS, &old);
+	long r = zv_copy_guarded(fp, fpsrc, fpsize, &t->guard_sp);
+	if (r == 0)
+		r = zv_copy_guarded(f, fr, sizeof *fr, &t->guard_sp);
+	t->guard_sp = outer;
+	zv_host_set_mask(old, NULL);
+	/* A SIGSEGV or SIGBUS that was pending on the host came in meanwhile:
+	 * back to the host, which delivers it after this frame, on top. */
+	uint64_t in = t->pending_set & ~before & ZV_FAULT_SIGNALS;
+	for (int sig = 1; in; sig++) {
+		if (in & ZV_SIGBIT(sig)) {
+			in &= ~ZV_SIGBIT(sig);
+			t->pending_set &= ~ZV_SIGBIT(sig);
+			give_back(t, sig, &t->pending_info[sig]);
+		}
+	}
+	if (!t->pending_set)
+		t->fast.sig_pending = was_pending;
+	return r;
+}
+
+/* Whether a failed frame for sig would be followed by a SIGSEGV handler. */
+static int segv_handled(struct zv_thread *t, int sig, uint64_t blocked)
+{
+	return sig != SIGSEGV && t->sighand->act[SIGSEGV].handler > ZV_SIG_IGN &&
+	       !(blocked & ZV_SIGBIT(SIGSEGV));
+}
+
 /* Builds the guest's signal frame for sig on the guest stack and points the
  * context uc at the guest's handler, exactly as the host's signal delivery
  * does (rt_sigframe, xsave image, red zone, altstack, masks, flags). */
@@ -228,21 +302,25 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	uint64_t fp = sp;
 	sp -= sizeof(struct zv_sigframe);
 	sp = (sp & ~15UL) - 8; /* as if 'call' had pushed pretcode */
-	struct zv_sigframe *f = (struct zv_sigframe *)sp;
 
-	if (fpsize)
-		memcpy((void *)fp, host_fp, fpsize);
-	f->pretcode = act.restorer;
-	f->uc.uc_flags = uc->uc_flags;
-	f->uc.uc_link = 0;
-	f->uc.uc_stack = t->guest_ss;
-	f->uc.uc_stack.ss_flags = ss_flags;
-	f->uc.mc = uc->mc;
+	struct zv_sigframe fr;
+	fr.pretcode = act.restorer;
+	fr.uc.uc_flags = uc->uc_flags;
+	fr.uc.uc_link = 0;
+	fr.uc.uc_stack = t->guest_ss;
+	fr.uc.uc_stack.ss_flags = ss_flags;
+	fr.uc.mc = uc->mc;
 	if (zv_plat->guest_ip) /* in code the platform moved: the original address */
-		f->uc.mc.rip = zv_plat->guest_ip(uc->mc.rip, uc->mc.rcx);
-	f->uc.mc.fpstate = fpsize ? fp : 0;
-	f->uc.uc_sigmask = saved_mask;
-	f->info = *si;
+		fr.uc.mc.rip = zv_plat->guest_ip(uc->mc.rip, uc->mc.rcx);
+	fr.uc.mc.fpstate = fpsize ? fp : 0;
+	fr.uc.uc_sigmask = saved_mask;
+	fr.info = *si;
+	struct zv_sigframe *f = (struct zv_sigframe *)sp;
+	if (put_frame(t, segv_handled(t, sig, base_mask), f, &fr, (void *)fp, host_fp, fpsize) < 0) {
+		zv_siginfo segv = { .si_signo = SIGSEGV, .si_code = 0x80 /* SI_KERNEL */ };
+		deliver(t, SIGSEGV, &segv, uc); /* sig is lost, as on the host */
+		return;
+	}
 	if (t->guest_ss.ss_flags & ZV_SS_AUTODISARM) {
 		t->guest_ss.ss_sp = 0;
 		t->guest_ss.ss_size = 0;
@@ -265,13 +343,6 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	if (!(act.flags & ZV_SA_NODEFER))
 		m |= ZV_SIGBIT(sig);
 	set_guest_mask(t, uc, m);
-}
-
-static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
-{
-	t->pending_info[sig] = *si;
-	t->pending_set |= ZV_SIGBIT(sig);
-	t->fast.sig_pending = 1;
 }
 
 /* A signal that interrupted the kernel is deferred, and the host must not
@@ -342,6 +413,10 @@ void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct z
 			zv_die_by_signal(sig); /* page 0 would not fault the same way twice */
 		return;
 	}
+	if (sig == SIGSYS && t->sigsys_blocked) {
+		hold_sigsys(t, si);
+		return;
+	}
 	deliver(t, sig, si, uc);
 }
 
@@ -362,11 +437,13 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		zv_siginfo info = t->pending_info[sig];
 		uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
 		if (blocked & ZV_SIGBIT(sig)) {
+			if (sig == SIGSYS) {
+				hold_sigsys(t, &info);
+				continue;
+			}
 			/* Blocked by now: give it back to the host, which keeps it
 			 * pending until the guest unblocks it. */
-			long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
-			if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->tid, sig, &info) < 0)
-				zv_sys3(__NR_tgkill, pid, t->tid, sig);
+			give_back(t, sig, &info);
 			continue;
 		}
 		deliver(t, sig, &info, uc);
@@ -513,11 +590,18 @@ long zv_sys_rt_sigsuspend(struct zv_call *c)
 	long *a = c->a;
 	if (a[1] != 8)
 		return -EINVAL;
+	if (zv_bad_guest_ptr((uint64_t)a[0]))
+		return -EFAULT;
 	uint64_t m = *(const uint64_t *)a[0] & ~UNBLOCKABLE;
 	uint64_t host = m & ~ZV_SIGBIT(SIGSYS);
 	/* Handlers run with the temporary mask; their frames save the old. */
 	t->delivery_mask = m;
 	t->delivery_mask_set = 1;
+	if (t->sigsys_held && !(m & ZV_SIGBIT(SIGSYS))) {
+		t->sigsys_held = 0;
+		defer(t, SIGSYS, &t->sigsys_info);
+		return -EINTR; /* its handler runs with the temporary mask */
+	}
 	return zv_host_call(t, __NR_rt_sigsuspend, (long)&host, 8, 0, 0, 0, 0);
 }
 
@@ -533,6 +617,8 @@ long zv_sys_masked_wait(struct zv_call *c)
 	const uint64_t *user = NULL;
 	if (nr == __NR_pselect6) {
 		const uint64_t *arg = (const void *)a[5];
+		if (arg && zv_bad_guest_ptr((uint64_t)arg))
+			return -EFAULT;
 		if (arg && arg[0] && arg[1] == 8) {
 			user = (const uint64_t *)arg[0];
 			psel.set = &host;
@@ -547,6 +633,8 @@ long zv_sys_masked_wait(struct zv_call *c)
 		}
 	}
 	if (user) {
+		if (zv_bad_guest_ptr((uint64_t)user))
+			return -EFAULT;
 		m = *user & ~UNBLOCKABLE;
 		host = m & ~ZV_SIGBIT(SIGSYS);
 	}
@@ -558,7 +646,8 @@ long zv_sys_masked_wait(struct zv_call *c)
 	return r;
 }
 
-/* signalfd, signalfd4, rt_sigtimedwait: SIGSYS is never the guest's to take. */
+/* signalfd, signalfd4, rt_sigtimedwait: SIGSYS is never the guest's to take.
+ * A set the host would refuse for its size goes to it as it is. */
 long zv_sys_sigmask_arg(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
@@ -567,9 +656,24 @@ long zv_sys_sigmask_arg(struct zv_call *c)
 	int idx = nr == __NR_rt_sigtimedwait ? 0 : 1;
 	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
 	uint64_t m;
-	if (a[idx]) {
+	if (a[idx] && a[nr == __NR_rt_sigtimedwait ? 3 : 2] == 8) {
+		if (zv_bad_guest_ptr((uint64_t)a[idx]) ||
+		    (nr == __NR_rt_sigtimedwait && a[2] && zv_bad_guest_ptr((uint64_t)a[2])))
+			return -EFAULT;
 		m = *(const uint64_t *)a[idx] & ~ZV_SIGBIT(SIGSYS);
 		b[idx] = (long)&m;
 	}
 	return zv_host_call(t, nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
+/* The host's pending set, and a held SIGSYS (bit 31, in the fourth byte). */
+long zv_sys_rt_sigpending(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long nr = c->nr;
+	long r = zv_host_call(t, nr, a[0], a[1], 0, 0, 0, 0);
+	if (r == 0 && t->sigsys_held && (size_t)a[1] >= 4)
+		((uint8_t *)a[0])[3] |= (uint8_t)(ZV_SIGBIT(SIGSYS) >> 24);
+	return r;
 }

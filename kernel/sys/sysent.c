@@ -226,7 +226,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(getsid, S(PR, "d")),
 	ROW(capget, D(2, CRED, zv_dec_capget)),
 	ROW(capset, D(2, CRED, zv_dec_capget)),
-	ROW(rt_sigpending, D(2, SIG, zv_dec_rt_sigpending)),
+	ROW(rt_sigpending, D(2, SIG, zv_dec_rt_sigpending), .handler = zv_sys_rt_sigpending),
 	ROW(rt_sigtimedwait, DR(4, SIG, zv_dec_rt_sigtimedwait, '=', zv_dec_signal_ret), .handler = zv_sys_sigmask_arg, .restart = ZV_RS_EINTR, .time = zv_vt_timespec, .timeout = A(2), .entry_args = ENTRY(1)),
 	ROW(rt_sigqueueinfo, D(3, SIG | PR, zv_dec_rt_sigqueueinfo)),
 	ROW(rt_sigsuspend, D(2, SIG, zv_dec_rt_sigsuspend), .handler = zv_sys_rt_sigsuspend, .restart = ZV_RS_NOHAND),
