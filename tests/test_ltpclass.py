@@ -101,3 +101,15 @@ def test_sigwait(name, mode, platform):
     and its siginfo for a matching one, EAGAIN on timeout, EFAULT for bad
     pointers) and never hang."""
     compare_guest(name, platform, mode)
+
+
+# --- fcntl38: real-time signals that arrive during one call ----------------------
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", builds("dnotify", subset=True))
+def test_queued_realtime_signals(name, platform):
+    """One chmod sends a dnotify real-time signal per watching fd: each
+    reaches the handler with its own si_fd. The first one that interrupts
+    the kernel is held blocked on the host until delivered, so the others
+    stay queued there (before, each overwrote the one deferred before it)."""
+    compare_guest(name, platform)
