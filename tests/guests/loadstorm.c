@@ -9,10 +9,14 @@
  *   timer-term a child in that storm with no end is sent SIGTERM (then
  *              SIGINT) and must die of it
  *   threads    64 threads each send SIGUSR1 to the next 2,000 times
+ *   overrun    a timer due 30 s ago with a 1 ns interval: its first signal's
+ *              handler reads the overrun count, capped at INT_MAX, and
+ *              disarms it while the program spins (LTP timer_settime03)
  *   forktree   a binary tree of processes 7 levels below the first (255)
  *              that sum their exit statuses; no fd is left behind */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -105,6 +109,40 @@ static void storm_child_dies_of(int sig)
 	}
 	printf("timer-term: child %s %d\n", WIFSIGNALED(st) ? "killed by signal" : "exited with",
 	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+static timer_t overrun_timer;
+static volatile int overrun_seen, overrun;
+
+static void on_overrun(int sig)
+{
+	if (overrun_seen)
+		return; /* one more may already be pending */
+	overrun = timer_getoverrun(overrun_timer);
+	struct itimerspec off = { 0 };
+	timer_settime(overrun_timer, 0, &off, NULL);
+	overrun_seen = 1;
+}
+
+static int overrun_mode(void)
+{
+	signal(SIGUSR1, on_overrun);
+	struct sigevent sev = { 0 };
+	sev.sigev_notify = SIGEV_SIGNAL;
+	sev.sigev_signo = SIGUSR1;
+	struct timespec res;
+	if (timer_create(CLOCK_REALTIME, &sev, &overrun_timer) || clock_getres(CLOCK_REALTIME, &res)) {
+		perror("timer");
+		return 1;
+	}
+	struct itimerspec its = { .it_interval = res };
+	clock_gettime(CLOCK_REALTIME, &its.it_value);
+	its.it_value.tv_sec -= 30;
+	timer_settime(overrun_timer, TIMER_ABSTIME, &its, NULL);
+	while (!overrun_seen)
+		; /* guest code only: the signal must get through */
+	printf("overrun: %s\n", overrun == INT_MAX ? "capped at INT_MAX" : "not capped");
+	return 0;
 }
 
 #define NTHREADS 64
@@ -212,8 +250,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "threads"))
 		return threads_mode();
+	if (!strcmp(mode, "overrun"))
+		return overrun_mode();
 	if (!strcmp(mode, "forktree"))
 		return forktree_mode();
-	fprintf(stderr, "usage: loadstorm timer|timer-term|threads|forktree\n");
+	fprintf(stderr, "usage: loadstorm timer|timer-term|overrun|threads|forktree\n");
 	return 2;
 }
