@@ -56,11 +56,14 @@ static int ff_fd(int pid)
 	return tr->fd = (int)fd;
 }
 
-static int output_fd(void)
+/* Where a line of process pid goes. The pid is the line's, not the
+ * current thread's: the first image's execve line is printed before the
+ * kernel runs on a thread block (zv_current() is not a thread there). */
+static int output_fd(int pid)
 {
 	struct zv_trace *tr = &zv_proc.trace;
 	if (tr->follow == 2 && tr->path[0] && tr->on)
-		return ff_fd(zv_current()->pid);
+		return ff_fd(pid);
 	if (tr->fd >= 0)
 		return tr->fd;
 	return zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
@@ -110,12 +113,12 @@ static void begin_line(struct zv_tb *b, const struct zv_trace_who *t, int64_t wh
 	}
 }
 
-static void end_line(struct zv_tb *b)
+static void end_line(struct zv_tb *b, const struct zv_trace_who *w)
 {
 	if (b->full)
 		tb_puts(b, "...");
 	b->buf[b->len++] = '\n';
-	zv_write(output_fd(), b->buf, b->len);
+	zv_write(output_fd(w->pid), b->buf, b->len);
 }
 
 static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected)
@@ -214,7 +217,7 @@ static void json_call(const struct zv_trace_who *t, const struct zv_tcall *c, in
 		tb_printf(&b, ",\"duration\":%ld.%06ld", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
 	tb_putc(&b, '}');
 	b.full = 0; /* a cut object would be invalid: the args string was cut instead */
-	end_line(&b);
+	end_line(&b, t);
 }
 
 /* For a call that never returned, strace shows only the arguments it
@@ -276,7 +279,7 @@ void zv_trace_call_line(const struct zv_trace_who *t, const struct zv_tcall *c, 
 		if (zv_proc.trace.show_time)
 			tb_printf(&b, " <%ld.%06ld>", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
 	}
-	end_line(&b);
+	end_line(&b, t);
 }
 
 void zv_trace_exit_line(const struct zv_trace_who *t, int code, int sig)
@@ -290,7 +293,7 @@ void zv_trace_exit_line(const struct zv_trace_who *t, int code, int sig)
 		} else {
 			tb_printf(&b, ",\"exit\":%d}", code & 0xff);
 		}
-		end_line(&b);
+		end_line(&b, t);
 		return;
 	}
 	begin_line(&b, t, zv_trace_stamp());
@@ -301,7 +304,7 @@ void zv_trace_exit_line(const struct zv_trace_who *t, int code, int sig)
 	} else {
 		tb_printf(&b, "+++ exited with %d +++", code & 0xff);
 	}
-	end_line(&b);
+	end_line(&b, t);
 }
 
 void zv_trace_signal_line(const struct zv_trace_who *w, int sig, const void *siginfo)
@@ -316,7 +319,7 @@ void zv_trace_signal_line(const struct zv_trace_who *w, int sig, const void *sig
 		tb_printf(&b, "\"%s\",\"siginfo\":", sn ? sn : "SIG???");
 		json_str(&b, info.buf, info.len);
 		tb_putc(&b, '}');
-		end_line(&b);
+		end_line(&b, w);
 		return;
 	}
 	begin_line(&b, w, zv_trace_stamp());
@@ -325,7 +328,7 @@ void zv_trace_signal_line(const struct zv_trace_who *w, int sig, const void *sig
 	tb_putc(&b, ' ');
 	zv_decode_siginfo(&b, siginfo);
 	tb_puts(&b, " ---");
-	end_line(&b);
+	end_line(&b, w);
 }
 
 /* ---- across execve ------------------------------------------------------ */
