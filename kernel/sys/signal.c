@@ -23,6 +23,8 @@
 #define SEGV_PKUERR 4
 #define SEGV_ACCERR 2
 #define UNBLOCKABLE (ZV_SIGBIT(SIGKILL) | ZV_SIGBIT(SIGSTOP))
+/* The signals the CPU raises: SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV. */
+#define CPU_SIGNALS (ZV_SIGBIT(SIGILL) | ZV_SIGBIT(5) | ZV_SIGBIT(SIGBUS) | ZV_SIGBIT(8) | ZV_SIGBIT(SIGSEGV))
 
 /* Signals whose default action is to be ignored, or to stop the process. */
 static int default_ignores(int sig) { return sig == 17 || sig == 18 || sig == 23 || sig == 28; }
@@ -33,12 +35,10 @@ void zv_host_set_mask(uint64_t mask, uint64_t *old)
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &mask, old, 8);
 }
 
-/* The mask the guest believes is in force for the context uc: the host's,
- * less the deferred signals the kernel holds (zv_signal_defer_held), plus
- * SIGSYS. */
+/* The mask the guest believes is in force for the context uc. */
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	return (uc->uc_sigmask & ~t->host_held) | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
+	return uc->uc_sigmask | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
 }
 
 static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
@@ -62,7 +62,6 @@ static void hold_sigsys(struct zv_thread *t, const zv_siginfo *si)
 static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
 {
 	m &= ~UNBLOCKABLE;
-	t->host_held &= ~m; /* blocked by the guest now, not only held */
 	t->sigsys_blocked = (m & ZV_SIGBIT(SIGSYS)) != 0;
 	if (t->sigsys_held && !t->sigsys_blocked) {
 		t->sigsys_held = 0;
@@ -362,8 +361,7 @@ void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, st
 	defer(t, sig, si);
 	/* Never SIGSYS (a blocked SIGSYS from SUD or seccomp kills) nor a
 	 * signal the CPU may raise in the kernel or a stub before delivery. */
-	const uint64_t never = ZV_SIGBIT(SIGSYS) | ZV_FAULT_SIGNALS | ZV_SIGBIT(SIGILL) | ZV_SIGBIT(5) |
-			       ZV_SIGBIT(8) | UNBLOCKABLE;
+	const uint64_t never = ZV_SIGBIT(SIGSYS) | CPU_SIGNALS | UNBLOCKABLE;
 	if (!(ZV_SIGBIT(sig) & never) && !(uc->uc_sigmask & ZV_SIGBIT(sig))) {
 		uc->uc_sigmask |= ZV_SIGBIT(sig);
 		if (!t->sys_uc)
@@ -371,9 +369,11 @@ void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, st
 	}
 }
 
-/* A frame that caught the mask of a fast call holding deferred signals
- * (its bounce, a call beyond zpoline's sled) gets the guest's mask back;
- * the kernel's live mask keeps holding them until the frame's sigreturn. */
+/* The bounce frame of a fast call that deferred signals caught the mask
+ * holding them: it gets the guest's mask back, before anything reads or
+ * copies it; the kernel's live mask keeps holding them until the frame's
+ * sigreturn. host_held is nonzero only between such a deferral and its
+ * bounce (a fast exit with a signal pending always bounces). */
 void zv_signals_unhold(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	uc->uc_sigmask &= ~t->host_held;
@@ -394,7 +394,7 @@ void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_sigin
 
 int zv_signal_is_fault(int sig, const zv_siginfo *si)
 {
-	return si->si_code > 0 && (sig == SIGILL || sig == 5 || sig == SIGBUS || sig == 8 || sig == SIGSEGV);
+	return si->si_code > 0 && (CPU_SIGNALS & ZV_SIGBIT(sig));
 }
 
 /* A handled signal that interrupted the guest (arch/hostsig.c has sorted out
@@ -425,7 +425,6 @@ void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct z
  * restores the guest's mask, so none can slip in between. */
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	zv_signals_unhold(t, uc);
 	if (!t->fast.sig_pending) {
 		t->delivery_mask_set = 0;
 		return;
