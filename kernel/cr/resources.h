@@ -1,0 +1,18 @@
+/* The process's resources in a checkpoint, other than memory and threads
+ * (cr/fds.c, cr/timers.c): saved by the checkpointing thread while every
+ * other guest thread is frozen, re-created by `zvisor restore` after the
+ * memory is back and before any guest thread runs. Each returns 0, or -1
+ * with the image's why set (one line: what is refused and why). */
+#ifndef ZV_CR_RESOURCES_H
+#define ZV_CR_RESOURCES_H
+#include "cr/image.h"
+
+/* Every fd of the process (the guest's and the kernel's hidden ones), with
+ * flags and offsets; pipes' buffered bytes are read and put back. */
+long zv_cr_save_fds(struct zv_cr_out *o);
+/* Re-creates them at their numbers; in->dirfd is moved if it is in the way. */
+long zv_cr_restore_fds(struct zv_cr_in *in);
+/* POSIX timers (same ids), itimers, rlimits, umask and cwd. */
+long zv_cr_save_timers(struct zv_cr_out *o);
+long zv_cr_restore_timers(struct zv_cr_in *in);
+#endif
