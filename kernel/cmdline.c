@@ -30,6 +30,8 @@ int zv_cmdline_command(int argc, char **argv)
 		zv_dprintf(1, "zvisor %s\n", ZV_VERSION);
 		zv_exit_group(0);
 	}
+	if (zv_strcmp(cmd, "checkpoint") == 0)
+		zv_cr_checkpoint_main(argc - 2, argv + 2);
 	if (zv_strcmp(cmd, "check-elf") == 0)
 		zv_exit_group(zv_check_main(argc - 2, argv + 2));
 	if (zv_strcmp(cmd, "run") == 0 || zv_strcmp(cmd, "trace") == 0)

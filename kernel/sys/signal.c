@@ -139,6 +139,14 @@ void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 	}
 }
 
+/* A restored process (cr/restore.c): the host's actions for the guest's
+ * dispositions, which came back with the kernel's memory. */
+void zv_signals_reinstall(struct zv_sighand *sh)
+{
+	for (int sig = 1; sig <= 64; sig++)
+		set_host_action(sh, sig);
+}
+
 uint64_t zv_signals_ignored(const struct zv_sighand *sh)
 {
 	uint64_t m = 0;
@@ -211,8 +219,8 @@ static int altstack_flags(struct zv_thread *t, uint64_t sp)
 static void give_back(struct zv_thread *t, int sig, const zv_siginfo *si)
 {
 	long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
-	if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->tid, sig, si) < 0)
-		zv_sys3(__NR_tgkill, pid, t->tid, sig);
+	if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->htid, sig, si) < 0)
+		zv_sys3(__NR_tgkill, pid, t->htid, sig);
 }
 
 /* Copies a signal frame and its xsave image to the guest's stack. The host
@@ -429,6 +437,8 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
+	if (t->cr.freeze)
+		zv_cr_park(t); /* a checkpoint: every register is in uc now */
 	zv_host_set_mask(~0UL, NULL);
 	while (t->pending_set) {
 		int sig = __builtin_ctzl(t->pending_set) + 1;
@@ -456,17 +466,21 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 {
 	const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
-	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
-		return 0;
 	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
+	int handled = 0, restart = 1;
 	for (int sig = 1; sig <= 64; sig++) {
 		if (!(t->pending_set & ZV_SIGBIT(sig)) || (blocked & ZV_SIGBIT(sig)))
 			continue;
 		struct zv_ksigaction *a = &t->sighand->act[sig];
+		handled |= a->handler > ZV_SIG_IGN;
 		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
-			return 0; /* a handler without SA_RESTART sees EINTR */
+			restart = 0; /* a handler without SA_RESTART sees EINTR */
 	}
-	return 1;
+	if (!handled && zv_cr_restart_call(t))
+		return 1; /* only a checkpoint's freeze: as after a stop and continue */
+	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
+		return 0;
+	return restart;
 }
 
 long zv_sys_rt_sigaction(struct zv_call *c)
