@@ -69,6 +69,9 @@ int zv_cr_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc); /
 void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc);                /* --checkpoint-on's signal */
 void zv_cr_park(struct zv_thread *t);
 int zv_cr_restart_call(struct zv_thread *t); /* a call interrupted only by the freeze: made again */
+/* cr/pids.c: a restored process's ids, the host's for the guest's and back */
+long zv_cr_host_id(long x);
+long zv_cr_guest_id(long x);
 /* cr/dump.c: writes the image of the frozen process; 0 or -1 (o->why). */
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self);
 /* cr/memory.c */

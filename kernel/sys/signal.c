@@ -322,6 +322,9 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	fr.uc.mc.fpstate = fpsize ? fp : 0;
 	fr.uc.uc_sigmask = saved_mask;
 	fr.info = *si;
+	if (zv_cr.restored && (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6))
+		/* sent by a process (kill, sigqueue, mq, tgkill): the restored one by its old pid */
+		fr.info.kill.pid = (int32_t)zv_cr_guest_id(si->kill.pid);
 	struct zv_sigframe *f = (struct zv_sigframe *)sp;
 	if (put_frame(t, segv_handled(t, sig, base_mask), f, &fr, (void *)fp, host_fp, fpsize) < 0) {
 		zv_siginfo segv = { .si_signo = SIGSEGV, .si_code = 0x80 /* SI_KERNEL */ };
