@@ -70,6 +70,10 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 	struct zv_ucontext *uc = ucv;
 	struct zv_thread *t = zv_current();
 	uint64_t ip = uc->mc.rip;
+	if (sig == zv_cr.signal && si->si_code <= 0) {
+		zv_cr_signal(t, uc); /* --checkpoint-on: sent by a process, never the guest's */
+		return;
+	}
 	if (zv_in_kernel_text(ip) || t->in_host_vdso) {
 		in_kernel(t, sig, si, uc);
 		return;

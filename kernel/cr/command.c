@@ -34,7 +34,7 @@ __attribute__((noreturn)) static void die1(const char *cmd, const char *fmt, con
 }
 
 /* The absolute form of path (cwd + path). */
-static void absolute(const char *path, char *out, size_t n)
+void zv_cr_absolute(const char *path, char *out, size_t n)
 {
 	if (path[0] == '/') {
 		zv_strlcpy(out, path, n);
@@ -84,7 +84,7 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 	unsigned long pid;
 	if (zv_parse_ulong(pos[0], &pid) < 0 || pid == 0 || pid > 0x3fffffff)
 		usage("checkpoint", "'%s' is not a process id", pos[0]);
-	absolute(pos[1], req->dir, sizeof req->dir);
+	zv_cr_absolute(pos[1], req->dir, sizeof req->dir);
 	if (zv_sys3(__NR_faccessat, -100, req->dir, 0) == 0)
 		die1("checkpoint", "%s already exists%s", req->dir, "");
 	int me = (int)zv_getpid();

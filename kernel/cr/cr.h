@@ -64,11 +64,22 @@ struct zv_cr_state {
 };
 extern struct zv_cr_state zv_cr;
 
+/* The host signals the guest can never block: SIGSYS brings the kernel its
+ * calls, --checkpoint-on's signal its checkpoints. */
+static inline uint64_t zv_kernel_signals(void)
+{
+	return (1UL << 30) | (zv_cr.signal ? 1UL << (zv_cr.signal - 1) : 0);
+}
+
 /* cr/freeze.c */
 int zv_cr_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc); /* 1: it was ours */
 void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc);                /* --checkpoint-on's signal */
 void zv_cr_park(struct zv_thread *t);
 int zv_cr_restart_call(struct zv_thread *t); /* a call interrupted only by the freeze: made again */
+int zv_cr_parse_signal(const char *s);
+struct zv_exec_carry;
+int zv_cr_encode(char *buf, unsigned long n, const struct zv_exec_carry *x);
+const char *zv_cr_decode(const char *s, struct zv_exec_carry *x);
 /* cr/pids.c: a restored process's ids, the host's for the guest's and back */
 long zv_cr_host_id(long x);
 long zv_cr_guest_id(long x);
@@ -77,6 +88,7 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self);
 /* cr/memory.c */
 long zv_cr_save_memory(struct zv_cr_out *o);
 /* cr/command.c: `zvisor checkpoint` and `zvisor restore` */
+void zv_cr_absolute(const char *path, char *out, unsigned long n);
 __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv);
 __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const uint64_t *auxv);
 /* asm: arch/crjmp.S */

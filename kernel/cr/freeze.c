@@ -16,6 +16,8 @@
 #include <linux/futex.h>
 #include <linux/fcntl.h>
 #include "cr/channel.h"
+#include "trace/names.h"
+#include "sys/execstate.h"
 
 #define SI_QUEUE (-1)
 #define SIGSYS 31
@@ -259,4 +261,57 @@ void zv_cr_park(struct zv_thread *t)
 	}
 	t->cr.parked = 0;
 	zv_host_set_mask(old, NULL);
+}
+
+/* --checkpoint-on=SIG's value: a name (USR2, SIGUSR2) or a number; 0 if
+ * neither, or a signal that cannot be zvisor's (KILL, STOP, SYS, the
+ * CPU's faults). */
+int zv_cr_parse_signal(const char *s)
+{
+	unsigned long n;
+	int sig = 0;
+	if (zv_parse_ulong(s, &n) == 0) {
+		sig = n <= 64 ? (int)n : 0;
+	} else {
+		for (int i = 1; i <= 64 && !sig; i++) {
+			const char *name = zv_signal_name(i);
+			if (name && (!zv_strcmp(name, s) || !zv_strcmp(name + 3, s)))
+				sig = i;
+		}
+	}
+	if (sig == SIGKILL || sig == 19 || sig == SIGSYS || sig == 4 || sig == 5 || sig == 7 || sig == 8 || sig == 11)
+		return 0;
+	return sig;
+}
+
+/* The exec state's field K: --checkpoint-on survives execve (sys/execstate.c). */
+int zv_cr_encode(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	(void)x;
+	if (!zv_cr.signal)
+		return -1;
+	int k = zv_snprintf(buf, n, "%d.%d.", zv_cr.signal, zv_cr.on_signal.leave_running);
+	for (const char *p = zv_cr.on_signal.dir; *p && k + 3 < (int)n; p++)
+		k += zv_snprintf(buf + k, n - k, "%02x", (unsigned)(uint8_t)*p);
+	return k;
+}
+
+const char *zv_cr_decode(const char *s, struct zv_exec_carry *x)
+{
+	(void)x;
+	zv_cr.signal = (int)zv_parse_dec(s, &s);
+	if (*s == '.')
+		s++;
+	zv_cr.on_signal.leave_running = (int)zv_parse_dec(s, &s);
+	if (*s == '.')
+		s++;
+	size_t k = 0;
+	while (s[0] && s[0] != ',' && s[1] && k + 1 < sizeof zv_cr.on_signal.dir) {
+		char h[3] = { s[0], s[1], 0 };
+		const char *e;
+		zv_cr.on_signal.dir[k++] = (char)zv_parse_hex(h, &e);
+		s += 2;
+	}
+	zv_cr.on_signal.dir[k] = 0;
+	return s;
 }

@@ -124,10 +124,12 @@ char *zv_cr_read_maps(uint64_t *maplen)
 	}
 }
 
-static int is_scratch(uint64_t lo, uint64_t hi)
+/* Whether page a is the checkpoint's own memory (a mapping of its own, or
+ * merged by the host into a neighbour's): restored as zeros. */
+static int is_scratch(uint64_t a)
 {
 	for (int i = 0; i < ZV_CR_SCRATCH; i++)
-		if (zv_cr.scratch[i][1] && lo < zv_cr.scratch[i][1] && hi > zv_cr.scratch[i][0])
+		if (a >= zv_cr.scratch[i][0] && a < zv_cr.scratch[i][1])
 			return 1;
 	return 0;
 }
@@ -234,7 +236,7 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 				return zv_cr_refuse(o, "cannot read /proc/self/pagemap");
 			for (uint64_t i = 0; i < n; i++) {
 				uint64_t a = m->lo + (base + i) * PAGE;
-				if (worth_saving(kind, s->pm[i])) {
+				if (worth_saving(kind, s->pm[i]) && !is_scratch(a)) {
 					if (run_len && run_start + run_len * PAGE == a) {
 						run_len++;
 						continue;
@@ -306,7 +308,7 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	r = 0;
 	while (r == 0 && zv_cr_maps_next(&p, &m) == 0) {
 		int kind = kind_of(&m, &l);
-		if (!kind || is_scratch(m.lo, m.hi))
+		if (!kind)
 			continue;
 		r = save_one(&s, &m, kind);
 		if (r == 0 && kind == ZV_CR_VDSO)

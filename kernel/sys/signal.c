@@ -68,7 +68,7 @@ static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t
 		defer(t, SIGSYS, &t->sigsys_info); /* delivered on the way out */
 	}
 	t->faults_blocked = (m & ZV_FAULT_SIGNALS) != 0;
-	uc->uc_sigmask = m & ~ZV_SIGBIT(SIGSYS);
+	uc->uc_sigmask = m & ~zv_kernel_signals();
 }
 
 /* A kernel entry on a signal frame (uc) whose guest blocks SIGSEGV or
@@ -106,6 +106,12 @@ static void set_host_action(struct zv_sighand *sh, int sig)
 {
 	if (sig == SIGSYS || sig == SIGKILL || sig == SIGSTOP)
 		return;
+	if (sig == zv_cr.signal) { /* --checkpoint-on's: zvisor's, whatever the guest asks */
+		struct zv_ksigaction k = { (uint64_t)zv_host_sighandler, ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTORER,
+					   (uint64_t)zv_sigreturn, ~0UL };
+		zv_sys4(__NR_rt_sigaction, sig, &k, NULL, 8);
+		return;
+	}
 	struct zv_ksigaction *g = &sh->act[sig], h;
 	uint64_t keep = g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT);
 	if (g->handler == ZV_SIG_IGN || (g->handler == ZV_SIG_DFL && !catch_default(sig))) {
@@ -134,7 +140,7 @@ void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 		if (ignored ? (*ignored & ZV_SIGBIT(sig)) != 0
 			    : zv_sys4(__NR_rt_sigaction, sig, NULL, &old, 8) == 0 && old.handler == ZV_SIG_IGN)
 			sh->act[sig].handler = ZV_SIG_IGN;
-		if (catch_default(sig))
+		if (catch_default(sig) || sig == zv_cr.signal)
 			set_host_action(sh, sig);
 	}
 }
@@ -609,7 +615,7 @@ long zv_sys_rt_sigsuspend(struct zv_call *c)
 	if (zv_bad_guest_ptr((uint64_t)a[0]))
 		return -EFAULT;
 	uint64_t m = *(const uint64_t *)a[0] & ~UNBLOCKABLE;
-	uint64_t host = m & ~ZV_SIGBIT(SIGSYS);
+	uint64_t host = m & ~zv_kernel_signals();
 	/* Handlers run with the temporary mask; their frames save the old. */
 	t->delivery_mask = m;
 	t->delivery_mask_set = 1;
@@ -652,7 +658,7 @@ long zv_sys_masked_wait(struct zv_call *c)
 		if (zv_bad_guest_ptr((uint64_t)user))
 			return -EFAULT;
 		m = *user & ~UNBLOCKABLE;
-		host = m & ~ZV_SIGBIT(SIGSYS);
+		host = m & ~zv_kernel_signals();
 	}
 	long r = zv_host_call(t, nr, b[0], b[1], b[2], b[3], b[4], b[5]);
 	if (user && r == -EINTR) {
@@ -676,7 +682,7 @@ long zv_sys_sigmask_arg(struct zv_call *c)
 		if (zv_bad_guest_ptr((uint64_t)a[idx]) ||
 		    (nr == __NR_rt_sigtimedwait && a[2] && zv_bad_guest_ptr((uint64_t)a[2])))
 			return -EFAULT;
-		m = *(const uint64_t *)a[idx] & ~ZV_SIGBIT(SIGSYS);
+		m = *(const uint64_t *)a[idx] & ~zv_kernel_signals();
 		b[idx] = (long)&m;
 	}
 	return zv_host_call(t, nr, b[0], b[1], b[2], b[3], b[4], b[5]);
