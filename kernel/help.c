@@ -133,4 +133,8 @@ const char zv_restore_help[] =
 	"or one whose files changed is refused with one line and status 1.\n"
 	"\n"
 	"options:\n"
-	"  -h, --help  show this help\n";
+	"  --other-host  restore as on another kernel or boot, which is detected by\n"
+	"                itself: the program keeps the vDSO it saw, redirected into\n"
+	"                zvisor, and its MONOTONIC and BOOTTIME clocks go on from\n"
+	"                the checkpoint's values (a test aid)\n"
+	"  -h, --help    show this help\n";

@@ -138,11 +138,14 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 {
 	(void)auxv;
 	const char *dir = NULL;
+	int other_host = 0;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (!zv_strcmp(a, "--help") || !zv_strcmp(a, "-h")) {
 			zv_write(1, zv_restore_help, zv_strlen(zv_restore_help));
 			zv_exit_group(0);
+		} else if (!zv_strcmp(a, "--other-host")) {
+			other_host = 1;
 		} else if (a[0] == '-' && a[1]) {
 			usage("restore", "unknown option '%s'", a);
 		} else if (!dir) {
@@ -168,6 +171,7 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 	in->arena_len = first_len - ((sizeof *in + 4095) & ~4095UL);
 	struct zv_cr_restore *r = zv_cr_alloc(in, sizeof *r);
 	r->in = in;
+	r->other_host = other_host;
 	zv_cr_image_layout(&r->layout);
 	if (zv_cr_read_index(in, r->layout.build) < 0)
 		die1("restore", "%s: %s", dir, in->why);

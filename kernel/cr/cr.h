@@ -44,6 +44,8 @@ struct zv_cr_meta {
 	int pid, ppid;          /* the guest's */
 	int nthreads;
 	int platform;
+	int64_t mono, boot;     /* MONOTONIC and BOOTTIME as the guest read them */
+	char boot_id[40];       /* the host's boot: another one's clocks differ */
 };
 
 /* The process's checkpoint state. It is kernel memory like the rest, so a
@@ -88,6 +90,7 @@ long zv_cr_sys_sleep(struct zv_call *c);
 /* cr/pids.c: a restored process's ids, the host's for the guest's and back */
 long zv_cr_host_id(long x);
 long zv_cr_guest_id(long x);
+void zv_cr_boot_id(char out[40]);
 /* cr/dump.c: writes the image of the frozen process; 0 or -1 (o->why). */
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self);
 /* cr/memory.c */

@@ -34,6 +34,20 @@ static long refuse_children(struct zv_cr_out *o)
 	return 0;
 }
 
+/* The host's boot id (a UUID), or "" if unknown. */
+void zv_cr_boot_id(char out[40])
+{
+	memset(out, 0, 40);
+	long fd = zv_openat(-100, "/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	long n = zv_read((int)fd, out, 39);
+	zv_close((int)fd);
+	for (long i = 0; i < n; i++)
+		if (out[i] == '\n')
+			out[i] = 0;
+}
+
 /* Removes what a failed checkpoint wrote. */
 static void discard(int dirfd, const char *tmp)
 {
@@ -73,6 +87,8 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 	zv_cr_image_layout(&l);
 	struct zv_cr_meta meta = { .pid = zv_proc.pid, .ppid = zv_cr.restored ? zv_cr.orig_ppid : (int)zv_sys0(__NR_getppid),
 				   .nthreads = zv_cr.nthreads, .platform = zv_proc.platform };
+	zv_time_now(&meta.mono, &meta.boot);
+	zv_cr_boot_id(meta.boot_id);
 	r = refuse_children(o);
 	if (r == 0)
 		r = zv_cr_put(o, "meta", &meta, sizeof meta);

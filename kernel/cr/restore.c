@@ -125,9 +125,62 @@ static int build_id(const uint8_t *img, uint64_t len, uint8_t out[64])
 	return 0;
 }
 
+/* Another host's vDSO, or another boot's clocks: the guest keeps its copy
+ * (as memory; its data pages read as zeros), and this host's goes to a
+ * place the saved layout leaves free. zv_vdso_relocated and
+ * zv_time_continue finish it once the kernel's data is back. */
+static void relocate_vdso(struct zv_cr_restore *r, const uint8_t *saved, uint64_t vlen)
+{
+	struct zv_cr_in *in = r->in;
+	uint64_t lo = ~0UL, hi = 0;
+	for (int i = 0; i < r->nown; i++)
+		if (zv_strcmp(r->own[i].name, "[vsyscall]")) {
+			lo = r->own[i].lo < lo ? r->own[i].lo : lo;
+			hi = r->own[i].hi > hi ? r->own[i].hi : hi;
+		}
+	r->host_vdso = 0;
+	if (hi > lo) {
+		uint64_t to = 0;
+		for (uint64_t at = 0x5f0000000000UL; at > 0x10000000000UL && !to; at -= 0x10000000000UL)
+			if (!overlaps_saved(in, r->mm, r->mmlen, at, at + (hi - lo)))
+				to = at;
+		for (int i = 0; i < r->nown && to; i++) {
+			struct zv_cr_own *o = &r->own[i];
+			if (!zv_strcmp(o->name, "[vsyscall]"))
+				continue;
+			uint64_t len = o->hi - o->lo, dst = to + (o->lo - lo);
+			if (zv_is_err((long)zv_sys5(__NR_mremap, o->lo, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, dst)))
+				to = 0;
+			else if (!zv_strcmp(o->name, "[vdso]"))
+				r->host_vdso = dst;
+		}
+		if (!to) {
+			zv_snprintf(in->why, sizeof in->why, "cannot move this host's vDSO out of the way");
+			fail(in);
+		}
+	}
+	for (int k = 0; k < r->nvdso; k++) {
+		struct zv_cr_own *v = &r->vdso[k];
+		int code = !zv_strcmp(v->name, "[vdso]");
+		void *p = zv_mmap((void *)v->lo, v->hi - v->lo, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if ((uint64_t)p != v->lo) {
+			zv_snprintf(in->why, sizeof in->why, "cannot map the saved %s", v->name);
+			fail(in);
+		}
+		if (code) {
+			memcpy(p, saved, vlen < v->hi - v->lo ? vlen : v->hi - v->lo);
+			r->guest_vdso = v->lo;
+		}
+		zv_mprotect(p, v->hi - v->lo, code ? PROT_READ | PROT_EXEC : PROT_READ);
+	}
+	r->relocated = 1;
+}
+
 /* The vDSO the guest saw, at its address: this host's, moved there, when
- * both are the same build (the same kernel); the bytes zvisor patched in
- * it come back from the image. */
+ * both are the same build (the same kernel) and the clocks the same boot's;
+ * the bytes zvisor patched in it come back from the image. Otherwise the
+ * guest's copy is redirected (relocate_vdso). */
 static void place_vdso(struct zv_cr_restore *r)
 {
 	struct zv_cr_in *in = r->in;
@@ -147,9 +200,12 @@ static void place_vdso(struct zv_cr_restore *r)
 			cur = &r->own[i];
 	uint8_t a[64], b[64];
 	int na = saved ? build_id(saved, vlen, a) : 0, nb = cur ? build_id((const uint8_t *)cur->lo, cur->hi - cur->lo, b) : 0;
-	if (!cur || !na || na != nb || memcmp(a, b, (size_t)na) || cur->hi - cur->lo != vlen) {
-		zv_snprintf(in->why, sizeof in->why, "this host's vDSO differs from the one the program saw (another kernel): not supported yet");
-		fail(in);
+	char boot[40];
+	zv_cr_boot_id(boot);
+	if (r->other_host || !cur || !na || na != nb || memcmp(a, b, (size_t)na) || cur->hi - cur->lo != vlen ||
+	    zv_strcmp(boot, r->meta.boot_id)) {
+		relocate_vdso(r, saved, vlen);
+		return;
 	}
 	/* Move every piece to scratch first (the old addresses may overlap the
 	 * current ones), then each to where the guest had its counterpart. */
@@ -176,7 +232,7 @@ static void place_vdso(struct zv_cr_restore *r)
 		for (int k = 0; k < r->nvdso; k++)
 			if (!zv_strcmp(r->vdso[k].name, o->name) && r->vdso[k].hi - r->vdso[k].lo == o->hi - o->lo)
 				to = r->vdso[k].lo;
-		if (!to) {
+		if (!to) { /* another layout after all */
 			zv_snprintf(in->why, sizeof in->why, "this host's vDSO differs from the one the program saw (%s)", o->name);
 			fail(in);
 		}
@@ -388,5 +444,10 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	if (zv_cr_restore_fds(in) < 0 || zv_cr_restore_timers(in) < 0)
 		fail(in);
 	rearm_process();
+	if (r->relocated) {
+		zv_vdso_relocated(zv_cr.threads[0], (uint8_t *)r->guest_vdso, (uint8_t *)r->host_vdso);
+		zv_time_continue(r->meta.mono, r->meta.boot);
+		zv_layers_fold(); /* the time calls now pass virtual time */
+	}
 	start_threads(r);
 }

@@ -19,6 +19,9 @@ struct zv_cr_restore {
 	uint64_t mmlen;
 	struct zv_cr_own own[8], vdso[8];
 	int nown, nvdso;
+	int other_host;           /* --other-host: as if the kernel or boot differed */
+	int relocated;            /* they did: the guest keeps its vDSO copy */
+	uint64_t guest_vdso, host_vdso;
 };
 
 #define HOLE_STACK_LEN (1UL << 20)

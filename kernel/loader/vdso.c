@@ -85,8 +85,10 @@ static int all_zero(const uint8_t *p, size_t n)
 
 /* Points the wrapped symbols of the vDSO at base to stubs. Returns 0, or
  * -ENOEXEC when the image is not as expected (the guest then calls the
- * host's code directly, which the kernel does not see). */
-static int wrap_vdso(uint8_t *base)
+ * host's code directly, which the kernel does not see). With entries, the
+ * functions' own first bytes become a jump to their stub too (a restored
+ * copy, whose callers cached their addresses: zv_vdso_relocated). */
+static int wrap_vdso(uint8_t *base, struct zv_thread *t, int entries)
 {
 	const Elf64_Ehdr *eh = (const void *)base;
 	uint64_t size = image_size(eh);
@@ -137,11 +139,17 @@ static int wrap_vdso(uint8_t *base)
 			s[7] = 0xc3; /* ret */
 			stub_nr[nstubs++] = nr;
 		}
-		sym[i].st_value = (uint64_t)(stubs + k * STUB_SIZE - base);
+		uint8_t *fn = base + sym[i].st_value, *stub = stubs + k * STUB_SIZE;
+		if (entries && sym[i].st_value + 5 <= size && fn != stub) {
+			int32_t rel = (int32_t)(stub - (fn + 5));
+			fn[0] = 0xe9; /* jmp rel32 */
+			memcpy(fn + 1, &rel, 4);
+		}
+		sym[i].st_value = (uint64_t)(stub - base);
 		sym[i].st_size = STUB_SIZE;
 	}
 	if (zv_plat->vdso_stubs) /* their sites, while the vDSO is writable */
-		zv_plat->vdso_stubs(zv_current(), stubs, nstubs, STUB_SIZE);
+		zv_plat->vdso_stubs(t, stubs, nstubs, STUB_SIZE);
 	zv_mprotect(base, size, PROT_READ | PROT_EXEC);
 	zv_proc.vdso_stubs = (uint64_t)stubs;
 	return 0;
@@ -266,5 +274,20 @@ void zv_vdso_setup(uint64_t *auxv)
 	if (ehdr && ehdr[1] && (zv_vdso_wanted() || zv_proc.vt.on || zv_proc.trace.on || zv_proc.trace.summary))
 		find_host_functions((uint8_t *)ehdr[1]);
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
-		wrap_vdso((uint8_t *)ehdr[1]);
+		wrap_vdso((uint8_t *)ehdr[1], zv_current(), 0);
+}
+
+/* A restored process whose vDSO was another kernel's, or whose clocks
+ * another boot's (cr/restore.c): the guest keeps the copy it saw at base,
+ * as memory, without the data pages its code reads, so every time function
+ * (whose address libcs and Go cached) jumps into the kernel, which reads
+ * the host's vDSO at host (t: a thread block for the platform's rewriting). */
+void zv_vdso_relocated(struct zv_thread *t, uint8_t *base, uint8_t *host)
+{
+	if (!zv_proc.vdso_stubs && wrap_vdso(base, t, 1) < 0)
+		zv_die(1, "restore: the saved vDSO cannot be redirected");
+	zv_proc.host_vdso.lo = zv_proc.host_vdso.hi = 0;
+	zv_proc.host_vdso.ok = 0;
+	if (host)
+		find_host_functions(host);
 }

@@ -12,4 +12,6 @@ int zv_vdso_wanted(void);
 void zv_vdso_setup(uint64_t *auxv);
 long zv_host_vdso_call(int which, long a, long b); /* 0 clock_gettime, 1 gettimeofday, 2 time */
 void zv_host_vdso_touched(uint64_t addr, uint64_t len);
+struct zv_thread;
+void zv_vdso_relocated(struct zv_thread *t, uint8_t *base, uint8_t *host);
 #endif

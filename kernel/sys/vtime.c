@@ -588,3 +588,33 @@ static long vtime_call(struct zv_call *c)
 }
 
 const struct zv_layer zv_vtime_layer = { .name = "vtime", .sees = vtime_sees, .call = vtime_call };
+
+/* What the guest reads on MONOTONIC and BOOTTIME now (a checkpoint saves
+ * them: cr/dump.c). */
+void zv_time_now(int64_t *mono, int64_t *boot)
+{
+	int64_t m = host_now(base_clock[ZV_CLK_MONO]), b = host_now(base_clock[ZV_CLK_BOOT]);
+	*mono = zv_proc.vt.on ? virt_of(ZV_CLK_MONO, m) : m;
+	*boot = zv_proc.vt.on ? virt_of(ZV_CLK_BOOT, b) : b;
+}
+
+/* A restored process on a host whose clocks are not the ones it saw
+ * (another boot, cr/restore.c): MONOTONIC and BOOTTIME go on from mono and
+ * boot, their values at the checkpoint, so they never go back; the
+ * calendar stays the host's (or the guest's --time). */
+void zv_time_continue(int64_t mono, int64_t boot)
+{
+	struct zv_vtime *vt = &zv_proc.vt;
+	if (!vt->on) {
+		vt->num = vt->den = 1;
+		for (int f = 0; f < ZV_NCLK; f++) {
+			vt->clk[f].real0 = vt->clk[f].virt0 = host_now(base_clock[f]);
+			vt->clk[f].frozen = 0;
+		}
+		vt->on = 1;
+	}
+	vt->clk[ZV_CLK_MONO].real0 = host_now(base_clock[ZV_CLK_MONO]);
+	vt->clk[ZV_CLK_MONO].virt0 = mono;
+	vt->clk[ZV_CLK_BOOT].real0 = host_now(base_clock[ZV_CLK_BOOT]);
+	vt->clk[ZV_CLK_BOOT].virt0 = boot;
+}

@@ -20,6 +20,8 @@ struct zv_vtime {
 
 /* --time=SPEC: 0, or -1 with the reason in why. */
 int zv_time_setup(const char *spec, char *why, size_t n);
+void zv_time_now(int64_t *mono, int64_t *boot);
+void zv_time_continue(int64_t mono, int64_t boot);
 
 struct zv_call;
 long zv_vt_clock_gettime(struct zv_call *c);
