@@ -30,6 +30,7 @@ struct zv_cr_thread {
 	int sleep_nr;          /* a relative sleep the freeze interrupted (cr/sleep.c) */
 	uint64_t sleep_req;    /* its request's address, and the time it had left */
 	long sleep_left_s, sleep_left_ns;
+	uint64_t pending;      /* signals the host held pending for it (raised again) */
 	char comm[16];
 };
 
@@ -66,6 +67,7 @@ struct zv_cr_state {
 	volatile int go;            /* futex: restored threads wait for the last one */
 	int restored;               /* host pid and tids differ from the guest's */
 	int orig_ppid;              /* getppid's answer after a restore */
+	uint64_t shared_pending;    /* signals the host held pending for the process */
 };
 extern struct zv_cr_state zv_cr;
 

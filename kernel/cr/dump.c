@@ -48,6 +48,45 @@ void zv_cr_boot_id(char out[40])
 			out[i] = 0;
 }
 
+/* A hex field (SigPnd:, ShdPnd:) of a status file. */
+static uint64_t status_mask(const char *path, const char *key)
+{
+	char buf[4096];
+	long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	long n = zv_read((int)fd, buf, sizeof buf - 1);
+	zv_close((int)fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	size_t k = zv_strlen(key);
+	for (const char *p = buf; p && *p; p = zv_strchr(p, '\n'), p = p ? p + 1 : p)
+		if (!zv_strncmp(p, key, k)) {
+			const char *e;
+			p += k;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			return zv_parse_hex(p, &e);
+		}
+	return 0;
+}
+
+/* Signals the host holds pending (the guest blocks them): part of the
+ * state, raised again at restore. SIGSYS and --checkpoint-on's are the
+ * kernel's. */
+static void note_pending(void)
+{
+	uint64_t ours = zv_kernel_signals();
+	char path[64];
+	zv_cr.shared_pending = status_mask("/proc/self/status", "ShdPnd:") & ~ours;
+	for (int i = 0; i < zv_cr.nthreads; i++) {
+		struct zv_thread *t = zv_cr.threads[i];
+		zv_snprintf(path, sizeof path, "/proc/self/task/%d/status", t->htid);
+		t->cr.pending = status_mask(path, "SigPnd:") & ~ours;
+	}
+}
+
 /* Removes what a failed checkpoint wrote. */
 static void discard(int dirfd, const char *tmp)
 {
@@ -89,6 +128,7 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 				   .nthreads = zv_cr.nthreads, .platform = zv_proc.platform };
 	zv_time_now(&meta.mono, &meta.boot);
 	zv_cr_boot_id(meta.boot_id);
+	note_pending();
 	r = refuse_children(o);
 	if (r == 0)
 		r = zv_cr_put(o, "meta", &meta, sizeof meta);

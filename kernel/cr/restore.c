@@ -364,6 +364,14 @@ __attribute__((noreturn)) static void resume(struct zv_thread *t, int leader)
 	if (t->cr.tid_addr)
 		zv_sys1(__NR_set_tid_address, t->cr.tid_addr);
 	zv_sys2(__NR_prctl, 15 /* PR_SET_NAME */, t->cr.comm);
+	/* What the host held pending: pending again (all is blocked until the
+	 * park's end puts the thread's mask back). */
+	for (int sig = 1; sig <= 64; sig++) {
+		if (t->cr.pending & ZV_SIGBIT(sig))
+			zv_sys3(__NR_tgkill, zv_proc.hpid, t->htid, sig);
+		if (leader && (zv_cr.shared_pending & ZV_SIGBIT(sig)))
+			zv_sys2(__NR_kill, zv_proc.hpid, sig);
+	}
 	if (leader) {
 		__atomic_store_n(&zv_cr.go, 1, __ATOMIC_RELEASE);
 		zv_sys3(__NR_futex, &zv_cr.go, FUTEX_WAKE_PRIVATE, 0x7fffffff);
