@@ -31,6 +31,8 @@ struct zv_cr_thread {
 	uint64_t sleep_req;    /* its request's address, and the time it had left */
 	long sleep_left_s, sleep_left_ns;
 	uint64_t pending;      /* signals the host held pending for it (raised again) */
+	uint64_t rseq;         /* its rseq area, length and signature (cr/sleep.c) */
+	uint32_t rseq_len, rseq_sig;
 	char comm[16];
 };
 
@@ -89,6 +91,7 @@ int zv_cr_encode(char *buf, unsigned long n, const struct zv_exec_carry *x);
 const char *zv_cr_decode(const char *s, struct zv_exec_carry *x);
 struct zv_call;
 long zv_cr_sys_sleep(struct zv_call *c);
+long zv_cr_sys_rseq(struct zv_call *c);
 /* cr/pids.c: a restored process's ids, the host's for the guest's and back */
 long zv_cr_host_id(long x);
 long zv_cr_guest_id(long x);

@@ -363,6 +363,8 @@ __attribute__((noreturn)) static void resume(struct zv_thread *t, int leader)
 		zv_sys2(__NR_set_robust_list, t->cr.robust_head, t->cr.robust_len);
 	if (t->cr.tid_addr)
 		zv_sys1(__NR_set_tid_address, t->cr.tid_addr);
+	if (t->cr.rseq) /* the area's cpu_id says RSEQ_CPU_ID_UNINITIALIZED until the host fills it */
+		zv_sys4(__NR_rseq, t->cr.rseq, t->cr.rseq_len, 0, t->cr.rseq_sig);
 	zv_sys2(__NR_prctl, 15 /* PR_SET_NAME */, t->cr.comm);
 	/* What the host held pending: pending again (all is blocked until the
 	 * park's end puts the thread's mask back). */

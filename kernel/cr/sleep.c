@@ -48,3 +48,19 @@ long zv_cr_sys_sleep(struct zv_call *c)
 	}
 	return r;
 }
+
+/* rseq: the host keeps a thread's registration, which no call reads back;
+ * the kernel notes it so that a restored thread registers again. */
+long zv_cr_sys_rseq(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long r = zv_host_call(t, c->nr, a[0], a[1], a[2], a[3], 0, 0);
+	if (r == 0) {
+		int unreg = a[2] & 1; /* RSEQ_FLAG_UNREGISTER */
+		t->cr.rseq = unreg ? 0 : (uint64_t)a[0];
+		t->cr.rseq_len = (uint32_t)a[1];
+		t->cr.rseq_sig = (uint32_t)a[3];
+	}
+	return r;
+}

@@ -413,7 +413,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(pkey_free, N(1, 0)),
 	ROW(statx, D(5, F | DESC | ST, zv_dec_statx), .handler = zv_sys_path_call, .fds = A(0), .path = A(1)),
 	ROW(io_pgetevents, N(6, 0), .restart = ZV_RS_EINTR),
-	ROW(rseq, D(4, 0, zv_dec_rseq)),
+	ROW(rseq, D(4, 0, zv_dec_rseq), .handler = zv_cr_sys_rseq),
 	ROW(pidfd_send_signal, S(DESC | SIG | PR, "fepu"), .fds = A(0)),
 	ROW(io_uring_setup, N(2, DESC)),
 	ROW(io_uring_enter, N(6, DESC), .fds = A(0)),
