@@ -49,6 +49,26 @@ void zv_cr_absolute(const char *path, char *out, size_t n)
 
 struct ts { long s, ns; };
 
+/* Whether process pid runs zvisor: its image is mapped at zvisor's fixed
+ * address. Asked before anything is sent, since the request is a SIGSYS,
+ * which kills a process that is not zvisor's. */
+static int runs_zvisor(const char *pid)
+{
+	char path[64], buf[256];
+	zv_snprintf(path, sizeof path, "/proc/%s/maps", pid);
+	long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return (int)fd;
+	long n = zv_read((int)fd, buf, sizeof buf - 1);
+	zv_close((int)fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	char want[32];
+	zv_snprintf(want, sizeof want, "%lx-", (unsigned long)ZV_KWIN_START);
+	return zv_startswith(buf, want) || zv_strcmp(buf, "") == 0 ? 1 : 0;
+}
+
 /* Waits up to ms for fd to be readable; 1 if it is. */
 static int readable(int fd, int ms)
 {
@@ -89,6 +109,13 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 		die1("checkpoint", "%s already exists%s", req->dir, "");
 	int me = (int)zv_getpid();
 	req->reply_pid = me;
+	int zv = runs_zvisor(pos[0]);
+	if (zv == -ENOENT || zv == -ESRCH)
+		die1("checkpoint", "no process %s%s", pos[0], "");
+	if (zv < 0)
+		die1("checkpoint", "cannot inspect process %s: %s", pos[0], zv_strerror(-zv));
+	if (!zv)
+		die1("checkpoint", "process %s does not run under zvisor%s", pos[0], "");
 
 	long ls = zv_cr_channel_socket(5);
 	struct zv_cr_sockaddr addr;
@@ -108,7 +135,8 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 		die1("checkpoint", "cannot signal process %s: %s", pos[0], zv_strerror((int)-r));
 	/* The process connects to fetch the request, then again to answer. */
 	if (!readable((int)ls, 5000))
-		die1("checkpoint", "process %s did not answer: is it running under zvisor?%s", pos[0], "");
+		die1("checkpoint", pidfd >= 0 && readable((int)pidfd, 0) ? "process %s ended%s" : "process %s did not answer%s",
+		     pos[0], "");
 	long c = zv_sys3(__NR_accept4, ls, NULL, NULL);
 	if (c < 0 || zv_sys4(__NR_sendto, c, req, sizeof *req, 0) != (long)sizeof *req)
 		die1("checkpoint", "the channel to process %s broke%s", pos[0], "");
