@@ -54,19 +54,26 @@ struct ts { long s, ns; };
  * which kills a process that is not zvisor's. */
 static int runs_zvisor(const char *pid)
 {
-	char path[64], buf[256];
+	char path[64], buf[4096 + 32], want[32];
 	zv_snprintf(path, sizeof path, "/proc/%s/maps", pid);
 	long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return (int)fd;
-	long n = zv_read((int)fd, buf, sizeof buf - 1);
+	int wn = zv_snprintf(want, sizeof want, "\n%lx-", (unsigned long)ZV_KWIN_START);
+	/* line by line through a window that keeps the last bytes of the read before */
+	size_t keep = 1;
+	buf[0] = '\n';
+	long n, found = 0, any = 0;
+	while (!found && (n = zv_read((int)fd, buf + keep, sizeof buf - 1 - keep)) > 0) {
+		any = 1;
+		size_t len = keep + (size_t)n;
+		for (size_t i = 0; i + (size_t)wn <= len && !found; i++)
+			found = !memcmp(buf + i, want, (size_t)wn);
+		keep = len < (size_t)wn ? len : (size_t)wn;
+		memmove(buf, buf + len - keep, keep);
+	}
 	zv_close((int)fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = 0;
-	char want[32];
-	zv_snprintf(want, sizeof want, "%lx-", (unsigned long)ZV_KWIN_START);
-	return zv_startswith(buf, want) || zv_strcmp(buf, "") == 0 ? 1 : 0;
+	return any ? found != 0 : -ESRCH;
 }
 
 /* Waits up to ms for fd to be readable; 1 if it is. */

@@ -31,6 +31,7 @@ struct zv_cr_thread {
 	uint64_t sleep_req;    /* its request's address, and the time it had left */
 	long sleep_left_s, sleep_left_ns;
 	uint64_t pending;      /* signals the host held pending for it (raised again) */
+	int old_htid;          /* its host tid at the checkpoint */
 	uint64_t rseq;         /* its rseq area, length and signature (cr/sleep.c) */
 	uint32_t rseq_len, rseq_sig;
 	char comm[16];

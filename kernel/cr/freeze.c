@@ -224,6 +224,7 @@ void zv_cr_park(struct zv_thread *t)
 	t->cr.freeze = 0;
 	t->cr.parked = 1;
 	t->cr.mask = old;
+	t->cr.old_htid = t->htid;
 	note_host_state(t);
 	int gen = __atomic_load_n(&zv_cr.release, __ATOMIC_ACQUIRE);
 	int dumper = zv_cr.dumper_htid == t->htid;

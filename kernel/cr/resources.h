@@ -15,4 +15,7 @@ long zv_cr_restore_fds(struct zv_cr_in *in);
 /* POSIX timers (same ids), itimers, rlimits, umask and cwd. */
 long zv_cr_save_timers(struct zv_cr_out *o);
 long zv_cr_restore_timers(struct zv_cr_in *in);
+/* The host tid now of the thread whose host tid was old at the checkpoint
+ * (cr/restore.c). */
+int zv_cr_thread_tid(int old);
 #endif

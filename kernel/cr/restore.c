@@ -393,6 +393,18 @@ static void resume_child(void)
 	resume(zv_current(), 0); /* its first stack is low in its own block */
 }
 
+/* The host tid now of the thread whose host tid was old at the checkpoint
+ * (cr/timers.c: a timer aimed at a thread). */
+int zv_cr_thread_tid(int old)
+{
+	for (int i = 0; i < zv_cr.nthreads; i++)
+		if (zv_cr.threads[i]->cr.old_htid == old)
+			return zv_cr.threads[i]->htid;
+	return old;
+}
+
+/* The threads are made first, waiting (zv_cr.go) before any guest code:
+ * timers may be aimed at them. */
 __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 {
 	struct zv_thread *leader = zv_cr.threads[0];
@@ -411,6 +423,16 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 			zv_snprintf(r->in->why, sizeof r->in->why, "cannot start a thread: %s", zv_strerror((int)-e));
 			fail(r->in);
 		}
+		t->htid = (int)e;
+	}
+	leader->htid = (int)zv_gettid();
+	/* The timers (the cwd first), then the fds, before any guest code. */
+	if (zv_cr_restore_timers(r->in) < 0 || zv_cr_restore_fds(r->in) < 0)
+		fail(r->in);
+	if (r->relocated) {
+		zv_vdso_relocated(leader, (uint8_t *)r->guest_vdso, (uint8_t *)r->host_vdso);
+		zv_time_continue(r->meta.mono, r->meta.boot);
+		zv_layers_fold(); /* the time calls now pass virtual time */
 	}
 	resume(leader, 1);
 }
@@ -455,13 +477,6 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.hole_len = r->hole_len;
 	memset(zv_cr.scratch, 0, sizeof zv_cr.scratch);
 	zv_proc.hpid = (int)zv_getpid();
-	if (zv_cr_restore_fds(in) < 0 || zv_cr_restore_timers(in) < 0)
-		fail(in);
 	rearm_process();
-	if (r->relocated) {
-		zv_vdso_relocated(zv_cr.threads[0], (uint8_t *)r->guest_vdso, (uint8_t *)r->host_vdso);
-		zv_time_continue(r->meta.mono, r->meta.boot);
-		zv_layers_fold(); /* the time calls now pass virtual time */
-	}
 	start_threads(r);
 }
