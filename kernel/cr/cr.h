@@ -27,12 +27,12 @@ struct zv_cr_thread {
 	uint64_t fs;           /* the guest's %fs base */
 	uint64_t mask;         /* the host mask at the park */
 	uint64_t robust_head, robust_len, tid_addr;
-	int sleep_nr;          /* a relative sleep the freeze interrupted (cr/sleep.c) */
+	int sleep_nr;          /* a relative sleep the freeze interrupted (cr/waits.c) */
 	uint64_t sleep_req;    /* its request's address, and the time it had left */
-	long sleep_left_s, sleep_left_ns;
+	long sleep_left_ns;
 	uint64_t pending;      /* signals the host held pending for it (raised again) */
 	int old_htid;          /* its host tid at the checkpoint */
-	uint64_t rseq;         /* its rseq area, length and signature (cr/sleep.c) */
+	uint64_t rseq;         /* its rseq area, length and signature (cr/waits.c) */
 	uint32_t rseq_len, rseq_sig;
 	char comm[16];
 };
@@ -91,7 +91,6 @@ struct zv_exec_carry;
 int zv_cr_encode(char *buf, unsigned long n, const struct zv_exec_carry *x);
 const char *zv_cr_decode(const char *s, struct zv_exec_carry *x);
 struct zv_call;
-long zv_cr_sys_sleep(struct zv_call *c);
 long zv_cr_sys_rseq(struct zv_call *c);
 /* cr/pids.c: a restored process's ids, the host's for the guest's and back */
 long zv_cr_host_id(long x);

@@ -1,0 +1,145 @@
+/* Waits a checkpoint interrupted go on, when made again after it (as the
+ * freeze makes them: cr/freeze.c), with the time they had left rather than
+ * their whole timeout. A layer (always on, for these few calls only):
+ * - nanosleep and a relative clock_nanosleep: the host always gets a rem
+ *   buffer, and what it leaves there is the time left;
+ * - poll, epoll_wait, epoll_pwait (milliseconds) and epoll_pwait2 (a
+ *   timespec): the time left is the timeout less the time spent, measured
+ *   on the host's MONOTONIC clock from the call's start.
+ * select, pselect6 and ppoll need nothing: the host writes the time left
+ * back into their argument. futex waits start again (their callers re-check
+ * the time: glibc's are absolute, Go's timers go through epoll_wait). */
+#include "zvisor.h"
+#include "cr/cr.h"
+#include "sys/layer.h"
+#include "lib/syscall.h"
+#include <asm/unistd_64.h>
+
+#define TIMER_ABSTIME 1
+#define NSEC 1000000000L
+
+struct kts { long s, ns; };
+
+static long host_mono_ns(void)
+{
+	struct kts t = { 0, 0 };
+	if (zv_host_vdso_call(0, 1 /* CLOCK_MONOTONIC */, (long)&t) < 0)
+		zv_sys2(__NR_clock_gettime, 1, &t);
+	return t.s * NSEC + t.ns;
+}
+
+/* Whether this call is the one the freeze interrupted, made again: then
+ * the time it had left. */
+static int resumed(struct zv_thread *t, long nr, uint64_t key, long *left_ns)
+{
+	int same = t->cr.sleep_nr == nr && t->cr.sleep_req == key;
+	t->cr.sleep_nr = 0;
+	if (same)
+		*left_ns = t->cr.sleep_left_ns;
+	return same;
+}
+
+static void note_left(struct zv_thread *t, long nr, uint64_t key, long left_ns)
+{
+	t->cr.sleep_nr = (int)nr;
+	t->cr.sleep_req = key;
+	t->cr.sleep_left_ns = left_ns < 0 ? 0 : left_ns;
+}
+
+static long sleep_call(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	int nano = c->nr == __NR_nanosleep;
+	int req_i = nano ? 0 : 2, rem_i = nano ? 1 : 3;
+	if (!nano && (a[1] & TIMER_ABSTIME))
+		return zv_next(c);
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] }, left_ns;
+	struct kts left, rem = { 0, 0 };
+	if (resumed(t, c->nr, (uint64_t)a[req_i], &left_ns)) {
+		left = (struct kts){ left_ns / NSEC, left_ns % NSEC };
+		b[req_i] = (long)&left;
+	}
+	b[rem_i] = (long)&rem;
+	long r = zv_next_with(c, b);
+	if (r == -EINTR) {
+		if (zv_cr_restart_call(t))
+			note_left(t, c->nr, (uint64_t)a[req_i], rem.s * NSEC + rem.ns);
+		uint64_t outer = t->guard_sp;
+		long e = a[rem_i] ? zv_copy_guarded((void *)a[rem_i], &rem, sizeof rem, &t->guard_sp) : 0;
+		t->guard_sp = outer;
+		if (e < 0)
+			return -EFAULT;
+	}
+	return r;
+}
+
+/* poll, epoll_wait, epoll_pwait: ms in argument i; epoll_pwait2: a timespec. */
+static long timed_call(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	int i = c->nr == __NR_poll ? 2 : 3;
+	int ts = c->nr == __NR_epoll_pwait2;
+	long timeout_ns;
+	struct kts in, left;
+	if (ts) {
+		uint64_t outer = t->guard_sp;
+		long e = a[i] ? zv_copy_guarded(&in, (const void *)a[i], sizeof in, &t->guard_sp) : -1;
+		t->guard_sp = outer;
+		if (e < 0)
+			return zv_next(c); /* none (forever), or the host's EFAULT */
+		timeout_ns = in.s * NSEC + in.ns;
+	} else {
+		timeout_ns = (int)a[i] * 1000000L;
+	}
+	if (timeout_ns <= 0)
+		return zv_next(c); /* a poll, or forever: nothing to keep */
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] }, left_ns;
+	uint64_t key = (uint64_t)a[0] ^ ((uint64_t)a[1] << 1) ^ ((uint64_t)a[i] << 7);
+	if (resumed(t, c->nr, key, &left_ns)) {
+		timeout_ns = left_ns;
+		if (ts) {
+			left = (struct kts){ left_ns / NSEC, left_ns % NSEC };
+			b[i] = (long)&left;
+		} else {
+			b[i] = (left_ns + 999999) / 1000000;
+		}
+	}
+	long t0 = host_mono_ns();
+	long r = zv_next_with(c, b);
+	if (r == -EINTR && zv_cr_restart_call(t))
+		note_left(t, c->nr, key, timeout_ns - (host_mono_ns() - t0));
+	return r;
+}
+
+static int sees(long nr)
+{
+	return nr == __NR_nanosleep || nr == __NR_clock_nanosleep || nr == __NR_poll || nr == __NR_epoll_wait ||
+	       nr == __NR_epoll_pwait || nr == __NR_epoll_pwait2;
+}
+
+static long call(struct zv_call *c)
+{
+	if (c->nr == __NR_nanosleep || c->nr == __NR_clock_nanosleep)
+		return sleep_call(c);
+	return timed_call(c);
+}
+
+const struct zv_layer zv_cr_waits_layer = { .name = "cr-waits", .sees = sees, .call = call };
+
+/* rseq: the host keeps a thread's registration, which no call reads back;
+ * the kernel notes it so that a restored thread registers again. */
+long zv_cr_sys_rseq(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	long r = zv_host_call(t, c->nr, a[0], a[1], a[2], a[3], 0, 0);
+	if (r == 0) {
+		int unreg = a[2] & 1; /* RSEQ_FLAG_UNREGISTER */
+		t->cr.rseq = unreg ? 0 : (uint64_t)a[0];
+		t->cr.rseq_len = (uint32_t)a[1];
+		t->cr.rseq_sig = (uint32_t)a[3];
+	}
+	return r;
+}
