@@ -243,13 +243,19 @@ void zv_cr_park(struct zv_thread *t)
 				why = o->why;
 			char msg[300];
 			zv_snprintf(msg, sizeof msg, why ? "error: %s" : "ok", why);
-			reply(&zv_cr.req, msg);
-			if (!zv_cr.req.reply_pid && why)
+			struct zv_cr_request req = zv_cr.req;
+			if (!req.reply_pid && why)
 				zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: checkpoint: %s\n", why);
-			int kill = !why && !zv_cr.req.leave_running;
 			if (!zv_is_err((long)o))
 				zv_kunmap(o, sizeof *o);
-			finish(kill);
+			/* Answer once the next request can be taken (the asker may
+			 * send it at once), or before the end. */
+			if (!why && !req.leave_running) {
+				reply(&req, msg);
+				finish(1);
+			}
+			finish(0);
+			reply(&req, msg);
 		} else {
 			while (__atomic_load_n(&zv_cr.release, __ATOMIC_ACQUIRE) == gen)
 				futex(&zv_cr.release, FUTEX_WAIT_PRIVATE, gen, NULL);
