@@ -92,14 +92,19 @@ static void discard(int dirfd, const char *tmp)
 {
 	char buf[4096];
 	long n;
-	while ((n = zv_sys3(__NR_getdents64, dirfd, buf, sizeof buf)) > 0) {
-		for (long off = 0; off < n;) {
-			struct { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char name[]; } *d = (void *)(buf + off);
-			off += d->reclen;
-			if (d->name[0] != '.')
-				zv_sys3(__NR_unlinkat, dirfd, d->name, 0);
-		}
+	/* Only section files and the index are there: a pass removes a
+	 * buffer's worth; again from the start until a pass finds none. */
+	for (int removed = 1; removed;) {
+		removed = 0;
 		zv_sys3(__NR_lseek, dirfd, 0, 0);
+		while ((n = zv_sys3(__NR_getdents64, dirfd, buf, sizeof buf)) > 0) {
+			for (long off = 0; off < n;) {
+				struct { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char name[]; } *d = (void *)(buf + off);
+				off += d->reclen;
+				if (d->name[0] != '.' && zv_sys3(__NR_unlinkat, dirfd, d->name, 0) == 0)
+					removed = 1;
+			}
+		}
 	}
 	zv_close(dirfd);
 	zv_sys3(__NR_unlinkat, -100, tmp, 0x200 /* AT_REMOVEDIR */);
