@@ -14,6 +14,11 @@ KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-builtin -nostdinc -isystem $(sh
 KLDFLAGS := -static -nostdlib -no-pie -Wl,-Ttext-segment=0x7c0000000000 -Wl,-z,noexecstack \
             -Wl,--build-id=none -Wl,-e,_start
 KSRC    := $(sort $(wildcard kernel/*.c kernel/*/*.c kernel/*/*.S))
+# The checkpoint's resource savers (kernel/cr) wait for the image code they
+# write through (cr/image.c) before they join the kernel.
+ifeq ($(wildcard kernel/cr/image.c),)
+KSRC    := $(filter-out kernel/cr/%,$(KSRC))
+endif
 KOBJ    := $(patsubst kernel/%,$(BUILD)/obj/%.o,$(KSRC))
 GEN     := $(BUILD)/gen/sysnames.h
 
@@ -39,8 +44,9 @@ $(BUILD)/zvisor: $(KOBJ)
 # freestanding with the unit runtime and the kernel's string and format code.
 # UNIT_SRC_NAME: further kernel files a unit needs (parts split off the one
 # it includes).
-UNIT       := bpf vtime regex
+UNIT       := bpf vtime regex cr_fds
 UNIT_SRC_vtime := $(wildcard kernel/sys/vtime_*.c)
+UNIT_SRC_cr_fds := $(filter-out kernel/cr/image.c,$(wildcard kernel/cr/*.c)) kernel/lib/kmem.c
 UNIT_CFLAGS := $(filter-out -MMD -MP,$(KCFLAGS)) -Itests/unit -I$(BUILD)/gen
 UNIT_LDFLAGS := -static -nostdlib -no-pie -Wl,-z,noexecstack -Wl,--build-id=none -Wl,-e,_start
 

@@ -15,4 +15,9 @@ long zv_cr_restore_fds(struct zv_cr_in *in);
 /* POSIX timers (same ids), itimers, rlimits, umask and cwd. */
 long zv_cr_save_timers(struct zv_cr_out *o);
 long zv_cr_restore_timers(struct zv_cr_in *in);
+/* The host tid, after the restore, of the thread whose host tid was old at
+ * the checkpoint: POSIX timers aimed at a thread (SIGEV_THREAD_ID) are made
+ * again for it. Defined by the core (threads are its); cr/timers.c's weak
+ * default keeps the number. */
+int zv_cr_thread_tid(int old);
 #endif
