@@ -138,6 +138,8 @@ static void classify(struct zv_cr_ent *e)
 		e->why = "this kind of file cannot be saved";
 	} else if (zv_startswith(l, "/memfd:")) {
 		e->why = "a memfd cannot be saved";
+	} else if (zv_startswith(l, "/proc/") && l[6] >= '0' && l[6] <= '9') {
+		e->why = "a file of a process's /proc directory, which another pid would name";
 	} else if (ends_with(l, " (deleted)")) {
 		e->why = "the file was deleted";
 	} else if (e->flags & O_PATH) {

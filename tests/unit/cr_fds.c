@@ -385,6 +385,7 @@ static void check_refusals(void)
 	zv_sys2(__NR_pipe2, pp, 0);
 	zv_close(pp[1]);
 	refused("a pipe whose other end is in another process", pp[0]);
+	refused("a process's /proc directory", (int)zv_openat(AT_FDCWD, "/proc/self/status", O_RDONLY, 0));
 	/* a pipe reaching outside, the same as fd 1: saved as fd 1's */
 	image_reset();
 	CHECK_EQ(zv_sys3(__NR_dup3, 1, 40, 0), 40);
