@@ -35,7 +35,7 @@ static long parse(struct zv_cr_rctx *c, const uint8_t *p, uint64_t len)
 	int last = -1;
 	for (unsigned i = 0; i < c->n; i++) {
 		const struct zv_cr_fd *r = (const void *)(p + off);
-		if (len - off < sizeof *r || len - off - sizeof *r < r->len || r->fd <= last ||
+		if (off > len || len - off < sizeof *r || len - off - sizeof *r < r->len || r->fd <= last ||
 		    (r->kind == ZV_CRFD_DUP && (r->u.dup_of < 0 || r->u.dup_of >= r->fd)) ||
 		    (r->kind == ZV_CRFD_EPOLL && r->u.epoll.ntargets > r->len / sizeof(struct zv_cr_epoll_target)) ||
 		    (r->kind <= ZV_CRFD_CHR && (!r->len || ((const char *)(r + 1))[r->len - 1])))

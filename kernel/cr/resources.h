@@ -8,9 +8,12 @@
 #include "cr/image.h"
 
 /* Every fd of the process (the guest's and the kernel's hidden ones), with
- * flags and offsets; pipes' buffered bytes are read and put back. */
+ * flags and offsets; pipes' buffered bytes are copied, not taken. Every fd
+ * but o->dirfd is saved: the core holds no other of its own meanwhile. */
 long zv_cr_save_fds(struct zv_cr_out *o);
-/* Re-creates them at their numbers; in->dirfd is moved if it is in the way. */
+/* Re-creates them at their numbers. in->dirfd is moved above the image's
+ * fds (in->dirfd is updated); every other fd the image does not have is
+ * closed. Best after zv_cr_restore_timers, which brings the cwd back. */
 long zv_cr_restore_fds(struct zv_cr_in *in);
 /* POSIX timers (same ids), itimers, rlimits, umask and cwd. */
 long zv_cr_save_timers(struct zv_cr_out *o);

@@ -392,6 +392,22 @@ static void check_refusals(void)
 	CHECK_EQ(zv_cr_save_fds(&out), 0);
 	zv_close(40);
 
+	/* a damaged section: cut short, or of another version */
+	image_reset();
+	fd = to(at(-1, "f", O_RDONLY), 30);
+	CHECK_EQ(zv_cr_save_fds(&out), 0);
+	uint64_t full = img[0].len;
+	for (uint64_t cut = 0; cut < full; cut += 8) {
+		img[0].len = cut;
+		in.why[0] = 0;
+		CHECK(zv_cr_restore_fds(&in) == -1 && find(in.why, "damaged"), "cut at %lu: \"%s\"",
+		      (unsigned long)cut, in.why);
+	}
+	img[0].len = full;
+	((uint32_t *)img[0].p)[1] = 2;
+	CHECK(zv_cr_restore_fds(&in) == -1 && find(in.why, "has version 2, not 1"), "version: \"%s\"", in.why);
+	zv_close(fd);
+
 	/* a file changed since the checkpoint */
 	image_reset();
 	fd = to(at(-1, "f", O_RDONLY), 30);
