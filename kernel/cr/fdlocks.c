@@ -111,6 +111,15 @@ long zv_cr_save_locks(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_en
 	return 0;
 }
 
+static long take(const struct zv_cr_lock *k)
+{
+	if (k->kind == ZV_CRLK_FLOCK)
+		return zv_sys2(__NR_flock, k->fd, (k->type == F_WRLCK ? LOCK_EX_ : LOCK_SH_) | LOCK_NB_);
+	struct flock fl = { .l_type = (short)k->type, .l_whence = 0 /* SEEK_SET */, .l_start = k->start,
+			    .l_len = k->len };
+	return zv_sys3(__NR_fcntl, k->fd, k->kind == ZV_CRLK_OFD ? F_OFD_SETLK : F_SETLK, &fl);
+}
+
 long zv_cr_restore_locks(struct zv_cr_in *in, const uint8_t *p, uint64_t len)
 {
 	const struct zv_cr_fds_head *h = (const void *)p;
@@ -120,18 +129,15 @@ long zv_cr_restore_locks(struct zv_cr_in *in, const uint8_t *p, uint64_t len)
 	const struct zv_cr_lock *k = (const void *)(p + sizeof *h);
 	for (uint32_t i = 0; i < h->count; i++, k++) {
 		long r;
-		if (k->kind == ZV_CRLK_FLOCK) {
-			r = zv_sys2(__NR_flock, k->fd, (k->type == F_WRLCK ? LOCK_EX_ : LOCK_SH_) | LOCK_NB_);
-		} else {
-			struct flock fl = { .l_type = (short)k->type, .l_whence = 0 /* SEEK_SET */,
-					    .l_start = k->start, .l_len = k->len };
-			r = zv_sys3(__NR_fcntl, k->fd, k->kind == ZV_CRLK_OFD ? F_OFD_SETLK : F_SETLK, &fl);
-		}
+		int tries = 0;
+		do
+			r = take(k);
+		while ((r == -EAGAIN || r == -EACCES) && zv_cr_retry(&tries));
 		if (r < 0)
 			return zv_cr_in_refuse(in, "fd %d: cannot take its %s lock again at %ld: %s%s", k->fd,
 					       k->type == F_WRLCK ? "write" : "read", (long)k->start,
 					       zv_strerror((int)-r),
-					       r == -EAGAIN || r == -EWOULDBLOCK ? " (another process holds it)" : "");
+					       r == -EAGAIN || r == -EACCES ? " (another process holds it)" : "");
 	}
 	return 0;
 }

@@ -163,9 +163,14 @@ static long make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	if (r->u.sock.domain == 10 /* AF_INET6 */)
 		zv_sys5(__NR_setsockopt, fd, 41 /* IPPROTO_IPV6 */, 26 /* IPV6_V6ONLY */, &r->u.sock.v6only, sizeof(int));
 	uint32_t alen = r->u.sock.addrlen < sizeof r->u.sock.addr ? r->u.sock.addrlen : sizeof r->u.sock.addr;
-	long e = zv_sys3(__NR_bind, fd, r->u.sock.addr, alen);
 	const char *path = (const char *)r->u.sock.addr + 2;
-	if (e == -EADDRINUSE_ && r->u.sock.domain == 1 /* AF_UNIX */ && alen > 2 && path[0]) {
+	int unix_path = r->u.sock.domain == 1 /* AF_UNIX */ && alen > 2 && path[0];
+	long e;
+	int tries = 0;
+	do /* the original, killed at the checkpoint, may not have let go yet */
+		e = zv_sys3(__NR_bind, fd, r->u.sock.addr, alen);
+	while (e == -EADDRINUSE_ && !unix_path && zv_cr_retry(&tries));
+	if (e == -EADDRINUSE_ && unix_path) {
 		/* The socket file stays after its listener is gone: reuse it
 		 * unless someone still listens there. */
 		long t = zv_sys3(__NR_socket, 1, r->u.sock.type | O_CLOEXEC, 0);

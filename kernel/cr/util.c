@@ -63,3 +63,12 @@ long zv_cr_in_refuse(struct zv_cr_in *in, const char *fmt, ...)
 	va_end(ap);
 	return -1;
 }
+
+int zv_cr_retry(int *tries)
+{
+	if (++*tries > 200)
+		return 0;
+	struct { long s, ns; } ts = { 0, 10000000 };
+	zv_sys2(__NR_nanosleep, &ts, NULL);
+	return 1;
+}

@@ -21,6 +21,10 @@ void zv_cr_buf_free(struct zv_cr_buf *b);
 /* A zeroed kernel array of n bytes and its release (NULL when out of memory). */
 void *zv_cr_alloc(size_t n);
 void zv_cr_free(void *p, size_t n);
+/* Whether to try again a call that failed because the original, killed
+ * at the checkpoint, may still be dying and holding what it held (an
+ * address, a lock): sleeps 10 ms and says yes for up to two seconds. */
+int zv_cr_retry(int *tries);
 /* Refuses a restore: sets in->why from fmt and returns -1. */
 long zv_cr_in_refuse(struct zv_cr_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #endif
