@@ -153,6 +153,16 @@ static long make_timerfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	return fd;
 }
 
+/* Whether a listener answers at the record's Unix path. */
+static int listened_on(const struct zv_cr_fd *r, uint32_t alen)
+{
+	long t = zv_sys3(__NR_socket, 1, r->u.sock.type | O_CLOEXEC, 0);
+	long k = t < 0 ? t : zv_sys3(__NR_connect, t, r->u.sock.addr, alen);
+	if (t >= 0)
+		zv_close((int)t);
+	return k != -ECONNREFUSED_;
+}
+
 static long make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 {
 	long fd = zv_sys3(__NR_socket, r->u.sock.domain, r->u.sock.type | O_CLOEXEC, r->u.sock.protocol);
@@ -166,19 +176,17 @@ static long make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	const char *path = (const char *)r->u.sock.addr + 2;
 	int unix_path = r->u.sock.domain == 1 /* AF_UNIX */ && alen > 2 && path[0];
 	long e;
-	int tries = 0;
-	do /* the original, killed at the checkpoint, may not have let go yet */
+	int tries = 0, unlinked = 0;
+	for (;;) {
 		e = zv_sys3(__NR_bind, fd, r->u.sock.addr, alen);
-	while (e == -EADDRINUSE_ && !unix_path && zv_cr_retry(&tries));
-	if (e == -EADDRINUSE_ && unix_path) {
-		/* The socket file stays after its listener is gone: reuse it
-		 * unless someone still listens there. */
-		long t = zv_sys3(__NR_socket, 1, r->u.sock.type | O_CLOEXEC, 0);
-		long k = t < 0 ? t : zv_sys3(__NR_connect, t, r->u.sock.addr, alen);
-		if (t >= 0)
-			zv_close((int)t);
-		if (k == -ECONNREFUSED_ && zv_sys1(__NR_unlink, path) == 0)
-			e = zv_sys3(__NR_bind, fd, r->u.sock.addr, alen);
+		if (e != -EADDRINUSE_)
+			break;
+		/* A Unix socket's file stays after its listener is gone:
+		 * reused unless someone listens there. */
+		if (unix_path && !listened_on(r, alen) && unlinked++ < 3 && zv_sys1(__NR_unlink, path) == 0)
+			continue;
+		if (!zv_cr_retry(&tries)) /* the killed original may not have let go yet */
+			break;
 	}
 	if (e == 0)
 		e = zv_sys2(__NR_listen, fd, r->u.sock.backlog);

@@ -408,6 +408,34 @@ static void check_refusals(void)
 	CHECK(zv_cr_restore_fds(&in) == -1 && find(in.why, "has version 2, not 1"), "version: \"%s\"", in.why);
 	zv_close(fd);
 
+	/* a lock another process holds (as the original would under
+	 * --leave-running) refuses the restore, after two seconds' wait */
+	image_reset();
+	fd = to(at(-1, "f", O_RDWR), 30);
+	struct flk fl = { F_WRLCK, 0, 0, 10, 0 };
+	CHECK_EQ(zv_sys3(__NR_fcntl, fd, F_SETLK, &fl), 0);
+	CHECK_EQ(zv_cr_save_fds(&out), 0);
+	zv_close(fd);
+	int ready[2];
+	zv_sys2(__NR_pipe2, ready, 0);
+	long child = zv_sys0(__NR_fork);
+	if (child == 0) {
+		int f = at(-1, "f", O_RDWR);
+		zv_sys3(__NR_fcntl, f, F_SETLK, &fl);
+		zv_write(ready[1], "x", 1);
+		struct { long s, ns; } ts = { 10, 0 };
+		zv_sys2(__NR_nanosleep, &ts, NULL);
+		zv_exit_group(0);
+	}
+	char x;
+	zv_read(ready[0], &x, 1);
+	in.dirfd = (int)zv_openat(AT_FDCWD, "/tmp", O_RDONLY | O_DIRECTORY, 0);
+	CHECK(zv_cr_restore_fds(&in) == -1 && find(in.why, "another process holds it"),
+	      "restoring a lock held elsewhere: \"%s\"", in.why);
+	zv_sys2(__NR_kill, child, 9);
+	zv_sys4(__NR_wait4, child, NULL, 0, NULL);
+	zv_sys3(__NR_close_range, 3, ~0U, 0);
+
 	/* a file changed since the checkpoint */
 	image_reset();
 	fd = to(at(-1, "f", O_RDONLY), 30);
