@@ -36,8 +36,12 @@ static long make_path(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	if (r->kind == ZV_CRFD_FILE) {
 		struct stat st;
 		zv_sys2(__NR_fstat, fd, &st);
-		if (st.st_size != r->u.file.size || (int64_t)st.st_mtime != r->u.file.mtime_sec ||
-		    (int64_t)st.st_mtime_nsec != r->u.file.mtime_nsec) {
+		/* A file only appended to (a log, `>> out`) cannot show the
+		 * process what others added: it may have grown. */
+		int append_only = (r->flags & (O_APPEND | 3)) == (O_APPEND | O_WRONLY);
+		int same = st.st_size == r->u.file.size && (int64_t)st.st_mtime == r->u.file.mtime_sec &&
+			   (int64_t)st.st_mtime_nsec == r->u.file.mtime_nsec;
+		if (!same && !(append_only && st.st_size >= r->u.file.size)) {
 			zv_close((int)fd);
 			return zv_cr_in_refuse(c->in, "fd %d (%s): the file changed since the checkpoint "
 					       "(size %lu, now %lu)", r->fd, path,

@@ -447,6 +447,15 @@ static void check_refusals(void)
 	in.dirfd = (int)zv_openat(AT_FDCWD, "/tmp", O_RDONLY | O_DIRECTORY, 0);
 	CHECK(zv_cr_restore_fds(&in) == -1 && find(in.why, "the file changed since the checkpoint"),
 	      "restoring a changed file: \"%s\"", in.why);
+	/* but one only appended to may have grown */
+	zv_sys3(__NR_close_range, 3, ~0U, 0);
+	image_reset();
+	fd = to(at(-1, "g", O_WRONLY | O_APPEND), 30);
+	CHECK_EQ(zv_cr_save_fds(&out), 0);
+	zv_write(fd, "more", 4);
+	zv_close(fd);
+	in.dirfd = (int)zv_openat(AT_FDCWD, "/tmp", O_RDONLY | O_DIRECTORY, 0);
+	CHECK(zv_cr_restore_fds(&in) == 0, "restoring an appended file: \"%s\"", in.why);
 }
 
 static void clean(void)
