@@ -108,13 +108,14 @@ struct its { int64_t isec, insec, vsec, vnsec; };
 struct itv { int64_t isec, iusec, vsec, vusec; };
 struct sin { uint16_t family, port; uint32_t addr; uint8_t zero[8]; };
 struct sun { uint16_t family; char path[108]; };
+struct sin6 { uint16_t family, port; uint32_t flow; uint8_t addr[16]; uint32_t scope; };
 struct ksigevent { uint64_t value; int32_t signo, notify; int32_t tid; int32_t pad[11]; };
 struct flk { short type, whence; int64_t start, len; int pid; };
 
 enum {
 	F_FILE = 3, F_DUP = 4, F_APPEND = 5, F_DIR = 6, F_NULL = 7, F_ZERO = 8, F_OPATH = 9,
 	F_PR = 10, F_PW = 11, F_EV = 12, F_EVS = 13, F_TFD = 14, F_TFD2 = 15, F_EP = 16,
-	F_TCP = 17, F_UNIX = 18, F_SIG = 19, F_OUT = 20 /* a dup of stdout */, F_FLOCK = 21,
+	F_TCP = 17, F_UNIX = 18, F_SIG = 19, F_OUT = 20 /* a dup of stdout */, F_FLOCK = 21, F_TCP6 = 22,
 	F_HIGH = 900, F_DIRFD = F_PW, /* the image's dir, in the way */
 };
 #define SIGUSR1_ 10
@@ -122,7 +123,7 @@ enum {
 #define SIGALRM_ 14
 #define BIT(s) (1UL << ((s) - 1))
 
-static uint16_t tcp_port;
+static uint16_t tcp_port, tcp6_port;
 
 static void open_everything(void)
 {
@@ -168,6 +169,16 @@ static void open_everything(void)
 	zv_sys3(__NR_getsockname, fd, &sa, &len);
 	tcp_port = sa.port;
 	to(fd, F_TCP);
+	fd = (int)zv_sys3(__NR_socket, 10, 1, 0);
+	struct sin6 s6 = { .family = 10, .addr[15] = 1 };
+	int one = 1;
+	zv_sys5(__NR_setsockopt, fd, 41, 26 /* IPV6_V6ONLY */, &one, sizeof one);
+	CHECK_EQ(zv_sys3(__NR_bind, fd, &s6, sizeof s6), 0);
+	zv_sys2(__NR_listen, fd, 8);
+	len = sizeof s6;
+	zv_sys3(__NR_getsockname, fd, &s6, &len);
+	tcp6_port = s6.port;
+	to(fd, F_TCP6);
 	fd = (int)zv_sys3(__NR_socket, 1, 1 | O_NONBLOCK, 0);
 	struct sun su = { .family = 1 };
 	zv_snprintf(su.path, sizeof su.path, "%s/sock", dir);
@@ -204,6 +215,11 @@ static void start_timers(void)
 	CHECK_EQ(zv_sys3(__NR_timer_create, 1, &sig, &id2), 0);
 	struct its soon = { 0, 0, 0, 300000000 };
 	zv_sys4(__NR_timer_settime, id2, 0, &soon, NULL);
+	struct ksigevent th = { .value = 7, .signo = 35, .notify = 4 /* SIGEV_THREAD_ID */, .tid = (int)zv_gettid() };
+	int id3;
+	CHECK_EQ(zv_sys3(__NR_timer_create, 0 /* CLOCK_REALTIME */, &th, &id3), 0);
+	struct its every = { 50, 0, 60, 0 };
+	zv_sys4(__NR_timer_settime, id3, 0, &every, NULL);
 	struct itv alarm = { 0, 0, 0, 400000 };
 	zv_sys3(__NR_setitimer, 0 /* ITIMER_REAL */, &alarm, NULL);
 	struct { uint64_t cur, max; } core = { 4096, 8192 };
@@ -298,6 +314,16 @@ static void check_fds(void)
 	CHECK(a >= 0, "accept on the TCP socket: %ld", a);
 	zv_close((int)a);
 	zv_close((int)c);
+	c = zv_sys3(__NR_socket, 10, 1, 0);
+	struct sin6 s6 = { .family = 10, .port = tcp6_port, .addr[15] = 1 };
+	CHECK_EQ(zv_sys3(__NR_connect, c, &s6, sizeof s6), 0);
+	a = zv_sys4(__NR_accept4, F_TCP6, NULL, NULL, 0);
+	CHECK(a >= 0, "accept on the TCP6 socket: %ld", a);
+	int v6only = 0, olen = sizeof v6only;
+	zv_sys5(__NR_getsockopt, F_TCP6, 41, 26, &v6only, &olen);
+	CHECK_EQ(v6only, 1);
+	zv_close((int)a);
+	zv_close((int)c);
 	c = zv_sys3(__NR_socket, 1, 1, 0);
 	struct sun su = { .family = 1 };
 	zv_snprintf(su.path, sizeof su.path, "%s/sock", dir);
@@ -334,7 +360,10 @@ static void check_timers(void)
 		zv_snprintf(want, sizeof want, "ID: %d\n", timer_ids[i]);
 		ids += find(buf, want) != NULL;
 	}
-	CHECK(ntimer_ids == 2 && ids == 2, "timers back with their ids: %s", buf);
+	CHECK(ntimer_ids == 3 && ids == 3, "timers back with their ids: %s", buf);
+	char want[96];
+	zv_snprintf(want, sizeof want, "signal: 35/0000000000000007\nnotify: signal/tid.%ld\nClockID: 0\n", zv_gettid());
+	CHECK(find(buf, want) != NULL, "the thread's timer: %s", buf);
 	struct its its;
 	zv_sys2(__NR_timer_gettime, far_id, &its);
 	CHECK(its.vsec >= 98 && its.vsec <= 100, "the far timer: %ld s left", (long)its.vsec);
