@@ -5,6 +5,7 @@
  * numbers, flags, offsets, pipe bytes, eventfd count, timerfds, epoll
  * membership, listening sockets accepting, locks, POSIX timers and itimers
  * firing, rlimits, umask and cwd; then what is refused, with its line. */
+#include "cr/procfile.h"
 #include "cr/resources.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
@@ -97,11 +98,7 @@ static long fdinfo(int fd, char *buf, size_t n)
 {
 	char p[48];
 	zv_snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
-	long f = zv_openat(AT_FDCWD, p, O_RDONLY, 0);
-	long r = zv_read((int)f, buf, n - 1);
-	zv_close((int)f);
-	buf[r > 0 ? r : 0] = 0;
-	return r;
+	return zv_cr_read_file(p, buf, n);
 }
 
 struct its { int64_t isec, insec, vsec, vnsec; };
@@ -234,10 +231,7 @@ static int timer_ids[8], ntimer_ids;
 static void tear_down(void)
 {
 	char buf[4096];
-	long f = zv_openat(AT_FDCWD, "/proc/self/timers", O_RDONLY, 0);
-	long n = zv_read((int)f, buf, sizeof buf - 1);
-	zv_close((int)f);
-	buf[n > 0 ? n : 0] = 0;
+	zv_cr_read_file("/proc/self/timers", buf, sizeof buf);
 	for (const char *l = buf; l && *l; l = zv_strchr(l, '\n') ? zv_strchr(l, '\n') + 1 : NULL)
 		if (zv_startswith(l, "ID: "))
 			timer_ids[ntimer_ids++] = (int)zv_parse_dec(l + 4, &l);
@@ -350,10 +344,7 @@ static void check_fds(void)
 static void check_timers(void)
 {
 	char buf[4096];
-	long f = zv_openat(AT_FDCWD, "/proc/self/timers", O_RDONLY, 0);
-	long n = zv_read((int)f, buf, sizeof buf - 1);
-	zv_close((int)f);
-	buf[n > 0 ? n : 0] = 0;
+	zv_cr_read_file("/proc/self/timers", buf, sizeof buf);
 	int ids = 0;
 	for (int i = 0; i < ntimer_ids; i++) {
 		char want[32];
