@@ -71,8 +71,8 @@ static struct zv_cr_pipe_ends *pipe_of(struct zv_cr_rctx *c, const struct zv_cr_
 	}
 	struct zv_cr_pipe_ends *pe = &c->pipes[c->npipes++];
 	pe->id = r->u.pipe.id;
-	pe->r = (int)zv_sys3(__NR_fcntl, p[0], F_DUPFD_CLOEXEC, c->base);
-	pe->w = (int)zv_sys3(__NR_fcntl, p[1], F_DUPFD_CLOEXEC, c->base);
+	pe->r = zv_cr_spare(c, p[0]);
+	pe->w = zv_cr_spare(c, p[1]);
 	zv_close(p[0]);
 	zv_close(p[1]);
 	if (pe->r < 0 || pe->w < 0) {

@@ -1,7 +1,7 @@
 /* Restoring the process's file descriptors from a checkpoint (sections
  * "fds" and "fdlocks", cr/fdimage.h) in a fresh process: the restorer's
- * own fds 0-2 and the image's directory are moved above the image's
- * numbers first; every fd is then made (cr/fdmake.c) and put at its number
+ * own fds 0-2 and the image's directory are moved to numbers the image
+ * does not use first; every fd is then made (cr/fdmake.c) and put at its number
  * with its close-on-exec flag, dups after what they share, epoll sets
  * filled once every target exists; the fds the image does not have are
  * closed (all but in->dirfd), and the locks are taken last, since closing
@@ -44,31 +44,54 @@ static long parse(struct zv_cr_rctx *c, const uint8_t *p, uint64_t len)
 		last = r->fd;
 		off += sizeof *r + zv_cr_pad8(r->len);
 	}
-	c->base = last + 1;
+	c->top = last;
+	c->next_spare = 3;
 	return 0;
 }
 
-/* Moves fd to c->base or above (close-on-exec): the new number, or -1. */
-static int move_up(struct zv_cr_rctx *c, int fd, int keep)
+static int in_image(struct zv_cr_rctx *c, long fd)
 {
-	long n = zv_sys3(__NR_fcntl, fd, F_DUPFD_CLOEXEC, c->base);
-	if (n >= 0 && !keep)
-		zv_close(fd);
-	return (int)n;
+	unsigned lo = 0, hi = c->n;
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		if (c->rec[mid]->fd == fd)
+			return 1;
+		if (c->rec[mid]->fd < fd)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
 }
 
-/* Room for the image's highest fd (the kernel's hidden ones sit near the
- * original's limit); rlimits proper come back with the timers. */
+/* Spare numbers are searched from 3 up: above the image's highest fd there
+ * may be no room (the kernel's hidden fds sit just under the limit). */
+int zv_cr_spare(struct zv_cr_rctx *c, int fd)
+{
+	for (;;) {
+		long n = zv_sys3(__NR_fcntl, fd, F_DUPFD_CLOEXEC, c->next_spare);
+		if (n < 0)
+			return (int)n;
+		c->next_spare = (int)n + 1;
+		if (!in_image(c, n))
+			return (int)n;
+		/* n is the image's: keep it taken until the image's fd is
+		 * put there (dup3 replaces it), so the search moves on. */
+	}
+}
+
+/* Room for the image's highest fd and a few spare ones; rlimits proper come
+ * back with the timers. */
 static long raise_nofile(struct zv_cr_rctx *c)
 {
 	struct { uint64_t cur, max; } lim;
-	uint64_t need = (uint64_t)c->base + 3 + 64;
-	if (zv_sys4(__NR_prlimit64, 0, 7 /* RLIMIT_NOFILE */, NULL, &lim) < 0 || lim.cur >= need)
+	uint64_t need = (uint64_t)c->top + 1;
+	if (zv_sys4(__NR_prlimit64, 0, 7 /* RLIMIT_NOFILE */, NULL, &lim) < 0 || lim.cur >= need + 16)
 		return 0;
 	if (lim.max < need)
-		return zv_cr_in_refuse(c->in, "fd %d is above this process's fd limit (%lu)", c->base - 1,
+		return zv_cr_in_refuse(c->in, "fd %d is above this process's fd limit (%lu)", c->top,
 				       (unsigned long)lim.max);
-	lim.cur = need;
+	lim.cur = lim.max < need + 16 ? lim.max : need + 16;
 	zv_sys4(__NR_prlimit64, 0, 7, &lim, NULL);
 	return 0;
 }
@@ -110,21 +133,6 @@ static long fill_epoll(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	return 0;
 }
 
-static int in_image(struct zv_cr_rctx *c, long fd)
-{
-	unsigned lo = 0, hi = c->n;
-	while (lo < hi) {
-		unsigned mid = (lo + hi) / 2;
-		if (c->rec[mid]->fd == fd)
-			return 1;
-		if (c->rec[mid]->fd < fd)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
 /* Closes every fd the image does not have, but in->dirfd: the restorer's
  * moved copies, the pipes' spare ends, whatever it had open. */
 static long close_others(struct zv_cr_rctx *c)
@@ -157,10 +165,13 @@ static long restore(struct zv_cr_rctx *c, const uint8_t *p, uint64_t len)
 {
 	if (parse(c, p, len) < 0 || raise_nofile(c) < 0)
 		return -1;
-	if ((c->in->dirfd = move_up(c, c->in->dirfd, 0)) < 0)
-		return zv_cr_in_refuse(c->in, "no fd free above the image's");
+	int dirfd = zv_cr_spare(c, c->in->dirfd);
+	if (dirfd < 0)
+		return zv_cr_in_refuse(c->in, "no fd free beside the image's");
+	zv_close(c->in->dirfd);
+	c->in->dirfd = dirfd;
 	for (int i = 0; i < 3; i++)
-		c->stdio[i] = move_up(c, i, 1);
+		c->stdio[i] = zv_sys3(__NR_fcntl, i, F_GETFD, 0) < 0 ? -1 : zv_cr_spare(c, i);
 	for (unsigned i = 0; i < c->n; i++) {
 		const struct zv_cr_fd *r = c->rec[i];
 		if (r->kind == ZV_CRFD_DUP)

@@ -11,9 +11,9 @@
  * flags and offsets; pipes' buffered bytes are copied, not taken. Every fd
  * but o->dirfd is saved: the core holds no other of its own meanwhile. */
 long zv_cr_save_fds(struct zv_cr_out *o);
-/* Re-creates them at their numbers. in->dirfd is moved above the image's
- * fds (in->dirfd is updated); every other fd the image does not have is
- * closed. Best after zv_cr_restore_timers, which brings the cwd back. */
+/* Re-creates them at their numbers. in->dirfd is moved to a number the
+ * image does not use (in->dirfd is updated); every other fd the image does
+ * not have is closed. Best after zv_cr_restore_timers (the cwd). */
 long zv_cr_restore_fds(struct zv_cr_in *in);
 /* POSIX timers (same ids), itimers, rlimits, umask and cwd. */
 long zv_cr_save_timers(struct zv_cr_out *o);
