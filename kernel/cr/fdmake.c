@@ -216,8 +216,15 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
 		if (r->u.stdio < 0 || r->u.stdio > 2)
 			return fail(c, r, "a damaged record", 0);
 		if (c->stdio[r->u.stdio] >= 0) {
-			*own = 0; /* the restorer's file, its flags untouched */
-			return c->stdio[r->u.stdio];
+			/* The restorer's file: non-blocking if the original's
+			 * was (a program relies on EAGAIN), else untouched (its
+			 * O_APPEND is the restorer's). */
+			fd = c->stdio[r->u.stdio];
+			long fl = zv_sys3(__NR_fcntl, fd, F_GETFL, 0);
+			if (fl >= 0 && (r->flags & O_NONBLOCK) && !(fl & O_NONBLOCK))
+				zv_sys3(__NR_fcntl, fd, F_SETFL, fl | O_NONBLOCK);
+			*own = 0;
+			return fd;
 		}
 		fd = zv_openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC, 0); /* the restorer has none */
 		return fd < 0 ? fail(c, r, "cannot open /dev/null", fd) : fd;
