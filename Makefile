@@ -46,7 +46,7 @@ $(BUILD)/zvisor: $(KOBJ)
 # it includes).
 UNIT       := bpf vtime regex cr_fds
 UNIT_SRC_vtime := $(wildcard kernel/sys/vtime_*.c)
-UNIT_SRC_cr_fds := $(filter-out kernel/cr/image.c,$(wildcard kernel/cr/*.c)) kernel/lib/kmem.c
+UNIT_SRC_cr_fds := $(wildcard kernel/cr/fd*.c) kernel/cr/timers.c kernel/cr/procfile.c kernel/cr/resutil.c kernel/lib/kmem.c
 UNIT_CFLAGS := $(filter-out -MMD -MP,$(KCFLAGS)) -Itests/unit -I$(BUILD)/gen
 UNIT_LDFLAGS := -static -nostdlib -no-pie -Wl,-z,noexecstack -Wl,--build-id=none -Wl,-e,_start
 

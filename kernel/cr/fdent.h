@@ -4,7 +4,7 @@
 #define ZV_CR_FDENT_H
 #include <stdint.h>
 #include <asm/stat.h>
-#include "cr/util.h"
+#include "cr/resutil.h"
 #include "cr/fdimage.h"
 #include "cr/image.h"
 

@@ -3,7 +3,7 @@
  * lock: lines, and taken again at restore once every fd is back. */
 #include "cr/fdent.h"
 #include "cr/fdrestore.h"
-#include "cr/util.h"
+#include "cr/resutil.h"
 #include "cr/procfile.h"
 #include "lib/fmt.h"
 #include "lib/string.h"

@@ -4,7 +4,7 @@
  * cr/fds_restore.c once their targets exist) and listening sockets bound
  * again. */
 #include "cr/fdrestore.h"
-#include "cr/util.h"
+#include "cr/resutil.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"

@@ -7,7 +7,7 @@
  * outside the process is refused, with one line naming the fd, unless it
  * is the same file as fd 0, 1 or 2: then it becomes the restorer's. */
 #include "cr/fdent.h"
-#include "cr/util.h"
+#include "cr/resutil.h"
 #include "cr/fdimage.h"
 #include "cr/procfile.h"
 #include "cr/resources.h"

@@ -8,7 +8,7 @@
  * any fd of a file drops the process's POSIX locks on it. */
 #include "cr/fdrestore.h"
 #include "cr/resources.h"
-#include "cr/util.h"
+#include "cr/resutil.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"

@@ -8,7 +8,7 @@
  * restore as it had left at the checkpoint. */
 #include "cr/procfile.h"
 #include "cr/resources.h"
-#include "cr/util.h"
+#include "cr/resutil.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"

@@ -1,8 +1,8 @@
 /* Helpers of the checkpoint's resource savers (cr/fds.c, cr/timers.c): a
  * growing byte buffer in kernel memory for building a section, kernel
  * arrays, and the restore side's refusal. */
-#ifndef ZV_CR_UTIL_H
-#define ZV_CR_UTIL_H
+#ifndef ZV_CR_RESUTIL_H
+#define ZV_CR_RESUTIL_H
 #include "cr/image.h"
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-#include "cr/util.h"
+#include "cr/resutil.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
 #include "lib/string.h"
