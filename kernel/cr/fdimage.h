@@ -33,6 +33,7 @@ enum zv_cr_fd_kind {
 	ZV_CRFD_LISTEN,      /* a listening TCP, TCP6 or Unix socket */
 	ZV_CRFD_SIGNALFD,
 	ZV_CRFD_DUP,         /* shares the open file description of fd u.dup_of */
+	ZV_CRFD_MEMFD,       /* a memfd: its name and contents follow */
 };
 
 struct zv_cr_fd {
@@ -77,6 +78,12 @@ struct zv_cr_fd {
 			uint32_t addrlen;
 			uint8_t addr[112];      /* struct sockaddr_{in,in6,un} */
 		} sock;
+		struct {                /* MEMFD: namelen bytes of name (with its NUL), then size bytes */
+			uint64_t size;
+			uint64_t ino;   /* at the checkpoint: how the core finds its mappings */
+			uint32_t seals; /* F_GET_SEALS */
+			uint32_t namelen;
+		} memfd;
 		uint64_t sigmask;       /* SIGNALFD */
 		uint8_t raw[144];
 	} u;

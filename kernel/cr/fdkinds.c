@@ -102,6 +102,42 @@ static long describe_pipe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_c
 	return r;
 }
 
+#define MEMFD_MAX (1UL << 30)
+
+/* A memfd's name and contents (read with pread: the fd's offset stays). */
+static long describe_memfd(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec,
+			   struct zv_cr_extra *x)
+{
+	const char *name = e->link + 7; /* "/memfd:NAME (deleted)" */
+	uint32_t namelen = (uint32_t)(zv_strlen(name) - 10 + 1);
+	uint64_t size = e->st.st_size;
+	if (size > MEMFD_MAX)
+		return refuse_fd(o, e, "a memfd larger than 1 GiB");
+	if ((e->flags & 3) == O_WRONLY)
+		return refuse_fd(o, e, "a write-only memfd");
+	long seals = zv_sys3(__NR_fcntl, e->fd, F_GET_SEALS, 0);
+	rec->u.memfd.size = size;
+	rec->u.memfd.ino = e->st.st_ino;
+	rec->u.memfd.seals = seals < 0 ? 0 : (uint32_t)seals;
+	rec->u.memfd.namelen = namelen;
+	x->size = namelen + size;
+	x->p = zv_cr_alloc(x->size);
+	if (!x->p) {
+		x->size = 0;
+		return refuse_fd(o, e, "out of memory for the memfd's contents");
+	}
+	memcpy(x->p, name, namelen - 1);
+	char *data = (char *)x->p + namelen;
+	for (uint64_t got = 0; got < size;) {
+		long k = zv_sys4(__NR_pread64, e->fd, data + got, size - got, got);
+		if (k <= 0)
+			return refuse_fd(o, e, "cannot read the memfd's contents");
+		got += (uint64_t)k;
+	}
+	rec->len = (uint32_t)x->size;
+	return 0;
+}
+
 static long describe_eventfd(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent *e,
 			     struct zv_cr_fd *rec)
 {
@@ -252,6 +288,8 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
 		return describe_epoll(o, s, e, rec, x);
 	case ZV_CRFD_LISTEN:
 		return describe_listen(o, e, rec);
+	case ZV_CRFD_MEMFD:
+		return describe_memfd(o, e, rec, x);
 	}
 	return refuse_fd(o, e, "cannot be saved");
 }

@@ -113,6 +113,30 @@ static long make_pipe(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	return fd < 0 ? fail(c, r, "cannot open an end of its pipe", fd) : fd;
 }
 
+/* A memfd with its name, contents, offset and seals (added last: a
+ * sealed one could not be written). */
+static long make_memfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	const char *name = zv_cr_rec_extra(r);
+	const char *data = name + r->u.memfd.namelen;
+	long fd = zv_sys2(__NR_memfd_create, name, 1 /* MFD_CLOEXEC */ | 2 /* MFD_ALLOW_SEALING */);
+	if (fd < 0)
+		return fail(c, r, "cannot make a memfd", fd);
+	long e = zv_sys2(__NR_ftruncate, fd, r->u.memfd.size);
+	for (uint64_t done = 0; e >= 0 && done < r->u.memfd.size; done += (uint64_t)e)
+		if ((e = zv_sys4(__NR_pwrite64, fd, data + done, r->u.memfd.size - done, done)) == 0)
+			e = -EIO;
+	if (e >= 0 && r->pos)
+		e = zv_sys3(__NR_lseek, fd, r->pos, 0);
+	if (e >= 0 && r->u.memfd.seals)
+		e = zv_sys3(__NR_fcntl, fd, F_ADD_SEALS, r->u.memfd.seals);
+	if (e < 0) {
+		zv_close((int)fd);
+		return fail(c, r, "cannot fill the memfd again", e);
+	}
+	return fd;
+}
+
 static long make_eventfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 {
 	long fd = zv_sys2(__NR_eventfd2, 0, O_CLOEXEC | O_NONBLOCK | (r->u.eventfd.semaphore ? EFD_SEMAPHORE_ : 0));
@@ -249,6 +273,9 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
 		break;
 	case ZV_CRFD_LISTEN:
 		fd = make_listen(c, r);
+		break;
+	case ZV_CRFD_MEMFD:
+		fd = make_memfd(c, r);
 		break;
 	default:
 		return fail(c, r, "a record of an unknown kind", 0);

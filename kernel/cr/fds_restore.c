@@ -38,7 +38,10 @@ static long parse(struct zv_cr_rctx *c, const uint8_t *p, uint64_t len)
 		if (off > len || len - off < sizeof *r || len - off - sizeof *r < r->len || r->fd <= last ||
 		    (r->kind == ZV_CRFD_DUP && (r->u.dup_of < 0 || r->u.dup_of >= r->fd)) ||
 		    (r->kind == ZV_CRFD_EPOLL && r->u.epoll.ntargets > r->len / sizeof(struct zv_cr_epoll_target)) ||
-		    (r->kind <= ZV_CRFD_CHR && (!r->len || ((const char *)(r + 1))[r->len - 1])))
+		    (r->kind <= ZV_CRFD_CHR && (!r->len || ((const char *)(r + 1))[r->len - 1])) ||
+		    (r->kind == ZV_CRFD_MEMFD && (!r->u.memfd.namelen || r->u.memfd.namelen > r->len ||
+						  r->len - r->u.memfd.namelen != r->u.memfd.size ||
+						  ((const char *)(r + 1))[r->u.memfd.namelen - 1])))
 			return zv_cr_in_refuse(c->in, "the image's fds section is damaged (record %u)", i);
 		c->rec[i] = r;
 		last = r->fd;
@@ -213,4 +216,21 @@ long zv_cr_restore_fds(struct zv_cr_in *in)
 	if (l)
 		zv_cr_release(l, llen);
 	return r < 0 ? -1 : 0;
+}
+
+long zv_cr_memfd_fd(struct zv_cr_in *in, uint64_t ino)
+{
+	uint64_t len;
+	const uint8_t *p = zv_cr_get(in, "fds", &len);
+	if (!p || p == (const void *)-1)
+		return -1;
+	struct zv_cr_rctx c = { .in = in };
+	long fd = -1;
+	if (parse(&c, p, len) == 0)
+		for (unsigned i = 0; i < c.n && fd < 0; i++)
+			if (c.rec[i]->kind == ZV_CRFD_MEMFD && c.rec[i]->u.memfd.ino == ino)
+				fd = c.rec[i]->fd;
+	zv_cr_free(c.rec, c.n * sizeof *c.rec + c.n * sizeof *c.pipes);
+	zv_cr_release(p, len);
+	return fd;
 }

@@ -136,8 +136,8 @@ static void classify(struct zv_cr_ent *e)
 		e->why = "a pidfd cannot be saved";
 	} else if (l[0] != '/') {
 		e->why = "this kind of file cannot be saved";
-	} else if (zv_startswith(l, "/memfd:")) {
-		e->why = "a memfd cannot be saved";
+	} else if (zv_startswith(l, "/memfd:") && ends_with(l, " (deleted)") && mode == ZV_S_IFREG) {
+		e->kind = ZV_CRFD_MEMFD;
 	} else if (zv_startswith(l, "/proc/") && l[6] >= '0' && l[6] <= '9') {
 		e->why = "a file of a process's /proc directory, which another pid would name";
 	} else if (ends_with(l, " (deleted)")) {

@@ -15,6 +15,10 @@ long zv_cr_save_fds(struct zv_cr_out *o);
  * image does not use (in->dirfd is updated); every other fd the image does
  * not have is closed. Best after zv_cr_restore_timers (the cwd). */
 long zv_cr_restore_fds(struct zv_cr_in *in);
+/* After zv_cr_restore_fds: the fd that holds again the memfd whose inode
+ * was ino at the checkpoint (a shared mapping of it is mapped from there),
+ * or -1 if no fd of the process had it open. */
+long zv_cr_memfd_fd(struct zv_cr_in *in, uint64_t ino);
 /* POSIX timers (same ids), itimers, rlimits, umask and cwd. */
 long zv_cr_save_timers(struct zv_cr_out *o);
 long zv_cr_restore_timers(struct zv_cr_in *in);

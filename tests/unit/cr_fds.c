@@ -15,6 +15,7 @@
 #include <linux/fcntl.h>
 #include <linux/eventpoll.h>
 #include <linux/timerfd.h>
+#include <asm/stat.h>
 
 /* The image in memory. */
 static struct img {
@@ -112,7 +113,7 @@ struct flk { short type, whence; int64_t start, len; int pid; };
 enum {
 	F_FILE = 3, F_DUP = 4, F_APPEND = 5, F_DIR = 6, F_NULL = 7, F_ZERO = 8, F_OPATH = 9,
 	F_PR = 10, F_PW = 11, F_EV = 12, F_EVS = 13, F_TFD = 14, F_TFD2 = 15, F_EP = 16,
-	F_TCP = 17, F_UNIX = 18, F_SIG = 19, F_OUT = 20 /* a dup of stdout */, F_FLOCK = 21, F_TCP6 = 22,
+	F_TCP = 17, F_UNIX = 18, F_SIG = 19, F_OUT = 20 /* a dup of stdout */, F_FLOCK = 21, F_TCP6 = 22, F_MEMFD = 23,
 	F_HIGH = 999, /* a hidden kernel fd: just under the limit, hard and soft */
 	F_DIRFD = F_PW, /* the image's dir, in the way */
 };
@@ -122,6 +123,7 @@ enum {
 #define BIT(s) (1UL << ((s) - 1))
 
 static uint16_t tcp_port, tcp6_port;
+static uint64_t memfd_ino;
 
 static void open_everything(void)
 {
@@ -188,6 +190,14 @@ static void open_everything(void)
 	zv_sys3(__NR_dup3, 1, F_OUT, O_CLOEXEC);
 	to(at(-1, "h", O_RDONLY | O_CREAT), F_FLOCK);
 	to(zv_openat(AT_FDCWD, "/dev/null", O_RDWR, 0), F_HIGH);
+	fd = (int)zv_sys2(__NR_memfd_create, "a name", 2 /* MFD_ALLOW_SEALING */);
+	zv_write(fd, "memfd contents", 14);
+	zv_sys3(__NR_lseek, fd, 6, 0);
+	zv_sys3(__NR_fcntl, fd, F_ADD_SEALS, 0x4 /* F_SEAL_GROW */);
+	struct stat st;
+	zv_sys2(__NR_fstat, fd, &st);
+	memfd_ino = st.st_ino;
+	to(fd, F_MEMFD);
 
 	struct flk fl = { F_WRLCK, 0, 10, 10, 0 };
 	CHECK_EQ(zv_sys3(__NR_fcntl, F_FILE, F_SETLK, &fl), 0);
@@ -271,6 +281,17 @@ static void check_fds(void)
 	CHECK_EQ(zv_sys3(__NR_fcntl, F_HIGH, F_GETFL, 0) & 3, O_RDWR);
 	CHECK_EQ(zv_sys3(__NR_fcntl, F_OUT, F_GETFD, 0), FD_CLOEXEC);
 	CHECK_EQ(zv_write(F_OUT, "", 0), 0);
+
+	CHECK_EQ(zv_cr_memfd_fd(&in, memfd_ino), F_MEMFD);
+	CHECK_EQ(zv_cr_memfd_fd(&in, 1), -1);
+	CHECK_EQ(zv_sys3(__NR_lseek, F_MEMFD, 0, 1), 6);
+	CHECK_EQ(zv_sys3(__NR_fcntl, F_MEMFD, F_GET_SEALS, 0), 0x4);
+	CHECK_EQ(zv_sys4(__NR_pread64, F_MEMFD, buf, sizeof buf, 0), 14);
+	CHECK(memcmp(buf, "memfd contents", 14) == 0, "memfd contents");
+	char link[64];
+	long ln = zv_sys4(__NR_readlinkat, AT_FDCWD, "/proc/self/fd/23", link, sizeof link - 1);
+	link[ln > 0 ? ln : 0] = 0;
+	CHECK(zv_strcmp(link, "/memfd:a name (deleted)") == 0, "memfd's name: %s", link);
 
 	/* epoll before the pipe is read: its bytes make it ready */
 	struct epoll_event ev[4];
