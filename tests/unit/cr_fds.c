@@ -501,6 +501,36 @@ static void check_refusals(void)
 	CHECK(zv_cr_restore_fds(&in) == 0, "restoring an appended file: \"%s\"", in.why);
 }
 
+/* Without kcmp (a container's seccomp profile forbids it): dups are still
+ * told from separate opens of one file. */
+static void check_without_kcmp(void)
+{
+	struct { uint16_t code; uint8_t jt, jf; uint32_t k; } prog[] = {
+		{ 0x20, 0, 0, 0 },                    /* ld [nr] */
+		{ 0x15, 0, 1, __NR_kcmp },            /* jeq kcmp */
+		{ 0x06, 0, 0, 0x00050000 | EPERM },   /* ret ERRNO(EPERM) */
+		{ 0x06, 0, 0, 0x7fff0000 },           /* ret ALLOW */
+	};
+	struct { uint16_t len; void *filter; } fprog = { 4, prog };
+	CHECK_EQ(zv_sys5(__NR_prctl, 38 /* PR_SET_NO_NEW_PRIVS */, 1, 0, 0, 0), 0);
+	CHECK_EQ(zv_sys3(__NR_seccomp, 1 /* SECCOMP_SET_MODE_FILTER */, 0, &fprog), 0);
+	long pid = zv_getpid();
+	CHECK_EQ(zv_sys5(__NR_kcmp, pid, pid, 0, 1, 1), -EPERM);
+	image_reset();
+	to(at(-1, "f", O_RDONLY), F_FILE);
+	zv_sys3(__NR_dup3, F_FILE, F_DUP, 0);
+	to(at(-1, "f", O_RDONLY), F_APPEND); /* the same file, opened again */
+	CHECK_EQ(zv_cr_save_fds(&out), 0);
+	zv_sys3(__NR_close_range, 3, ~0U, 0);
+	in.dirfd = (int)zv_openat(AT_FDCWD, "/tmp", O_RDONLY | O_DIRECTORY, 0);
+	CHECK(zv_cr_restore_fds(&in) == 0, "restore without kcmp: %s", in.why);
+	zv_sys3(__NR_lseek, F_DUP, 3, 0);
+	CHECK_EQ(zv_sys3(__NR_lseek, F_FILE, 0, 1), 3);
+	CHECK_EQ(zv_sys3(__NR_lseek, F_APPEND, 0, 1), 0);
+	CHECK_EQ(zv_sys3(__NR_fcntl, F_FILE, F_GETFL, 0) & O_NONBLOCK, 0);
+	zv_sys3(__NR_close_range, 3, ~0U, 0);
+}
+
 static void clean(void)
 {
 	static const char *const names[] = { "f", "g", "h", "sock" };
@@ -540,5 +570,6 @@ void unit_main(void)
 	check_fds();
 	zv_sys3(__NR_close_range, 3, ~0U, 0);
 	check_refusals();
+	check_without_kcmp(); /* last: the filter stays */
 	clean();
 }
