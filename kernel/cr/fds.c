@@ -155,7 +155,8 @@ long zv_cr_save_fds(struct zv_cr_out *o)
 		}
 		if (r == 0) {
 			put_record(&fds, &rec, x.p);
-			((struct zv_cr_fds_head *)fds.p)->count++;
+			if (!fds.failed)
+				((struct zv_cr_fds_head *)fds.p)->count++;
 		}
 		zv_cr_extra_free(&x);
 	}
