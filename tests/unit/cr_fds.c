@@ -76,6 +76,18 @@ static const char *find(const char *s, const char *w)
 	return NULL;
 }
 
+static long count_fds(void)
+{
+	long d = zv_openat(AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY, 0);
+	char buf[8192];
+	long r, n = 0;
+	while ((r = zv_sys3(__NR_getdents64, d, buf, sizeof buf)) > 0)
+		for (long off = 0; off < r; off += *(unsigned short *)(buf + off + 16))
+			n++;
+	zv_close((int)d);
+	return n;
+}
+
 static char dir[64];
 
 static int at(int fd, const char *name, int flags)
@@ -556,9 +568,18 @@ void unit_main(void)
 	CHECK(r == 0, "save_fds: %s", out.why);
 	r = zv_cr_save_timers(&out);
 	CHECK(r == 0, "save_timers: %s", out.why);
+	/* checkpoints in a row (--leave-running) leave no fd behind and the
+	 * pipe's bytes where they were */
+	long fds_before = count_fds();
+	for (int i = 0; i < 20; i++) {
+		image_reset();
+		CHECK_EQ(zv_cr_save_fds(&out), 0);
+		CHECK_EQ(zv_cr_save_timers(&out), 0);
+	}
+	CHECK_EQ(count_fds(), fds_before);
 	int avail = 0;
 	zv_sys3(__NR_ioctl, F_PR, 0x541B /* FIONREAD */, &avail);
-	CHECK_EQ(avail, 17); /* saving left the pipe's bytes in it */
+	CHECK_EQ(avail, 17);
 
 	tear_down();
 	r = zv_cr_restore_fds(&in);
