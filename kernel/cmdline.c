@@ -30,6 +30,8 @@ int zv_cmdline_command(int argc, char **argv)
 		zv_dprintf(1, "zvisor %s\n", ZV_VERSION);
 		zv_exit_group(0);
 	}
+	if (zv_strcmp(cmd, "checkpoint") == 0)
+		zv_cr_checkpoint_main(argc - 2, argv + 2);
 	if (zv_strcmp(cmd, "check-elf") == 0)
 		zv_exit_group(zv_check_main(argc - 2, argv + 2));
 	if (zv_strcmp(cmd, "run") == 0 || zv_strcmp(cmd, "trace") == 0)
@@ -65,6 +67,17 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			zv_exit_group(0);
 		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
 			*count = 1;
+		} else if (zv_startswith(a, "--checkpoint-on=") || zv_strcmp(a, "--checkpoint-on") == 0) {
+			const char *v = a[15] == '=' ? a + 16 : (i + 1 < argc ? argv[++i] : "");
+			if (!(zv_cr.signal = zv_cr_parse_signal(v)))
+				usage_error("zvisor: --checkpoint-on: '%s' is not a signal zvisor can take (e.g. USR2)\n", v);
+		} else if (zv_startswith(a, "--checkpoint-dir=") || zv_strcmp(a, "--checkpoint-dir") == 0) {
+			const char *v = a[16] == '=' ? a + 17 : (i + 1 < argc ? argv[++i] : "");
+			if (!*v)
+				usage_error("zvisor: --checkpoint-dir: no directory given%s\n", "");
+			zv_cr_absolute(v, zv_cr.on_signal.dir, sizeof zv_cr.on_signal.dir);
+		} else if (zv_strcmp(a, "--leave-running") == 0) {
+			zv_cr.on_signal.leave_running = 1;
 		} else if (zv_strcmp(a, "--stats") == 0) {
 			zv_proc.stats = 1;
 		} else if (zv_strcmp(a, "--no-cache") == 0) {
@@ -111,7 +124,10 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 	}
 	if (i >= argc)
 		usage_error(trace ? "zvisor: trace: no program given%s\n" : "zvisor: run: no program given%s\n", "");
-	if (i >= argc)
-		usage_error(trace ? "zvisor: trace: no program given%s\n" : "zvisor: run: no program given%s\n", "");
+	if (zv_cr.signal && !zv_cr.on_signal.dir[0]) {
+		char name[32];
+		zv_snprintf(name, sizeof name, "checkpoint.%d", (int)zv_getpid());
+		zv_cr_absolute(name, zv_cr.on_signal.dir, sizeof zv_cr.on_signal.dir);
+	}
 	return i;
 }

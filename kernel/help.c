@@ -6,6 +6,8 @@
 const char zv_usage_text[] =
 	"usage: zvisor run [options] [--] PROGRAM [ARGS...]\n"
 	"       zvisor trace [strace options] [--] PROGRAM [ARGS...]\n"
+	"       zvisor checkpoint [--leave-running] PID DIR\n"
+	"       zvisor restore DIR\n"
 	"       zvisor check-elf FILE...\n"
 	"       zvisor --help | --version\n";
 
@@ -89,6 +91,9 @@ const char zv_main_help[] =
 	"  run [options] [--] PROGRAM [ARGS...]  run PROGRAM under zvisor ('zvisor run --help')\n"
 	"  trace [options] [--] PROGRAM [ARGS...]  show its system calls as strace does\n"
 	"                                        ('zvisor trace --help')\n"
+	"  checkpoint [--leave-running] PID DIR  save the program zvisor runs as PID\n"
+	"                                        into DIR ('zvisor checkpoint --help')\n"
+	"  restore DIR                           start a saved program again\n"
 	"  check-elf FILE...                     check whether zvisor can load each FILE\n"
 	"\n"
 	"  --help     show this help\n"
@@ -96,3 +101,36 @@ const char zv_main_help[] =
 	"\n"
 	"exit status: the program's own; 126 if it cannot be run, 127 if it is not\n"
 	"found, 2 for a bad command line.\n";
+
+const char zv_checkpoint_help[] =
+	"usage: zvisor checkpoint [--leave-running] PID DIR\n"
+	"\n"
+	"Saves the program that zvisor runs as process PID (its memory, threads,\n"
+	"registers, signal state, file descriptors and timers) into the new\n"
+	"directory DIR, without root or ptrace, then ends it. 'zvisor restore DIR'\n"
+	"starts it again from the instruction where it stopped.\n"
+	"\n"
+	"options:\n"
+	"  -R, --leave-running  keep the program running after the checkpoint\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"What version 1 cannot save is refused with one line, and DIR is not\n"
+	"written: child processes, connected sockets, shared memory with other\n"
+	"processes, io_uring, devices other than the terminal and /dev/null and\n"
+	"the like. The image format is in docs/CHECKPOINT.md.\n"
+	"\n"
+	"exit status: 0 when DIR is complete, 1 when refused or failed, 2 for a bad\n"
+	"command line.\n";
+
+const char zv_restore_help[] =
+	"usage: zvisor restore DIR\n"
+	"\n"
+	"Starts the program saved in DIR by 'zvisor checkpoint' again, in this\n"
+	"process: it continues where it stopped, with the same pid and thread ids\n"
+	"as it sees them, its output on this process's standard output and error\n"
+	"(and terminal), and its exit status as zvisor's. An image may be restored\n"
+	"any number of times. A damaged image, one written by another zvisor build,\n"
+	"or one whose files changed is refused with one line and status 1.\n"
+	"\n"
+	"options:\n"
+	"  -h, --help  show this help\n";

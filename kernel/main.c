@@ -157,7 +157,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		/* strace shows the traced program's execve; an exec'd image's
 		 * line was printed by the image before it */
 		long ea[6] = { (long)path, (long)argv, (long)envp };
-		t->tid = t->pid = zv_proc.pid;
+		t->tid = t->htid = t->pid = zv_proc.pid;
 		zv_trace_exec(t, __NR_execve, ea, 0);
 		if (zv_proc.trace.summary)
 			zv_count_time(__NR_execve, 0, 0);
@@ -203,7 +203,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 
 	/* The host reads auxv from where this image has it now: in buf. */
 	zv_publish_mm_fields(sp, buf, top - sp);
-	uint64_t mask = x->guest_mask & ~ZV_SIGBIT(31);
+	uint64_t mask = x->guest_mask & ~zv_kernel_signals();
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
 	zv_host_set_mask(mask, NULL);
 	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);
@@ -297,7 +297,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	zv_layers_fold();
 	zv_proc.text_start = (uint64_t)__executable_start;
 	zv_proc.text_end = (uint64_t)etext;
-	zv_proc.pid = (int)zv_getpid();
+	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();
 
 	/* Nothing may interrupt set-up; the guest's mask is restored at entry. */
 	uint64_t all = ~0UL;
@@ -305,6 +305,8 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
+	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)
+		zv_cr_restore_main(argc - 2, argv + 2, auxv); /* signals stay blocked until each thread resumes */
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &initial_mask, NULL, 8);
 	int trace = zv_cmdline_command(argc, argv); /* run or trace: the others are answered there */
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);

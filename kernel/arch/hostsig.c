@@ -41,10 +41,28 @@ static void in_kernel(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 		zv_die_by_signal(sig);
 	}
 	zv_signal_defer_held(t, sig, si, uc);
+	zv_kernel_interrupted(uc);
+}
+
+/* Something must happen on the way back to the guest (a deferred signal,
+ * a checkpoint's freeze) of a thread interrupted in the kernel at uc: a
+ * blocking call not yet started is not started, and a fast call about to
+ * return leaves through SIGSYS, whose frame the way out needs. */
+void zv_kernel_interrupted(struct zv_ucontext *uc)
+{
+	uint64_t ip = uc->mc.rip;
 	if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end)
 		uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
 	else if (ip >= (uint64_t)zv_fast_window && ip < (uint64_t)zv_fast_window_end)
 		uc->mc.rip = (uint64_t)zv_fast_bounce_result; /* leave through SIGSYS, which delivers */
+}
+
+/* Whether the thread runs the kernel (or on its way in) at uc, where what
+ * it is asked must wait for the way out. */
+int zv_interrupted_kernel(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	uint64_t ip = uc->mc.rip;
+	return zv_in_kernel_text(ip) || t->in_host_vdso || zv_in_trampoline(ip);
 }
 
 void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
@@ -52,6 +70,10 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 	struct zv_ucontext *uc = ucv;
 	struct zv_thread *t = zv_current();
 	uint64_t ip = uc->mc.rip;
+	if (sig == zv_cr.signal && si->si_code <= 0) {
+		zv_cr_signal(t, uc); /* --checkpoint-on: sent by a process, never the guest's */
+		return;
+	}
 	if (zv_in_kernel_text(ip) || t->in_host_vdso) {
 		in_kernel(t, sig, si, uc);
 		return;

@@ -24,7 +24,7 @@ static struct zv_thread *reuse_dead(void)
 	zv_lock(&dead_lock);
 	struct zv_thread **pp = &dead_list, *t;
 	while ((t = *pp)) {
-		if (zv_sys3(__NR_tgkill, zv_proc.pid, t->tid, 0) == -ESRCH) {
+		if (zv_sys3(__NR_tgkill, zv_proc.hpid, t->htid, 0) == -ESRCH) {
 			*pp = t->next_dead;
 			break;
 		}
@@ -84,7 +84,7 @@ long zv_thread_arm(struct zv_thread *t)
 	long r = zv_sys2(__NR_sigaltstack, &ss, NULL);
 	if (r < 0)
 		return r;
-	t->tid = (int)zv_gettid();
+	t->tid = t->htid = (int)zv_gettid();
 	t->pid = (int)zv_getpid();
 	return zv_platform_arm_thread(t);
 }

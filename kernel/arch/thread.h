@@ -7,6 +7,7 @@
 #include "arch/context.h"
 #include "arch/fast.h"
 #include "trace/trace.h"
+#include "cr/cr.h"
 
 /* Per-thread kernel area: one naturally aligned block per guest thread. The
  * block's first pages hold this struct, a guard page follows, and the rest is
@@ -31,7 +32,8 @@ struct zv_thread {
 	uint64_t magic;
 	struct zv_sighand *sighand;    /* the dispositions this thread sees */
 	struct zv_sighand own_sighand; /* storage when they are not shared */
-	int tid;
+	int tid;                       /* the guest's: the host's, unless restored (cr/) */
+	int htid;                      /* the host's */
 	int pid;                       /* of this thread's process (a vfork child has its own) */
 	int call_cancelled;            /* the current call's host syscall never started */
 	int cred_valid;                /* uid..egid below are the host's */
@@ -59,6 +61,7 @@ struct zv_thread {
 	} gsud;
 	/* Last, the large and rarely written: the fields above, which every
 	 * call may write, then share one page, which a fork copies once. */
+	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	zv_siginfo pending_info[65];
 	zv_siginfo sigsys_info;

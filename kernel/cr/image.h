@@ -28,6 +28,8 @@ struct zv_cr_out {
 struct zv_cr_in {
 	int dirfd;
 	char why[256];
+	void *arena;                /* restore's scratch memory (NULL: kernel memory) */
+	uint64_t arena_len, arena_used;
 	unsigned nsec;
 	struct zv_cr_section sec[ZV_CR_MAX_SECTIONS];
 };

@@ -94,6 +94,8 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	int ours = si->si_code == ZV_SYS_USER_DISPATCH ||
 		   (si->si_code == ZV_SYS_SECCOMP && (si->si_errno & 0xffff) == ZV_SECCOMP_DATA);
 	if (!ours) {
+		if (si->si_code == -1 /* SI_QUEUE */ && zv_cr_sigsys(zv_current(), si, uc))
+			return; /* a checkpoint's request or freeze (cr/freeze.c) */
 		/* kill(SIGSYS) or the like: a signal for the guest. */
 		zv_host_sighandler(sig, si, ucv);
 		return;

@@ -32,7 +32,7 @@ struct path {
 static long read_guest(uint64_t addr, void *buf, size_t len)
 {
 	struct { void *base; size_t len; } local = { buf, len }, remote = { (void *)addr, len };
-	return zv_sys6(__NR_process_vm_readv, zv_proc.pid, (long)&local, 1, (long)&remote, 1, 0);
+	return zv_sys6(__NR_process_vm_readv, zv_proc.hpid, (long)&local, 1, (long)&remote, 1, 0);
 }
 
 static uint64_t reg_value(const struct zv_mcontext *mc, int r)

@@ -136,7 +136,7 @@ static int poke_mem(uint64_t site, const uint16_t *v)
 static long vm_io(long nr, uint64_t addr, void *buf, size_t len)
 {
 	struct { void *base; size_t len; } local = { buf, len }, remote = { (void *)addr, len };
-	return zv_sys6(nr, zv_proc.pid, (long)&local, 1, (long)&remote, 1, 0);
+	return zv_sys6(nr, zv_proc.hpid, (long)&local, 1, (long)&remote, 1, 0);
 }
 
 /* One rewrite at a time (they share pages), and none while a guest memory

@@ -19,7 +19,10 @@ void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);
 uint64_t zv_signals_ignored(const struct zv_sighand *sh);
+void zv_signals_reinstall(struct zv_sighand *sh);
 void zv_host_sighandler(int sig, zv_siginfo *si, void *uc); /* arch/hostsig.c */
+void zv_kernel_interrupted(struct zv_ucontext *uc);                        /* arch/hostsig.c */
+int zv_interrupted_kernel(struct zv_thread *t, struct zv_ucontext *uc);   /* arch/hostsig.c */
 /* What arch/hostsig.c hands to sys/signal.c. */
 int zv_signal_is_fault(int sig, const zv_siginfo *si);
 void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc);

@@ -108,7 +108,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	zv_host_set_mask(~0UL, &saved);
 	for (int sig = 1; sig <= 64; sig++)
 		if (t->pending_set & ZV_SIGBIT(sig))
-			zv_sys3(__NR_tgkill, zv_getpid(), t->tid, sig);
+			zv_sys3(__NR_tgkill, zv_getpid(), t->htid, sig);
 	t->pending_set = 0;
 	t->fast.sig_pending = 0;
 	zv_event_exec(t, nr, a); /* trace's line must be out before the image goes */

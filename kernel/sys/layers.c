@@ -10,6 +10,7 @@ static const struct zv_layer *const layers[] = {
 	&zv_inject_layer,  /* trace/inject.c: -e inject= */
 	&zv_sandbox_layer, /* sys/sandbox.c: the guest's own SUD and seccomp */
 	&zv_fdguard_layer, /* sys/fs.c: the kernel's hidden fds look closed */
+	&zv_cr_pids_layer, /* cr/pids.c: a restored process's own ids, for the host */
 	&zv_vtime_layer,   /* sys/vtime.c: --time, the kernel's clock reads */
 	&zv_count_layer,   /* trace/count.c: events only (the entry counts calls) */
 };

@@ -78,7 +78,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
  * SUD, which the host does not carry across fork. */
 static void after_fork_child(struct zv_thread *t)
 {
-	zv_proc.pid = (int)zv_getpid(); /* and the tid: the one thread of a new process leads it */
+	zv_proc.pid = zv_proc.hpid = (int)zv_getpid(); /* and the tid: the one thread of a new process leads it */
 	if (zv_proc.lock) /* locks are written only when held: a page written costs a copy */
 		zv_proc.lock = 0;
 	if (t->sighand->lock)
@@ -87,7 +87,7 @@ static void after_fork_child(struct zv_thread *t)
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;
 	zv_sites_after_fork();
-	t->tid = t->pid = zv_proc.pid;
+	t->tid = t->htid = t->pid = zv_proc.pid;
 	/* Signals deferred in the parent during the fork are the parent's: a
 	 * new process starts with none pending (its held bits still go). */
 	if (t->pending_set) {

@@ -16,7 +16,8 @@ enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE, ZV_REWRITE_LOAD };
 
 struct zv_proc {
 	enum zv_platform platform;
-	int pid;                 /* cached host pid; refreshed by fork */
+	int pid;                 /* the guest's pid: the host's, cached, unless restored (cr/) */
+	int hpid;                /* the host's; both refreshed by fork */
 	int count_fd, err_fd;    /* hidden kernel fds, -1 when unused */
 	int self_fd;             /* hidden: zvisor's own executable, opened before a chroot (exec.c) */
 	int leader_pid;          /* the first guest process: prints reports */

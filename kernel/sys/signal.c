@@ -68,7 +68,7 @@ static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t
 		defer(t, SIGSYS, &t->sigsys_info); /* delivered on the way out */
 	}
 	t->faults_blocked = (m & ZV_FAULT_SIGNALS) != 0;
-	uc->uc_sigmask = m & ~ZV_SIGBIT(SIGSYS);
+	uc->uc_sigmask = m & ~zv_kernel_signals();
 }
 
 /* A kernel entry on a signal frame (uc) whose guest blocks SIGSEGV or
@@ -106,6 +106,12 @@ static void set_host_action(struct zv_sighand *sh, int sig)
 {
 	if (sig == SIGSYS || sig == SIGKILL || sig == SIGSTOP)
 		return;
+	if (sig == zv_cr.signal) { /* --checkpoint-on's: zvisor's, whatever the guest asks */
+		struct zv_ksigaction k = { (uint64_t)zv_host_sighandler, ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTORER,
+					   (uint64_t)zv_sigreturn, ~0UL };
+		zv_sys4(__NR_rt_sigaction, sig, &k, NULL, 8);
+		return;
+	}
 	struct zv_ksigaction *g = &sh->act[sig], h;
 	uint64_t keep = g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT);
 	if (g->handler == ZV_SIG_IGN || (g->handler == ZV_SIG_DFL && !catch_default(sig))) {
@@ -134,9 +140,17 @@ void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 		if (ignored ? (*ignored & ZV_SIGBIT(sig)) != 0
 			    : zv_sys4(__NR_rt_sigaction, sig, NULL, &old, 8) == 0 && old.handler == ZV_SIG_IGN)
 			sh->act[sig].handler = ZV_SIG_IGN;
-		if (catch_default(sig))
+		if (catch_default(sig) || sig == zv_cr.signal)
 			set_host_action(sh, sig);
 	}
+}
+
+/* A restored process (cr/restore.c): the host's actions for the guest's
+ * dispositions, which came back with the kernel's memory. */
+void zv_signals_reinstall(struct zv_sighand *sh)
+{
+	for (int sig = 1; sig <= 64; sig++)
+		set_host_action(sh, sig);
 }
 
 uint64_t zv_signals_ignored(const struct zv_sighand *sh)
@@ -211,8 +225,8 @@ static int altstack_flags(struct zv_thread *t, uint64_t sp)
 static void give_back(struct zv_thread *t, int sig, const zv_siginfo *si)
 {
 	long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
-	if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->tid, sig, si) < 0)
-		zv_sys3(__NR_tgkill, pid, t->tid, sig);
+	if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->htid, sig, si) < 0)
+		zv_sys3(__NR_tgkill, pid, t->htid, sig);
 }
 
 /* Copies a signal frame and its xsave image to the guest's stack. The host
@@ -314,6 +328,9 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	fr.uc.mc.fpstate = fpsize ? fp : 0;
 	fr.uc.uc_sigmask = saved_mask;
 	fr.info = *si;
+	if (zv_cr.restored && (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6))
+		/* sent by a process (kill, sigqueue, mq, tgkill): the restored one by its old pid */
+		fr.info.kill.pid = (int32_t)zv_cr_guest_id(si->kill.pid);
 	struct zv_sigframe *f = (struct zv_sigframe *)sp;
 	if (put_frame(t, segv_handled(t, sig, base_mask), f, &fr, (void *)fp, host_fp, fpsize) < 0) {
 		zv_siginfo segv = { .si_signo = SIGSEGV, .si_code = 0x80 /* SI_KERNEL */ };
@@ -429,6 +446,8 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
+	if (t->cr.freeze)
+		zv_cr_park(t); /* a checkpoint: every register is in uc now */
 	zv_host_set_mask(~0UL, NULL);
 	while (t->pending_set) {
 		int sig = __builtin_ctzl(t->pending_set) + 1;
@@ -456,17 +475,21 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 {
 	const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
-	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
-		return 0;
 	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
+	int handled = 0, restart = 1;
 	for (int sig = 1; sig <= 64; sig++) {
 		if (!(t->pending_set & ZV_SIGBIT(sig)) || (blocked & ZV_SIGBIT(sig)))
 			continue;
 		struct zv_ksigaction *a = &t->sighand->act[sig];
+		handled |= a->handler > ZV_SIG_IGN;
 		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
-			return 0; /* a handler without SA_RESTART sees EINTR */
+			restart = 0; /* a handler without SA_RESTART sees EINTR */
 	}
-	return 1;
+	if (!handled && zv_cr_restart_call(t))
+		return 1; /* only a checkpoint's freeze: as after a stop and continue */
+	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
+		return 0;
+	return restart;
 }
 
 long zv_sys_rt_sigaction(struct zv_call *c)
@@ -592,7 +615,7 @@ long zv_sys_rt_sigsuspend(struct zv_call *c)
 	if (zv_bad_guest_ptr((uint64_t)a[0]))
 		return -EFAULT;
 	uint64_t m = *(const uint64_t *)a[0] & ~UNBLOCKABLE;
-	uint64_t host = m & ~ZV_SIGBIT(SIGSYS);
+	uint64_t host = m & ~zv_kernel_signals();
 	/* Handlers run with the temporary mask; their frames save the old. */
 	t->delivery_mask = m;
 	t->delivery_mask_set = 1;
@@ -635,7 +658,7 @@ long zv_sys_masked_wait(struct zv_call *c)
 		if (zv_bad_guest_ptr((uint64_t)user))
 			return -EFAULT;
 		m = *user & ~UNBLOCKABLE;
-		host = m & ~ZV_SIGBIT(SIGSYS);
+		host = m & ~zv_kernel_signals();
 	}
 	long r = zv_host_call(t, nr, b[0], b[1], b[2], b[3], b[4], b[5]);
 	if (user && r == -EINTR) {
@@ -659,7 +682,7 @@ long zv_sys_sigmask_arg(struct zv_call *c)
 		if (zv_bad_guest_ptr((uint64_t)a[idx]) ||
 		    (nr == __NR_rt_sigtimedwait && a[2] && zv_bad_guest_ptr((uint64_t)a[2])))
 			return -EFAULT;
-		m = *(const uint64_t *)a[idx] & ~ZV_SIGBIT(SIGSYS);
+		m = *(const uint64_t *)a[idx] & ~zv_kernel_signals();
 		b[idx] = (long)&m;
 	}
 	return zv_host_call(t, nr, b[0], b[1], b[2], b[3], b[4], b[5]);

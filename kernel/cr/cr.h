@@ -1,0 +1,103 @@
+/* Checkpoint/restore inside the kernel (docs/CHECKPOINT.md): the state the
+ * pieces share. The checkpoint saves the whole address space, the kernel's
+ * own memory included, so a restored process resumes with every guest-visible
+ * kernel table as it was; what the host holds (threads, fds, timers, signal
+ * actions, per-thread registrations) is re-created. */
+#ifndef ZV_CR_CR_H
+#define ZV_CR_CR_H
+#include <stdint.h>
+#include "cr/image.h"
+
+struct zv_thread;
+struct zv_ucontext;
+
+/* The queued SIGSYS values (si_value) that are the kernel's, not the
+ * guest's: the high half is the tag, the low half a pid. */
+#define ZV_CR_TAG_REQUEST 0x7a766372UL /* from `zvisor checkpoint`: low half = its pid */
+#define ZV_CR_TAG_FREEZE 0x7a76667aUL  /* from the checkpointing thread to the others */
+#define ZV_CR_MAX_THREADS 1024
+#define ZV_CR_SCRATCH 8
+
+/* Per thread (struct zv_thread's cr): where a parked thread stopped and
+ * what the host keeps of it that memory does not. */
+struct zv_cr_thread {
+	volatile int freeze;   /* asked to park on its way back to the guest */
+	int parked;
+	uint64_t jmp[8];       /* arch/crjmp.S: where zv_cr_park resumes */
+	uint64_t fs;           /* the guest's %fs base */
+	uint64_t mask;         /* the host mask at the park */
+	uint64_t robust_head, robust_len, tid_addr;
+	int sleep_nr;          /* a relative sleep the freeze interrupted (cr/sleep.c) */
+	uint64_t sleep_req;    /* its request's address, and the time it had left */
+	long sleep_left_s, sleep_left_ns;
+	char comm[16];
+};
+
+struct zv_cr_request {
+	char dir[4096];        /* absolute */
+	int leave_running;
+	int reply_pid;         /* `zvisor checkpoint`'s pid (its socket), 0: none */
+};
+
+/* Section "meta": the process as a whole. */
+struct zv_cr_meta {
+	int pid, ppid;          /* the guest's */
+	int nthreads;
+	int platform;
+};
+
+/* The process's checkpoint state. It is kernel memory like the rest, so a
+ * restored process finds the dumper's copy: restore resets it. */
+struct zv_cr_state {
+	volatile int busy;          /* a checkpoint is being taken */
+	volatile int parked;        /* threads parked so far */
+	volatile int release;       /* futex: bumped when parked threads go on */
+	int dumper_htid;            /* the thread that writes the image */
+	int signal;                 /* --checkpoint-on, 0 if none */
+	int nthreads;
+	struct zv_thread *threads[ZV_CR_MAX_THREADS]; /* the parked ones */
+	struct zv_cr_request req;
+	struct zv_cr_request on_signal;  /* --checkpoint-dir, --leave-running */
+	uint64_t scratch[ZV_CR_SCRATCH][2]; /* the checkpoint's own memory, left out */
+	uint64_t hole, hole_len;    /* restore's scratch memory, unmapped once resumed */
+	struct zv_thread *hole_leader; /* the thread that unmaps it */
+	volatile int go;            /* futex: restored threads wait for the last one */
+	int restored;               /* host pid and tids differ from the guest's */
+	int orig_ppid;              /* getppid's answer after a restore */
+};
+extern struct zv_cr_state zv_cr;
+
+/* The host signals the guest can never block: SIGSYS brings the kernel its
+ * calls, --checkpoint-on's signal its checkpoints. */
+static inline uint64_t zv_kernel_signals(void)
+{
+	return (1UL << 30) | (zv_cr.signal ? 1UL << (zv_cr.signal - 1) : 0);
+}
+
+/* cr/freeze.c */
+int zv_cr_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc); /* 1: it was ours */
+void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc);                /* --checkpoint-on's signal */
+void zv_cr_park(struct zv_thread *t);
+int zv_cr_restart_call(struct zv_thread *t); /* a call interrupted only by the freeze: made again */
+int zv_cr_parse_signal(const char *s);
+struct zv_exec_carry;
+int zv_cr_encode(char *buf, unsigned long n, const struct zv_exec_carry *x);
+const char *zv_cr_decode(const char *s, struct zv_exec_carry *x);
+struct zv_call;
+long zv_cr_sys_sleep(struct zv_call *c);
+/* cr/pids.c: a restored process's ids, the host's for the guest's and back */
+long zv_cr_host_id(long x);
+long zv_cr_guest_id(long x);
+/* cr/dump.c: writes the image of the frozen process; 0 or -1 (o->why). */
+long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self);
+/* cr/memory.c */
+long zv_cr_save_memory(struct zv_cr_out *o);
+/* cr/command.c: `zvisor checkpoint` and `zvisor restore` */
+void zv_cr_absolute(const char *path, char *out, unsigned long n);
+__attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv);
+__attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const uint64_t *auxv);
+/* asm: arch/crjmp.S */
+int zv_cr_setjmp(uint64_t buf[8]) __attribute__((returns_twice));
+__attribute__((noreturn)) void zv_cr_longjmp(const uint64_t buf[8]);
+__attribute__((noreturn)) void zv_cr_on_stack(void *sp, void (*fn)(void *), void *arg);
+#endif

@@ -1,0 +1,95 @@
+/* Writing the image of a frozen process (every other thread parked): the
+ * checks of what version 1 cannot save, then memory, the host's resources
+ * and the index, into DIR.tmp.PID, renamed to DIR when whole. */
+#include "zvisor.h"
+#include "cr/cr.h"
+#include "cr/memory.h"
+#include "cr/resources.h"
+#include "cr/stream.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include <linux/fcntl.h>
+
+/* Until cr/fds.c and cr/timers.c exist: nothing saved, nothing restored. */
+__attribute__((weak)) long zv_cr_save_fds(struct zv_cr_out *o) { (void)o; return 0; }
+__attribute__((weak)) long zv_cr_restore_fds(struct zv_cr_in *in) { (void)in; return 0; }
+__attribute__((weak)) long zv_cr_save_timers(struct zv_cr_out *o) { (void)o; return 0; }
+__attribute__((weak)) long zv_cr_restore_timers(struct zv_cr_in *in) { (void)in; return 0; }
+
+/* Child processes: version 1 saves one process. */
+static long refuse_children(struct zv_cr_out *o)
+{
+	for (int i = 0; i < zv_cr.nthreads; i++) {
+		char path[64], buf[32];
+		zv_snprintf(path, sizeof path, "/proc/self/task/%d/children", zv_cr.threads[i]->htid);
+		long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		long n = zv_read((int)fd, buf, sizeof buf);
+		zv_close((int)fd);
+		if (n > 0)
+			return zv_cr_refuse(o, "the program has child processes (version 1 saves one process)");
+	}
+	return 0;
+}
+
+/* Removes what a failed checkpoint wrote. */
+static void discard(int dirfd, const char *tmp)
+{
+	char buf[4096];
+	long n;
+	while ((n = zv_sys3(__NR_getdents64, dirfd, buf, sizeof buf)) > 0) {
+		for (long off = 0; off < n;) {
+			struct { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char name[]; } *d = (void *)(buf + off);
+			off += d->reclen;
+			if (d->name[0] != '.')
+				zv_sys3(__NR_unlinkat, dirfd, d->name, 0);
+		}
+		zv_sys3(__NR_lseek, dirfd, 0, 0);
+	}
+	zv_close(dirfd);
+	zv_sys3(__NR_unlinkat, -100, tmp, 0x200 /* AT_REMOVEDIR */);
+}
+
+long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
+{
+	(void)self;
+	memset(o, 0, sizeof *o);
+	zv_cr_scratch(o, sizeof *o);
+	const char *dir = zv_cr.req.dir;
+	char tmp[4200];
+	zv_snprintf(tmp, sizeof tmp, "%s.tmp.%d", dir, (int)zv_getpid());
+	if (zv_sys3(__NR_faccessat, -100, dir, 0) == 0)
+		return zv_cr_refuse(o, "%s already exists", dir);
+	long r = zv_sys2(__NR_mkdir, tmp, 0700);
+	if (r < 0)
+		return zv_cr_refuse(o, "cannot create %s: %s", tmp, zv_strerror((int)-r));
+	r = zv_openat(-100, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (r < 0)
+		return zv_cr_refuse(o, "cannot open %s: %s", tmp, zv_strerror((int)-r));
+	o->dirfd = (int)r;
+	struct zv_cr_layout l;
+	zv_cr_image_layout(&l);
+	struct zv_cr_meta meta = { .pid = zv_proc.pid, .ppid = zv_cr.restored ? zv_cr.orig_ppid : (int)zv_sys0(__NR_getppid),
+				   .nthreads = zv_cr.nthreads, .platform = zv_proc.platform };
+	r = refuse_children(o);
+	if (r == 0)
+		r = zv_cr_put(o, "meta", &meta, sizeof meta);
+	if (r == 0)
+		r = zv_cr_save_fds(o);
+	if (r == 0)
+		r = zv_cr_save_timers(o);
+	if (r == 0)
+		r = zv_cr_save_memory(o); /* last: the kernel's data as the others left it */
+	if (r == 0)
+		r = zv_cr_write_index(o, l.build);
+	if (r == 0 && zv_sys4(__NR_renameat, -100, tmp, -100, dir) < 0)
+		r = zv_cr_refuse(o, "cannot rename %s to %s", tmp, dir);
+	if (r < 0) {
+		discard(o->dirfd, tmp);
+		return -1;
+	}
+	zv_close(o->dirfd);
+	return 0;
+}

@@ -1,0 +1,367 @@
+/* The checkpoint image on disk (docs/CHECKPOINT.md): section files with a
+ * hash each, the JSON index naming them, the atomic rename that makes DIR
+ * whole or absent, and the checks `zvisor restore` makes before using any
+ * of it. */
+#include "zvisor.h"
+#include "cr/image.h"
+#include "cr/stream.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "lib/kmem.h"
+#include <linux/fcntl.h>
+#include <stdarg.h>
+
+/* --- the hash: four independent multiply-rotate lanes over 8-byte words,
+ * so that it runs at memory speed; not cryptographic (it finds damage, not
+ * forgery). --- */
+#define P1 0x9e3779b185ebca87UL
+#define P2 0xc2b2ae3d27d4eb4fUL
+
+static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+static inline uint64_t lane(uint64_t h, uint64_t w) { return rotl(h + w * P2, 31) * P1; }
+
+void zv_cr_hash_init(struct zv_cr_hasher *h, uint64_t seed)
+{
+	h->v[0] = seed + P1 + P2;
+	h->v[1] = seed + P2;
+	h->v[2] = seed;
+	h->v[3] = seed - P1;
+	h->total = 0;
+	h->ntail = 0;
+}
+
+static void blocks(struct zv_cr_hasher *h, const uint64_t *w, uint64_t n32)
+{
+	uint64_t a = h->v[0], b = h->v[1], c = h->v[2], d = h->v[3];
+	for (uint64_t i = 0; i < n32; i++, w += 4) {
+		a = lane(a, w[0]);
+		b = lane(b, w[1]);
+		c = lane(c, w[2]);
+		d = lane(d, w[3]);
+	}
+	h->v[0] = a, h->v[1] = b, h->v[2] = c, h->v[3] = d;
+}
+
+void zv_cr_hash_update(struct zv_cr_hasher *h, const void *p, uint64_t len)
+{
+	const uint8_t *s = p;
+	h->total += len;
+	if (h->ntail) {
+		uint64_t k = 32 - h->ntail < len ? 32 - h->ntail : len;
+		memcpy(h->tail + h->ntail, s, k);
+		h->ntail += k;
+		s += k;
+		len -= k;
+		if (h->ntail < 32)
+			return;
+		blocks(h, (const uint64_t *)h->tail, 1);
+		h->ntail = 0;
+	}
+	if (len >= 32 && !((uintptr_t)s & 7)) {
+		blocks(h, (const uint64_t *)s, len / 32);
+		s += len & ~31UL;
+		len &= 31;
+	}
+	while (len >= 32) { /* unaligned: through the tail buffer */
+		memcpy(h->tail, s, 32);
+		blocks(h, (const uint64_t *)h->tail, 1);
+		s += 32;
+		len -= 32;
+	}
+	memcpy(h->tail, s, len);
+	h->ntail = len;
+}
+
+uint64_t zv_cr_hash_final(const struct zv_cr_hasher *h)
+{
+	uint64_t r = rotl(h->v[0], 1) + rotl(h->v[1], 7) + rotl(h->v[2], 12) + rotl(h->v[3], 18);
+	r = (r ^ h->total) * P1;
+	for (unsigned i = 0; i < h->ntail; i++)
+		r = rotl(r ^ h->tail[i], 11) * P2;
+	r ^= r >> 29;
+	r *= P1;
+	return r ^ (r >> 32);
+}
+
+uint64_t zv_cr_hash(const void *p, uint64_t len, uint64_t seed)
+{
+	struct zv_cr_hasher h;
+	zv_cr_hash_init(&h, seed);
+	zv_cr_hash_update(&h, p, len);
+	return zv_cr_hash_final(&h);
+}
+
+/* --- writing --- */
+
+long zv_cr_refuse(struct zv_cr_out *o, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	zv_vsnprintf(o->why, sizeof o->why, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int name_ok(const char *name)
+{
+	size_t n = zv_strlen(name);
+	if (!n || n >= sizeof((struct zv_cr_section *)0)->name)
+		return 0;
+	for (const char *p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+long zv_cr_stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name)
+{
+	if (!name_ok(name) || o->nsec >= ZV_CR_MAX_SECTIONS)
+		return zv_cr_refuse(o, "bad section name %s", name);
+	char file[64];
+	zv_snprintf(file, sizeof file, "%s.bin", name);
+	long fd = zv_openat(o->dirfd, file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return zv_cr_refuse(o, "cannot create %s: %s", file, zv_strerror((int)-fd));
+	s->fd = (int)fd;
+	s->o = o;
+	zv_strlcpy(s->name, name, sizeof s->name);
+	zv_cr_hash_init(&s->h, 0);
+	return 0;
+}
+
+long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len)
+{
+	zv_cr_hash_update(&s->h, p, len);
+	const char *c = p;
+	while (len) {
+		long n = zv_write(s->fd, c, len > (1UL << 30) ? 1UL << 30 : len);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			return zv_cr_refuse(s->o, "writing %s.bin: %s", s->name, zv_strerror(n ? (int)-n : ENOSPC));
+		c += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+long zv_cr_stream_close(struct zv_cr_stream *s)
+{
+	struct zv_cr_out *o = s->o;
+	zv_close(s->fd);
+	struct zv_cr_section *sec = &o->sec[o->nsec++];
+	zv_strlcpy(sec->name, s->name, sizeof sec->name);
+	sec->size = s->h.total;
+	sec->hash = zv_cr_hash_final(&s->h);
+	return 0;
+}
+
+long zv_cr_put(struct zv_cr_out *o, const char *name, const void *p, uint64_t len)
+{
+	struct zv_cr_stream s;
+	if (zv_cr_stream_open(o, &s, name) < 0)
+		return -1;
+	if (zv_cr_stream_write(&s, p, len) < 0) {
+		zv_close(s.fd);
+		return -1;
+	}
+	return zv_cr_stream_close(&s);
+}
+
+/* The index: small, and written last, so that an image without one is
+ * incomplete by construction. */
+long zv_cr_write_index(struct zv_cr_out *o, const char *build)
+{
+	size_t cap = 256 + (size_t)o->nsec * 128;
+	char *buf = zv_kmap(cap, 4096, -1);
+	if (zv_is_err((long)buf))
+		return zv_cr_refuse(o, "out of memory");
+	size_t n = (size_t)zv_snprintf(buf, cap,
+		"{\n  \"format\": \"zvisor-checkpoint\",\n  \"version\": %d,\n  \"zvisor\": \"%s\",\n"
+		"  \"build\": \"%s\",\n  \"sections\": [\n", ZV_CR_VERSION, ZV_VERSION, build);
+	for (unsigned i = 0; i < o->nsec; i++)
+		n += (size_t)zv_snprintf(buf + n, cap - n, "    {\"name\": \"%s\", \"size\": %lu, \"hash\": \"%016lx\"}%s\n",
+					 o->sec[i].name, (unsigned long)o->sec[i].size, (unsigned long)o->sec[i].hash,
+					 i + 1 < o->nsec ? "," : "");
+	n += (size_t)zv_snprintf(buf + n, cap - n, "  ]\n}\n");
+	long fd = zv_openat(o->dirfd, "index.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	long r = fd < 0 ? fd : zv_write((int)fd, buf, n);
+	if (fd >= 0)
+		zv_close((int)fd);
+	zv_kunmap(buf, cap);
+	if (r != (long)n)
+		return zv_cr_refuse(o, "writing index.json: %s", zv_strerror(r < 0 ? (int)-r : ENOSPC));
+	return 0;
+}
+
+/* --- reading --- */
+
+static long refuse_in(struct zv_cr_in *in, const char *fmt, const char *a)
+{
+	zv_snprintf(in->why, sizeof in->why, fmt, a);
+	return -1;
+}
+
+/* The value after "key": in json, as a string (copied to out) or a number. */
+static const char *json_find(const char *json, const char *key)
+{
+	size_t k = zv_strlen(key);
+	for (const char *p = json; (p = zv_strchr(p, '"')); p++)
+		if (!zv_strncmp(p + 1, key, k) && p[k + 1] == '"') {
+			p += k + 2;
+			while (*p == ' ' || *p == ':')
+				p++;
+			return p;
+		}
+	return NULL;
+}
+
+static int json_string(const char *v, char *out, size_t n)
+{
+	if (!v || *v != '"')
+		return -1;
+	size_t i = 0;
+	for (v++; *v && *v != '"'; v++)
+		if (i + 1 < n)
+			out[i++] = *v;
+	out[i] = 0;
+	return *v == '"' ? 0 : -1;
+}
+
+long zv_cr_read_index(struct zv_cr_in *in, const char *build)
+{
+	long fd = zv_openat(in->dirfd, "index.json", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return refuse_in(in, "index.json: %s", zv_strerror((int)-fd));
+	size_t cap = 256 + (size_t)ZV_CR_MAX_SECTIONS * 128;
+	char *buf = zv_cr_alloc(in, cap);
+	long n = buf ? zv_read((int)fd, buf, cap - 1) : -ENOMEM;
+	zv_close((int)fd);
+	if (n < 0)
+		return refuse_in(in, "index.json: %s", zv_strerror((int)-n));
+	buf[n] = 0;
+	char s[128];
+	const char *v;
+	if (json_string(json_find(buf, "format"), s, sizeof s) < 0 || zv_strcmp(s, "zvisor-checkpoint"))
+		return refuse_in(in, "not a zvisor checkpoint (index.json has no format%s)", "");
+	if (!(v = json_find(buf, "version")) || zv_parse_dec(v, &v) != ZV_CR_VERSION)
+		return refuse_in(in, "unsupported image version (this zvisor reads version 1)%s", "");
+	if (json_string(json_find(buf, "build"), s, sizeof s) < 0)
+		return refuse_in(in, "index.json: no build%s", "");
+	if (zv_strcmp(s, build))
+		return refuse_in(in, "the image was written by another zvisor build (%s)", s);
+	const char *p = json_find(buf, "sections");
+	in->nsec = 0;
+	while (p && (p = zv_strchr(p, '{'))) {
+		if (in->nsec >= ZV_CR_MAX_SECTIONS)
+			return refuse_in(in, "index.json: too many sections%s", "");
+		struct zv_cr_section *sec = &in->sec[in->nsec];
+		const char *end = zv_strchr(p, '}');
+		const char *nv = json_find(p, "name"), *sv = json_find(p, "size"), *hv = json_find(p, "hash");
+		if (!end || !nv || !sv || !hv || nv > end || sv > end || hv > end ||
+		    json_string(nv, sec->name, sizeof sec->name) < 0 || json_string(hv, s, sizeof s) < 0)
+			return refuse_in(in, "index.json: a damaged section entry%s", "");
+		const char *e;
+		sec->size = (uint64_t)zv_parse_dec(sv, &e);
+		sec->hash = zv_parse_hex(s, &e);
+		if (*e)
+			return refuse_in(in, "index.json: a damaged hash for %s", sec->name);
+		in->nsec++;
+		p = end + 1;
+	}
+	if (!in->nsec)
+		return refuse_in(in, "index.json: no sections%s", "");
+	return 0;
+}
+
+const struct zv_cr_section *zv_cr_section(struct zv_cr_in *in, const char *name)
+{
+	for (unsigned i = 0; i < in->nsec; i++)
+		if (!zv_strcmp(in->sec[i].name, name))
+			return &in->sec[i];
+	return NULL;
+}
+
+void *zv_cr_alloc(struct zv_cr_in *in, uint64_t len)
+{
+	len = (len + 4095) & ~4095UL;
+	if (in->arena) {
+		if (in->arena_used + len > in->arena_len)
+			return NULL;
+		void *p = (char *)in->arena + in->arena_used;
+		in->arena_used += len;
+		return p;
+	}
+	void *p = zv_kmap(len ? len : 4096, 4096, -1);
+	return zv_is_err((long)p) ? NULL : p;
+}
+
+long zv_cr_open_section(struct zv_cr_in *in, const char *name, const struct zv_cr_section **secp)
+{
+	const struct zv_cr_section *sec = zv_cr_section(in, name);
+	*secp = sec;
+	if (!sec)
+		return -ENOENT;
+	char file[64];
+	zv_snprintf(file, sizeof file, "%s.bin", name);
+	long fd = zv_openat(in->dirfd, file, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return refuse_in(in, "%s: missing", file), -EIO;
+	struct { uint64_t dev, ino; uint64_t nlink; uint32_t mode, uid, gid, pad; uint64_t rdev; int64_t size; } st;
+	if (zv_sys2(__NR_fstat, fd, &st) < 0 || (uint64_t)st.size != sec->size) {
+		zv_close((int)fd);
+		return refuse_in(in, "%s: wrong size (damaged image)", file), -EIO;
+	}
+	return fd;
+}
+
+/* Reads len bytes at the file's position into p, hashing them. */
+long zv_cr_read_into(struct zv_cr_in *in, int fd, void *p, uint64_t len, struct zv_cr_hasher *h, const char *name)
+{
+	char *c = p;
+	uint64_t left = len;
+	while (left) {
+		long n = zv_read(fd, c, left > (1UL << 30) ? 1UL << 30 : left);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			return refuse_in(in, "%s.bin: short (damaged image)", name);
+		c += n;
+		left -= (uint64_t)n;
+	}
+	zv_cr_hash_update(h, p, len);
+	return 0;
+}
+
+long zv_cr_check_hash(struct zv_cr_in *in, const struct zv_cr_section *sec, const struct zv_cr_hasher *h)
+{
+	if (h->total != sec->size || zv_cr_hash_final(h) != sec->hash)
+		return refuse_in(in, "%s.bin: hash mismatch (damaged image)", sec->name);
+	return 0;
+}
+
+const void *zv_cr_get(struct zv_cr_in *in, const char *name, uint64_t *len)
+{
+	const struct zv_cr_section *sec;
+	*len = 0;
+	long fd = zv_cr_open_section(in, name, &sec);
+	if (fd == -ENOENT)
+		return NULL;
+	if (fd < 0)
+		return (void *)-1;
+	void *p = zv_cr_alloc(in, sec->size + 1);
+	struct zv_cr_hasher h;
+	zv_cr_hash_init(&h, 0);
+	long r = p ? zv_cr_read_into(in, (int)fd, p, sec->size, &h, name) : refuse_in(in, "%s: out of memory", name);
+	zv_close((int)fd);
+	if (r < 0 || zv_cr_check_hash(in, sec, &h) < 0)
+		return (void *)-1;
+	*len = sec->size;
+	return p;
+}
+
+void zv_cr_release(const void *p, uint64_t len)
+{
+	(void)p, (void)len; /* arena or kernel memory of a process that ends or resumes soon */
+}

@@ -1,0 +1,343 @@
+/* The address space in a checkpoint: sections "mm" (one record per
+ * mapping), "pages" (the pages worth saving, in record order), "kdata" (the
+ * kernel image's own data and bss) and "vdso" (docs/CHECKPOINT.md). Saved
+ * from /proc/self/maps and /proc/self/pagemap: anonymous pages that are
+ * present or swapped, and of private file mappings only the pages that
+ * differ from the file (copied on write: not file pages in pagemap). */
+#include "zvisor.h"
+#include "cr/cr.h"
+#include "cr/memory.h"
+#include "cr/stream.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "lib/kmem.h"
+#include <linux/mman.h>
+#include <linux/fcntl.h>
+#include <linux/elf.h>
+
+#define PAGE 4096UL
+#define PM_PRESENT (1UL << 63)
+#define PM_SWAPPED (1UL << 62)
+#define PM_FILE (1UL << 61)
+
+/* The kernel image's segments, from its own program headers (the first
+ * segment maps the ELF header). */
+void zv_cr_image_layout(struct zv_cr_layout *l)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)ZV_KWIN_START;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(ZV_KWIN_START + eh->e_phoff);
+	l->lo = ~0UL;
+	l->hi = 0;
+	l->rw_lo = l->rw_hi = 0;
+	struct zv_cr_hasher h;
+	zv_cr_hash_init(&h, 0x7a76);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		uint64_t lo = ph[i].p_vaddr & ~(PAGE - 1), hi = (ph[i].p_vaddr + ph[i].p_memsz + PAGE - 1) & ~(PAGE - 1);
+		if (lo < l->lo)
+			l->lo = lo;
+		if (hi > l->hi)
+			l->hi = hi;
+		if (ph[i].p_flags & PF_W) {
+			l->rw_lo = lo;
+			l->rw_hi = hi;
+		} else {
+			zv_cr_hash_update(&h, (const void *)ph[i].p_vaddr, ph[i].p_filesz);
+		}
+	}
+	zv_snprintf(l->build, sizeof l->build, "%016lx", (unsigned long)zv_cr_hash_final(&h));
+}
+
+/* --- /proc/self/maps, parsed whole (the dump must not map while reading) --- */
+
+static int hexval(const char **s, uint64_t *v)
+{
+	const char *e;
+	*v = zv_parse_hex(*s, &e);
+	if (e == *s)
+		return -1;
+	*s = e;
+	return 0;
+}
+
+/* Parses one line of maps at *s into m; returns 0, or -1 at the end. */
+int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m)
+{
+	const char *p = *s;
+	if (!*p)
+		return -1;
+	uint64_t dev_major, dev_minor;
+	if (hexval(&p, &m->lo) || *p++ != '-' || hexval(&p, &m->hi) || *p++ != ' ')
+		return -1;
+	for (int i = 0; i < 4; i++)
+		m->perms[i] = *p++;
+	m->perms[4] = 0;
+	p++;
+	if (hexval(&p, &m->off) || *p++ != ' ' || hexval(&p, &dev_major) || *p++ != ':' || hexval(&p, &dev_minor))
+		return -1;
+	const char *e;
+	m->inode = (uint64_t)zv_parse_dec(p + 1, &e);
+	p = e;
+	while (*p == ' ')
+		p++;
+	size_t n = 0;
+	while (*p && *p != '\n') {
+		if (n + 1 < sizeof m->path)
+			m->path[n++] = *p;
+		p++;
+	}
+	m->path[n] = 0;
+	if (*p == '\n')
+		p++;
+	*s = p;
+	return 0;
+}
+
+/* Reads all of /proc/self/maps into kernel memory (*len bytes mapped). */
+char *zv_cr_read_maps(uint64_t *maplen)
+{
+	uint64_t cap = 1UL << 20;
+	for (;;) {
+		char *buf = zv_kmap(cap, 4096, -1);
+		if (zv_is_err((long)buf))
+			return NULL;
+		long fd = zv_openat(-100, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+		uint64_t used = 0;
+		long n = 0;
+		while (fd >= 0 && used + 4096 < cap && (n = zv_read((int)fd, buf + used, cap - 1 - used)) > 0)
+			used += (uint64_t)n;
+		if (fd >= 0)
+			zv_close((int)fd);
+		if (fd < 0 || n < 0) {
+			zv_kunmap(buf, cap);
+			return NULL;
+		}
+		if (used + 4096 < cap) {
+			buf[used] = 0;
+			*maplen = cap;
+			return buf;
+		}
+		zv_kunmap(buf, cap);
+		cap *= 4;
+	}
+}
+
+/* Whether page a is the checkpoint's own memory (a mapping of its own, or
+ * merged by the host into a neighbour's): restored as zeros. */
+static int is_scratch(uint64_t a)
+{
+	for (int i = 0; i < ZV_CR_SCRATCH; i++)
+		if (a >= zv_cr.scratch[i][0] && a < zv_cr.scratch[i][1])
+			return 1;
+	return 0;
+}
+
+void zv_cr_scratch(void *p, uint64_t len)
+{
+	for (int i = 0; i < ZV_CR_SCRATCH; i++)
+		if (!zv_cr.scratch[i][1]) {
+			zv_cr.scratch[i][0] = (uint64_t)p;
+			zv_cr.scratch[i][1] = (uint64_t)p + len;
+			return;
+		}
+}
+
+/* --- saving --- */
+
+struct saver {
+	struct zv_cr_out *o;
+	struct zv_cr_stream mm, pages;
+	int pagemap;
+	uint64_t *pm;            /* pagemap entries, PM_CHUNK at a time */
+	struct zv_cr_run *runs;  /* one mapping's runs */
+	uint64_t maxruns;
+	uint8_t bounce[PAGE];
+};
+#define PM_CHUNK 8192UL
+
+static int kind_of(const struct zv_cr_mapline *m, const struct zv_cr_layout *l)
+{
+	if (m->lo >= l->lo && m->hi <= l->hi)
+		return 0; /* the kernel image: text is the build, data is "kdata" */
+	if (!zv_strcmp(m->path, "[vsyscall]"))
+		return 0;
+	if (!zv_strcmp(m->path, "[vdso]"))
+		return ZV_CR_VDSO;
+	if (zv_startswith(m->path, "[vvar"))
+		return ZV_CR_VVAR;
+	int shared = m->perms[3] == 's';
+	int anon = !m->path[0] || m->path[0] == '[' || !m->inode;
+	if (!zv_strcmp(m->path, "[stack]"))
+		return ZV_CR_STACK;
+	if (shared)
+		return anon || zv_startswith(m->path, "/dev/zero") || zv_startswith(m->path, "/SYSV") ? ZV_CR_SHANON : ZV_CR_SHFILE;
+	return anon ? ZV_CR_ANON : ZV_CR_FILE;
+}
+
+static int deleted(const char *path)
+{
+	size_t n = zv_strlen(path);
+	return n > 10 && !zv_strcmp(path + n - 10, " (deleted)");
+}
+
+/* Whether a page with pagemap entry e is saved for a mapping of kind k. */
+static int worth_saving(int k, uint64_t e)
+{
+	if (!(e & (PM_PRESENT | PM_SWAPPED)))
+		return 0; /* never touched: zero, or still the file's */
+	if (k == ZV_CR_FILE)
+		return !(e & PM_FILE) || (e & PM_SWAPPED); /* copied on write */
+	return 1;
+}
+
+/* Pages go to the file as they are, except the checkpointing thread's own
+ * block, whose stack changes under the writes (the hash would not match
+ * the bytes written): copied first. */
+static long write_run(struct saver *s, uint64_t addr, uint64_t len)
+{
+	uint64_t self = (uint64_t)zv_current();
+	if (addr >= self + ZV_BLOCK_SIZE || addr + len <= self)
+		return zv_cr_stream_write(&s->pages, (const void *)addr, len);
+	for (uint64_t done = 0; done < len; done += PAGE) {
+		memcpy(s->bounce, (const void *)(addr + done), PAGE);
+		if (zv_cr_stream_write(&s->pages, s->bounce, PAGE) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
+{
+	struct zv_cr_out *o = s->o;
+	struct zv_cr_vma v = { .start = m->lo, .end = m->hi, .off = m->off, .kind = (uint32_t)kind };
+	v.prot = (m->perms[0] == 'r' ? PROT_READ : 0) | (m->perms[1] == 'w' ? PROT_WRITE : 0) |
+		 (m->perms[2] == 'x' ? PROT_EXEC : 0);
+	if (kind == ZV_CR_FILE || kind == ZV_CR_SHFILE) {
+		if (deleted(m->path))
+			return zv_cr_refuse(o, "a mapping of a deleted file: %s", m->path);
+		struct zv_cr_stat st = { 0 };
+		if (zv_cr_stat_path(m->path, &st) < 0)
+			return zv_cr_refuse(o, "cannot stat mapped file %s", m->path);
+		v.fsize = st.size;
+		v.mtime_s = st.mtime_s;
+		v.mtime_ns = st.mtime_ns;
+		v.pathlen = (uint32_t)zv_strlen(m->path);
+	}
+	/* Which pages: runs of consecutive saved pages. */
+	uint64_t npages = (m->hi - m->lo) / PAGE, nruns = 0;
+	if (kind != ZV_CR_SHFILE && kind != ZV_CR_VVAR && kind != ZV_CR_VDSO) {
+		uint64_t run_start = 0, run_len = 0;
+		for (uint64_t base = 0; base < npages; base += PM_CHUNK) {
+			uint64_t n = npages - base < PM_CHUNK ? npages - base : PM_CHUNK;
+			long r = zv_sys4(__NR_pread64, s->pagemap, s->pm, n * 8, ((m->lo / PAGE) + base) * 8);
+			if (r != (long)(n * 8))
+				return zv_cr_refuse(o, "cannot read /proc/self/pagemap");
+			for (uint64_t i = 0; i < n; i++) {
+				uint64_t a = m->lo + (base + i) * PAGE;
+				if (worth_saving(kind, s->pm[i]) && !is_scratch(a)) {
+					if (run_len && run_start + run_len * PAGE == a) {
+						run_len++;
+						continue;
+					}
+					if (run_len) {
+						if (nruns == s->maxruns)
+							return zv_cr_refuse(o, "too fragmented a mapping at %lx", (unsigned long)m->lo);
+						s->runs[nruns++] = (struct zv_cr_run){ run_start, run_len };
+					}
+					run_start = a;
+					run_len = 1;
+				}
+			}
+		}
+		if (run_len) {
+			if (nruns == s->maxruns)
+				return zv_cr_refuse(o, "too fragmented a mapping at %lx", (unsigned long)m->lo);
+			s->runs[nruns++] = (struct zv_cr_run){ run_start, run_len };
+		}
+	}
+	v.nruns = nruns;
+	if (zv_cr_stream_write(&s->mm, &v, sizeof v) < 0 ||
+	    (v.pathlen && zv_cr_stream_write(&s->mm, m->path, (v.pathlen + 8) & ~7UL) < 0) ||
+	    (nruns && zv_cr_stream_write(&s->mm, s->runs, nruns * sizeof *s->runs) < 0))
+		return -1;
+	if (!nruns)
+		return 0;
+	int unreadable = !(v.prot & PROT_READ);
+	if (unreadable)
+		zv_mprotect((void *)m->lo, m->hi - m->lo, v.prot | PROT_READ);
+	long r = 0;
+	for (uint64_t i = 0; i < nruns && r == 0; i++)
+		r = write_run(s, s->runs[i].addr, s->runs[i].npages * PAGE);
+	if (unreadable)
+		zv_mprotect((void *)m->lo, m->hi - m->lo, v.prot);
+	return r;
+}
+
+long zv_cr_save_memory(struct zv_cr_out *o)
+{
+	struct zv_cr_layout l;
+	zv_cr_image_layout(&l);
+	struct saver s = { .o = o, .maxruns = 1UL << 16 };
+	uint64_t maplen = 0, pmlen = PM_CHUNK * 8, runlen = s.maxruns * sizeof *s.runs;
+	char *maps = zv_cr_read_maps(&maplen);
+	s.pm = zv_kmap(pmlen, 4096, -1);
+	s.runs = zv_kmap(runlen, 4096, -1);
+	long r = -1;
+	if (!maps || zv_is_err((long)s.pm) || zv_is_err((long)s.runs)) {
+		zv_cr_refuse(o, "out of memory reading the mappings");
+		goto out;
+	}
+	zv_cr_scratch(maps, maplen);
+	zv_cr_scratch(s.pm, pmlen);
+	zv_cr_scratch(s.runs, runlen);
+	s.pagemap = (int)zv_openat(-100, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+	if (s.pagemap < 0) {
+		zv_cr_refuse(o, "cannot open /proc/self/pagemap");
+		goto out;
+	}
+	if (zv_cr_stream_open(o, &s.mm, "mm") < 0)
+		goto out;
+	if (zv_cr_stream_open(o, &s.pages, "pages") < 0) {
+		zv_close(s.mm.fd);
+		goto out;
+	}
+	const char *p = maps;
+	struct zv_cr_mapline m;
+	r = 0;
+	while (r == 0 && zv_cr_maps_next(&p, &m) == 0) {
+		int kind = kind_of(&m, &l);
+		if (!kind)
+			continue;
+		r = save_one(&s, &m, kind);
+		if (r == 0 && kind == ZV_CR_VDSO)
+			r = zv_cr_put(o, "vdso", (const void *)m.lo, m.hi - m.lo);
+	}
+	zv_close(s.pagemap);
+	zv_cr_stream_close(&s.mm);
+	zv_cr_stream_close(&s.pages);
+	if (r == 0)
+		r = zv_cr_put(o, "kdata", (const void *)l.rw_lo, l.rw_hi - l.rw_lo);
+out:
+	if (maps)
+		zv_kunmap(maps, maplen);
+	if (!zv_is_err((long)s.pm))
+		zv_kunmap(s.pm, pmlen);
+	if (!zv_is_err((long)s.runs))
+		zv_kunmap(s.runs, runlen);
+	return r;
+}
+
+int zv_cr_stat_path(const char *path, struct zv_cr_stat *out)
+{
+	struct { uint64_t dev, ino, nlink; uint32_t mode, uid, gid, pad; uint64_t rdev; int64_t size, blksize, blocks;
+		 uint64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns; int64_t unused[3]; } st;
+	long r = zv_sys2(__NR_stat, path, &st);
+	if (r < 0)
+		return (int)r;
+	out->size = (uint64_t)st.size;
+	out->mtime_s = (int64_t)st.mtime;
+	out->mtime_ns = (int64_t)st.mtime_ns;
+	return 0;
+}

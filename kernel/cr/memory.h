@@ -1,0 +1,53 @@
+/* The address space's sections (cr/memory.c saves, cr/remap.c restores). */
+#ifndef ZV_CR_MEMORY_H
+#define ZV_CR_MEMORY_H
+#include <stdint.h>
+#include "cr/image.h"
+
+enum zv_cr_kind {
+	ZV_CR_ANON = 1,   /* private anonymous: its present pages */
+	ZV_CR_FILE,       /* private file mapping: the pages that differ from the file */
+	ZV_CR_SHANON,     /* shared anonymous: its present pages */
+	ZV_CR_SHFILE,     /* shared file mapping: the file holds the pages */
+	ZV_CR_VDSO,       /* the host's vDSO (its bytes in section "vdso") */
+	ZV_CR_VVAR,       /* its data pages: re-created with it */
+	ZV_CR_STACK,      /* the first thread's stack, which grows down */
+};
+
+/* One record of section "mm", followed by the path (pathlen bytes, NUL,
+ * padded to 8) and nruns runs; the runs' pages are next in "pages". */
+struct zv_cr_vma {
+	uint64_t start, end, off;
+	uint32_t prot, kind;
+	uint64_t nruns;
+	uint64_t fsize;           /* the file's size and mtime when saved */
+	int64_t mtime_s, mtime_ns;
+	uint32_t pathlen, pad;
+};
+struct zv_cr_run {
+	uint64_t addr, npages;
+};
+
+struct zv_cr_layout {
+	uint64_t lo, hi;          /* the kernel image */
+	uint64_t rw_lo, rw_hi;    /* its data and bss */
+	char build[24];           /* hash of its text and read-only data */
+};
+void zv_cr_image_layout(struct zv_cr_layout *l);
+
+struct zv_cr_mapline {
+	uint64_t lo, hi, off, inode;
+	char perms[5];
+	char path[4096];
+};
+char *zv_cr_read_maps(uint64_t *maplen);
+int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m);
+
+struct zv_cr_stat {
+	uint64_t size;
+	int64_t mtime_s, mtime_ns;
+};
+int zv_cr_stat_path(const char *path, struct zv_cr_stat *st);
+/* Kernel memory the checkpoint itself uses: left out of the image. */
+void zv_cr_scratch(void *p, uint64_t len);
+#endif

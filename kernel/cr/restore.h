@@ -1,0 +1,27 @@
+/* The state of one `zvisor restore` (cr/command.c starts it, cr/restore.c
+ * carries it out on the hole's stack). */
+#ifndef ZV_CR_RESTORE_H
+#define ZV_CR_RESTORE_H
+#include "cr/cr.h"
+#include "cr/memory.h"
+
+struct zv_cr_own { /* a mapping of the restoring process that stays: the vDSO's */
+	uint64_t lo, hi;
+	char name[24];
+};
+
+struct zv_cr_restore {
+	struct zv_cr_in *in;
+	uint64_t hole, hole_len;
+	struct zv_cr_layout layout;
+	struct zv_cr_meta meta;
+	const char *mm;
+	uint64_t mmlen;
+	struct zv_cr_own own[8], vdso[8];
+	int nown, nvdso;
+};
+
+#define HOLE_STACK_LEN (1UL << 20)
+uint64_t zv_cr_place_hole(struct zv_cr_in *in, const char *mm, uint64_t mmlen, uint64_t len);
+__attribute__((noreturn)) void zv_cr_restore_stage2(void *arg);
+#endif
