@@ -14,11 +14,6 @@ KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-builtin -nostdinc -isystem $(sh
 KLDFLAGS := -static -nostdlib -no-pie -Wl,-Ttext-segment=0x7c0000000000 -Wl,-z,noexecstack \
             -Wl,--build-id=none -Wl,-e,_start
 KSRC    := $(sort $(wildcard kernel/*.c kernel/*/*.c kernel/*/*.S))
-# The checkpoint's resource savers (kernel/cr) wait for the image code they
-# write through (cr/image.c) before they join the kernel.
-ifeq ($(wildcard kernel/cr/image.c),)
-KSRC    := $(filter-out kernel/cr/%,$(KSRC))
-endif
 KOBJ    := $(patsubst kernel/%,$(BUILD)/obj/%.o,$(KSRC))
 GEN     := $(BUILD)/gen/sysnames.h
 

@@ -63,7 +63,7 @@ static long pipe_bytes(struct zv_cr_out *o, struct zv_cr_ent *e, uint32_t size, 
 	if (n == 0)
 		goto out;
 	x->size = (size_t)n;
-	x->p = zv_cr_alloc(x->size);
+	x->p = zv_cr_kalloc(x->size);
 	if (!x->p) {
 		x->size = 0;
 		r = refuse_fd(o, e, "out of memory for the pipe's bytes");
@@ -121,7 +121,7 @@ static long describe_memfd(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_c
 	rec->u.memfd.seals = seals < 0 ? 0 : (uint32_t)seals;
 	rec->u.memfd.namelen = namelen;
 	x->size = namelen + size;
-	x->p = zv_cr_alloc(x->size);
+	x->p = zv_cr_kalloc(x->size);
 	if (!x->p) {
 		x->size = 0;
 		return refuse_fd(o, e, "out of memory for the memfd's contents");
@@ -209,7 +209,7 @@ static long describe_epoll(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_
 	if (!n)
 		return 0;
 	x->size = n * sizeof(struct zv_cr_epoll_target);
-	x->p = zv_cr_alloc(x->size);
+	x->p = zv_cr_kalloc(x->size);
 	if (!x->p) {
 		x->size = 0;
 		return refuse_fd(o, e, "out of memory for the epoll set");

@@ -27,7 +27,7 @@ static long parse(struct zv_cr_rctx *c, const uint8_t *p, uint64_t len)
 	if (h->count > len / sizeof(struct zv_cr_fd))
 		return zv_cr_in_refuse(c->in, "the image's fds section is damaged");
 	c->n = h->count;
-	c->rec = zv_cr_alloc(c->n * sizeof *c->rec + c->n * sizeof *c->pipes);
+	c->rec = zv_cr_kalloc(c->n * sizeof *c->rec + c->n * sizeof *c->pipes);
 	if (!c->rec)
 		return zv_cr_in_refuse(c->in, "out of memory restoring the file descriptors");
 	c->pipes = (void *)(c->rec + c->n);
@@ -205,7 +205,7 @@ long zv_cr_restore_fds(struct zv_cr_in *in)
 		return zv_cr_in_refuse(in, "the image has no fds section");
 	struct zv_cr_rctx c = { .in = in, .stdio = { -1, -1, -1 } };
 	long r = restore(&c, p, len);
-	zv_cr_free(c.rec, c.n * sizeof *c.rec + c.n * sizeof *c.pipes);
+	zv_cr_kfree(c.rec, c.n * sizeof *c.rec + c.n * sizeof *c.pipes);
 	zv_cr_release(p, len);
 	if (r < 0)
 		return -1;
@@ -230,7 +230,7 @@ long zv_cr_memfd_fd(struct zv_cr_in *in, uint64_t ino)
 		for (unsigned i = 0; i < c.n && fd < 0; i++)
 			if (c.rec[i]->kind == ZV_CRFD_MEMFD && c.rec[i]->u.memfd.ino == ino)
 				fd = c.rec[i]->fd;
-	zv_cr_free(c.rec, c.n * sizeof *c.rec + c.n * sizeof *c.pipes);
+	zv_cr_kfree(c.rec, c.n * sizeof *c.rec + c.n * sizeof *c.pipes);
 	zv_cr_release(p, len);
 	return fd;
 }

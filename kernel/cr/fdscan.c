@@ -34,14 +34,14 @@ static long list_fds(struct zv_cr_ents *s, int skip)
 				continue;
 			if ((s->n + 1) * sizeof *s->e > s->size) {
 				size_t size = s->size ? s->size * 2 : 64 * sizeof *s->e;
-				struct zv_cr_ent *e = zv_cr_alloc(size);
+				struct zv_cr_ent *e = zv_cr_kalloc(size);
 				if (!e) {
 					zv_close((int)dfd);
 					return -ENOMEM;
 				}
 				if (s->n)
 					memcpy(e, s->e, s->n * sizeof *s->e);
-				zv_cr_free(s->e, s->size);
+				zv_cr_kfree(s->e, s->size);
 				s->e = e;
 				s->size = size;
 			}
@@ -190,7 +190,7 @@ long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip)
 {
 	*s = (struct zv_cr_ents){ 0 };
 	s->info_size = INFO_SIZE;
-	s->info = zv_cr_alloc(s->info_size);
+	s->info = zv_cr_kalloc(s->info_size);
 	if (!s->info)
 		return zv_cr_refuse(o, "out of memory listing the file descriptors");
 	long r = list_fds(s, skip);
@@ -211,14 +211,14 @@ long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip)
 
 void zv_cr_ents_free(struct zv_cr_ents *s)
 {
-	zv_cr_free(s->e, s->size);
-	zv_cr_free(s->info, s->info_size);
+	zv_cr_kfree(s->e, s->size);
+	zv_cr_kfree(s->info, s->info_size);
 	*s = (struct zv_cr_ents){ 0 };
 }
 
 void zv_cr_extra_free(struct zv_cr_extra *x)
 {
 	if (x->size)
-		zv_cr_free(x->p, x->size);
+		zv_cr_kfree(x->p, x->size);
 	*x = (struct zv_cr_extra){ 0 };
 }

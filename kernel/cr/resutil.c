@@ -4,13 +4,13 @@
 #include "lib/string.h"
 #include "lib/syscall.h"
 
-void *zv_cr_alloc(size_t n)
+void *zv_cr_kalloc(size_t n)
 {
 	void *p = zv_kmap(n ? n : 1, 4096, -1);
 	return zv_is_err((long)p) ? NULL : p;
 }
 
-void zv_cr_free(void *p, size_t n)
+void zv_cr_kfree(void *p, size_t n)
 {
 	if (p)
 		zv_kunmap(p, n ? n : 1);
@@ -24,14 +24,14 @@ void *zv_cr_buf_add(struct zv_cr_buf *b, size_t n)
 		size_t cap = b->cap ? b->cap : 65536;
 		while (cap < b->len + n)
 			cap *= 2;
-		uint8_t *p = zv_cr_alloc(cap);
+		uint8_t *p = zv_cr_kalloc(cap);
 		if (!p) {
 			b->failed = 1;
 			return NULL;
 		}
 		if (b->len)
 			memcpy(p, b->p, b->len);
-		zv_cr_free(b->p, b->cap);
+		zv_cr_kfree(b->p, b->cap);
 		b->p = p;
 		b->cap = cap;
 	}
@@ -51,7 +51,7 @@ void zv_cr_buf_put(struct zv_cr_buf *b, const void *p, size_t n)
 
 void zv_cr_buf_free(struct zv_cr_buf *b)
 {
-	zv_cr_free(b->p, b->cap);
+	zv_cr_kfree(b->p, b->cap);
 	*b = (struct zv_cr_buf){ 0 };
 }
 

@@ -19,8 +19,8 @@ void *zv_cr_buf_add(struct zv_cr_buf *b, size_t n);
 void zv_cr_buf_put(struct zv_cr_buf *b, const void *p, size_t n);
 void zv_cr_buf_free(struct zv_cr_buf *b);
 /* A zeroed kernel array of n bytes and its release (NULL when out of memory). */
-void *zv_cr_alloc(size_t n);
-void zv_cr_free(void *p, size_t n);
+void *zv_cr_kalloc(size_t n);
+void zv_cr_kfree(void *p, size_t n);
 /* Whether to try again a call that failed because the original, killed
  * at the checkpoint, may still be dying and holding what it held (an
  * address, a lock): sleeps 10 ms and says yes for up to two seconds. */

@@ -91,7 +91,7 @@ static long parse_timers(const char *buf, struct ptimer *t, unsigned max)
 long zv_cr_save_timers(struct zv_cr_out *o)
 {
 	struct zv_cr_buf b = { 0 };
-	char *buf = zv_cr_alloc(TIMERS_SIZE);
+	char *buf = zv_cr_kalloc(TIMERS_SIZE);
 	long r = -1;
 	if (!buf)
 		return zv_cr_refuse(o, "out of memory saving the timers");
@@ -137,7 +137,7 @@ long zv_cr_save_timers(struct zv_cr_out *o)
 	}
 	r = zv_cr_put(o, "timers", b.p, sizeof *h + n * sizeof *t);
 out:
-	zv_cr_free(buf, TIMERS_SIZE);
+	zv_cr_kfree(buf, TIMERS_SIZE);
 	zv_cr_buf_free(&b);
 	if (r < 0)
 		return -1;
@@ -164,14 +164,14 @@ static long save_procenv(struct zv_cr_out *o)
 /* Timers the restorer made itself would hold ids the image's may need. */
 static void delete_own_timers(void)
 {
-	char *buf = zv_cr_alloc(TIMERS_SIZE);
+	char *buf = zv_cr_kalloc(TIMERS_SIZE);
 	if (!buf)
 		return;
 	if (zv_cr_read_file("/proc/self/timers", buf, TIMERS_SIZE) > 0)
 		for (const char *l = buf; l; l = zv_cr_next_line(l))
 			if (zv_startswith(l, "ID:"))
 				zv_sys1(__NR_timer_delete, zv_cr_dec(l + 3, NULL));
-	zv_cr_free(buf, TIMERS_SIZE);
+	zv_cr_kfree(buf, TIMERS_SIZE);
 }
 
 static long make_timer(struct zv_cr_in *in, const struct ptimer *t, int restore_ids)
