@@ -220,8 +220,10 @@ static long make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 		e = zv_sys2(__NR_listen, fd, r->u.sock.backlog);
 	if (e < 0) {
 		zv_close((int)fd);
-		return fail(c, r, e == -EADDRINUSE_ ? "cannot listen again: the address is in use "
-				  "(is the original still running?)" : "cannot listen again", e);
+		if (e == -EADDRINUSE_)
+			return fail(c, r, "cannot listen again: the address is in use (by the original, "
+				    "still running, or by a connection of its in TIME_WAIT)", 0);
+		return fail(c, r, "cannot listen again", e);
 	}
 	return fd;
 }
