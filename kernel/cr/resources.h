@@ -22,9 +22,12 @@ long zv_cr_memfd_fd(struct zv_cr_in *in, uint64_t ino);
 /* POSIX timers (same ids), itimers, rlimits, umask and cwd. */
 long zv_cr_save_timers(struct zv_cr_out *o);
 long zv_cr_restore_timers(struct zv_cr_in *in);
+/* The POSIX timers aimed at a thread (SIGEV_THREAD_ID: glibc's SIGEV_THREAD
+ * helper, Go's profiler), which zv_cr_restore_timers leaves out: called
+ * once the threads are made again, before any of them runs. */
+long zv_cr_restore_thread_timers(struct zv_cr_in *in);
 /* The host tid, after the restore, of the thread whose host tid was old at
- * the checkpoint: POSIX timers aimed at a thread (SIGEV_THREAD_ID) are made
- * again for it. Defined by the core (threads are its); cr/timers.c's weak
+ * the checkpoint. Defined by the core (threads are its); cr/timers.c's weak
  * default keeps the number. */
 int zv_cr_thread_tid(int old);
 #endif

@@ -195,21 +195,38 @@ static long make_timer(struct zv_cr_in *in, const struct ptimer *t, int restore_
 	return 0;
 }
 
-static long restore_timers(struct zv_cr_in *in, const uint8_t *p, uint64_t len)
+static const struct timers_head *timers_head(struct zv_cr_in *in, const uint8_t *p, uint64_t len)
 {
 	const struct timers_head *h = (const void *)p;
 	if (len < sizeof *h || h->magic != TIMERS_MAGIC || h->version != VERSION ||
-	    (len - sizeof *h) / sizeof(struct ptimer) < h->ntimers)
-		return zv_cr_in_refuse(in, "the image's timers section is damaged");
+	    (len - sizeof *h) / sizeof(struct ptimer) < h->ntimers) {
+		zv_cr_in_refuse(in, "the image's timers section is damaged");
+		return NULL;
+	}
+	return h;
+}
+
+/* The POSIX timers aimed at a thread (threads == 1) or at the process. */
+static long make_timers(struct zv_cr_in *in, const struct timers_head *h, int threads)
+{
 	const struct ptimer *t = (const void *)(h + 1);
-	delete_own_timers();
-	int restore_ids = h->ntimers &&
-			  zv_sys5(__NR_prctl, PR_TIMER_CREATE_RESTORE_IDS_, 1, 0, 0, 0) == 0;
+	int restore_ids = h->ntimers && zv_sys5(__NR_prctl, PR_TIMER_CREATE_RESTORE_IDS_, 1, 0, 0, 0) == 0;
 	long r = 0;
 	for (uint32_t i = 0; i < h->ntimers && r == 0; i++)
-		r = make_timer(in, &t[i], restore_ids);
+		if ((t[i].notify == SIGEV_THREAD_ID_) == threads)
+			r = make_timer(in, &t[i], restore_ids);
 	if (restore_ids)
 		zv_sys5(__NR_prctl, PR_TIMER_CREATE_RESTORE_IDS_, 0, 0, 0, 0);
+	return r;
+}
+
+static long restore_timers(struct zv_cr_in *in, const uint8_t *p, uint64_t len)
+{
+	const struct timers_head *h = timers_head(in, p, len);
+	if (!h)
+		return -1;
+	delete_own_timers();
+	long r = make_timers(in, h, 0);
 	for (int w = 0; w < 3 && r == 0; w++) {
 		int64_t v = h->itimer[w].value_ns, iv = h->itimer[w].interval_ns;
 		struct itv itv = { iv / NSEC, iv % NSEC / 1000, v / NSEC, v % NSEC / 1000 };
@@ -219,6 +236,12 @@ static long restore_timers(struct zv_cr_in *in, const uint8_t *p, uint64_t len)
 			zv_sys3(__NR_setitimer, w, &itv, NULL);
 	}
 	return r;
+}
+
+static long restore_thread_timers(struct zv_cr_in *in, const uint8_t *p, uint64_t len)
+{
+	const struct timers_head *h = timers_head(in, p, len);
+	return h ? make_timers(in, h, 1) : -1;
 }
 
 static long restore_procenv(struct zv_cr_in *in, const uint8_t *p, uint64_t len)
@@ -260,6 +283,11 @@ static long with_section(struct zv_cr_in *in, const char *name,
 	long r = fn(in, p, len);
 	zv_cr_release(p, len);
 	return r;
+}
+
+long zv_cr_restore_thread_timers(struct zv_cr_in *in)
+{
+	return with_section(in, "timers", restore_thread_timers) < 0 ? -1 : 0;
 }
 
 long zv_cr_restore_timers(struct zv_cr_in *in)

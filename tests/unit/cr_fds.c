@@ -586,6 +586,13 @@ void unit_main(void)
 	CHECK(r == 0, "restore_fds: %s", in.why);
 	r = zv_cr_restore_timers(&in);
 	CHECK(r == 0, "restore_timers: %s", in.why);
+	if (r == 0) {
+		char buf[4096];
+		zv_cr_read_file("/proc/self/timers", buf, sizeof buf);
+		CHECK(!find(buf, "tid."), "a thread's timer waits for its thread: %s", buf);
+		r = zv_cr_restore_thread_timers(&in);
+		CHECK(r == 0, "restore_thread_timers: %s", in.why);
+	}
 	if (r == 0)
 		check_timers();
 	check_fds();
