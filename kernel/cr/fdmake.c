@@ -160,8 +160,6 @@ static long make_timerfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	int64_t v = r->u.timerfd.value_ns, iv = r->u.timerfd.interval_ns;
 	uint64_t ticks = r->u.timerfd.ticks;
 	long e = 0;
-	if (ticks && zv_sys3(__NR_ioctl, fd, TFD_IOC_SET_TICKS, &ticks) < 0 && !v)
-		v = 1; /* without the ioctl: one expiry at once, read as one tick */
 	int flags = 0;
 	if (v && (r->u.timerfd.settime_flags & TFD_TIMER_ABSTIME)) {
 		/* An absolute timer keeps its cancel-on-set: the same distance
@@ -174,6 +172,12 @@ static long make_timerfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	struct its its = { iv / NSEC, iv % NSEC, v / NSEC, v % NSEC };
 	if (v)
 		e = zv_sys4(__NR_timerfd_settime, fd, flags, &its, NULL);
+	/* The expirations not yet read, after the setting (which clears
+	 * them); without the ioctl, a disarmed timer's come as one at once. */
+	if (e >= 0 && ticks && zv_sys3(__NR_ioctl, fd, TFD_IOC_SET_TICKS, &ticks) < 0 && !v) {
+		struct its once = { 0, 0, 0, 1 };
+		e = zv_sys4(__NR_timerfd_settime, fd, 0, &once, NULL);
+	}
 	if (e < 0) {
 		zv_close((int)fd);
 		return fail(c, r, "cannot set the timerfd", e);

@@ -125,7 +125,7 @@ struct flk { short type, whence; int64_t start, len; int pid; };
 enum {
 	F_FILE = 3, F_DUP = 4, F_APPEND = 5, F_DIR = 6, F_NULL = 7, F_ZERO = 8, F_OPATH = 9,
 	F_PR = 10, F_PW = 11, F_EV = 12, F_EVS = 13, F_TFD = 14, F_TFD2 = 15, F_EP = 16,
-	F_TCP = 17, F_UNIX = 18, F_SIG = 19, F_OUT = 20 /* a dup of stdout */, F_FLOCK = 21, F_TCP6 = 22, F_MEMFD = 23,
+	F_TCP = 17, F_UNIX = 18, F_SIG = 19, F_OUT = 20 /* a dup of stdout */, F_FLOCK = 21, F_TCP6 = 22, F_MEMFD = 23, F_TFD3 = 24,
 	F_HIGH = 999, /* a hidden kernel fd: just under the limit, hard and soft */
 	F_DIRFD = F_PW, /* the image's dir, in the way */
 };
@@ -167,6 +167,10 @@ static void open_everything(void)
 	struct its once = { 0, 0, 0, 1000 };
 	zv_sys4(__NR_timerfd_settime, fd, 0, &once, NULL);
 	to(fd, F_TFD2);
+	fd = (int)zv_sys2(__NR_timerfd_create, 1, O_NONBLOCK);
+	struct its tick = { 5, 0, 0, 1000 }; /* fired once, next in 5 s */
+	zv_sys4(__NR_timerfd_settime, fd, 0, &tick, NULL);
+	to(fd, F_TFD3);
 	fd = (int)zv_sys1(__NR_epoll_create1, 0);
 	to(fd, F_EP);
 	struct epoll_event ev = { .events = EPOLLIN, .data = 0x1234 };
@@ -334,6 +338,10 @@ static void check_fds(void)
 	CHECK(its.vsec >= 8 && its.vsec <= 10 && its.isec == 1, "timerfd: %ld s left, every %ld s", (long)its.vsec, (long)its.isec);
 	CHECK_EQ(zv_read(F_TFD2, &v, 8), 8);
 	CHECK_EQ(v, 1); /* the expiry not yet read came back */
+	CHECK_EQ(zv_read(F_TFD3, &v, 8), 8); /* and a periodic one's, with its next */
+	CHECK_EQ(v, 1);
+	zv_sys2(__NR_timerfd_gettime, F_TFD3, &its);
+	CHECK(its.vsec >= 3 && its.vsec <= 5 && its.isec == 5, "periodic timerfd: %ld s left", (long)its.vsec);
 
 	/* the listening sockets accept */
 	long c = zv_sys3(__NR_socket, 2, 1, 0);
