@@ -140,7 +140,7 @@ static void classify(struct zv_cr_ent *e)
 		e->kind = ZV_CRFD_MEMFD;
 	} else if (zv_startswith(l, "/proc/") && l[6] >= '0' && l[6] <= '9') {
 		e->why = "a file of a process's /proc directory, which another pid would name";
-	} else if (ends_with(l, " (deleted)")) {
+	} else if (ends_with(l, " (deleted)") && e->st.st_nlink == 0) { /* not a name that ends so */
 		e->why = "the file was deleted";
 	} else if (e->flags & O_PATH) {
 		e->kind = ZV_CRFD_OPATH;
