@@ -71,6 +71,21 @@ static void mark_outside_pipes(struct zv_cr_ents *s)
 	}
 }
 
+/* Output to a file on fd 1 or 2 (`> log`, a test's capture file) follows
+ * the restorer's like a terminal's or a pipe's: `zvisor restore DIR > out`
+ * writes to out. So do the other write-only fds of that file. */
+static void stdio_files_follow(struct zv_cr_ents *s)
+{
+	for (unsigned i = 0; i < s->n && s->e[i].fd <= 2; i++) {
+		struct zv_cr_ent *o = &s->e[i];
+		if (o->fd == 0 || o->kind != ZV_CRFD_FILE || (o->flags & 3) != O_WRONLY)
+			continue;
+		for (unsigned j = 0; j < s->n; j++)
+			if (s->e[j].kind == ZV_CRFD_FILE && (s->e[j].flags & 3) == O_WRONLY && same_file(&s->e[j], o))
+				s->e[j].kind = 0;
+	}
+}
+
 /* What cannot be saved but is the same file as fd 0, 1 or 2 becomes a dup
  * of the restorer's: fds 0-2 themselves stay at their own number (so that
  * `zvisor restore DIR > out` sends fd 1 to out even when the original's
@@ -130,6 +145,7 @@ long zv_cr_save_fds(struct zv_cr_out *o)
 	if (r < 0)
 		return r;
 	mark_outside_pipes(&s);
+	stdio_files_follow(&s);
 	r = settle_outside(o, &s);
 	if (r < 0)
 		goto out;

@@ -5,6 +5,7 @@
  * numbers, flags, offsets, pipe bytes, eventfd count, timerfds, epoll
  * membership, listening sockets accepting, locks, POSIX timers and itimers
  * firing, rlimits, umask and cwd; then what is refused, with its line. */
+#include "cr/fdimage.h"
 #include "cr/procfile.h"
 #include "cr/resources.h"
 #include "lib/fmt.h"
@@ -551,6 +552,43 @@ static void check_without_kcmp(void)
 	zv_sys3(__NR_close_range, 3, ~0U, 0);
 }
 
+/* The kind the image gives fd (0: none). */
+static unsigned kind_of(int fd)
+{
+	for (unsigned k = 0; k < nimg; k++) {
+		if (zv_strcmp(img[k].name, "fds"))
+			continue;
+		const uint8_t *p = img[k].p + sizeof(struct zv_cr_fds_head);
+		while (p < img[k].p + img[k].len) {
+			const struct zv_cr_fd *r = (const void *)p;
+			if (r->fd == fd)
+				return r->kind == ZV_CRFD_STDIO ? 100 + r->u.stdio : r->kind;
+			p += sizeof *r + zv_cr_pad8(r->len);
+		}
+	}
+	return 0;
+}
+
+/* Output to a file on fd 1 follows the restorer's stdout, with the other
+ * write-only fds of that file; a reading one stays the file. */
+static void check_stdout_file(void)
+{
+	image_reset();
+	int keep = (int)zv_sys3(__NR_fcntl, 1, F_DUPFD_CLOEXEC, 60);
+	to(at(-1, "g", O_WRONLY), 1);
+	to(at(-1, "g", O_WRONLY | O_APPEND), 61);
+	to(at(-1, "g", O_RDONLY), 62);
+	out.dirfd = keep; /* the saver passes it over */
+	long r = zv_cr_save_fds(&out);
+	out.dirfd = -1;
+	zv_sys3(__NR_dup3, keep, 1, 0);
+	CHECK(r == 0, "save: %s", out.why);
+	CHECK_EQ(kind_of(1), 101);
+	CHECK_EQ(kind_of(61), 101);
+	CHECK_EQ(kind_of(62), ZV_CRFD_FILE);
+	zv_sys3(__NR_close_range, 3, ~0U, 0);
+}
+
 static void clean(void)
 {
 	static const char *const names[] = { "f", "g", "h", "sock" };
@@ -606,6 +644,7 @@ void unit_main(void)
 	check_fds();
 	zv_sys3(__NR_close_range, 3, ~0U, 0);
 	check_refusals();
+	check_stdout_file();
 	check_without_kcmp(); /* last: the filter stays */
 	clean();
 }
