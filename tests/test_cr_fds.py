@@ -34,6 +34,6 @@ def test_fds_come_back(tmp_path, platform):
     assert os.path.isdir(image), "no image written: " + orig.stderr
     after = native.stdout[len("ready\n"):]
     for attempt in (1, 2):
-        r = zvtest.run([zvtest.ZVISOR, "restore", image])
+        r = zvtest.run([zvtest.ZVISOR, "restore", image], user=zvtest.TEST_USER)
         assert (r.stdout, r.returncode) == (after, 7), "restore %d: rc %s\n--- out\n%s--- want\n%s--- err\n%s" % (
             attempt, r.returncode, r.stdout, after, r.stderr)
