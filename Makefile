@@ -63,7 +63,7 @@ check:
 	$(MAKE) check-rootless
 
 # The differential tests again (guests, LTP-class guests, the load storm,
-# real programs, --count against strace, the vDSO and time), natively and under the default platform, as the
+# real programs, --count against strace, the vDSO and time, checkpoint/restore of fds), natively and under the default platform, as the
 # ordinary user nobody with the host's default sysctls (the pass refuses a
 # lowered vm.mmap_min_addr). Run by root: as another user `make check` was
 # rootless already.
