@@ -39,8 +39,9 @@ $(BUILD)/zvisor: $(KOBJ)
 # freestanding with the unit runtime and the kernel's string and format code.
 # UNIT_SRC_NAME: further kernel files a unit needs (parts split off the one
 # it includes).
-UNIT       := bpf vtime regex
+UNIT       := bpf vtime regex cr_fds
 UNIT_SRC_vtime := $(wildcard kernel/sys/vtime_*.c)
+UNIT_SRC_cr_fds := $(wildcard kernel/cr/fd*.c) kernel/cr/timers.c kernel/cr/procfile.c kernel/cr/resutil.c kernel/lib/kmem.c
 UNIT_CFLAGS := $(filter-out -MMD -MP,$(KCFLAGS)) -Itests/unit -I$(BUILD)/gen
 UNIT_LDFLAGS := -static -nostdlib -no-pie -Wl,-z,noexecstack -Wl,--build-id=none -Wl,-e,_start
 
@@ -62,13 +63,13 @@ check:
 	$(MAKE) check-rootless
 
 # The differential tests again (guests, LTP-class guests, the load storm,
-# real programs, --count against strace, the vDSO and time), natively and under the default platform, as the
+# real programs, --count against strace, the vDSO and time, checkpoint/restore of fds), natively and under the default platform, as the
 # ordinary user nobody with the host's default sysctls (the pass refuses a
 # lowered vm.mmap_min_addr). Run by root: as another user `make check` was
 # rootless already.
 ROOTLESS_USER ?= nobody
 ROOTLESS_TESTS := tests/test_guests.py tests/test_fastpath.py tests/test_sigsys_zero.py tests/test_ltpclass.py \
-	tests/test_load.py tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py
+	tests/test_load.py tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py tests/test_cr_fds.py
 check-rootless:
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "check-rootless: not root: the main pass ran as $$(id -un) already"; \

@@ -10,7 +10,7 @@ import pytest
 
 from zvtest import REPO
 
-UNITS = ["bpf", "vtime", "regex"]
+UNITS = ["bpf", "vtime", "regex", "cr_fds"]
 pytestmark = pytest.mark.native_only
 _lock = threading.Lock()
 

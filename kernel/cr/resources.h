@@ -8,14 +8,26 @@
 #include "cr/image.h"
 
 /* Every fd of the process (the guest's and the kernel's hidden ones), with
- * flags and offsets; pipes' buffered bytes are read and put back. */
+ * flags and offsets; pipes' buffered bytes are copied, not taken. Every fd
+ * but o->dirfd is saved: the core holds no other of its own meanwhile. */
 long zv_cr_save_fds(struct zv_cr_out *o);
-/* Re-creates them at their numbers; in->dirfd is moved if it is in the way. */
+/* Re-creates them at their numbers. in->dirfd is moved to a number the
+ * image does not use (in->dirfd is updated); every other fd the image does
+ * not have is closed. Best after zv_cr_restore_timers (the cwd). */
 long zv_cr_restore_fds(struct zv_cr_in *in);
+/* After zv_cr_restore_fds: the fd that holds again the memfd whose inode
+ * was ino at the checkpoint (a shared mapping of it is mapped from there),
+ * or -1 if no fd of the process had it open. */
+long zv_cr_memfd_fd(struct zv_cr_in *in, uint64_t ino);
 /* POSIX timers (same ids), itimers, rlimits, umask and cwd. */
 long zv_cr_save_timers(struct zv_cr_out *o);
 long zv_cr_restore_timers(struct zv_cr_in *in);
-/* The host tid now of the thread whose host tid was old at the checkpoint
- * (cr/restore.c). */
+/* The POSIX timers aimed at a thread (SIGEV_THREAD_ID: glibc's SIGEV_THREAD
+ * helper, Go's profiler), which zv_cr_restore_timers leaves out: called
+ * once the threads are made again, before any of them runs. */
+long zv_cr_restore_thread_timers(struct zv_cr_in *in);
+/* The host tid, after the restore, of the thread whose host tid was old at
+ * the checkpoint. Defined by the core (threads are its); cr/timers.c's weak
+ * default keeps the number. */
 int zv_cr_thread_tid(int old);
 #endif

@@ -148,6 +148,12 @@ const char *zv_strerror(int err)
 	case EFAULT: return "Bad address";
 	case ENOSYS: return "Function not implemented";
 	case EMFILE: return "Too many open files";
+	case EAGAIN: return "Resource temporarily unavailable";
+	case EBADF: return "Bad file descriptor";
+	case EBUSY: return "Device or resource busy";
+	case EEXIST: return "File exists";
+	case ENXIO: return "No such device or address";
+	case EADDRINUSE: return "Address already in use";
 	default: return "Unknown error";
 	}
 }

@@ -1,0 +1,108 @@
+/* The checkpoint's file descriptor sections (docs/CHECKPOINT.md, "File
+ * descriptors"): written by cr/fds.c, read by cr/fds_restore.c.
+ *
+ * Section "fds": struct zv_cr_fds_head, then one record per fd in
+ * ascending fd order, each a struct zv_cr_fd followed by len bytes (a path
+ * with its NUL, a pipe's buffered bytes, or an epoll set's
+ * struct zv_cr_epoll_target array), padded to 8 bytes.
+ * Section "fdlocks": struct zv_cr_fds_head, then struct zv_cr_lock records. */
+#ifndef ZV_CR_FDIMAGE_H
+#define ZV_CR_FDIMAGE_H
+#include <stdint.h>
+
+#define ZV_CR_FDS_MAGIC 0x5a564644u   /* "ZVFD" */
+#define ZV_CR_LOCKS_MAGIC 0x5a564c4bu /* "ZVLK" */
+#define ZV_CR_FDS_VERSION 1
+
+struct zv_cr_fds_head {
+	uint32_t magic, version;
+	uint32_t count;          /* records that follow */
+	uint32_t reserved;
+};
+
+enum zv_cr_fd_kind {
+	ZV_CRFD_FILE = 1,    /* regular file, by path; checked at restore */
+	ZV_CRFD_DIR,         /* directory, by path */
+	ZV_CRFD_OPATH,       /* an O_PATH fd, by path */
+	ZV_CRFD_CHR,         /* /dev/null and friends, by path */
+	ZV_CRFD_STDIO,       /* reaches outside: a dup of the restorer's fd u.stdio */
+	ZV_CRFD_PIPE,        /* one end of a pipe whose ends are all in the process */
+	ZV_CRFD_EVENTFD,
+	ZV_CRFD_TIMERFD,
+	ZV_CRFD_EPOLL,
+	ZV_CRFD_LISTEN,      /* a listening TCP, TCP6 or Unix socket */
+	ZV_CRFD_SIGNALFD,
+	ZV_CRFD_DUP,         /* shares the open file description of fd u.dup_of */
+	ZV_CRFD_MEMFD,       /* a memfd: its name and contents follow */
+};
+
+struct zv_cr_fd {
+	int32_t fd;
+	uint32_t kind;          /* enum zv_cr_fd_kind */
+	uint32_t flags;         /* the description's status flags (fdinfo flags:, O_* without O_CLOEXEC) */
+	uint32_t fdflags;       /* FD_CLOEXEC */
+	int64_t pos;            /* the offset (fdinfo pos:) */
+	uint32_t len;           /* bytes after the record, before padding */
+	uint32_t reserved;
+	union {
+		struct {                /* FILE, DIR, OPATH, CHR: the path follows */
+			uint64_t size, ino, dev;
+			int64_t mtime_sec, mtime_nsec;
+		} file;
+		int32_t stdio;          /* STDIO: 0, 1 or 2 */
+		int32_t dup_of;         /* DUP: a lower fd */
+		struct {                /* PIPE: the data follows on one record per pipe */
+			uint64_t id;    /* the pipe's inode: the ends of one pipe share it */
+			uint32_t size;  /* F_GETPIPE_SZ */
+			uint32_t reserved;
+		} pipe;
+		struct {
+			uint64_t count;
+			uint32_t semaphore;
+			uint32_t reserved;
+		} eventfd;
+		struct {
+			int32_t clockid;
+			uint32_t settime_flags; /* TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET */
+			uint64_t ticks;         /* expirations not yet read */
+			int64_t value_ns, interval_ns; /* remaining, period */
+		} timerfd;
+		struct {                /* EPOLL: struct zv_cr_epoll_target[] follows */
+			uint32_t ntargets;
+			uint32_t reserved;
+		} epoll;
+		struct {
+			int32_t domain, type, protocol;
+			int32_t v6only;
+			int32_t backlog;
+			uint32_t addrlen;
+			uint8_t addr[112];      /* struct sockaddr_{in,in6,un} */
+		} sock;
+		struct {                /* MEMFD: namelen bytes of name (with its NUL), then size bytes */
+			uint64_t size;
+			uint64_t ino;   /* at the checkpoint: how the core finds its mappings */
+			uint32_t seals; /* F_GET_SEALS */
+			uint32_t namelen;
+		} memfd;
+		uint64_t sigmask;       /* SIGNALFD */
+		uint8_t raw[144];
+	} u;
+};
+
+struct zv_cr_epoll_target {
+	int32_t fd;
+	uint32_t events;
+	uint64_t data;
+};
+
+enum zv_cr_lock_kind { ZV_CRLK_POSIX = 1, ZV_CRLK_OFD, ZV_CRLK_FLOCK };
+
+struct zv_cr_lock {
+	int32_t fd;             /* taken again through this fd */
+	uint16_t kind;          /* enum zv_cr_lock_kind */
+	uint16_t type;          /* F_RDLCK or F_WRLCK */
+	int64_t start, len;     /* len 0: to the end of the file */
+};
+
+static inline uint32_t zv_cr_pad8(uint32_t n) { return (n + 7) & ~7u; }
+#endif

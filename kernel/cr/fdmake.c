@@ -1,0 +1,292 @@
+/* Each kind of saved fd made again at restore (cr/fdimage.h's records):
+ * files reopened by path and checked against the checkpoint, pipes with
+ * their bytes, eventfd, timerfd, signalfd, empty epoll sets (filled by
+ * cr/fds_restore.c once their targets exist) and listening sockets bound
+ * again. */
+#include "cr/fdrestore.h"
+#include "cr/resutil.h"
+#include "lib/fmt.h"
+#include "lib/string.h"
+#include "lib/syscall.h"
+#include <linux/fcntl.h>
+#include <linux/timerfd.h>
+#include <asm/stat.h>
+
+#define EFD_SEMAPHORE_ 1
+#define EADDRINUSE_ 98
+#define ECONNREFUSED_ 111
+#define NSEC 1000000000LL
+
+static long fail(struct zv_cr_rctx *c, const struct zv_cr_fd *r, const char *what, long err)
+{
+	return zv_cr_in_refuse(c->in, "fd %d: %s%s%s", r->fd, what, err ? ": " : "",
+			       err ? zv_strerror((int)-err) : "");
+}
+
+static long make_path(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	const char *path = zv_cr_rec_extra(r);
+	uint32_t flags = (r->flags & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC | O_NOCTTY;
+	long fd = zv_openat(AT_FDCWD, path, (int)flags, 0);
+	if (fd == -EPERM && (flags & O_NOATIME))
+		fd = zv_openat(AT_FDCWD, path, (int)(flags & ~(uint32_t)O_NOATIME), 0);
+	if (fd < 0)
+		return zv_cr_in_refuse(c->in, "fd %d (%s): cannot be opened again: %s", r->fd, path,
+				       zv_strerror((int)-fd));
+	if (r->kind == ZV_CRFD_FILE) {
+		struct stat st;
+		zv_sys2(__NR_fstat, fd, &st);
+		/* A file only appended to (a log, `>> out`) cannot show the
+		 * process what others added: it may have grown. */
+		int append_only = (r->flags & (O_APPEND | 3)) == (O_APPEND | O_WRONLY);
+		int same = st.st_size == r->u.file.size && (int64_t)st.st_mtime == r->u.file.mtime_sec &&
+			   (int64_t)st.st_mtime_nsec == r->u.file.mtime_nsec;
+		if (!same && !(append_only && st.st_size >= r->u.file.size)) {
+			zv_close((int)fd);
+			return zv_cr_in_refuse(c->in, "fd %d (%s): the file changed since the checkpoint "
+					       "(size %lu, now %lu)", r->fd, path,
+					       (unsigned long)r->u.file.size, (unsigned long)st.st_size);
+		}
+	}
+	if ((r->kind == ZV_CRFD_FILE || r->kind == ZV_CRFD_DIR) && r->pos &&
+	    zv_sys3(__NR_lseek, fd, r->pos, 0 /* SEEK_SET */) != r->pos) {
+		zv_close((int)fd);
+		return zv_cr_in_refuse(c->in, "fd %d (%s): cannot seek to %ld", r->fd, path, (long)r->pos);
+	}
+	return fd;
+}
+
+/* The pipe with the record's id: made (and filled with its saved bytes,
+ * found on one of its records) the first time. */
+static struct zv_cr_pipe_ends *pipe_of(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	for (unsigned i = 0; i < c->npipes; i++)
+		if (c->pipes[i].id == r->u.pipe.id)
+			return &c->pipes[i];
+	int p[2];
+	long e = zv_sys2(__NR_pipe2, p, O_CLOEXEC);
+	if (e < 0) {
+		fail(c, r, "cannot make a pipe", e);
+		return NULL;
+	}
+	struct zv_cr_pipe_ends *pe = &c->pipes[c->npipes++];
+	pe->id = r->u.pipe.id;
+	pe->r = zv_cr_spare(c, p[0]);
+	pe->w = zv_cr_spare(c, p[1]);
+	zv_close(p[0]);
+	zv_close(p[1]);
+	if (pe->r < 0 || pe->w < 0) {
+		fail(c, r, "no fd free for a pipe", pe->r < 0 ? pe->r : pe->w);
+		return NULL;
+	}
+	if ((e = zv_sys3(__NR_fcntl, pe->w, F_SETPIPE_SZ, r->u.pipe.size)) < 0) {
+		fail(c, r, "cannot give the pipe its size", e);
+		return NULL;
+	}
+	for (unsigned i = 0; i < c->n; i++) {
+		const struct zv_cr_fd *q = c->rec[i];
+		if (q->kind != ZV_CRFD_PIPE || q->u.pipe.id != pe->id || !q->len)
+			continue;
+		const char *b = zv_cr_rec_extra(q);
+		for (uint32_t done = 0; done < q->len;) {
+			long k = zv_write(pe->w, b + done, q->len - done);
+			if (k <= 0) {
+				fail(c, q, "cannot put the pipe's bytes back", k);
+				return NULL;
+			}
+			done += (uint32_t)k;
+		}
+	}
+	return pe;
+}
+
+static long make_pipe(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	struct zv_cr_pipe_ends *pe = pipe_of(c, r);
+	if (!pe)
+		return -1;
+	/* Opening an end through /proc makes a description of its own with
+	 * the record's access mode, as the original may have had several. */
+	char path[48];
+	zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (r->flags & 3) == O_WRONLY ? pe->w : pe->r);
+	long fd = zv_openat(AT_FDCWD, path, (int)((r->flags & 3) | O_CLOEXEC | O_NONBLOCK), 0);
+	return fd < 0 ? fail(c, r, "cannot open an end of its pipe", fd) : fd;
+}
+
+/* A memfd with its name, contents, offset and seals (added last: a
+ * sealed one could not be written). */
+static long make_memfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	const char *name = zv_cr_rec_extra(r);
+	const char *data = name + r->u.memfd.namelen;
+	long fd = zv_sys2(__NR_memfd_create, name, 1 /* MFD_CLOEXEC */ | 2 /* MFD_ALLOW_SEALING */);
+	if (fd < 0)
+		return fail(c, r, "cannot make a memfd", fd);
+	long e = zv_sys2(__NR_ftruncate, fd, r->u.memfd.size);
+	for (uint64_t done = 0; e >= 0 && done < r->u.memfd.size; done += (uint64_t)e)
+		if ((e = zv_sys4(__NR_pwrite64, fd, data + done, r->u.memfd.size - done, done)) == 0)
+			e = -EIO;
+	if (e >= 0 && r->pos)
+		e = zv_sys3(__NR_lseek, fd, r->pos, 0);
+	if (e >= 0 && r->u.memfd.seals)
+		e = zv_sys3(__NR_fcntl, fd, F_ADD_SEALS, r->u.memfd.seals);
+	if (e < 0) {
+		zv_close((int)fd);
+		return fail(c, r, "cannot fill the memfd again", e);
+	}
+	return fd;
+}
+
+static long make_eventfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	long fd = zv_sys2(__NR_eventfd2, 0, O_CLOEXEC | O_NONBLOCK | (r->u.eventfd.semaphore ? EFD_SEMAPHORE_ : 0));
+	if (fd < 0)
+		return fail(c, r, "cannot make an eventfd", fd);
+	uint64_t v = r->u.eventfd.count;
+	if (v && zv_write((int)fd, &v, 8) != 8) {
+		zv_close((int)fd);
+		return fail(c, r, "cannot set the eventfd's count", 0);
+	}
+	return fd;
+}
+
+struct its { int64_t isec, insec, vsec, vnsec; };
+
+static long make_timerfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	long fd = zv_sys2(__NR_timerfd_create, r->u.timerfd.clockid, O_CLOEXEC);
+	if (fd < 0)
+		return fail(c, r, "cannot make a timerfd", fd);
+	int64_t v = r->u.timerfd.value_ns, iv = r->u.timerfd.interval_ns;
+	uint64_t ticks = r->u.timerfd.ticks;
+	long e = 0;
+	int flags = 0;
+	if (v && (r->u.timerfd.settime_flags & TFD_TIMER_ABSTIME)) {
+		/* An absolute timer keeps its cancel-on-set: the same distance
+		 * from now, as a time on its clock. */
+		struct { int64_t s, ns; } now;
+		zv_sys2(__NR_clock_gettime, r->u.timerfd.clockid, &now);
+		v += now.s * NSEC + now.ns;
+		flags = (int)r->u.timerfd.settime_flags;
+	}
+	struct its its = { iv / NSEC, iv % NSEC, v / NSEC, v % NSEC };
+	if (v)
+		e = zv_sys4(__NR_timerfd_settime, fd, flags, &its, NULL);
+	/* The expirations not yet read, after the setting (which clears
+	 * them); without the ioctl, a disarmed timer's come as one at once. */
+	if (e >= 0 && ticks && zv_sys3(__NR_ioctl, fd, TFD_IOC_SET_TICKS, &ticks) < 0 && !v) {
+		struct its once = { 0, 0, 0, 1 };
+		e = zv_sys4(__NR_timerfd_settime, fd, 0, &once, NULL);
+	}
+	if (e < 0) {
+		zv_close((int)fd);
+		return fail(c, r, "cannot set the timerfd", e);
+	}
+	return fd;
+}
+
+/* Whether a listener answers at the record's Unix path. */
+static int listened_on(const struct zv_cr_fd *r, uint32_t alen)
+{
+	long t = zv_sys3(__NR_socket, 1, r->u.sock.type | O_CLOEXEC, 0);
+	long k = t < 0 ? t : zv_sys3(__NR_connect, t, r->u.sock.addr, alen);
+	if (t >= 0)
+		zv_close((int)t);
+	return k != -ECONNREFUSED_;
+}
+
+static long make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	long fd = zv_sys3(__NR_socket, r->u.sock.domain, r->u.sock.type | O_CLOEXEC, r->u.sock.protocol);
+	if (fd < 0)
+		return fail(c, r, "cannot make a socket", fd);
+	int one = 1;
+	zv_sys5(__NR_setsockopt, fd, 1 /* SOL_SOCKET */, 2 /* SO_REUSEADDR */, &one, sizeof one);
+	if (r->u.sock.domain == 10 /* AF_INET6 */)
+		zv_sys5(__NR_setsockopt, fd, 41 /* IPPROTO_IPV6 */, 26 /* IPV6_V6ONLY */, &r->u.sock.v6only, sizeof(int));
+	uint32_t alen = r->u.sock.addrlen < sizeof r->u.sock.addr ? r->u.sock.addrlen : sizeof r->u.sock.addr;
+	const char *path = (const char *)r->u.sock.addr + 2;
+	int unix_path = r->u.sock.domain == 1 /* AF_UNIX */ && alen > 2 && path[0];
+	long e;
+	int tries = 0, unlinked = 0;
+	for (;;) {
+		e = zv_sys3(__NR_bind, fd, r->u.sock.addr, alen);
+		if (e != -EADDRINUSE_)
+			break;
+		/* A Unix socket's file stays after its listener is gone:
+		 * reused unless someone listens there. */
+		if (unix_path && !listened_on(r, alen) && unlinked++ < 3 && zv_sys1(__NR_unlink, path) == 0)
+			continue;
+		if (!zv_cr_retry(&tries)) /* the killed original may not have let go yet */
+			break;
+	}
+	if (e == 0)
+		e = zv_sys2(__NR_listen, fd, r->u.sock.backlog);
+	if (e < 0) {
+		zv_close((int)fd);
+		if (e == -EADDRINUSE_)
+			return fail(c, r, "cannot listen again: the address is in use (by the original, "
+				    "still running, or by a connection of its in TIME_WAIT)", 0);
+		return fail(c, r, "cannot listen again", e);
+	}
+	return fd;
+}
+
+long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
+{
+	*own = 1;
+	long fd;
+	switch (r->kind) {
+	case ZV_CRFD_FILE:
+	case ZV_CRFD_DIR:
+	case ZV_CRFD_OPATH:
+	case ZV_CRFD_CHR:
+		return make_path(c, r); /* its flags came with the open */
+	case ZV_CRFD_STDIO:
+		if (r->u.stdio < 0 || r->u.stdio > 2)
+			return fail(c, r, "a damaged record", 0);
+		if (c->stdio[r->u.stdio] >= 0) {
+			/* The restorer's file: non-blocking if the original's
+			 * was (a program relies on EAGAIN), else untouched (its
+			 * O_APPEND is the restorer's). */
+			fd = c->stdio[r->u.stdio];
+			long fl = zv_sys3(__NR_fcntl, fd, F_GETFL, 0);
+			if (fl >= 0 && (r->flags & O_NONBLOCK) && !(fl & O_NONBLOCK))
+				zv_sys3(__NR_fcntl, fd, F_SETFL, fl | O_NONBLOCK);
+			*own = 0;
+			return fd;
+		}
+		fd = zv_openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC, 0); /* the restorer has none */
+		return fd < 0 ? fail(c, r, "cannot open /dev/null", fd) : fd;
+	case ZV_CRFD_PIPE:
+		fd = make_pipe(c, r);
+		break;
+	case ZV_CRFD_EVENTFD:
+		fd = make_eventfd(c, r);
+		break;
+	case ZV_CRFD_TIMERFD:
+		fd = make_timerfd(c, r);
+		break;
+	case ZV_CRFD_SIGNALFD:
+		fd = zv_sys4(__NR_signalfd4, -1, &r->u.sigmask, 8, O_CLOEXEC);
+		if (fd < 0)
+			return fail(c, r, "cannot make a signalfd", fd);
+		break;
+	case ZV_CRFD_EPOLL:
+		fd = zv_sys1(__NR_epoll_create1, O_CLOEXEC);
+		if (fd < 0)
+			return fail(c, r, "cannot make an epoll set", fd);
+		break;
+	case ZV_CRFD_LISTEN:
+		fd = make_listen(c, r);
+		break;
+	case ZV_CRFD_MEMFD:
+		fd = make_memfd(c, r);
+		break;
+	default:
+		return fail(c, r, "a record of an unknown kind", 0);
+	}
+	if (fd >= 0)
+		zv_sys3(__NR_fcntl, fd, F_SETFL, r->flags & (O_APPEND | O_NONBLOCK));
+	return fd;
+}

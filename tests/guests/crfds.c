@@ -1,0 +1,149 @@
+/* Checkpoint/restore of the host's resources (tests/test_cr_fds.py): opens
+ * one fd of each kind the image keeps, prints "ready", raises SIGUSR2 (with
+ * CRFDS_CHECKPOINT set, zvisor's --checkpoint-on signal: the checkpoint is
+ * taken there), then uses each and prints what it finds. A restored run
+ * prints the same lines after "ready" as the original, and exits 7.
+ * argv[1]: a scratch directory of its own. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+static char path[4][512];
+
+static int listener(int domain, struct sockaddr *a, socklen_t len)
+{
+	int s = socket(domain, SOCK_STREAM, 0), one = 1;
+	/* as servers do: its connections' TIME_WAIT must not keep the
+	 * restored listener from its port */
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (s < 0 || bind(s, a, len) < 0 || listen(s, 4) < 0) {
+		perror("listener");
+		exit(1);
+	}
+	return s;
+}
+
+/* Whether another process sees a lock on bytes 0-3 of the file. */
+static const char *locked(const char *file)
+{
+	int p[2];
+	pipe(p);
+	pid_t c = fork();
+	if (c == 0) {
+		int fd = open(file, O_RDWR);
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 4 };
+		fcntl(fd, F_GETLK, &fl);
+		char r = fl.l_type == F_RDLCK ? 'R' : fl.l_type == F_WRLCK ? 'W' : '-';
+		write(p[1], &r, 1);
+		_exit(0);
+	}
+	char r = '?';
+	read(p[0], &r, 1);
+	waitpid(c, NULL, 0);
+	close(p[0]);
+	close(p[1]);
+	return r == 'R' ? "read lock held" : r == '-' ? "no lock" : "lock?";
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	const char *names[4] = { "file", "log", "sock", "none" };
+	for (int i = 0; i < 4; i++)
+		snprintf(path[i], sizeof path[i], "%s/%s", argv[1], names[i]);
+	int w = open(path[0], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	write(w, "0123456789abcdef", 16);
+	close(w);
+
+	int f = open(path[0], O_RDONLY | O_CLOEXEC);
+	char b[64] = { 0 };
+	read(f, b, 4); /* half read */
+	int d = dup(f);
+	int log = open(path[1], O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
+	struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 4 };
+	fcntl(f, F_SETLK, &fl);
+	int p[2];
+	pipe2(p, O_NONBLOCK);
+	write(p[1], "buffered", 8);
+	int ev = eventfd(5, 0);
+	int tfd = timerfd_create(CLOCK_MONOTONIC, 0);
+	struct itimerspec once = { { 0, 0 }, { 0, 300000000 } };
+	timerfd_settime(tfd, 0, &once, NULL);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event e1 = { .events = EPOLLIN, .data.u64 = 11 }, e2 = { .events = EPOLLIN, .data.u64 = 22 };
+	epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &e1);
+	epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e2);
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int tcp = listener(AF_INET, (struct sockaddr *)&sin, sizeof sin);
+	socklen_t sl = sizeof sin;
+	getsockname(tcp, (struct sockaddr *)&sin, &sl);
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%.100s", path[2]);
+	unlink(path[2]);
+	int ux = listener(AF_UNIX, (struct sockaddr *)&sun, sizeof sun);
+	int mfd = memfd_create("crfds", 0);
+	write(mfd, "memfd!", 6);
+	timer_t timer;
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	timer_create(CLOCK_MONOTONIC, &sev, &timer);
+	struct itimerspec far = { { 0, 0 }, { 100, 0 } };
+	timer_settime(timer, 0, &far, NULL);
+	umask(027);
+	chdir(argv[1]);
+
+	printf("ready\n");
+	fflush(stdout);
+	if (getenv("CRFDS_CHECKPOINT"))
+		raise(SIGUSR2);
+
+	struct epoll_event got[4];
+	int n = epoll_wait(ep, got, 4, 0);
+	uint64_t sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += got[i].data.u64;
+	printf("epoll: %d ready, data %llu\n", n, (unsigned long long)sum);
+	memset(b, 0, sizeof b);
+	printf("pipe: %zd %s\n", read(p[0], b, sizeof b), b);
+	uint64_t v = 0;
+	read(ev, &v, 8);
+	printf("eventfd: %llu\n", (unsigned long long)v);
+	read(tfd, &v, 8);
+	printf("timerfd: %llu expiry\n", (unsigned long long)v);
+	memset(b, 0, sizeof b);
+	read(d, b, 6);
+	printf("file through the dup: %s, offset %ld, cloexec %d/%d\n", b, (long)lseek(f, 0, SEEK_CUR),
+	       fcntl(f, F_GETFD) & FD_CLOEXEC, fcntl(d, F_GETFD) & FD_CLOEXEC);
+	printf("log: append %d, write %zd\n", (fcntl(log, F_GETFL) & O_APPEND) != 0, write(log, "x", 1));
+	printf("lock: %s\n", locked(path[0]));
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	printf("tcp: connect %d", connect(c, (struct sockaddr *)&sin, sizeof sin));
+	printf(", accept %d\n", accept(tcp, NULL, NULL) >= 0);
+	int cu = socket(AF_UNIX, SOCK_STREAM, 0);
+	printf("unix: connect %d", connect(cu, (struct sockaddr *)&sun, sizeof sun));
+	printf(", accept %d\n", accept(ux, NULL, NULL) >= 0);
+	memset(b, 0, sizeof b);
+	printf("memfd: %zd %s\n", pread(mfd, b, sizeof b, 0), b);
+	struct itimerspec left;
+	timer_gettime(timer, &left);
+	printf("timer: %s\n", left.it_value.tv_sec >= 90 ? "armed" : "wrong");
+	mode_t m = umask(0);
+	char cwd[512];
+	printf("umask %03o, cwd %s\n", m, strcmp(getcwd(cwd, sizeof cwd), argv[1]) == 0 ? "kept" : cwd);
+	return 7;
+}
