@@ -11,11 +11,6 @@
 #include "lib/fmt.h"
 #include <linux/fcntl.h>
 
-/* Until cr/fds.c and cr/timers.c exist: nothing saved, nothing restored. */
-__attribute__((weak)) long zv_cr_save_fds(struct zv_cr_out *o) { (void)o; return 0; }
-__attribute__((weak)) long zv_cr_restore_fds(struct zv_cr_in *in) { (void)in; return 0; }
-__attribute__((weak)) long zv_cr_save_timers(struct zv_cr_out *o) { (void)o; return 0; }
-__attribute__((weak)) long zv_cr_restore_timers(struct zv_cr_in *in) { (void)in; return 0; }
 
 /* Child processes: version 1 saves one process. */
 static long refuse_children(struct zv_cr_out *o)

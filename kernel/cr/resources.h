@@ -27,7 +27,6 @@ long zv_cr_restore_timers(struct zv_cr_in *in);
  * once the threads are made again, before any of them runs. */
 long zv_cr_restore_thread_timers(struct zv_cr_in *in);
 /* The host tid, after the restore, of the thread whose host tid was old at
- * the checkpoint. Defined by the core (threads are its); cr/timers.c's weak
- * default keeps the number. */
+ * the checkpoint (cr/restore.c). */
 int zv_cr_thread_tid(int old);
 #endif

@@ -426,9 +426,11 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 		t->htid = (int)e;
 	}
 	leader->htid = (int)zv_gettid();
-	/* The timers (the cwd first), then the fds, before any guest code. */
-	if (zv_cr_restore_timers(r->in) < 0 || zv_cr_restore_fds(r->in) < 0)
+	/* The timers (the cwd first), the fds, the timers aimed at threads,
+	 * before any guest code; then the image is done with. */
+	if (zv_cr_restore_timers(r->in) < 0 || zv_cr_restore_fds(r->in) < 0 || zv_cr_restore_thread_timers(r->in) < 0)
 		fail(r->in);
+	zv_close(r->in->dirfd);
 	if (r->relocated) {
 		zv_vdso_relocated(leader, (uint8_t *)r->guest_vdso, (uint8_t *)r->host_vdso);
 		zv_time_continue(r->meta.mono, r->meta.boot);

@@ -55,9 +55,6 @@ struct ksigevent {
 	int32_t pad[11];
 };
 
-/* The default until the core, which makes the threads, answers it. */
-__attribute__((weak)) int zv_cr_thread_tid(int old) { return old; }
-
 static long save_procenv(struct zv_cr_out *o);
 
 /* Parses /proc/self/timers (read into buf) into t; the count or -1. */
