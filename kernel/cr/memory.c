@@ -171,6 +171,8 @@ static int kind_of(const struct zv_cr_mapline *m, const struct zv_cr_layout *l)
 	int anon = !m->path[0] || m->path[0] == '[' || !m->inode;
 	if (!zv_strcmp(m->path, "[stack]"))
 		return ZV_CR_STACK;
+	if (shared && zv_startswith(m->path, "/memfd:"))
+		return ZV_CR_SHMEMFD;
 	if (shared)
 		return anon || zv_startswith(m->path, "/dev/zero") || zv_startswith(m->path, "/SYSV") ? ZV_CR_SHANON : ZV_CR_SHFILE;
 	return anon ? ZV_CR_ANON : ZV_CR_FILE;
@@ -208,13 +210,39 @@ static long write_run(struct saver *s, uint64_t addr, uint64_t len)
 	return 0;
 }
 
+/* Whether an fd of the process holds the memfd of inode ino (its contents
+ * are saved with the fds, and its mappings are made from that fd again). */
+static int memfd_open(uint64_t ino)
+{
+	long dfd = zv_openat(-100, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	char buf[4096];
+	long n;
+	int found = 0;
+	while (dfd >= 0 && !found && (n = zv_sys3(__NR_getdents64, dfd, buf, sizeof buf)) > 0) {
+		for (long off = 0; off < n && !found;) {
+			struct { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char name[]; } *d = (void *)(buf + off);
+			off += d->reclen;
+			unsigned long fd;
+			struct { uint64_t dev, ino; uint64_t rest[16]; } st;
+			found = zv_parse_ulong(d->name, &fd) == 0 && zv_sys2(__NR_fstat, fd, &st) == 0 && st.ino == ino;
+		}
+	}
+	if (dfd >= 0)
+		zv_close((int)dfd);
+	return found;
+}
+
 static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 {
 	struct zv_cr_out *o = s->o;
 	struct zv_cr_vma v = { .start = m->lo, .end = m->hi, .off = m->off, .kind = (uint32_t)kind };
 	v.prot = (m->perms[0] == 'r' ? PROT_READ : 0) | (m->perms[1] == 'w' ? PROT_WRITE : 0) |
 		 (m->perms[2] == 'x' ? PROT_EXEC : 0);
-	if (kind == ZV_CR_FILE || kind == ZV_CR_SHFILE) {
+	if (kind == ZV_CR_SHMEMFD) {
+		if (!memfd_open(m->inode))
+			return zv_cr_refuse(o, "a shared mapping of a memfd no fd holds: %s", m->path);
+		v.fsize = m->inode;
+	} else if (kind == ZV_CR_FILE || kind == ZV_CR_SHFILE) {
 		if (deleted(m->path))
 			return zv_cr_refuse(o, "a mapping of a deleted file: %s", m->path);
 		struct zv_cr_stat st = { 0 };
@@ -227,7 +255,7 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 	}
 	/* Which pages: runs of consecutive saved pages. */
 	uint64_t npages = (m->hi - m->lo) / PAGE, nruns = 0;
-	if (kind != ZV_CR_SHFILE && kind != ZV_CR_VVAR && kind != ZV_CR_VDSO) {
+	if (kind != ZV_CR_SHFILE && kind != ZV_CR_SHMEMFD && kind != ZV_CR_VVAR && kind != ZV_CR_VDSO) {
 		uint64_t run_start = 0, run_len = 0;
 		for (uint64_t base = 0; base < npages; base += PM_CHUNK) {
 			uint64_t n = npages - base < PM_CHUNK ? npages - base : PM_CHUNK;

@@ -12,6 +12,7 @@ enum zv_cr_kind {
 	ZV_CR_VDSO,       /* the host's vDSO (its bytes in section "vdso") */
 	ZV_CR_VVAR,       /* its data pages: re-created with it */
 	ZV_CR_STACK,      /* the first thread's stack, which grows down */
+	ZV_CR_SHMEMFD,    /* shared mapping of a memfd: its fd's contents (cr/fds.c), mapped after the fds */
 };
 
 /* One record of section "mm", followed by the path (pathlen bytes, NUL,
@@ -20,7 +21,7 @@ struct zv_cr_vma {
 	uint64_t start, end, off;
 	uint32_t prot, kind;
 	uint64_t nruns;
-	uint64_t fsize;           /* the file's size and mtime when saved */
+	uint64_t fsize;           /* the file's size and mtime when saved (a memfd: its inode) */
 	int64_t mtime_s, mtime_ns;
 	uint32_t pathlen, pad;
 };

@@ -313,12 +313,31 @@ static void place_memory(struct zv_cr_restore *r)
 		p += sizeof *v + (v->pathlen ? (v->pathlen + 8) & ~7UL : 0);
 		const struct zv_cr_run *runs = (const void *)p;
 		p += v->nruns * sizeof *runs;
-		if (v->kind != ZV_CR_VDSO && v->kind != ZV_CR_VVAR)
+		if (v->kind != ZV_CR_VDSO && v->kind != ZV_CR_VVAR && v->kind != ZV_CR_SHMEMFD)
 			map_one(r, v, path, runs, (int)fd, &h);
 	}
 	zv_close((int)fd);
 	if (zv_cr_check_hash(in, sec, &h) < 0)
 		fail(in);
+}
+
+/* Shared mappings of memfds, from the fds that hold them again. */
+static void map_memfds(struct zv_cr_restore *r)
+{
+	for (const char *p = r->mm; p < r->mm + r->mmlen;) {
+		const struct zv_cr_vma *v = (const void *)p;
+		p += sizeof *v + (v->pathlen ? (v->pathlen + 8) & ~7UL : 0) + v->nruns * sizeof(struct zv_cr_run);
+		if (v->kind != ZV_CR_SHMEMFD)
+			continue;
+		long fd = zv_cr_memfd_fd(r->in, v->fsize);
+		void *m = fd < 0 ? (void *)-EBADF
+				 : zv_mmap((void *)v->start, v->end - v->start, (int)v->prot, MAP_SHARED | MAP_FIXED, (int)fd,
+					   (long)v->off);
+		if ((uint64_t)m != v->start) {
+			zv_snprintf(r->in->why, sizeof r->in->why, "cannot map the memfd at %lx again", (unsigned long)v->start);
+			fail(r->in);
+		}
+	}
 }
 
 /* Reads "mm" and notes where the guest had the vDSO. */
@@ -430,6 +449,7 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 	 * before any guest code; then the image is done with. */
 	if (zv_cr_restore_timers(r->in) < 0 || zv_cr_restore_fds(r->in) < 0 || zv_cr_restore_thread_timers(r->in) < 0)
 		fail(r->in);
+	map_memfds(r);
 	zv_close(r->in->dirfd);
 	if (r->relocated) {
 		zv_vdso_relocated(leader, (uint8_t *)r->guest_vdso, (uint8_t *)r->host_vdso);

@@ -45,8 +45,8 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
  * counts when it is made again). */
 void zv_entry_count(struct zv_thread *t, long nr, long r, int vdso)
 {
-	if (!t->call_cancelled && !zv_sys_in_child(nr, r))
-		zv_count_record(nr, r == ZV_NORESULT ? 0 : r, vdso);
+	if (!t->call_cancelled && !zv_sys_in_child(nr, r) && !(r == -EINTR && zv_cr_restart_call(t)))
+		zv_count_record(nr, r == ZV_NORESULT ? 0 : r, vdso); /* (a call a checkpoint interrupts is made again) */
 }
 
 /* Sets the result registers of guest call nr, which returned r, in a signal
