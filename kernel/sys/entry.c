@@ -76,6 +76,10 @@ void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 	uc->mc.rcx = uc->mc.rip;
 	uc->mc.r11 = uc->mc.eflags;
 	long r;
+	/* Whether the call came from the vDSO's stubs: known by its return
+	 * address now, not after the call (rt_sigreturn moves rip anywhere,
+	 * into a stub too when the signal caught one). */
+	int vdso = zv_vdso_call(uc->mc.rip);
 	t->call_cancelled = 0;
 	if (nr < 0 || (nr & 0x40000000)) {
 		r = -ENOSYS; /* x32 calls are not supported */
@@ -86,6 +90,6 @@ void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 		if (r == -EFAULT && nr == __NR_rt_sigreturn)
 			zv_die_by_signal(11); /* a bad frame: the host forces SIGSEGV */
 	}
-	zv_entry_count(t, nr, r, zv_vdso_call(uc->mc.rip));
+	zv_entry_count(t, nr, r, vdso);
 	zv_frame_result(t, uc, nr, r);
 }
