@@ -153,7 +153,7 @@ struct saver {
 	uint64_t *pm;            /* pagemap entries, PM_CHUNK at a time */
 	struct zv_cr_run *runs;  /* one mapping's runs */
 	uint64_t maxruns;
-	uint8_t bounce[PAGE];
+	uint8_t *bounce;         /* a page, aligned for O_DIRECT */
 };
 #define PM_CHUNK 8192UL
 
@@ -310,15 +310,16 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	struct saver s = { .o = o, .maxruns = 1UL << 16 };
 	uint64_t maplen = 0, pmlen = PM_CHUNK * 8, runlen = s.maxruns * sizeof *s.runs;
 	char *maps = zv_cr_read_maps(&maplen);
-	s.pm = zv_kmap(pmlen, 4096, -1);
+	s.pm = zv_kmap(pmlen + PAGE, 4096, -1);
 	s.runs = zv_kmap(runlen, 4096, -1);
+	s.bounce = (uint8_t *)s.pm + pmlen;
 	long r = -1;
 	if (!maps || zv_is_err((long)s.pm) || zv_is_err((long)s.runs)) {
 		zv_cr_refuse(o, "out of memory reading the mappings");
 		goto out;
 	}
 	zv_cr_scratch(maps, maplen);
-	zv_cr_scratch(s.pm, pmlen);
+	zv_cr_scratch(s.pm, pmlen + PAGE);
 	zv_cr_scratch(s.runs, runlen);
 	s.pagemap = (int)zv_openat(-100, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	if (s.pagemap < 0) {
@@ -327,7 +328,7 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	}
 	if (zv_cr_stream_open(o, &s.mm, "mm") < 0)
 		goto out;
-	if (zv_cr_stream_open(o, &s.pages, "pages") < 0) {
+	if (zv_cr_stream_open_direct(o, &s.pages, "pages") < 0) {
 		zv_close(s.mm.fd);
 		goto out;
 	}
@@ -351,7 +352,7 @@ out:
 	if (maps)
 		zv_kunmap(maps, maplen);
 	if (!zv_is_err((long)s.pm))
-		zv_kunmap(s.pm, pmlen);
+		zv_kunmap(s.pm, pmlen + PAGE);
 	if (!zv_is_err((long)s.runs))
 		zv_kunmap(s.runs, runlen);
 	return r;

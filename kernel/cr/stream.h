@@ -20,6 +20,7 @@ struct zv_cr_stream {
 	struct zv_cr_hasher h;
 };
 long zv_cr_stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name);
+long zv_cr_stream_open_direct(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name);
 long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len);
 long zv_cr_stream_close(struct zv_cr_stream *s);
 long zv_cr_write_index(struct zv_cr_out *o, const char *build);
