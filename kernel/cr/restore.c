@@ -286,8 +286,10 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 	}
 	for (uint64_t i = 0; i < v->nruns; i++) {
 		/* one call allocates the run's pages: a fault per page costs far
-		 * more, on a VM most of all */
-		zv_sys3(__NR_madvise, runs[i].addr, runs[i].npages * PAGE, 23 /* MADV_POPULATE_WRITE */);
+		 * more, on a VM most of all (a direct read pins, so allocates,
+		 * them itself) */
+		if (!r->direct)
+			zv_sys3(__NR_madvise, runs[i].addr, runs[i].npages * PAGE, 23 /* MADV_POPULATE_WRITE */);
 		if (zv_cr_read_into(in, pages_fd, (void *)runs[i].addr, runs[i].npages * PAGE, h, "pages") < 0)
 			fail(in);
 	}
@@ -300,6 +302,12 @@ static void place_memory(struct zv_cr_restore *r)
 	struct zv_cr_in *in = r->in;
 	const struct zv_cr_section *sec;
 	long fd = zv_cr_open_section(in, "pages", &sec);
+	/* Whole pages into page-aligned memory: read past the page cache too
+	 * (the checkpoint wrote them so); the hash is taken from the memory. */
+	if (fd >= 0) {
+		long fl = zv_sys3(__NR_fcntl, fd, F_GETFL, 0);
+		r->direct = fl >= 0 && zv_sys3(__NR_fcntl, fd, F_SETFL, fl | O_DIRECT) == 0;
+	}
 	if (fd < 0) {
 		if (fd == -ENOENT)
 			zv_snprintf(in->why, sizeof in->why, "no pages section (damaged image)");
