@@ -12,6 +12,7 @@
 #include "trace/count.h"
 #include "lib/kmem.h"
 #include "intercept/sites.h"
+#include "intercept/sudoff.h"
 #include "cmdline.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
@@ -162,6 +163,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		if (zv_proc.trace.summary)
 			zv_count_time(__NR_execve, 0, 0);
 	}
+	/* SUD may go off once every executable byte is scanned (sudoff.c) */
+	zv_sudoff_never = zv_proc.platform != ZV_PLAT_STUBS || zv_proc.rewrite == ZV_REWRITE_NONE;
 	zv_vdso_setup((uint64_t *)auxv);
 	zv_count_tsc_init();
 	zv_layers_fold(); /* again: --time, the vDSO and -c's TSC change how calls are routed */

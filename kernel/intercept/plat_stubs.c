@@ -9,6 +9,8 @@
 #include "intercept/sites.h"
 #include "intercept/stubs.h"
 #include "intercept/sitecache.h"
+#include "intercept/sudoff.h"
+#include <linux/mman.h>
 
 static long install(void)
 {
@@ -34,6 +36,7 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 	}
 	zv_stubs_commit(t, b, addr, addr + len, prot, 0);
 	zv_stubs_batch_free(b);
+	zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0);
 }
 
 /* Each vDSO stub is one window: `mov $nr, %eax; syscall`. */

@@ -31,6 +31,7 @@
 #include "lib/string.h"
 #include "lib/maps.h"
 #include "intercept/sites.h"
+#include "intercept/sudoff.h"
 #include <elf.h>
 #include <linux/mman.h>
 
@@ -267,4 +268,8 @@ void zv_vdso_setup(uint64_t *auxv)
 		find_host_functions((uint8_t *)ehdr[1]);
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
 		wrap_vdso((uint8_t *)ehdr[1]);
+	if (ehdr && ehdr[1]) { /* the host's code the guest may run */
+		uint64_t size = image_size((const Elf64_Ehdr *)ehdr[1]);
+		zv_sudoff_vdso(zv_current(), ehdr[1], ehdr[1] + (size ? size : 4096));
+	}
 }
