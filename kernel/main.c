@@ -165,7 +165,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	}
 	/* SUD may go off once every executable byte is scanned (sudoff.c) */
 	zv_sudoff_never = zv_proc.platform != ZV_PLAT_STUBS || zv_proc.rewrite == ZV_REWRITE_NONE;
-	zv_vdso_setup((uint64_t *)auxv);
+	zv_vdso_setup(t, (uint64_t *)auxv);
 	zv_count_tsc_init();
 	zv_layers_fold(); /* again: --time, the vDSO and -c's TSC change how calls are routed */
 	t->sigsys_blocked = x->sigsys_blocked;

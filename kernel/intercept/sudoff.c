@@ -30,6 +30,7 @@
 #include "lib/syscall.h"
 #include "lib/maps.h"
 #include "intercept/sudoff.h"
+#include "intercept/stubs.h"
 #include "intercept/platform.h"
 #include <linux/mman.h>
 #include <linux/prctl.h>
@@ -60,9 +61,20 @@ void zv_sudoff_need(struct zv_thread *t)
 	zv_catchall_arm_thread(t);
 }
 
-static int is_site(const uint8_t *p)
+static int is_site(const uint8_t *p) { return zv_stubs_is_call_pair(p); }
+
+/* Whether a is in the sorted list of pairs proven inside instructions. */
+static int proven_inside(uint64_t a, const uint64_t *in, int n)
 {
-	return (p[0] == 0x0f && (p[1] == 0x05 || p[1] == 0x34)) || (p[0] == 0xcd && p[1] == 0x80);
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (in[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && in[lo] == a;
 }
 
 /* A signal restorer `mov $15, %rax; syscall` whose syscall is at p. */
@@ -88,7 +100,7 @@ static int peek(uint64_t a, void *buf, uint64_t n)
 /* Counts the site byte pairs of [lo, hi) (one byte of each neighbour
  * included, when readable: a pair may straddle two mappings). -1: some of
  * it could not be read. */
-static long scan(uint64_t lo, uint64_t hi)
+static long scan(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 {
 	static uint8_t buf[CHUNK + 16]; /* under the patch lock (zv_sites_lock) or before threads */
 	long n = 0;
@@ -105,7 +117,8 @@ static long scan(uint64_t lo, uint64_t hi)
 			return -1;
 		const uint8_t *b = buf + back, *end = b + len - 1;
 		for (const uint8_t *p = b; p < end; p++) {
-			if ((p[0] != 0x0f && p[0] != 0xcd) || !is_site(p) || is_restorer(p, buf))
+			if ((p[0] != 0x0f && p[0] != 0xcd) || !is_site(p) || is_restorer(p, buf) ||
+			    proven_inside(at + (uint64_t)(p - b), in, nin))
 				continue;
 			if (!n && !uncovered)
 				first_uncovered = at + (uint64_t)(p - b);
@@ -115,7 +128,7 @@ static long scan(uint64_t lo, uint64_t hi)
 	return n;
 }
 
-void zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable)
+void zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin)
 {
 	if (zv_sudoff_never && taint_why)
 		return; /* armed for good already: nothing to learn */
@@ -123,7 +136,10 @@ void zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable)
 		zv_sudoff_taint(t, ZV_TAINT_WX);
 		return;
 	}
-	long n = scan(lo, hi);
+	for (int i = 1; i < nin; i++)
+		if (in[i - 1] >= in[i])
+			nin = 0; /* not sorted: proves nothing */
+	long n = scan(lo, hi, in, nin);
 	if (n < 0) {
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE);
 	} else if (n > 0) {
@@ -132,9 +148,9 @@ void zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable)
 	}
 }
 
-void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi)
+void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 {
-	long n = zv_sudoff_never ? 0 : scan(lo, hi);
+	long n = zv_sudoff_never ? 0 : scan(lo, hi, in, nin);
 	if (n) {
 		uncovered += n > 0 ? (unsigned long)n : 0;
 		zv_sudoff_taint(t, ZV_TAINT_VDSO);
@@ -178,14 +194,14 @@ void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r)
 			if (fl < 0 || (fl & 3) != 0)
 				zv_sudoff_taint(t, ZV_TAINT_WX);
 		} else {
-			zv_sudoff_code(t, (uint64_t)r, (uint64_t)r + len, 0);
+			zv_sudoff_code(t, (uint64_t)r, (uint64_t)r + len, 0, NULL, 0);
 		}
 		return;
 	}
 	case __NR_mprotect:
 	case __NR_pkey_mprotect:
 		if (a[2] & PROT_EXEC)
-			zv_sudoff_code(t, addr, addr + len, (a[2] & PROT_WRITE) != 0);
+			zv_sudoff_code(t, addr, addr + len, (a[2] & PROT_WRITE) != 0, NULL, 0);
 		return;
 	case __NR_mremap:
 		/* moved code keeps its bytes, grown file code gets new ones */

@@ -12,11 +12,12 @@ extern volatile int zv_sudoff_never;
 
 /* The platform's sites of [lo, hi) were just made (or it became
  * executable): any syscall, sysenter or int $0x80 left in its bytes arms
- * SUD for good. writable: the mapping may change under the scan (W+X,
- * shared, or a file the process can write). */
-void zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable);
+ * SUD for good, but for the pairs in[0..nin) (sorted) that the decode
+ * proved to lie inside other instructions. writable: the bytes may change
+ * (a writable and executable mapping): armed for good. */
+void zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin);
 /* The same for the vDSO [lo, hi), whose host code the guest may run. */
-void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi);
+void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
 /* Unscanned code may run from now on (why: for --stats): SUD stays armed. */
 void zv_sudoff_taint(struct zv_thread *t, int why);
 /* A memory call the guest made (after the host ran it, result r). */

@@ -87,7 +87,7 @@ static int all_zero(const uint8_t *p, size_t n)
 /* Points the wrapped symbols of the vDSO at base to stubs. Returns 0, or
  * -ENOEXEC when the image is not as expected (the guest then calls the
  * host's code directly, which the kernel does not see). */
-static int wrap_vdso(uint8_t *base)
+static int wrap_vdso(struct zv_thread *t, uint8_t *base)
 {
 	const Elf64_Ehdr *eh = (const void *)base;
 	uint64_t size = image_size(eh);
@@ -142,7 +142,7 @@ static int wrap_vdso(uint8_t *base)
 		sym[i].st_size = STUB_SIZE;
 	}
 	if (zv_plat->vdso_stubs) /* their sites, while the vDSO is writable */
-		zv_plat->vdso_stubs(zv_current(), stubs, nstubs, STUB_SIZE);
+		zv_plat->vdso_stubs(t, stubs, nstubs, STUB_SIZE);
 	zv_mprotect(base, size, PROT_READ | PROT_EXEC);
 	zv_proc.vdso_stubs = (uint64_t)stubs;
 	return 0;
@@ -231,6 +231,47 @@ long zv_host_vdso_call(int which, long a, long b)
 	return r;
 }
 
+/* The host's code the guest may run, for the platform (vdso_code): its
+ * functions from .dynsym, aliases once, in address order. */
+static void cover_host_code(struct zv_thread *t, uint8_t *base)
+{
+	const Elf64_Ehdr *eh = (const void *)base;
+	uint64_t size = image_size(eh), fn[16][2];
+	int n = 0;
+	const Elf64_Shdr *sh = (const void *)(base + eh->e_shoff);
+	for (int i = 0; size && size <= 65536 && i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_offset + sh[i].sh_size > size)
+			continue;
+		const Elf64_Sym *sym = (const void *)(base + sh[i].sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++) {
+			uint64_t v = sym[k].st_value, l = sym[k].st_size;
+			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || sym[k].st_shndx == SHN_UNDEF || !l ||
+			    v + l > size || (zv_proc.vdso_stubs && v >= size - ZV_VDSO_STUB_AREA))
+				continue; /* zvisor's own stubs have their windows already */
+			int j = n;
+			while (j > 0 && fn[j - 1][0] > v)
+				j--;
+			if ((j > 0 && fn[j - 1][0] == v) || n == 16)
+				continue;
+			for (int m = n; m > j; m--) {
+				fn[m][0] = fn[m - 1][0];
+				fn[m][1] = fn[m - 1][1];
+			}
+			fn[j][0] = v;
+			fn[j][1] = l;
+			n++;
+		}
+	}
+	if (!size || size > 65536) {
+		zv_plat->vdso_code(t, base, 4096, fn, 0, 0); /* not understood: not covered */
+		return;
+	}
+	int rewrite = !zv_proc.host_vdso.ok && zv_mprotect(base, size, PROT_READ | PROT_WRITE) == 0;
+	zv_plat->vdso_code(t, base, size, fn, n, rewrite);
+	if (rewrite)
+		zv_mprotect(base, size, PROT_READ | PROT_EXEC);
+}
+
 static int unmap_vdso(const struct zv_map *m, void *arg)
 {
 	if (!zv_strcmp(m->name, "[vdso]") || !zv_strcmp(m->name, "[vvar]") || !zv_strcmp(m->name, "[vvar_vclock]"))
@@ -245,7 +286,7 @@ int zv_vdso_wanted(void)
 		((zv_proc.count_fd >= 0 && !zv_proc.trace.summary) || zv_proc.vt.on || zv_proc.trace.vdso_shown));
 }
 
-void zv_vdso_setup(uint64_t *auxv)
+void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
 {
 	uint64_t *ehdr = NULL;
 	for (uint64_t *a = auxv; a[0] != AT_NULL; a += 2)
@@ -267,9 +308,7 @@ void zv_vdso_setup(uint64_t *auxv)
 	if (ehdr && ehdr[1] && (zv_vdso_wanted() || zv_proc.vt.on || zv_proc.trace.on || zv_proc.trace.summary))
 		find_host_functions((uint8_t *)ehdr[1]);
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
-		wrap_vdso((uint8_t *)ehdr[1]);
-	if (ehdr && ehdr[1]) { /* the host's code the guest may run */
-		uint64_t size = image_size((const Elf64_Ehdr *)ehdr[1]);
-		zv_sudoff_vdso(zv_current(), ehdr[1], ehdr[1] + (size ? size : 4096));
-	}
+		wrap_vdso(t, (uint8_t *)ehdr[1]);
+	if (ehdr && ehdr[1] && zv_plat->vdso_code)
+		cover_host_code(t, (uint8_t *)ehdr[1]);
 }
