@@ -22,7 +22,7 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-#define MAGIC 0x334e49575a56ULL /* "ZVWIN3" */
+#define MAGIC 0x344e49575a56ULL /* "ZVWIN4" */
 #define MAX_ENTRY_WINDOWS 16384 /* windows, then the pairs proven inside instructions */
 #define INSIDE (~0UL)           /* a rec's d for such a pair, at p == s */
 
