@@ -85,9 +85,11 @@ long zv_fast_arm_thread(struct zv_thread *t, uint64_t bounce_site)
 long zv_catchall_arm_thread(struct zv_thread *t)
 {
 	t->sud_selector = 1; /* SYSCALL_DISPATCH_FILTER_BLOCK */
-	t->sud_off = 0;
-	return zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, zv_proc.text_start,
-		       zv_proc.text_end - zv_proc.text_start, &t->sud_selector);
+	long r = zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, zv_proc.text_start,
+			 zv_proc.text_end - zv_proc.text_start, &t->sud_selector);
+	if (r == 0) /* after: a signal meanwhile that saw it off armed it too */
+		t->sud_off = 0;
+	return r;
 }
 
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)

@@ -32,12 +32,17 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE); /* not scanned */
 		return;
 	}
-	if (!zv_sitecache_lookup(fd, addr, len, off, prot, b)) {
+	int hit = zv_sitecache_lookup(fd, addr, len, off, prot, b);
+	if (!hit)
 		zv_sites_load(t, fd, addr, len, off, prot, b);
+	/* the scan's verdict holds for the file's bytes with every window made */
+	int all = zv_stubs_commit(t, b, addr, addr + len, prot, 0) == b->n;
+	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside,
+				all && hit ? b->verdict : -1);
+	if (!hit) {
+		b->verdict = all ? v : -1;
 		zv_sitecache_store(fd, addr, len, off, b);
 	}
-	zv_stubs_commit(t, b, addr, addr + len, prot, 0);
-	zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside);
 	zv_stubs_batch_free(b);
 }
 

@@ -6,7 +6,8 @@
  * An entry is keyed by the file's identity (device, inode, size, mtime and
  * ctime to the nanosecond: any write or rename over it changes them) and
  * the part of the file mapped; it lists the windows as file offsets, and the
- * syscall byte pairs the decode found inside other instructions. It is
+ * syscall byte pairs the decode found inside other instructions, and how
+ * many other pairs intercept/sudoff.c found once the windows were made. It is
  * never trusted beyond that: each window must still hold a `syscall` at its
  * end, or the entry is dropped. Entries are written to a temporary name and
  * renamed, so concurrent writers leave one whole entry; a damaged entry is
@@ -22,7 +23,7 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-#define MAGIC 0x344e49575a56ULL /* "ZVWIN4" */
+#define MAGIC 0x354e49575a56ULL /* "ZVWIN5" */
 #define MAX_ENTRY_WINDOWS 16384 /* windows, then the pairs proven inside instructions */
 #define INSIDE (~0UL)           /* a rec's d for such a pair, at p == s */
 
@@ -32,6 +33,7 @@ struct key {
 struct header {
 	struct key key;
 	uint64_t n, sum; /* windows, and a checksum of them */
+	uint64_t verdict; /* intercept/sudoff.c's count once every window is made; ~0: unknown */
 };
 struct rec { uint64_t p, s, d; }; /* file offsets of [p, s] and the trampoline (0: none) */
 
@@ -159,8 +161,10 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 				ok = ((const uint8_t *)w->s)[0] == 0x0f && ((const uint8_t *)w->s)[1] == 0x05;
 				memcpy(w->code, c, w->s - w->p);
 			}
-			if (ok && sum != h.sum)
+			if (ok && fnv(&h.verdict, sizeof h.verdict, sum) != h.sum)
 				ok = 0;
+			if (ok)
+				b->verdict = h.verdict == ~0UL || h.verdict > (1UL << 40) ? -1 : (long)h.verdict;
 			why = "windows do not match the file";
 		}
 	}
@@ -184,7 +188,8 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 	long cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (cfd < 0)
 		return;
-	struct header h = { k, (uint64_t)(b->n + b->ninside), 0xcbf29ce484222325ULL };
+	struct header h = { k, (uint64_t)(b->n + b->ninside), 0xcbf29ce484222325ULL,
+			    b->verdict < 0 ? ~0UL : (uint64_t)b->verdict };
 	int ok = zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h;
 	for (int i = 0; i < b->n + b->ninside && ok; i++) {
 		struct rec r;
@@ -195,6 +200,7 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 		h.sum = fnv(&r, sizeof r, h.sum);
 		ok = zv_sys4(__NR_pwrite64, cfd, &r, sizeof r, sizeof h + (uint64_t)i * sizeof r) == sizeof r;
 	}
+	h.sum = fnv(&h.verdict, sizeof h.verdict, h.sum);
 	ok = ok && zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h; /* now with the sum */
 	zv_close((int)cfd);
 	if (!ok || zv_sys4(__NR_renameat, AT_FDCWD, tmp, AT_FDCWD, path) != 0)

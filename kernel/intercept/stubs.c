@@ -74,6 +74,7 @@ struct zv_stub_batch *zv_stubs_batch_new(void)
 	b->bitmap_bytes = BITMAP_BYTES;
 	b->inside = (uint64_t *)(b->pads + BITMAP_BYTES);
 	b->maxinside = MAX_INSIDE;
+	b->verdict = -1;
 	return b;
 }
 

@@ -29,6 +29,7 @@ struct zv_stub_batch {
 	 * judged function found inside other instructions (intercept/sudoff.c) */
 	uint64_t *inside;
 	int ninside, maxinside;
+	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
 };
 
 struct zv_stub_batch *zv_stubs_batch_new(void);

@@ -55,7 +55,7 @@ void zv_sudoff_taint(struct zv_thread *t, int why)
 
 void zv_sudoff_need(struct zv_thread *t)
 {
-	if (!t->sud_off)
+	if (!__atomic_load_n(&t->sud_off, __ATOMIC_RELAXED))
 		return;
 	/* t is the calling thread: SUD is per task. */
 	zv_catchall_arm_thread(t);
@@ -97,25 +97,28 @@ static int peek(uint64_t a, void *buf, uint64_t n)
 }
 
 #define CHUNK 65536
-/* Counts the site byte pairs of [lo, hi) (one byte of each neighbour
- * included, when readable: a pair may straddle two mappings). -1: some of
- * it could not be read. */
+/* The site byte pairs that straddle the ends of [lo, hi) (a neighbour's
+ * byte and one of its own, when readable). */
+static long scan_edges(uint64_t lo, uint64_t hi)
+{
+	uint8_t edge[2];
+	return (lo && peek(lo - 1, edge, 2) && is_site(edge)) + (peek(hi - 1, edge, 2) && is_site(edge));
+}
+
+/* Counts the site byte pairs that start in [lo, hi - 1). -1: some of it
+ * could not be read. */
 static long scan(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 {
 	static uint8_t buf[CHUNK + 16]; /* under the patch lock (zv_sites_lock) or before threads */
 	long n = 0;
-	uint8_t edge[2];
-	if (lo && peek(lo - 1, edge, 2) && is_site(edge))
-		n++;
-	if (peek(hi - 1, edge, 2) && is_site(edge))
-		n++;
 	for (uint64_t at = lo; at < hi; at += CHUNK) {
 		uint64_t len = hi - at < CHUNK ? hi - at : CHUNK;
-		/* 7 bytes before the chunk, for the restorer test */
-		uint64_t back = at - lo < 7 ? at - lo : 7;
-		if (!peek(at - back, buf, len + back))
+		/* 7 bytes before the chunk, for the restorer test, and the
+		 * first of the next, for a pair across the chunks */
+		uint64_t back = at - lo < 7 ? at - lo : 7, next = at + len < hi;
+		if (!peek(at - back, buf, len + back + next))
 			return -1;
-		const uint8_t *b = buf + back, *end = b + len - 1;
+		const uint8_t *b = buf + back, *end = b + len - 1 + next;
 		for (const uint8_t *p = b; p < end; p++) {
 			if ((p[0] != 0x0f && p[0] != 0xcd) || !is_site(p) || is_restorer(p, buf) ||
 			    proven_inside(at + (uint64_t)(p - b), in, nin))
@@ -128,31 +131,36 @@ static long scan(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 	return n;
 }
 
-void zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin)
+long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin,
+		    long known)
 {
 	if (zv_sudoff_never && taint_why)
-		return; /* armed for good already: nothing to learn */
+		return -1; /* armed for good already: nothing to learn */
 	if (writable) {
 		zv_sudoff_taint(t, ZV_TAINT_WX);
-		return;
+		return -1;
 	}
 	for (int i = 1; i < nin; i++)
 		if (in[i - 1] >= in[i])
 			nin = 0; /* not sorted: proves nothing */
-	long n = scan(lo, hi, in, nin);
+	long n = known >= 0 ? known : scan(lo, hi, in, nin);
+	long e = scan_edges(lo, hi);
 	if (n < 0) {
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE);
-	} else if (n > 0) {
-		uncovered += (unsigned long)n;
+	} else if (n + e > 0) {
+		uncovered += (unsigned long)(n + e);
 		zv_sudoff_taint(t, ZV_TAINT_SITES);
 	}
+	return n;
 }
 
 void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 {
-	long n = zv_sudoff_never ? 0 : scan(lo, hi, in, nin);
-	if (n) {
-		uncovered += n > 0 ? (unsigned long)n : 0;
+	if (zv_sudoff_never)
+		return;
+	long n = scan(lo, hi, in, nin), e = scan_edges(lo, hi);
+	if (n < 0 || n + e > 0) {
+		uncovered += n >= 0 ? (unsigned long)(n + e) : 0;
 		zv_sudoff_taint(t, ZV_TAINT_VDSO);
 	}
 }
@@ -194,14 +202,14 @@ void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r)
 			if (fl < 0 || (fl & 3) != 0)
 				zv_sudoff_taint(t, ZV_TAINT_WX);
 		} else {
-			zv_sudoff_code(t, (uint64_t)r, (uint64_t)r + len, 0, NULL, 0);
+			zv_sudoff_code(t, (uint64_t)r, (uint64_t)r + len, 0, NULL, 0, -1);
 		}
 		return;
 	}
 	case __NR_mprotect:
 	case __NR_pkey_mprotect:
 		if (a[2] & PROT_EXEC)
-			zv_sudoff_code(t, addr, addr + len, (a[2] & PROT_WRITE) != 0, NULL, 0);
+			zv_sudoff_code(t, addr, addr + len, (a[2] & PROT_WRITE) != 0, NULL, 0, -1);
 		return;
 	case __NR_mremap:
 		/* moved code keeps its bytes, grown file code gets new ones */
@@ -228,8 +236,20 @@ void zv_sudoff_settle(struct zv_thread *t)
 	    t->fast.sig_pending || t->fast.bounce || t->gsud.on || zv_proc.seccomp.mode || t->in_host_vdso ||
 	    t->sigsys_held)
 		return;
-	if (zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, SUD_OFF, 0, 0, 0) == 0)
+	/* A signal may come in anywhere here and arm t (zv_sudoff_need, from
+	 * defer): marked off first, so that it does; armed again after if it
+	 * did, since its arming may have come before the prctl. */
+	t->sud_off = 1;
+	asm volatile("" ::: "memory");
+	if (zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, SUD_OFF, 0, 0, 0) != 0) {
+		t->sud_off = 0;
+		return;
+	}
+	asm volatile("" ::: "memory");
+	if (!t->sud_off || t->fast.sig_pending) {
 		t->sud_off = 1;
+		zv_catchall_arm_thread(t);
+	}
 }
 
 void zv_sudoff_numbers(unsigned long *n, int *why)

@@ -14,8 +14,11 @@ extern volatile int zv_sudoff_never;
  * executable): any syscall, sysenter or int $0x80 left in its bytes arms
  * SUD for good, but for the pairs in[0..nin) (sorted) that the decode
  * proved to lie inside other instructions. writable: the bytes may change
- * (a writable and executable mapping): armed for good. */
-void zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin);
+ * (a writable and executable mapping): armed for good. known >= 0: the
+ * count of a scan of the same file's bytes (the site cache's), which is
+ * not repeated. Returns the count, -1 if there was no scan. */
+long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin,
+		    long known);
 /* The same for the vDSO [lo, hi), whose host code the guest may run. */
 void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
 /* Unscanned code may run from now on (why: for --stats): SUD stays armed. */

@@ -272,6 +272,8 @@ static void cover_host_code(struct zv_thread *t, uint8_t *base)
 		zv_mprotect(base, size, PROT_READ | PROT_EXEC);
 }
 
+static uint8_t *guest_vdso; /* the vDSO the guest is shown, NULL if none */
+
 static int unmap_vdso(const struct zv_map *m, void *arg)
 {
 	if (!zv_strcmp(m->name, "[vdso]") || !zv_strcmp(m->name, "[vvar]") || !zv_strcmp(m->name, "[vvar_vclock]"))
@@ -309,6 +311,14 @@ void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
 		find_host_functions((uint8_t *)ehdr[1]);
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
 		wrap_vdso(t, (uint8_t *)ehdr[1]);
-	if (ehdr && ehdr[1] && zv_plat->vdso_code)
-		cover_host_code(t, (uint8_t *)ehdr[1]);
+	guest_vdso = ehdr ? (uint8_t *)ehdr[1] : NULL;
+}
+
+/* Once the program and its interpreter are mapped: the host's vDSO code is
+ * made into stubs only if SUD may still go off (intercept/sudoff.c), since
+ * it costs a region and two mprotects per exec. */
+void zv_vdso_cover(struct zv_thread *t)
+{
+	if (guest_vdso && zv_plat->vdso_code && !zv_sudoff_never)
+		cover_host_code(t, guest_vdso);
 }
