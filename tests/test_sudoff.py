@@ -40,6 +40,15 @@ def test_new_code_with_a_raw_syscall_is_still_seen(mode, taint):
     assert rows.get("getppid") == 1002, counted.stderr  # 1 + 1000 + the new code's
 
 
+def test_sud_goes_off_again_when_threads_exit():
+    """A second thread arms SUD (it may only be off in an address space's
+    one task); its getppid is seen; once it has exited SUD goes off again."""
+    s = stats_of(run_both("thread", ["--stats"]).stderr)
+    assert (s["sudoff"], s["taint"], s["sigsys"]) == (1, 0, 0), s
+    counted = run_both("thread", ["--count"])
+    assert re.search(r"^\s*1002\s+getppid$", counted.stderr, re.M), counted.stderr
+
+
 @pytest.mark.parametrize("vdso,sudoff,taint", [("auto", 1, 0), ("none", 1, 0), ("kernel", 0, 8)])
 def test_vdso_fallbacks(vdso, sudoff, taint):
     """The host's vDSO code: its fallback syscalls become stubs (auto), or

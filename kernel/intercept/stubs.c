@@ -196,7 +196,7 @@ static int claimed(const struct zv_stub_batch *b, uint64_t x)
  * signal frames by these bytes (libgcc for code without an FDE, as musl's
  * __restore_rt; libunwind; gdb), and a stub would gain nothing: the call
  * needs the full frame, so it would bounce to SIGSYS anyway. */
-static int is_restorer(const uint8_t *code, uint64_t s)
+int zv_stubs_is_restorer(const uint8_t *code, uint64_t s)
 {
 	static const uint8_t movq[7] = { 0x48, 0xc7, 0xc0, 15, 0, 0, 0 }, movl[5] = { 0xb8, 15, 0, 0, 0 };
 	return (s >= 7 && !memcmp(code + s - 7, movq, 7)) || (s >= 5 && !memcmp(code + s - 5, movl, 5));
@@ -254,7 +254,7 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 	for (int k = 0; k < nsys && b->n < b->max; k++) {
 		uint64_t s = sys[k], p = s;
 		int ok = 1;
-		if (is_restorer(code, s))
+		if (zv_stubs_is_restorer(code, s))
 			continue;
 		while (ok && s + 2 - p < 5) {
 			/* p becomes an inner instruction: nothing may jump to it */

@@ -33,6 +33,9 @@ struct zv_stub_batch {
 };
 
 struct zv_stub_batch *zv_stubs_batch_new(void);
+/* Whether the syscall at offset s of code is a signal restorer's
+ * rt_sigreturn, which stays in place (unwinders match its bytes). */
+int zv_stubs_is_restorer(const uint8_t *code, uint64_t s);
 /* Whether the two bytes at p are a syscall, sysenter or int $0x80. */
 static inline int zv_stubs_is_call_pair(const uint8_t *p)
 {

@@ -77,17 +77,6 @@ static int proven_inside(uint64_t a, const uint64_t *in, int n)
 	return lo < n && in[lo] == a;
 }
 
-/* A signal restorer `mov $15, %rax; syscall` whose syscall is at p. */
-static int is_restorer(const uint8_t *p, const uint8_t *lo)
-{
-	static const uint8_t mov15[7] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0 };
-	if (p - lo < 7)
-		return 0;
-	for (int i = 0; i < 7; i++)
-		if (p[i - 7] != mov15[i])
-			return 0;
-	return 1;
-}
 
 /* Reads guest memory [a, a + n) into buf; fails on what is not readable. */
 static int peek(uint64_t a, void *buf, uint64_t n)
@@ -107,9 +96,26 @@ static long scan_edges(uint64_t lo, uint64_t hi)
 
 /* Counts the site byte pairs that start in [lo, hi - 1). -1: some of it
  * could not be read. */
+static volatile int scan_lock; /* threads may map code at once: one buffer */
+
+void zv_sudoff_after_fork(void)
+{
+	if (scan_lock) /* its holder is not in this process */
+		scan_lock = 0;
+}
+
+static long scan_locked(uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
 static long scan(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 {
-	static uint8_t buf[CHUNK + 16]; /* under the patch lock (zv_sites_lock) or before threads */
+	zv_lock(&scan_lock);
+	long n = scan_locked(lo, hi, in, nin);
+	zv_unlock(&scan_lock);
+	return n;
+}
+
+static long scan_locked(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
+{
+	static uint8_t buf[CHUNK + 16];
 	long n = 0;
 	for (uint64_t at = lo; at < hi; at += CHUNK) {
 		uint64_t len = hi - at < CHUNK ? hi - at : CHUNK;
@@ -120,7 +126,8 @@ static long scan(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 			return -1;
 		const uint8_t *b = buf + back, *end = b + len - 1 + next;
 		for (const uint8_t *p = b; p < end; p++) {
-			if ((p[0] != 0x0f && p[0] != 0xcd) || !is_site(p) || is_restorer(p, buf) ||
+			if ((p[0] != 0x0f && p[0] != 0xcd) || !is_site(p) ||
+			    (p[1] == 0x05 && zv_stubs_is_restorer(buf, (uint64_t)(p - buf))) ||
 			    proven_inside(at + (uint64_t)(p - b), in, nin))
 				continue;
 			if (!n && !uncovered)
@@ -181,8 +188,14 @@ static int overlaps_exec(uint64_t lo, uint64_t hi)
 
 void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r)
 {
-	if (zv_sudoff_never || zv_is_err(r))
+	if (zv_sudoff_never)
 		return;
+	if (zv_is_err(r)) {
+		/* mprotect changes what lies below a hole, then fails */
+		if ((nr == __NR_mprotect || nr == __NR_pkey_mprotect) && (a[2] & PROT_EXEC))
+			zv_sudoff_taint(t, ZV_TAINT_UNREADABLE);
+		return;
+	}
 	uint64_t addr = (uint64_t)a[0], len = ((uint64_t)a[1] + 4095) & ~4095UL;
 	switch (nr) {
 	case __NR_mmap: {

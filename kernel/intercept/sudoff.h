@@ -31,6 +31,8 @@ void zv_sudoff_need(struct zv_thread *t);
 /* Called where a kernel entry returns to the guest: disarms t when that
  * is safe. */
 void zv_sudoff_settle(struct zv_thread *t);
+/* In a fork child: the scan's lock may have been held by another thread. */
+void zv_sudoff_after_fork(void);
 /* A CLONE_VM child that is not a thread and not a vfork: never again. */
 static inline void zv_sudoff_shared_vm(void) { zv_sudoff_never = 1; }
 /* --stats: the syscall byte pairs found in scanned code, and why SUD

@@ -88,6 +88,7 @@ static void after_fork_child(struct zv_thread *t)
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;
 	zv_sites_after_fork();
+	zv_sudoff_after_fork();
 	t->tid = t->pid = zv_proc.pid;
 	/* Signals deferred in the parent during the fork are the parent's: a
 	 * new process starts with none pending (its held bits still go). */

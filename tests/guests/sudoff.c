@@ -6,11 +6,17 @@
  *             calls it: it must still reach the kernel (seen by --count,
  *             --stats shows it arrived through SIGSYS)
  *   rwx       the same in a writable and executable mapping
+ *   thread    a second thread (raw clone) calls getppid and exits: with
+ *             two threads SUD is armed, with one again it goes off
+ *             (--stats: sudoff=1 at exit, the thread's getppid counted)
  * Prints one line per step; exit status 0. */
 #define NR_write 1
 #define NR_mmap 9
 #define NR_mprotect 10
 #define NR_getppid 110
+#define NR_clone 56
+#define NR_exit 60
+#define NR_futex 202
 #define NR_exit_group 231
 
 static long sys3(long n, long a, long b, long c)
@@ -66,6 +72,39 @@ static long call_new_code(int prot_at_once)
 	return ((long (*)(void))p)();
 }
 
+static char thread_stack[65536] __attribute__((aligned(16)));
+static volatile int thread_tid;
+
+/* clone a thread that calls getppid and exits (all in one asm: it starts
+ * on its own stack with no return address), then wait for its exit. */
+static long run_thread(void)
+{
+	const long flags = 0x100 | 0x200 | 0x400 | 0x800 | 0x10000 | 0x40000 | 0x200000 | 0x1000000;
+	/* VM FS FILES SIGHAND THREAD SYSVSEM CHILD_CLEARTID CHILD_SETTID */
+	register long r10 __asm__("r10") = (long)&thread_tid, r8 __asm__("r8") = 0;
+	long r;
+	thread_tid = -1;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "mov $110, %%eax\n\t"
+			 "syscall\n\t"
+			 "mov $60, %%eax\n\t"
+			 "xor %%edi, %%edi\n\t"
+			 "syscall\n\t"
+			 "hlt\n"
+			 "1:"
+			 : "=a"(r)
+			 : "0"((long)NR_clone), "D"(flags), "S"(thread_stack + sizeof thread_stack), "d"(0L), "r"(r10), "r"(r8)
+			 : "rcx", "r11", "memory");
+	if (r < 0)
+		return r;
+	int v;
+	while ((v = thread_tid) != 0)
+		sys6(NR_futex, (long)&thread_tid, 0 /* FUTEX_WAIT */, v, 0, 0, 0);
+	return 0;
+}
+
 __attribute__((used)) static void start_c(long *sp)
 {
 	long argc = sp[0];
@@ -75,6 +114,8 @@ __attribute__((used)) static void start_c(long *sp)
 	for (int i = 0; i < 1000; i++)
 		bad += sys3(NR_getppid, 0, 0, 0) != ppid;
 	say(bad ? "getppid differs\n" : "getppid loop done\n");
+	if (same(mode, "thread"))
+		say(run_thread() == 0 ? "thread came and went\n" : "clone FAILED\n");
 	if (same(mode, "newcode") || same(mode, "rwx"))
 		say(call_new_code(same(mode, "rwx")) == ppid ? "new code's getppid ok\n" : "new code's getppid FAILED\n");
 	sys3(NR_exit_group, 0, 0, 0);
