@@ -12,6 +12,7 @@
 #include "trace/count.h"
 #include "lib/kmem.h"
 #include "intercept/sites.h"
+#include "intercept/sudoff.h"
 #include "cmdline.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
@@ -162,7 +163,9 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		if (zv_proc.trace.summary)
 			zv_count_time(__NR_execve, 0, 0);
 	}
-	zv_vdso_setup((uint64_t *)auxv);
+	/* SUD may go off once every executable byte is scanned (sudoff.c) */
+	zv_sudoff_never = zv_proc.platform != ZV_PLAT_STUBS || zv_proc.rewrite == ZV_REWRITE_NONE;
+	zv_vdso_setup(t, (uint64_t *)auxv);
 	zv_count_tsc_init();
 	zv_layers_fold(); /* again: --time, the vDSO and -c's TSC change how calls are routed */
 	t->sigsys_blocked = x->sigsys_blocked;
@@ -183,6 +186,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	}
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
+	zv_vdso_cover(t);
 	memcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path);
 	set_comm(execfn);
 	zv_brk_init(img->brk_start);

@@ -23,7 +23,7 @@ from zvtest import assert_same, guest, parse_count_table, run, run_native, run_z
 # the system python3, which an ordinary user can read (the rootless pass)
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else os.path.realpath(sys.executable)
 
-STATS = re.compile(r"^zvisor: stats: pid=\d+ fast=(\d+) sigsys=(\d+) bounced=(\d+) rewritten=(\d+)$", re.M)
+STATS = re.compile(r"^zvisor: stats: pid=\d+ fast=(\d+) sigsys=(\d+) bounced=(\d+) rewritten=(\d+)(?: \w+=\d+)*$", re.M)
 
 
 def built(name):

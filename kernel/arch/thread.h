@@ -54,6 +54,8 @@ struct zv_thread {
 	int own_self_fd;               /* a CLONE_VM child's own zvisor fd after chroot, + 1 (sys/fs.c) */
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
+	int sud_off;                   /* SUD is off in this thread (intercept/sudoff.c) */
+	int handler_depth;             /* guest handler frames built and not returned from */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;

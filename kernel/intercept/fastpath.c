@@ -7,6 +7,7 @@
 #include "intercept/sites.h"
 #include "trace/count.h"
 #include "intercept/stubs.h"
+#include "intercept/sudoff.h"
 
 /* Whether the call returning to ret is one zvisor wrote over a `syscall`
  * (zv_site_ours): first in the thread's small cache, then in the process's
@@ -36,6 +37,7 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 	int kind = (uint64_t)nr < ZV_SLED_END ? zv_call_kind[nr] : ZV_KIND_HANDLER;
 	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked) {
 		f->bounce = ZV_BOUNCE_CALL;
+		zv_sudoff_need(t); /* the bounce is a syscall only SUD catches */
 		return 0;
 	}
 	t->call_cancelled = 0;
@@ -67,6 +69,8 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 		t->delivery_mask_set = 0; /* no handler runs with a temporary mask */
 	if (zv_proc.stats)
 		zv_proc.stat_fast++;
+	if (__builtin_expect(!t->sud_off && !zv_sudoff_never, 0))
+		zv_sudoff_settle(t);
 	return r;
 }
 
@@ -82,6 +86,7 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 		/* Not from a rewritten site: a stray call or jump into page 0
 		 * (a NULL function pointer). It faults, as natively. */
 		f->bounce = ZV_BOUNCE_FAULT;
+		zv_sudoff_need(t);
 		return 0;
 	}
 	return fast_call(t, uc, ret); /* rax is below ZV_SLED_END + 5: the sled's end */

@@ -430,14 +430,21 @@ static void neighbor(struct scan *s, uint64_t v, uint64_t vlo, uint64_t vhi, uin
 		zv_stubs_neighbor(s->stubs, f.p, len, gap, start + bias);
 }
 
-/* Whether one of the 8 bytes at p is 05 (the second byte of `syscall`):
- * a word at a time, since most code has none. */
-static int has_05(const uint8_t *p)
+/* Whether one of the 8 bytes at p is b: a word at a time, since most
+ * code has no 05 (the second byte of `syscall`). */
+static int has_byte(const uint8_t *p, uint64_t b)
 {
 	uint64_t w;
 	__builtin_memcpy(&w, p, 8); /* inline: -fno-builtin makes memcpy a call */
-	w ^= 0x0505050505050505UL;
+	w ^= b * 0x0101010101010101UL;
 	return ((w - 0x0101010101010101UL) & ~w & 0x8080808080808080UL) != 0;
+}
+
+/* The stubs platform also decodes the functions that hold a sysenter or
+ * int $0x80 pair, to prove pairs inside instructions (intercept/sudoff.c). */
+static int has_second(const uint8_t *p, int stubs)
+{
+	return has_byte(p, 0x05) || (stubs && (has_byte(p, 0x34) || has_byte(p, 0x80)));
 }
 
 /* Finds the safe sites of the image's code in [vlo, vhi), which runs at
@@ -452,11 +459,12 @@ static void scan_code(struct scan *s, uint64_t vlo, uint64_t vhi, uint64_t bias)
 		if (read_at(s->im, v, s->chunk, want, &c) < 2)
 			return;
 		for (uint64_t i = 0; i + 1 < c.len; i++) {
-			if (i + 9 < c.len && !has_05(c.p + i + 1)) {
+			if (i + 9 < c.len && !has_second(c.p + i + 1, s->stubs != NULL)) {
 				i += 7; /* no 05 in the next 8 bytes: no syscall ends there */
 				continue;
 			}
-			if (c.p[i] != 0x0f || c.p[i + 1] != 0x05 || v + i < done)
+			if (v + i < done || !(s->stubs ? zv_stubs_is_call_pair(c.p + i)
+						      : c.p[i] == 0x0f && c.p[i + 1] == 0x05))
 				continue;
 			uint64_t start, len, next;
 			if (!function_of(s, v + i, &start, &len, &next))

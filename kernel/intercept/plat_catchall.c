@@ -9,6 +9,7 @@
 #include "lib/string.h"
 #include "trace/count.h"
 #include "intercept/platform.h"
+#include "intercept/sudoff.h"
 #include <linux/prctl.h>
 #include <linux/audit.h>
 
@@ -84,8 +85,11 @@ long zv_fast_arm_thread(struct zv_thread *t, uint64_t bounce_site)
 long zv_catchall_arm_thread(struct zv_thread *t)
 {
 	t->sud_selector = 1; /* SYSCALL_DISPATCH_FILTER_BLOCK */
-	return zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, zv_proc.text_start,
-		       zv_proc.text_end - zv_proc.text_start, &t->sud_selector);
+	long r = zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, zv_proc.text_start,
+			 zv_proc.text_end - zv_proc.text_start, &t->sud_selector);
+	if (r == 0) /* after: a signal meanwhile that saw it off armed it too */
+		t->sud_off = 0;
+	return r;
 }
 
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
@@ -127,4 +131,6 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	}
 	zv_signals_on_exit(t, uc);
 	t->sys_uc = outer;
+	if (!outer)
+		zv_sudoff_settle(t);
 }

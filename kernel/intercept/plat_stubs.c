@@ -9,6 +9,8 @@
 #include "intercept/sites.h"
 #include "intercept/stubs.h"
 #include "intercept/sitecache.h"
+#include "intercept/sudoff.h"
+#include <linux/mman.h>
 
 static long install(void)
 {
@@ -26,13 +28,21 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 	if (zv_proc.rewrite == ZV_REWRITE_NONE)
 		return;
 	struct zv_stub_batch *b = zv_stubs_batch_new();
-	if (!b)
+	if (!b) {
+		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE); /* not scanned */
 		return;
-	if (!zv_sitecache_lookup(fd, addr, len, off, prot, b)) {
+	}
+	int hit = zv_sitecache_lookup(fd, addr, len, off, prot, b);
+	if (!hit)
 		zv_sites_load(t, fd, addr, len, off, prot, b);
+	/* the scan's verdict holds for the file's bytes with every window made */
+	int all = zv_stubs_commit(t, b, addr, addr + len, prot, 0) == b->n;
+	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside,
+				all && hit ? b->verdict : -1);
+	if (!hit) {
+		b->verdict = all ? v : -1;
 		zv_sitecache_store(fd, addr, len, off, b);
 	}
-	zv_stubs_commit(t, b, addr, addr + len, prot, 0);
 	zv_stubs_batch_free(b);
 }
 
@@ -50,12 +60,29 @@ static void vdso_stubs(struct zv_thread *t, uint8_t *stubs, int n, int size)
 	zv_stubs_batch_free(b);
 }
 
+/* The host's own vDSO code: its syscalls are fallbacks (a clock the vDSO
+ * cannot read, getrandom). Made into stubs only when the kernel does not
+ * call that code itself (zv_proc.host_vdso), which a stub would re-enter. */
+static void vdso_code(struct zv_thread *t, uint8_t *base, uint64_t size, const uint64_t (*fn)[2], int n, int rewrite)
+{
+	struct zv_stub_batch *b = zv_sudoff_never ? NULL : zv_stubs_batch_new();
+	if (!b)
+		return;
+	for (int k = 0; rewrite && k < n; k++)
+		zv_stubs_function(b, base + fn[k][0], fn[k][1], 0, (uint64_t)base + fn[k][0]);
+	if (rewrite)
+		zv_stubs_commit(t, b, (uint64_t)base, (uint64_t)base + size, PROT_READ | PROT_EXEC, 1);
+	zv_sudoff_vdso(t, (uint64_t)base, (uint64_t)base + size, b->inside, b->ninside);
+	zv_stubs_batch_free(b);
+}
+
 const struct zv_platform_ops zv_plat_stubs = {
 	.name = "stubs",
 	.install = install,
 	.arm_thread = arm_thread,
 	.code_mapped = code_mapped,
 	.vdso_stubs = vdso_stubs,
+	.vdso_code = vdso_code,
 	.reserved = zv_stubs_regions,
 	.guest_ip = zv_stubs_guest_ip,
 	.resume_ip = zv_stubs_resume_ip,

@@ -25,6 +25,11 @@ struct zv_platform_ops {
 	/* The vDSO's n stubs `mov $nr, %eax; syscall; ret`, size bytes
 	 * apart, still writable. */
 	void (*vdso_stubs)(struct zv_thread *t, uint8_t *stubs, int n, int size);
+	/* The host's vDSO code at [base, base + size), its functions
+	 * fn[0..n) (offset, length; sorted), writable when rewrite: the
+	 * platform may make its sites (and must say whether SUD may go off). */
+	void (*vdso_code)(struct zv_thread *t, uint8_t *base, uint64_t size, const uint64_t (*fn)[2], int n,
+			  int rewrite);
 	/* A SIGSEGV in guest code that is the platform's own doing: handled
 	 * (1) or the guest's (0). */
 	int (*fault)(struct zv_thread *t, struct zv_ucontext *uc);

@@ -5,7 +5,9 @@
  *
  * An entry is keyed by the file's identity (device, inode, size, mtime and
  * ctime to the nanosecond: any write or rename over it changes them) and
- * the part of the file mapped; it lists the windows as file offsets. It is
+ * the part of the file mapped; it lists the windows as file offsets, and the
+ * syscall byte pairs the decode found inside other instructions, and how
+ * many other pairs intercept/sudoff.c found once the windows were made. It is
  * never trusted beyond that: each window must still hold a `syscall` at its
  * end, or the entry is dropped. Entries are written to a temporary name and
  * renamed, so concurrent writers leave one whole entry; a damaged entry is
@@ -21,8 +23,9 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-#define MAGIC 0x324e49575a56ULL /* "ZVWIN2" */
-#define MAX_ENTRY_WINDOWS 8192
+#define MAGIC 0x354e49575a56ULL /* "ZVWIN5" */
+#define MAX_ENTRY_WINDOWS 16384 /* windows, then the pairs proven inside instructions */
+#define INSIDE (~0UL)           /* a rec's d for such a pair, at p == s */
 
 struct key {
 	uint64_t magic, dev, ino, size, mtime, mtime_ns, ctime, ctime_ns, off, len;
@@ -30,6 +33,7 @@ struct key {
 struct header {
 	struct key key;
 	uint64_t n, sum; /* windows, and a checksum of them */
+	uint64_t verdict; /* intercept/sudoff.c's count once every window is made; ~0: unknown */
 };
 struct rec { uint64_t p, s, d; }; /* file offsets of [p, s] and the trampoline (0: none) */
 
@@ -111,13 +115,13 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 	if (zv_sys4(__NR_pread64, cfd, &h, sizeof h, 0) == sizeof h) {
 		if (memcmp(&h.key, &k, sizeof k) != 0) {
 			why = NULL; /* another file with the same hash: not damage */
-		} else if (h.n > MAX_ENTRY_WINDOWS || (int)h.n > b->max) {
+		} else if (h.n > MAX_ENTRY_WINDOWS) {
 			why = "too many windows";
 		} else {
 			struct rec chunk[128]; /* read a chunk at a time: one host call, not one per window */
 			uint64_t sum = 0xcbf29ce484222325ULL;
 			ok = 1;
-			b->n = 0;
+			b->n = b->ninside = 0;
 			for (uint64_t i = 0; i < h.n && ok; i++) {
 				uint64_t ci = i % (sizeof chunk / sizeof chunk[0]);
 				if (ci == 0) {
@@ -129,7 +133,19 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 						break;
 				}
 				const struct rec r = chunk[ci];
-				ok = (r.d ? r.p == r.s && r.d >= off && r.d + 5 <= off + len && r.d + 128 >= r.s + 2 &&
+				if (r.d == INSIDE) {
+					/* no sum that can wrap: r is untrusted */
+					ok = r.p == r.s && r.p >= off && len >= 2 && r.p - off <= len - 2 && k.size >= 2 &&
+					     r.p <= k.size - 2 &&
+					     b->ninside < b->maxinside &&
+					     zv_stubs_is_call_pair((const uint8_t *)(addr + (r.p - off)));
+					if (ok) {
+						sum = fnv(&r, sizeof r, sum);
+						b->inside[b->ninside++] = addr + (r.p - off);
+					}
+					continue;
+				}
+				ok = b->n < b->max && (r.d ? r.p == r.s && r.d >= off && r.d + 5 <= off + len && r.d + 128 >= r.s + 2 &&
 						    r.d <= r.s + 2 + 127
 					  : r.p < r.s) &&
 				     r.s - r.p <= ZV_STUB_MAX_MOVED && r.p >= off && r.s + 2 <= off + len &&
@@ -145,14 +161,16 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 				ok = ((const uint8_t *)w->s)[0] == 0x0f && ((const uint8_t *)w->s)[1] == 0x05;
 				memcpy(w->code, c, w->s - w->p);
 			}
-			if (ok && sum != h.sum)
+			if (ok && fnv(&h.verdict, sizeof h.verdict, sum) != h.sum)
 				ok = 0;
+			if (ok)
+				b->verdict = h.verdict == ~0UL || h.verdict > (1UL << 40) ? -1 : (long)h.verdict;
 			why = "windows do not match the file";
 		}
 	}
 	zv_close((int)cfd);
 	if (!ok) {
-		b->n = 0;
+		b->n = b->ninside = 0;
 		if (why)
 			drop(path, why);
 	}
@@ -170,13 +188,19 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 	long cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (cfd < 0)
 		return;
-	struct header h = { k, (uint64_t)b->n, 0xcbf29ce484222325ULL };
+	struct header h = { k, (uint64_t)(b->n + b->ninside), 0xcbf29ce484222325ULL,
+			    b->verdict < 0 ? ~0UL : (uint64_t)b->verdict };
 	int ok = zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h;
-	for (int i = 0; i < b->n && ok; i++) {
-		struct rec r = { b->w[i].p - addr + off, b->w[i].s - addr + off, b->w[i].d ? b->w[i].d - addr + off : 0 };
+	for (int i = 0; i < b->n + b->ninside && ok; i++) {
+		struct rec r;
+		if (i < b->n)
+			r = (struct rec){ b->w[i].p - addr + off, b->w[i].s - addr + off, b->w[i].d ? b->w[i].d - addr + off : 0 };
+		else
+			r = (struct rec){ b->inside[i - b->n] - addr + off, b->inside[i - b->n] - addr + off, INSIDE };
 		h.sum = fnv(&r, sizeof r, h.sum);
 		ok = zv_sys4(__NR_pwrite64, cfd, &r, sizeof r, sizeof h + (uint64_t)i * sizeof r) == sizeof r;
 	}
+	h.sum = fnv(&h.verdict, sizeof h.verdict, h.sum);
 	ok = ok && zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h; /* now with the sum */
 	zv_close((int)cfd);
 	if (!ok || zv_sys4(__NR_renameat, AT_FDCWD, tmp, AT_FDCWD, path) != 0)

@@ -39,6 +39,9 @@
 #define MAX_GAP 128 /* bytes of padding after a function looked at for trampolines */
 #define BITMAP_BYTES ((64 * 1024 + MAX_GAP) / 8) /* functions up to 64 KiB, and their gap */
 #define NBITMAPS 3
+#define MAX_INSIDE 8192 /* per mapping: cc1 has about 150 */
+#define BATCH_SIZE (sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + \
+		    NBITMAPS * BITMAP_BYTES + MAX_INSIDE * sizeof(uint64_t))
 
 struct rec { uint64_t p, s, d; };
 struct region {
@@ -60,8 +63,7 @@ static int fits32(int64_t v) { return v == (int32_t)v; }
 
 struct zv_stub_batch *zv_stubs_batch_new(void)
 {
-	size_t size = sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + NBITMAPS * BITMAP_BYTES;
-	struct zv_stub_batch *b = zv_kmap(size, 4096, -1);
+	struct zv_stub_batch *b = zv_kmap(BATCH_SIZE, 4096, -1);
 	if (zv_is_err((long)b))
 		return NULL;
 	b->w = (struct zv_stub_window *)(b + 1);
@@ -70,12 +72,15 @@ struct zv_stub_batch *zv_stubs_batch_new(void)
 	b->targets = b->starts + BITMAP_BYTES;
 	b->pads = b->targets + BITMAP_BYTES;
 	b->bitmap_bytes = BITMAP_BYTES;
+	b->inside = (uint64_t *)(b->pads + BITMAP_BYTES);
+	b->maxinside = MAX_INSIDE;
+	b->verdict = -1;
 	return b;
 }
 
 void zv_stubs_batch_free(struct zv_stub_batch *b)
 {
-	zv_kunmap(b, sizeof *b + MAX_WINDOWS * sizeof(struct zv_stub_window) + NBITMAPS * BITMAP_BYTES);
+	zv_kunmap(b, BATCH_SIZE);
 }
 
 /* Whether the instruction at p (decoded as in) does in a stub what it did in
@@ -119,11 +124,14 @@ static int is_pad(const uint8_t *p, int l)
  * padding (pads: bytes of NOP or int3 instructions that follow a ret or a
  * jmp, or such padding, and that no branch reaches, directly or by falling
  * through), also in the gap bytes after it if they are all padding.
- * Returns the offsets of its syscalls in sys[], or -1 when it cannot be
- * judged (it does not decode, or has an indirect jump, whose targets are
- * unknown). */
-static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t *sys)
+ * Returns the offsets of its syscalls in sys[], or -1 when it does not
+ * decode; *indirect: it has an indirect jump, whose targets are unknown
+ * (then its instruction starts are still right, but no window or
+ * trampoline is judged). */
+static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t *sys,
+			   int *indirect)
 {
+	*indirect = 0;
 	int nsys = 0, live = 1; /* the next instruction is reached by falling through */
 	uint64_t total = len + gap;
 	memset(b->starts, 0, (total + 7) / 8);
@@ -137,8 +145,10 @@ static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_
 				b->pads[i >> 3] &= (uint8_t)~(1u << (i & 7));
 			break;
 		}
-		if (l < 0 || in.flow == ZV_X86_JMP_INDIRECT)
+		if (l < 0)
 			return -1;
+		if (in.flow == ZV_X86_JMP_INDIRECT)
+			*indirect = 1;
 		set_bit(b->starts, off);
 		if (!live && is_pad(code + off, l)) {
 			for (int i = 0; i < l; i++)
@@ -186,7 +196,7 @@ static int claimed(const struct zv_stub_batch *b, uint64_t x)
  * signal frames by these bytes (libgcc for code without an FDE, as musl's
  * __restore_rt; libunwind; gdb), and a stub would gain nothing: the call
  * needs the full frame, so it would bounce to SIGSYS anyway. */
-static int is_restorer(const uint8_t *code, uint64_t s)
+int zv_stubs_is_restorer(const uint8_t *code, uint64_t s)
 {
 	static const uint8_t movq[7] = { 0x48, 0xc7, 0xc0, 15, 0, 0, 0 }, movl[5] = { 0xb8, 15, 0, 0, 0 };
 	return (s >= 7 && !memcmp(code + s - 7, movq, 7)) || (s >= 5 && !memcmp(code + s - 5, movl, 5));
@@ -231,11 +241,20 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 		gap = MAX_GAP;
 	if (len + gap > b->bitmap_bytes * 8)
 		return;
-	int nsys = decode_function(b, code, len, gap, sys);
+	int indirect, nsys = decode_function(b, code, len, gap, sys, &indirect);
+	/* Call byte pairs inside the function's instructions: no branch of
+	 * compiled code lands there (the premise of every window too; a jump
+	 * table's targets are instruction starts). */
+	for (uint64_t i = 1; nsys >= 0 && i + 1 < len; i++)
+		if (zv_stubs_is_call_pair(code + i) && !bit(b->starts, i) && !bit(b->targets, i) &&
+		    b->ninside < b->maxinside)
+			b->inside[b->ninside++] = at + i;
+	if (indirect)
+		return;
 	for (int k = 0; k < nsys && b->n < b->max; k++) {
 		uint64_t s = sys[k], p = s;
 		int ok = 1;
-		if (is_restorer(code, s))
+		if (zv_stubs_is_restorer(code, s))
 			continue;
 		while (ok && s + 2 - p < 5) {
 			/* p becomes an inner instruction: nothing may jump to it */
@@ -275,7 +294,8 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 	b->norphans = 0;
 	if (gap > MAX_GAP)
 		gap = MAX_GAP;
-	if (!n || len + gap > b->bitmap_bytes * 8 || decode_function(b, code, len, gap, sys) < 0)
+	int indirect;
+	if (!n || len + gap > b->bitmap_bytes * 8 || decode_function(b, code, len, gap, sys, &indirect) < 0 || indirect)
 		return;
 	for (int k = 0; k < n && b->n < b->max; k++) {
 		int64_t d = trampoline(b, b->orphans[k], len + gap, at);

@@ -25,9 +25,22 @@ struct zv_stub_batch {
 	int norphans;
 	uint64_t recent[64]; /* the last trampolines made (a ring) */
 	int nrecent;
+	/* syscall, sysenter or int $0x80 byte pairs that the decode of a
+	 * judged function found inside other instructions (intercept/sudoff.c) */
+	uint64_t *inside;
+	int ninside, maxinside;
+	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
 };
 
 struct zv_stub_batch *zv_stubs_batch_new(void);
+/* Whether the syscall at offset s of code is a signal restorer's
+ * rt_sigreturn, which stays in place (unwinders match its bytes). */
+int zv_stubs_is_restorer(const uint8_t *code, uint64_t s);
+/* Whether the two bytes at p are a syscall, sysenter or int $0x80. */
+static inline int zv_stubs_is_call_pair(const uint8_t *p)
+{
+	return (p[0] == 0x0f && (p[1] == 0x05 || p[1] == 0x34)) || (p[0] == 0xcd && p[1] == 0x80);
+}
 void zv_stubs_batch_free(struct zv_stub_batch *b);
 /* Adds the windows of the function [code, code + len), which runs at at;
  * the gap bytes after it (up to the next function: code holds them) may

@@ -31,6 +31,7 @@
 #include "lib/string.h"
 #include "lib/maps.h"
 #include "intercept/sites.h"
+#include "intercept/sudoff.h"
 #include <elf.h>
 #include <linux/mman.h>
 
@@ -88,7 +89,7 @@ static int all_zero(const uint8_t *p, size_t n)
  * host's code directly, which the kernel does not see). With entries, the
  * functions' own first bytes become a jump to their stub too (a restored
  * copy, whose callers cached their addresses: zv_vdso_relocated). */
-static int wrap_vdso(uint8_t *base, struct zv_thread *t, int entries)
+static int wrap_vdso(struct zv_thread *t, uint8_t *base, int entries)
 {
 	const Elf64_Ehdr *eh = (const void *)base;
 	uint64_t size = image_size(eh);
@@ -238,6 +239,49 @@ long zv_host_vdso_call(int which, long a, long b)
 	return r;
 }
 
+/* The host's code the guest may run, for the platform (vdso_code): its
+ * functions from .dynsym, aliases once, in address order. */
+static void cover_host_code(struct zv_thread *t, uint8_t *base)
+{
+	const Elf64_Ehdr *eh = (const void *)base;
+	uint64_t size = image_size(eh), fn[16][2];
+	int n = 0;
+	const Elf64_Shdr *sh = (const void *)(base + eh->e_shoff);
+	for (int i = 0; size && size <= 65536 && i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_offset + sh[i].sh_size > size)
+			continue;
+		const Elf64_Sym *sym = (const void *)(base + sh[i].sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); k++) {
+			uint64_t v = sym[k].st_value, l = sym[k].st_size;
+			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || sym[k].st_shndx == SHN_UNDEF || !l ||
+			    v + l > size || (zv_proc.vdso_stubs && v >= size - ZV_VDSO_STUB_AREA))
+				continue; /* zvisor's own stubs have their windows already */
+			int j = n;
+			while (j > 0 && fn[j - 1][0] > v)
+				j--;
+			if ((j > 0 && fn[j - 1][0] == v) || n == 16)
+				continue;
+			for (int m = n; m > j; m--) {
+				fn[m][0] = fn[m - 1][0];
+				fn[m][1] = fn[m - 1][1];
+			}
+			fn[j][0] = v;
+			fn[j][1] = l;
+			n++;
+		}
+	}
+	if (!size || size > 65536) {
+		zv_plat->vdso_code(t, base, 4096, fn, 0, 0); /* not understood: not covered */
+		return;
+	}
+	int rewrite = !zv_proc.host_vdso.ok && zv_mprotect(base, size, PROT_READ | PROT_WRITE) == 0;
+	zv_plat->vdso_code(t, base, size, fn, n, rewrite);
+	if (rewrite)
+		zv_mprotect(base, size, PROT_READ | PROT_EXEC);
+}
+
+static uint8_t *guest_vdso; /* the vDSO the guest is shown, NULL if none */
+
 static int unmap_vdso(const struct zv_map *m, void *arg)
 {
 	if (!zv_strcmp(m->name, "[vdso]") || !zv_strcmp(m->name, "[vvar]") || !zv_strcmp(m->name, "[vvar_vclock]"))
@@ -252,7 +296,7 @@ int zv_vdso_wanted(void)
 		((zv_proc.count_fd >= 0 && !zv_proc.trace.summary) || zv_proc.vt.on || zv_proc.trace.vdso_shown));
 }
 
-void zv_vdso_setup(uint64_t *auxv)
+void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
 {
 	uint64_t *ehdr = NULL;
 	for (uint64_t *a = auxv; a[0] != AT_NULL; a += 2)
@@ -274,7 +318,17 @@ void zv_vdso_setup(uint64_t *auxv)
 	if (ehdr && ehdr[1] && (zv_vdso_wanted() || zv_proc.vt.on || zv_proc.trace.on || zv_proc.trace.summary))
 		find_host_functions((uint8_t *)ehdr[1]);
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
-		wrap_vdso((uint8_t *)ehdr[1], zv_current(), 0);
+		wrap_vdso(t, (uint8_t *)ehdr[1], 0);
+	guest_vdso = ehdr ? (uint8_t *)ehdr[1] : NULL;
+}
+
+/* Once the program and its interpreter are mapped: the host's vDSO code is
+ * made into stubs only if SUD may still go off (intercept/sudoff.c), since
+ * it costs a region and two mprotects per exec. */
+void zv_vdso_cover(struct zv_thread *t)
+{
+	if (guest_vdso && zv_plat->vdso_code && !zv_sudoff_never)
+		cover_host_code(t, guest_vdso);
 }
 
 /* A restored process whose vDSO was another kernel's, or whose clocks
@@ -284,7 +338,7 @@ void zv_vdso_setup(uint64_t *auxv)
  * the host's vDSO at host (t: a thread block for the platform's rewriting). */
 void zv_vdso_relocated(struct zv_thread *t, uint8_t *base, uint8_t *host)
 {
-	if (!zv_proc.vdso_stubs && wrap_vdso(base, t, 1) < 0)
+	if (!zv_proc.vdso_stubs && wrap_vdso(t, base, 1) < 0)
 		zv_die(1, "restore: the saved vDSO cannot be redirected");
 	zv_proc.host_vdso.lo = zv_proc.host_vdso.hi = 0;
 	zv_proc.host_vdso.ok = 0;

@@ -3,6 +3,7 @@
  * number of pages after the executable, as the host's does, and grows and
  * shrinks with anonymous mappings. */
 #include "zvisor.h"
+#include "intercept/sudoff.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
@@ -101,6 +102,7 @@ long zv_sys_mm_call(struct zv_call *c)
 	    (a[3] & (MAP_ANONYMOUS | MAP_TYPE)) == MAP_PRIVATE && (int)a[4] >= 0)
 		zv_plat->code_mapped(t, (int)a[4], (uint64_t)r, ((uint64_t)a[1] + 4095) & ~4095UL, (uint64_t)a[5],
 				     (int)a[2]);
+	zv_sudoff_mm(t, nr, a, r);
 	return r;
 }
 

@@ -13,6 +13,7 @@
 #include "trace/count.h"
 #include "intercept/sites.h"
 #include "intercept/stubs.h"
+#include "intercept/sudoff.h"
 #include <linux/sched.h>
 
 
@@ -87,6 +88,7 @@ static void after_fork_child(struct zv_thread *t)
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;
 	zv_sites_after_fork();
+	zv_sudoff_after_fork();
 	t->tid = t->htid = t->pid = zv_proc.pid;
 	/* Signals deferred in the parent during the fork are the parent's: a
 	 * new process starts with none pending (its held bits still go). */
@@ -140,6 +142,8 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * another process: it shares this memory but not the thread count,
 	 * and its block is freed here, not reused from the dead list. */
 	c->is_thread = (flags & CLONE_THREAD) != 0;
+	if (!c->is_thread && !shares_stack)
+		zv_sudoff_shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)
 		__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	/* The child starts with every signal blocked until its frame restores
@@ -239,10 +243,14 @@ void zv_report_at_exit(void)
 	zv_count_flush();
 	int fd = zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
 	long pid = zv_current()->pid; /* not zv_proc.pid: a vfork child shares it */
-	if (zv_proc.stats)
-		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu\n", pid,
-			   zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
-			   zv_sites_rewritten() + zv_stubs_count());
+	if (zv_proc.stats) {
+		unsigned long uncovered;
+		int taint;
+		zv_sudoff_numbers(&uncovered, &taint);
+		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu sudoff=%d uncovered=%lu taint=%d\n",
+			   pid, zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
+			   zv_sites_rewritten() + zv_stubs_count(), zv_current()->sud_off, uncovered, taint);
+	}
 	if (pid == zv_proc.leader_pid)
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
 }

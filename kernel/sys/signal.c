@@ -12,6 +12,7 @@
 #include "lib/fmt.h"
 #include "trace/count.h"
 #include "intercept/sites.h"
+#include "intercept/sudoff.h"
 
 #define SIGKILL 9
 #define SIGSTOP 19
@@ -46,6 +47,7 @@ static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 	t->pending_info[sig] = *si;
 	t->pending_set |= ZV_SIGBIT(sig);
 	t->fast.sig_pending = 1;
+	zv_sudoff_need(t); /* its delivery bounces, a syscall only SUD catches */
 }
 
 /* SIGSYS stays unblocked on the host, which brings the kernel its calls by
@@ -343,6 +345,9 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 		t->guest_ss.ss_flags = ZV_SS_DISABLE;
 	}
 
+	/* The handler returns through a restorer, a syscall left in place. */
+	t->handler_depth++;
+	zv_sudoff_need(t);
 	uc->mc.rip = act.handler;
 	uc->mc.rsp = sp;
 	uc->mc.rdi = sig;
@@ -565,6 +570,8 @@ long zv_sys_rt_sigreturn(struct zv_call *c)
 	if (host_fp && g->mc.fpstate)
 		memcpy(host_fp, (const void *)g->mc.fpstate, zv_fpstate_size(host_fp));
 	set_guest_mask(t, uc, g->uc_sigmask);
+	if (t->handler_depth)
+		t->handler_depth--;
 	if (!on_guest_altstack(t, uc->mc.rsp)) {
 		struct zv_stack ss = g->uc_stack;
 		if (ss.ss_flags & ZV_SS_DISABLE)

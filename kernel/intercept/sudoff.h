@@ -1,0 +1,44 @@
+/* Syscall User Dispatch off while every executable byte is covered
+ * (intercept/sudoff.c, DESIGN section 12). */
+#ifndef ZV_INTERCEPT_SUDOFF_H
+#define ZV_INTERCEPT_SUDOFF_H
+#include <stdint.h>
+
+struct zv_thread;
+
+/* Whether SUD may ever be off in this process: the stubs platform, sites
+ * made at load, nothing unscanned mapped executable yet. */
+extern volatile int zv_sudoff_never;
+
+/* The platform's sites of [lo, hi) were just made (or it became
+ * executable): any syscall, sysenter or int $0x80 left in its bytes arms
+ * SUD for good, but for the pairs in[0..nin) (sorted) that the decode
+ * proved to lie inside other instructions. writable: the bytes may change
+ * (a writable and executable mapping): armed for good. known >= 0: the
+ * count of a scan of the same file's bytes (the site cache's), which is
+ * not repeated. Returns the count, -1 if there was no scan. */
+long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin,
+		    long known);
+/* The same for the vDSO [lo, hi), whose host code the guest may run. */
+void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
+/* Unscanned code may run from now on (why: for --stats): SUD stays armed. */
+void zv_sudoff_taint(struct zv_thread *t, int why);
+/* A memory call the guest made (after the host ran it, result r). */
+void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r);
+/* The calling thread t must have SUD armed now (a bounce, a deferred
+ * signal, a guest handler about to run). */
+void zv_sudoff_need(struct zv_thread *t);
+/* Called where a kernel entry returns to the guest: disarms t when that
+ * is safe. */
+void zv_sudoff_settle(struct zv_thread *t);
+/* In a fork child: the scan's lock may have been held by another thread. */
+void zv_sudoff_after_fork(void);
+/* A CLONE_VM child that is not a thread and not a vfork: never again. */
+static inline void zv_sudoff_shared_vm(void) { zv_sudoff_never = 1; }
+/* --stats: the syscall byte pairs found in scanned code, and why SUD
+ * stays armed (ZV_TAINT_*, 0: it need not). */
+void zv_sudoff_numbers(unsigned long *uncovered, int *why);
+
+enum { ZV_TAINT_SITES = 1, ZV_TAINT_WX, ZV_TAINT_SHARED, ZV_TAINT_UNREADABLE, ZV_TAINT_REMAP,
+       ZV_TAINT_DROP, ZV_TAINT_SHM, ZV_TAINT_VDSO };
+#endif

@@ -1,0 +1,60 @@
+"""Syscall User Dispatch off while every executable byte is covered
+(intercept/sudoff.c, DESIGN section 12): the sudoff guest (no libc, every
+syscall in a function the loader judges) runs natively and under the stubs
+platform with --stats. Fully covered, SUD goes off (sudoff=1); code mapped
+later that holds a raw `syscall` (W^X or RWX) still reaches the kernel
+(through SIGSYS, and --count counts it) and SUD stays armed. The host's
+vDSO code has syscalls (its fallbacks): they become stubs too, unless the
+kernel calls that code itself."""
+import re
+
+import pytest
+
+import zvtest
+from guestdesc import check_native
+from test_fastpath import stats_of, strip_stats
+
+
+def run_both(mode, opts):
+    exe = zvtest.guest("sudoff")
+    nat = check_native("sudoff", mode)
+    zv = zvtest.run_zv([exe, mode], "stubs", opts)
+    assert (zv.stdout, zv.returncode) == (nat.stdout, nat.returncode), zv.stderr
+    return zv
+
+
+def test_covered_static_program_runs_with_sud_off():
+    s = stats_of(run_both("covered", ["--stats"]).stderr)
+    assert (s["sudoff"], s["uncovered"], s["taint"], s["sigsys"]) == (1, 0, 0, 0), s
+
+
+@pytest.mark.parametrize("mode,taint", [("newcode", 1), ("rwx", 2)])
+def test_new_code_with_a_raw_syscall_is_still_seen(mode, taint):
+    zv = run_both(mode, ["--stats"])
+    s = stats_of(zv.stderr)
+    # the new code's syscall arrived through the catch-all, and SUD stayed on
+    assert (s["sudoff"], s["taint"], s["sigsys"]) == (0, taint, 1), s
+    assert strip_stats(zv.stderr) == ""
+    counted = run_both(mode, ["--count"])
+    rows = dict((m.group(2), int(m.group(1))) for m in re.finditer(r"^\s*(\d+)\s+.*?(\w+)$", counted.stderr, re.M))
+    assert rows.get("getppid") == 1002, counted.stderr  # 1 + 1000 + the new code's
+
+
+def test_sud_goes_off_again_when_threads_exit():
+    """A second thread arms SUD (it may only be off in an address space's
+    one task); its getppid is seen; once it has exited SUD goes off again."""
+    s = stats_of(run_both("thread", ["--stats"]).stderr)
+    assert (s["sudoff"], s["taint"], s["sigsys"]) == (1, 0, 0), s
+    counted = run_both("thread", ["--count"])
+    assert re.search(r"^\s*1002\s+getppid$", counted.stderr, re.M), counted.stderr
+
+
+@pytest.mark.parametrize("vdso,sudoff,taint", [("auto", 1, 0), ("none", 1, 0), ("kernel", 0, 8)])
+def test_vdso_fallbacks(vdso, sudoff, taint):
+    """The host's vDSO code: its fallback syscalls become stubs (auto), or
+    there is none (none); with its entries leading into the kernel, the
+    kernel reads the clocks through it itself, so its syscalls stay and so
+    does SUD (kernel)."""
+    zv = run_both("covered", ["--stats", "--vdso=" + vdso])
+    s = stats_of(zv.stderr)
+    assert (s["sudoff"], s["taint"]) == (sudoff, taint), s
