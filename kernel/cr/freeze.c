@@ -16,6 +16,7 @@
 #include <linux/futex.h>
 #include <linux/fcntl.h>
 #include "cr/channel.h"
+#include "intercept/sudoff.h"
 #include "trace/names.h"
 #include "sys/execstate.h"
 
@@ -84,6 +85,7 @@ static void freeze_here(struct zv_thread *t, struct zv_ucontext *uc)
 		/* Park on the way out: zv_signals_on_exit. */
 		t->cr.freeze = 1;
 		t->fast.sig_pending = 1;
+		zv_sudoff_need(t); /* the way out bounces, a syscall only SUD catches */
 		zv_kernel_interrupted(uc);
 		return;
 	}
