@@ -5,11 +5,13 @@ code was mapped. `--stats` prints, per process, how its calls arrived:
 fast call finished on the SIGSYS path for its frame, is counted apart).
 
 Each program runs natively and under zvisor with --stats and --count; the
-output must be the same and the SIGSYS count of all its processes at most
-its number of rt_sigreturn calls: a signal restorer (`mov $15, %rax;
-syscall`) is left on SIGSYS on purpose (DESIGN section 12: unwinders
-recognise it by its bytes, and the call needs the full frame, so a stub
-would bounce to SIGSYS anyway). Every other call takes a stub."""
+output must be the same and every process's SIGSYS count must be its count
+of rt_sigreturn calls that came by SIGSYS (`restorers=N`): a signal
+restorer (`mov $15, %rax; syscall`) is left on SIGSYS on purpose (DESIGN
+section 12: unwinders recognise it by its bytes, and the call needs the
+full frame, so a stub would bounce to SIGSYS anyway). Every other call takes
+a stub. (Each process counts its own: the run's --count table was compared
+once, and a Go child's restorer went missing from it now and then.)"""
 import os
 import re
 import shutil
@@ -32,9 +34,13 @@ def built(name):
     return path
 
 
+RESTORERS = re.compile(r" restorers=(\d+)")
+
+
 def stats(stderr):
-    """[(fast, sigsys, bounced, rewritten)] of every process."""
-    found = [tuple(map(int, m.groups())) for m in STATS.finditer(stderr)]
+    """[(fast, sigsys, bounced, rewritten, restorers)] of every process."""
+    found = [tuple(map(int, m.groups())) + (int(RESTORERS.search(m.group(0)).group(1)),)
+             for m in STATS.finditer(stderr)]
     assert found, "no --stats line:\n" + stderr[-3000:]
     return found
 
@@ -63,9 +69,11 @@ def run_both(argv, cwd=None, opts=()):
 
 
 def assert_no_sigsys(found, sigreturns, what=""):
-    """No SIGSYS but the signal restorers' (see above)."""
-    assert sum(sigsys(found)) <= sigreturns, "%s: SIGSYS per process %s, rt_sigreturn calls %d" % (
-        what, sigsys(found), sigreturns)
+    """No SIGSYS but the signal restorers' (see above), in any process."""
+    del sigreturns  # the run's table: see the module's docstring
+    other = [s[1] - s[4] for s in found]
+    assert not any(other), "%s: SIGSYS other than restorers' per process %s (SIGSYS %s)" % (
+        what, other, sigsys(found))
 
 
 def sigsys(found):

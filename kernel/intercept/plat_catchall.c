@@ -123,8 +123,10 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	if (si->sys.call_addr == t->fast.bounce_site + 2 && t->fast.bounce) {
 		zv_fast_bounced(t, uc); /* a fast call that needs this frame */
 	} else {
-		if (zv_proc.stats)
+		if (zv_proc.stats) {
 			zv_proc.stat_sigsys++;
+			zv_proc.stat_restorers += nr == __NR_rt_sigreturn; /* left on SIGSYS on purpose */
+		}
 		if (zv_plat->arrived)
 			zv_plat->arrived(t, uc);
 		zv_frame_syscall(t, uc, nr);

@@ -86,7 +86,7 @@ static void after_fork_child(struct zv_thread *t)
 		t->sighand->lock = 0;
 	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
-	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = 0;
+	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = 0;
 	zv_sites_after_fork();
 	zv_sudoff_after_fork();
 	t->tid = t->htid = t->pid = zv_proc.pid;
@@ -247,9 +247,11 @@ void zv_report_at_exit(void)
 		unsigned long uncovered;
 		int taint;
 		zv_sudoff_numbers(&uncovered, &taint);
-		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu sudoff=%d uncovered=%lu taint=%d\n",
+		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu sudoff=%d uncovered=%lu taint=%d "
+			   "restorers=%lu\n",
 			   pid, zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
-			   zv_sites_rewritten() + zv_stubs_count(), zv_current()->sud_off, uncovered, taint);
+			   zv_sites_rewritten() + zv_stubs_count(), zv_current()->sud_off, uncovered, taint,
+			   zv_proc.stat_restorers);
 	}
 	if (pid == zv_proc.leader_pid)
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);

@@ -31,7 +31,7 @@ struct zv_proc {
 	int carry_fd;            /* an exec's copy of the fd the file is named through (sys/exec.c) */
 	int no_cred_cache;       /* user namespaces changed: ask the host for ids */
 	int stats;               /* --stats: counters below, printed at exit */
-	unsigned long stat_fast, stat_sigsys, stat_bounced;
+	unsigned long stat_fast, stat_sigsys, stat_bounced, stat_restorers;
 	uint64_t brk_start, brk_cur;
 	volatile int lock;       /* guards brk */
 	struct zv_sighand sighand;    /* the dispositions of the first thread */
