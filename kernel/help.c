@@ -112,6 +112,8 @@ const char zv_checkpoint_help[] =
 	"\n"
 	"options:\n"
 	"  -R, --leave-running  keep the program running after the checkpoint\n"
+	"  -z, --compress       compress the pages with zstd when that makes them at\n"
+	"                       least a tenth smaller (needs the zstd program)\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"What version 1 cannot save is refused with one line, and DIR is not\n"

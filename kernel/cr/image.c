@@ -9,6 +9,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "cr/zstd.h"
 #include <linux/fcntl.h>
 #include <stdarg.h>
 
@@ -188,6 +189,11 @@ long zv_cr_put(struct zv_cr_out *o, const char *name, const void *p, uint64_t le
  * incomplete by construction. */
 long zv_cr_write_index(struct zv_cr_out *o, const char *build)
 {
+	return zv_cr_write_index_as(o, build, "index.json");
+}
+
+long zv_cr_write_index_as(struct zv_cr_out *o, const char *build, const char *file)
+{
 	size_t cap = 256 + (size_t)o->nsec * 128;
 	char *buf = zv_kmap(cap, 4096, -1);
 	if (zv_is_err((long)buf))
@@ -196,11 +202,11 @@ long zv_cr_write_index(struct zv_cr_out *o, const char *build)
 		"{\n  \"format\": \"zvisor-checkpoint\",\n  \"version\": %d,\n  \"zvisor\": \"%s\",\n"
 		"  \"build\": \"%s\",\n  \"sections\": [\n", ZV_CR_VERSION, ZV_VERSION, build);
 	for (unsigned i = 0; i < o->nsec; i++)
-		n += (size_t)zv_snprintf(buf + n, cap - n, "    {\"name\": \"%s\", \"size\": %lu, \"hash\": \"%016lx\"}%s\n",
+		n += (size_t)zv_snprintf(buf + n, cap - n, "    {\"name\": \"%s\", \"size\": %lu, \"hash\": \"%016lx\"%s}%s\n",
 					 o->sec[i].name, (unsigned long)o->sec[i].size, (unsigned long)o->sec[i].hash,
-					 i + 1 < o->nsec ? "," : "");
+					 o->sec[i].zstd ? ", \"stored\": \"zstd\"" : "", i + 1 < o->nsec ? "," : "");
 	n += (size_t)zv_snprintf(buf + n, cap - n, "  ]\n}\n");
-	long fd = zv_openat(o->dirfd, "index.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	long fd = zv_openat(o->dirfd, file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	long r = fd < 0 ? fd : zv_write((int)fd, buf, n);
 	if (fd >= 0)
 		zv_close((int)fd);
@@ -277,7 +283,11 @@ long zv_cr_read_index(struct zv_cr_in *in, const char *build)
 		if (!end || !nv || !sv || !hv || nv > end || sv > end || hv > end ||
 		    json_string(nv, sec->name, sizeof sec->name) < 0 || json_string(hv, s, sizeof s) < 0)
 			return refuse_in(in, "index.json: a damaged section entry%s", "");
-		const char *e;
+		const char *e, *zv = json_find(p, "stored");
+		char how[16];
+		sec->zstd = zv && zv < end && json_string(zv, how, sizeof how) == 0 && !zv_strcmp(how, "zstd");
+		if (zv && zv < end && !sec->zstd)
+			return refuse_in(in, "index.json: %s is stored in an unknown way", sec->name);
 		sec->size = (uint64_t)zv_parse_dec(sv, &e);
 		sec->hash = zv_parse_hex(s, &e);
 		if (*e)
@@ -319,7 +329,17 @@ long zv_cr_open_section(struct zv_cr_in *in, const char *name, const struct zv_c
 	if (!sec)
 		return -ENOENT;
 	char file[64];
-	zv_snprintf(file, sizeof file, "%s.bin", name);
+	zv_snprintf(file, sizeof file, sec->zstd ? "%s.bin.zst" : "%s.bin", name);
+	if (sec->zstd) { /* decompressed into a pipe (cr/zstd.c); its end and the hash tell damage */
+		char path[128];
+		zv_snprintf(path, sizeof path, "/proc/%d/fd/%d/%s", (int)zv_getpid(), in->dirfd, file); /* zstd is another process */
+		if (zv_sys3(__NR_faccessat, -100, path, 4 /* R_OK */) < 0)
+			return refuse_in(in, "%s: missing", file), -EIO;
+		long fd = zv_cr_zstd_reader(path, &in->zstd_pid);
+		if (fd < 0)
+			return refuse_in(in, "%s: cannot run zstd to read it", file), -EIO;
+		return fd;
+	}
 	long fd = zv_openat(in->dirfd, file, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return refuse_in(in, "%s: missing", file), -EIO;
@@ -332,7 +352,7 @@ long zv_cr_open_section(struct zv_cr_in *in, const char *name, const struct zv_c
 }
 
 /* Reads len bytes at the file's position into p, hashing them. */
-long zv_cr_read_into(struct zv_cr_in *in, int fd, void *p, uint64_t len, struct zv_cr_hasher *h, const char *name)
+long zv_cr_read_into(struct zv_cr_in *in, int fd, void *p, uint64_t len, struct zv_cr_hasher *h, const char *file)
 {
 	char *c = p;
 	uint64_t left = len;
@@ -341,7 +361,7 @@ long zv_cr_read_into(struct zv_cr_in *in, int fd, void *p, uint64_t len, struct 
 		if (n == -EINTR)
 			continue;
 		if (n <= 0)
-			return refuse_in(in, "%s.bin: short (damaged image)", name);
+			return refuse_in(in, "%s: short (damaged image)", file);
 		c += n;
 		left -= (uint64_t)n;
 	}
@@ -351,6 +371,12 @@ long zv_cr_read_into(struct zv_cr_in *in, int fd, void *p, uint64_t len, struct 
 
 long zv_cr_check_hash(struct zv_cr_in *in, const struct zv_cr_section *sec, const struct zv_cr_hasher *h)
 {
+	if (sec->zstd && in->zstd_pid > 0) {
+		long st = zv_cr_zstd_wait(in->zstd_pid);
+		in->zstd_pid = 0;
+		if (st != 0)
+			return refuse_in(in, "%s.bin.zst: zstd could not read it (damaged image)", sec->name);
+	}
 	if (h->total != sec->size || zv_cr_hash_final(h) != sec->hash)
 		return refuse_in(in, "%s.bin: hash mismatch (damaged image)", sec->name);
 	return 0;
@@ -368,7 +394,9 @@ const void *zv_cr_get(struct zv_cr_in *in, const char *name, uint64_t *len)
 	void *p = zv_cr_alloc(in, sec->size + 1);
 	struct zv_cr_hasher h;
 	zv_cr_hash_init(&h, 0);
-	long r = p ? zv_cr_read_into(in, (int)fd, p, sec->size, &h, name) : refuse_in(in, "%s: out of memory", name);
+	char file[64];
+	zv_snprintf(file, sizeof file, sec->zstd ? "%s.bin.zst" : "%s.bin", name);
+	long r = p ? zv_cr_read_into(in, (int)fd, p, sec->size, &h, file) : refuse_in(in, "%s: out of memory", name);
 	zv_close((int)fd);
 	if (r < 0 || zv_cr_check_hash(in, sec, &h) < 0)
 		return (void *)-1;

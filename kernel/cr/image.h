@@ -14,6 +14,7 @@ struct zv_cr_section {
 	char name[48];     /* the file is NAME.bin */
 	uint64_t size;
 	uint64_t hash;     /* zv_cr_hash of the bytes */
+	int zstd;          /* stored compressed, as NAME.bin.zst */
 };
 
 /* An image being written, by the checkpointing thread of a frozen guest. */
@@ -29,6 +30,7 @@ struct zv_cr_in {
 	int dirfd;
 	char why[256];
 	void *arena;                /* restore's scratch memory (NULL: kernel memory) */
+	long zstd_pid;              /* the decompressor of the section being read */
 	uint64_t arena_len, arena_used;
 	unsigned nsec;
 	struct zv_cr_section sec[ZV_CR_MAX_SECTIONS];

@@ -290,7 +290,7 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 		 * them itself) */
 		if (!r->direct)
 			zv_sys3(__NR_madvise, runs[i].addr, runs[i].npages * PAGE, 23 /* MADV_POPULATE_WRITE */);
-		if (zv_cr_read_into(in, pages_fd, (void *)runs[i].addr, runs[i].npages * PAGE, h, "pages") < 0)
+		if (zv_cr_read_into(in, pages_fd, (void *)runs[i].addr, runs[i].npages * PAGE, h, r->pages_file) < 0)
 			fail(in);
 	}
 	if (v->kind != ZV_CR_SHFILE)
@@ -304,7 +304,8 @@ static void place_memory(struct zv_cr_restore *r)
 	long fd = zv_cr_open_section(in, "pages", &sec);
 	/* Whole pages into page-aligned memory: read past the page cache too
 	 * (the checkpoint wrote them so); the hash is taken from the memory. */
-	if (fd >= 0) {
+	r->pages_file = sec && sec->zstd ? "pages.bin.zst" : "pages.bin";
+	if (fd >= 0 && !sec->zstd) {
 		long fl = zv_sys3(__NR_fcntl, fd, F_GETFL, 0);
 		r->direct = fl >= 0 && zv_sys3(__NR_fcntl, fd, F_SETFL, fl | O_DIRECT) == 0;
 	}

@@ -22,6 +22,7 @@ struct zv_cr_restore {
 	int other_host;           /* --other-host: as if the kernel or boot differed */
 	int relocated;            /* they did: the guest keeps its vDSO copy */
 	int direct;               /* pages are read with O_DIRECT */
+	const char *pages_file;
 	uint64_t guest_vdso, host_vdso;
 };
 

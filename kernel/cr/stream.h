@@ -24,6 +24,7 @@ long zv_cr_stream_open_direct(struct zv_cr_out *o, struct zv_cr_stream *s, const
 long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len);
 long zv_cr_stream_close(struct zv_cr_stream *s);
 long zv_cr_write_index(struct zv_cr_out *o, const char *build);
+long zv_cr_write_index_as(struct zv_cr_out *o, const char *build, const char *file);
 
 long zv_cr_read_index(struct zv_cr_in *in, const char *build);
 const struct zv_cr_section *zv_cr_section(struct zv_cr_in *in, const char *name);
