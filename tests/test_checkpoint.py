@@ -50,6 +50,14 @@ def skip_platform(platform):
         pytest.skip("the zpoline platform needs root to map page 0, not %s" % cr.user())
 
 
+def scratch(tmp_path_factory, name):
+    """A new scratch directory outside the test's tmp_path, the guests'
+    user's (/tmp/pytest-of-root is closed to other users)."""
+    if cr.user():
+        return Path(zvtest.user_tmp(cr.user()))
+    return tmp_path_factory.mktemp(name)
+
+
 _natives = {}
 
 
@@ -57,9 +65,7 @@ def native(case, tmp_path_factory):
     """The case's native Result, client transcript and span, once per run
     of the suite, checked against what the case expects."""
     if case.name not in _natives:
-        tmp = tmp_path_factory.mktemp("native-" + case.name)
-        if cr.user():
-            zvtest.chown_tree(str(tmp), cr.user())
+        tmp = scratch(tmp_path_factory, "native-" + case.name)
         res, said, span = cr.run_native(case, str(tmp))
         case.check(res)
         _natives[case.name] = (res, said, span)
@@ -96,7 +102,7 @@ def test_native_run(name, tmp_path_factory):
     case = CASE[name]
     need_case(case)
     first, said, _ = native(case, tmp_path_factory)
-    again, said2, _ = cr.run_native(case, str(tmp_path_factory.mktemp("again-" + name)))
+    again, said2, _ = cr.run_native(case, str(scratch(tmp_path_factory, "again-" + name)))
     zvtest.assert_same(first, again, "two native runs of %s differ" % name)
     assert said == said2
 
@@ -210,9 +216,7 @@ def good_image(tmp_path_factory):
     """An image of cr_counter, cut after its third line."""
     if cr.core_missing() or not zvtest.zvisor_available():
         pytest.skip(cr.core_missing() or "no zvisor")
-    tmp = tmp_path_factory.mktemp("good-image")
-    if cr.user():
-        zvtest.chown_tree(str(tmp), cr.user())
+    tmp = scratch(tmp_path_factory, "good-image")
     g = Running(zvtest.zv_argv([zvtest.guest("cr_counter")]), cwd=str(tmp), as_user=cr.user())
     try:
         g.wait_for(lambda out: out.count("\n") >= 3)
