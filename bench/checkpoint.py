@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+"""Checkpoint and restore against CRIU (issue 16): checkpoint time, restore
+time and image size of build/bench/crheap holding a heap of 10 MiB, 100 MiB
+and 1 GiB (every page touched, pseudo-random, incompressible), under
+`zvisor checkpoint`/`zvisor restore` and `criu dump`/`criu restore -d`, in
+pairs; and the file bandwidth of the images' filesystem, the limit both
+approach. Not a test: nothing fails on slow figures.
+
+  python3 bench/checkpoint.py [--sizes 10,100,1024] [--reps 5] [--criu PATH]
+      [--zvisor PATH] [--no-criu] [--out DIR]
+
+CRIU needs root and a build that starts on this kernel: scripts/build-criu.sh
+builds one into build/criu/criu (Debian's 3.17.1 stops at `vdso: Failed to
+fill self vdso symtable`). A side that cannot run is reported unavailable
+with the exact reason; the other side still runs.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import common
+from common import fmt_sig, log, markdown_table, why_line
+
+PROG = os.path.join(common.ROOT, "build", "bench", "crheap")
+BUILT_CRIU = os.path.join(common.ROOT, "build", "criu", "criu")
+MiB = 1 << 20
+
+
+class Unavailable(Exception):
+    """A side that cannot run at all here: the reason, one line."""
+
+
+class Failed(Exception):
+    """One run that went wrong: the reason, one line."""
+
+
+# --- small helpers -------------------------------------------------------------------
+
+def wait_text(path, text, timeout, proc=None):
+    """Poll the file at path (every 0.5 ms) until it holds text; the time it
+    appeared. Failed when proc ends first or the time runs out."""
+    deadline = time.perf_counter() + timeout
+    while True:
+        try:
+            with open(path) as f:
+                if text in f.read():
+                    return time.perf_counter()
+        except FileNotFoundError:
+            pass
+        if proc is not None and proc.poll() is not None:
+            raise Failed("%r never appeared: the program ended (%s)" % (
+                text.strip(), common.status_text(proc.returncode)))
+        if time.perf_counter() > deadline:
+            raise Failed("%r did not appear within %ss" % (text.strip(), timeout))
+        time.sleep(0.0005)
+
+
+def image_bytes(d):
+    """(apparent bytes, allocated bytes) of an image's files, logs left out."""
+    size = alloc = 0
+    for top, _, files in os.walk(d):
+        for n in files:
+            if n.endswith(".log"):
+                continue
+            st = os.lstat(os.path.join(top, n))
+            size += st.st_size
+            alloc += st.st_blocks * 512
+    return size, alloc
+
+
+def timed(argv, timeout=300, cwd=None):
+    """(returncode, stdout, stderr, seconds) of argv."""
+    t0 = time.perf_counter()
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       errors="replace", timeout=timeout, cwd=cwd)
+    return r.returncode, r.stdout, r.stderr, time.perf_counter() - t0
+
+
+def start(argv, out, cwd):
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=open(out, "w"),
+                            stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+
+
+def gone(pid, timeout=60):
+    """Wait until pid no longer exists (a restored CRIU task is no child of ours)."""
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() > deadline:
+            raise Failed("the restored process %d still runs after %ss" % (pid, timeout))
+        time.sleep(0.01)
+
+
+def alive(pid):
+    """pid exists and is no zombie (an orphan's zombie waits for init)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def heap_verdict(out):
+    text = open(out).read()
+    if "heap ok" not in text:
+        raise Failed("after the restore: %s" % (common.last_line(text) or "no output"))
+
+
+# --- the two sides ---------------------------------------------------------------------
+
+class Zvisor:
+    name = "zvisor"
+
+    def __init__(self, path):
+        self.path = path
+
+    def probe(self):
+        if not os.access(self.path, os.X_OK):
+            raise Unavailable("%s does not exist: run `make`" % self.path)
+        help_text = subprocess.run([self.path, "--help"], capture_output=True, text=True).stdout
+        if " checkpoint " not in help_text or " restore " not in help_text:
+            raise Unavailable("`%s --help` lists no checkpoint/restore command "
+                              "(issue 16's core is not in this build)" % common.shown_path(self.path))
+        return subprocess.run([self.path, "--version"], capture_output=True,
+                              text=True).stdout.strip()
+
+    def once(self, mib, d):
+        go, out1, out2, img = (os.path.join(d, n) for n in ("go", "out1", "out2", "image"))
+        p = start([self.path, "run", "--", PROG, str(mib), go], out1, d)
+        try:
+            wait_text(out1, "ready\n", 300, p)
+            rc, _, err, ckpt = timed([self.path, "checkpoint", str(p.pid), img])
+            if rc != 0:
+                raise Failed("zvisor checkpoint: %s" % (why_line(err) or common.status_text(rc)))
+            p.wait(60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        os.sync()  # the image's dirty pages written back, outside the timing
+        open(go, "w").close()
+        t0 = time.perf_counter()
+        q = start([self.path, "restore", img], out2, d)
+        try:
+            restore = wait_text(out2, "resumed\n", 300, q) - t0
+            q.wait(300)
+        finally:
+            if q.poll() is None:
+                q.kill()
+                q.wait()
+        heap_verdict(out2)
+        return {"checkpoint": ckpt, "restore": restore, "size": image_bytes(img)}
+
+
+class Criu:
+    name = "criu"
+
+    def __init__(self, path):
+        self.path = path
+
+    def probe(self):
+        if not self.path:
+            raise Unavailable("no criu: run scripts/build-criu.sh (Debian's 3.17.1 fails "
+                              "`criu check` here: vdso: Failed to fill self vdso symtable)")
+        if os.geteuid() != 0:
+            raise Unavailable("criu needs root (CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE)")
+        r = subprocess.run([self.path, "check"], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            lines = (r.stderr + r.stdout).splitlines()
+            err = [l for l in lines if l.startswith("Error")] or lines[-1:]
+            raise Unavailable("`%s check` fails: %s" % (self.path, err[0] if err else r.returncode))
+        return subprocess.run([self.path, "--version"], capture_output=True,
+                              text=True).stdout.replace("\n", " ").strip()
+
+    def once(self, mib, d):
+        go, out, img = (os.path.join(d, n) for n in ("go", "out", "image"))
+        os.mkdir(img)
+        p = start([PROG, str(mib), go], out, d)
+        try:
+            wait_text(out, "ready\n", 300, p)
+            rc, _, _, ckpt = timed([self.path, "dump", "-t", str(p.pid), "-D", img,
+                                    "-o", "dump.log"])
+            if rc != 0:
+                raise Failed("criu dump: exit %d: %s" % (rc, last_error(img, "dump.log")))
+            p.wait(60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        os.sync()
+        open(go, "w").close()
+        t0 = time.perf_counter()
+        rc, _, _, returned = timed([self.path, "restore", "-d", "-D", img, "-o", "restore.log"])
+        if rc != 0:
+            raise Failed("criu restore: exit %d: %s" % (rc, last_error(img, "restore.log")))
+        restore = wait_text(out, "resumed\n", 300) - t0
+        gone(p.pid)  # criu restores the same pid
+        heap_verdict(out)
+        return {"checkpoint": ckpt, "restore": restore, "size": image_bytes(img),
+                "restore_cmd": returned}
+
+
+def last_error(img, log_name):
+    try:
+        lines = open(os.path.join(img, log_name)).read().splitlines()
+    except OSError as e:
+        return str(e)
+    errs = [l for l in lines if l.startswith("Error") and "RLIMIT_NOFILE" not in l]
+    return (errs or lines[-1:] or ["no log"])[0]
+
+
+def find_criu(arg):
+    if arg:
+        return arg
+    if os.access(BUILT_CRIU, os.X_OK):
+        return BUILT_CRIU
+    return shutil.which("criu")
+
+
+# --- the filesystem's bandwidth --------------------------------------------------------------
+
+def file_bandwidth(d, mib, reps=3):
+    """MB/s (10^6 bytes) of writing mib MiB of random pages to a file in d
+    (into the page cache; then with fsync) and of reading it back (warm: from
+    the page cache; cold: after the file's pages were dropped with
+    posix_fadvise, this file only). Medians and best of reps."""
+    chunk = os.urandom(8 * MiB)
+    path = os.path.join(d, "bandwidth.bin")
+    res = {k: [] for k in ("write", "write+fsync", "read warm", "read cold")}
+    buf = bytearray(8 * MiB)
+    for _ in range(reps):
+        for key, sync in (("write", False), ("write+fsync", True)):
+            if os.path.exists(path):
+                os.unlink(path)
+            os.sync()
+            t0 = time.perf_counter()
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            for _ in range(mib // 8):
+                os.write(fd, chunk)
+            if sync:
+                os.fsync(fd)
+            os.close(fd)
+            res[key].append(mib * MiB / (time.perf_counter() - t0) / 1e6)
+        os.sync()
+        for key in ("read cold", "read warm"):
+            fd = os.open(path, os.O_RDONLY)
+            if key == "read cold":
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            t0 = time.perf_counter()
+            while os.readv(fd, [buf]) > 0:
+                pass
+            res[key].append(mib * MiB / (time.perf_counter() - t0) / 1e6)
+            os.close(fd)
+    os.unlink(path)
+    return {k: {"median": statistics.median(v), "best": max(v), "runs": v} for k, v in res.items()}
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+def summarize(samples):
+    """{metric: (median, min)} of a side's runs at one size."""
+    out = {}
+    for key in ("checkpoint", "restore"):
+        v = [s[key] for s in samples]
+        out[key] = (statistics.median(v), min(v))
+    out["size"] = samples[-1]["size"]
+    return out
+
+
+def report(args, info, bw, results, unavailable, failures):
+    lines = ["# Checkpoint and restore: zvisor against CRIU", "",
+             "`python3 bench/checkpoint.py %s` (see bench/README.md, *Checkpoint and restore*)."
+             % " ".join(sys.argv[1:]), "",
+             "Program: build/bench/crheap, a heap of N MiB of pseudo-random non-zero words "
+             "(every page touched), waiting in 1 ms naps. Checkpoint: the checkpoint command, "
+             "which ends the program. Restore: from starting the restore command until the "
+             "program prints its first line after it. %d pairs per size; each cell is the "
+             "median (minimum) of the runs, in ms." % args.reps, ""]
+    sides = [s for s in ("zvisor", "criu") if s not in unavailable]
+    rows = []
+    for mib in args.sizes:
+        for side in sides:
+            samples = results.get((side, mib))
+            if not samples:
+                rows.append(["%d MiB" % mib, side, "fails", "fails", "", "", ""])
+                continue
+            s = summarize(samples)
+            mb = mib * MiB / 1e6
+            w = bw["write"]["median"] if bw else None
+            r = bw["read warm"]["median"] if bw else None
+            rows.append(["%d MiB" % mib, side,
+                         "%s (%s)" % (fmt_sig(s["checkpoint"][0] * 1e3), fmt_sig(s["checkpoint"][1] * 1e3)),
+                         "%s (%s)" % (fmt_sig(s["restore"][0] * 1e3), fmt_sig(s["restore"][1] * 1e3)),
+                         "%.1f" % (s["size"][0] / MiB),
+                         "%.0f%%" % (100 * mb / w / s["checkpoint"][1]) if w else "",
+                         "%.0f%%" % (100 * mb / r / s["restore"][1]) if r else ""])
+    lines.append(markdown_table(["heap", "side", "checkpoint ms", "restore ms", "image MiB",
+                                 "checkpoint vs write limit", "restore vs read limit"], rows))
+    lines += ["", "The limits: the heap's bytes over the file bandwidth below (writing into "
+              "the page cache for the checkpoint, reading a cached file for the restore, as "
+              "both read an image just written); the percentage is that time over the "
+              "run's minimum (100% = at the limit)."]
+    if "zvisor" in sides and "criu" in sides:
+        lines += ["", "## Per-pair ratios (CRIU time / zvisor time; target: 2x or more)", ""]
+        rrows = []
+        for mib in args.sizes:
+            z, c = results.get(("zvisor", mib)), results.get(("criu", mib))
+            if not z or not c:
+                continue
+            for key in ("checkpoint", "restore"):
+                ratios = [cc[key] / zz[key] for zz, cc in zip(z, c)]
+                rrows.append(["%d MiB" % mib, key, "%.2fx" % statistics.median(ratios),
+                              "%.2f-%.2f" % (min(ratios), max(ratios)),
+                              "yes" if statistics.median(ratios) >= 2 else "no"])
+        lines.append(markdown_table(["heap", "what", "median ratio", "range", "2x"], rrows))
+    if bw:
+        lines += ["", "## File bandwidth of the images' filesystem (%s, %d MiB file)"
+                  % (args.workdir_fs, args.bw_mib), ""]
+        lines.append(markdown_table(["what", "median MB/s", "best MB/s"],
+                                    [[k, fmt_sig(v["median"]), fmt_sig(v["best"])]
+                                     for k, v in bw.items()]))
+    if unavailable:
+        lines += ["", "## Unavailable", ""] + ["- %s: %s" % kv for kv in unavailable.items()]
+    if failures:
+        lines += ["", "## Failed runs", ""] + ["- %s, %d MiB: %s" % f for f in failures]
+    lines += ["", "## Machine", ""] + ["- %s: %s" % kv for kv in info.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10,100,1024", help="heap sizes in MiB")
+    ap.add_argument("--reps", type=int, default=5, help="pairs per size (default 5)")
+    ap.add_argument("--criu", help="criu binary (default build/criu/criu, else criu on PATH)")
+    ap.add_argument("--no-criu", action="store_true")
+    ap.add_argument("--zvisor", default=common.ZVISOR)
+    ap.add_argument("--bw-mib", type=int, default=1024, help="bandwidth file size (MiB)")
+    ap.add_argument("--workdir", default="/tmp", help="where images go (default /tmp)")
+    ap.add_argument("--out", default=common.RESULTS)
+    args = ap.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    if not os.access(PROG, os.X_OK):
+        sys.exit("checkpoint.py: %s is missing: run `make -C bench build`" % PROG)
+    work = tempfile.mkdtemp(prefix="zvbench-cr-", dir=args.workdir)
+    args.workdir_fs = subprocess.run(["df", "--output=source,fstype", work], capture_output=True,
+                                     text=True).stdout.splitlines()[-1].split()
+    args.workdir_fs = " ".join(args.workdir_fs)
+    try:
+        return measure(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(args, work):
+    sides, unavailable = [], {}
+    info = common.machine_info(args.zvisor)
+    for side in (Zvisor(args.zvisor), Criu(None if args.no_criu else find_criu(args.criu))):
+        if side.name == "criu" and args.no_criu:
+            unavailable["criu"] = "--no-criu"
+            continue
+        try:
+            info[side.name] = side.probe()
+            sides.append(side)
+        except Unavailable as e:
+            unavailable[side.name] = str(e)
+            log("%s: unavailable: %s" % (side.name, e))
+    info["loadavg before"] = common.loadavg()
+    log("file bandwidth (%d MiB)..." % args.bw_mib)
+    bw = file_bandwidth(work, args.bw_mib)
+    results, failures, broken = {}, [], set()
+    for mib in args.sizes:
+        for rep in range(args.reps):
+            order = sides if rep % 2 == 0 else sides[::-1]
+            for side in order:
+                if (side.name, mib) in broken:
+                    continue
+                d = tempfile.mkdtemp(dir=work)
+                try:
+                    r = side.once(mib, d)
+                    results.setdefault((side.name, mib), []).append(r)
+                    log("%d MiB %s %d/%d: checkpoint %.1f ms, restore %.1f ms, image %.1f MiB" % (
+                        mib, side.name, rep + 1, args.reps, r["checkpoint"] * 1e3,
+                        r["restore"] * 1e3, r["size"][0] / MiB))
+                except (Failed, subprocess.TimeoutExpired) as e:
+                    failures.append((side.name, mib, str(e)))
+                    broken.add((side.name, mib))
+                    log("%d MiB %s: %s" % (mib, side.name, e))
+                finally:
+                    shutil.rmtree(d, ignore_errors=True)
+                    os.sync()
+    info["loadavg after"] = common.loadavg()
+    text = report(args, info, bw, results, unavailable, failures)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "checkpoint.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(args.out, "checkpoint.json"), "w") as f:
+        json.dump({"args": {k: v for k, v in vars(args).items()}, "machine": info,
+                   "bandwidth_MBps": bw, "unavailable": unavailable, "failures": failures,
+                   "runs": {"%s %d" % k: v for k, v in results.items()}}, f, indent=1)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(common.guarded_main(main))
