@@ -150,8 +150,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def _ask(family, address, text, deadline):
-    """Connect (retrying while nothing listens yet), say text, return the answer."""
+def _ask(family, address, text, deadline, server):
+    """Connect (retrying while nothing listens yet and the server, a
+    Running, runs), say text, return the answer."""
     while True:
         s = socket.socket(family, socket.SOCK_STREAM)
         s.settimeout(max(1.0, deadline - time.monotonic()))
@@ -160,8 +161,10 @@ def _ask(family, address, text, deadline):
             break
         except (ConnectionRefusedError, FileNotFoundError):
             s.close()
-            if time.monotonic() > deadline:
-                raise
+            if time.monotonic() > deadline or server.proc.poll() is not None:
+                raise AssertionError("%s: nothing listens at %s (%s)\n%s" % (
+                    " ".join(server.argv), address, "the program ended" if
+                    server.proc.poll() is not None else "time out", server.result_text())) from None
             time.sleep(0.05)
     with s:
         s.sendall(text.encode() + b"\n")
@@ -174,11 +177,12 @@ def _ask(family, address, text, deadline):
     return data.decode()
 
 
-def listen_client(port, path, timeout=30):
-    """What cr_listen answers a client on each socket."""
+def listen_client(server, port, path, timeout=30):
+    """What cr_listen (server, a Running: the guest or its restore) answers
+    a client on each socket."""
     deadline = time.monotonic() + timeout
-    return (_ask(socket.AF_INET, ("127.0.0.1", port), "hello tcp", deadline)
-            + _ask(socket.AF_UNIX, str(path), "hello unix", deadline))
+    return (_ask(socket.AF_INET, ("127.0.0.1", port), "hello tcp", deadline, server)
+            + _ask(socket.AF_UNIX, str(path), "hello unix", deadline, server))
 
 
 # --- the cases --------------------------------------------------------------------
@@ -248,7 +252,7 @@ def run_native(case, tmp):
     g = Running(argv, cwd=tmp, as_user=user())
     try:
         g.wait_first_line()
-        said = listen_client(*client_of(argv)) if case.client else ""
+        said = listen_client(g, *client_of(argv)) if case.client else ""
         res = g.finish()
     finally:
         g.kill()

@@ -119,7 +119,7 @@ def test_uncut_under_zvisor(name, platform, tmp_path, tmp_path_factory, running)
     argv = case.argv(str(tmp_path))
     g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
     g.wait_first_line()
-    zsaid = cr.listen_client(*cr.client_of(argv)) if case.client else ""
+    zsaid = cr.listen_client(g, *cr.client_of(argv)) if case.client else ""
     zvtest.assert_same(nat, g.finish(), "%s under zvisor (platform %s)" % (name, platform))
     assert zsaid == said
 
@@ -147,7 +147,7 @@ def cut_and_restore(case, platform, tmp, running, rng, span, images=1):
     restores, said = [], []
     for _ in range(images):
         r = running([zvtest.ZVISOR, "restore", image], cwd=tmp)
-        said.append(cr.listen_client(*cr.client_of(argv)) if case.client else "")
+        said.append(cr.listen_client(r, *cr.client_of(argv)) if case.client else "")
         restores.append(r.finish())
     return orig, restores, said, where
 
@@ -272,12 +272,13 @@ DAMAGE = {f.__name__: f for f in (truncate_largest, flip_largest, delete_index, 
 
 def assert_one_line(res, what, codes=(1,)):
     """A refusal: the exit status among codes, nothing on stdout, exactly
-    one `zvisor:` line on stderr; for a bad command line (2) the usage may
-    follow it, as for every zvisor command."""
+    one `zvisor:` line on stderr; for a bad command line (2) the usage or
+    a "Try 'zvisor ... --help'" hint may follow it, as for every zvisor
+    command."""
     lines = res.stderr.splitlines()
     ours = [l for l in lines if l.startswith("zvisor:")]
     rest = [l for l in lines if not l.startswith("zvisor:")]
-    usage_ok = res.returncode == 2 and all(l.startswith(("usage:", " ")) for l in rest)
+    usage_ok = res.returncode == 2 and all(l.startswith(("usage:", " ", "Try 'zvisor")) for l in rest)
     assert (res.returncode in codes and not res.stdout and len(ours) == 1
             and (not rest or usage_ok)), (
         "%s: expected one `zvisor:` line and exit %s, got %s\n--- stdout:\n%s--- stderr:\n%s"
