@@ -30,6 +30,7 @@ from common import fmt_sig, log, markdown_table, why_line
 PROG = os.path.join(common.ROOT, "build", "bench", "crheap")
 BUILT_CRIU = os.path.join(common.ROOT, "build", "criu", "criu")
 MiB = 1 << 20
+SIDE_NAMES = {"limit": "file write / read"}
 
 
 class Unavailable(Exception):
@@ -224,40 +225,50 @@ def find_criu(arg):
 
 # --- the filesystem's bandwidth --------------------------------------------------------------
 
-def file_bandwidth(d, mib, reps=3):
-    """MB/s (10^6 bytes) of writing mib MiB of random pages to a file in d
-    (into the page cache; then with fsync) and of reading it back (warm: from
-    the page cache; cold: after the file's pages were dropped with
-    posix_fadvise, this file only). Medians and best of reps."""
-    chunk = os.urandom(8 * MiB)
+def write_read(d, mib, chunk, fsync=False, cold=False):
+    """Seconds to write mib MiB of chunk's random pages to a new file in d
+    (into the page cache, or with fsync) and to read them back (warm: from
+    the page cache; cold: after posix_fadvise(DONTNEED) of this file only,
+    never a system-wide drop)."""
     path = os.path.join(d, "bandwidth.bin")
-    res = {k: [] for k in ("write", "write+fsync", "read warm", "read cold")}
-    buf = bytearray(8 * MiB)
-    for _ in range(reps):
-        for key, sync in (("write", False), ("write+fsync", True)):
-            if os.path.exists(path):
-                os.unlink(path)
-            os.sync()
-            t0 = time.perf_counter()
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            for _ in range(mib // 8):
-                os.write(fd, chunk)
-            if sync:
-                os.fsync(fd)
-            os.close(fd)
-            res[key].append(mib * MiB / (time.perf_counter() - t0) / 1e6)
-        os.sync()
-        for key in ("read cold", "read warm"):
-            fd = os.open(path, os.O_RDONLY)
-            if key == "read cold":
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            t0 = time.perf_counter()
-            while os.readv(fd, [buf]) > 0:
-                pass
-            res[key].append(mib * MiB / (time.perf_counter() - t0) / 1e6)
-            os.close(fd)
+    os.sync()
+    t0 = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    for _ in range(mib * MiB // len(chunk)):
+        os.write(fd, chunk)
+    if fsync:
+        os.fsync(fd)
+    os.close(fd)
+    write = time.perf_counter() - t0
+    os.sync()
+    buf = bytearray(len(chunk))
+    fd = os.open(path, os.O_RDONLY)
+    if cold:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    t0 = time.perf_counter()
+    while os.readv(fd, [buf]) > 0:
+        pass
+    read = time.perf_counter() - t0
+    os.close(fd)
     os.unlink(path)
-    return {k: {"median": statistics.median(v), "best": max(v), "runs": v} for k, v in res.items()}
+    return write, read
+
+
+def file_bandwidth(d, mib, reps=3):
+    """MB/s (10^6 bytes) of writing and reading back mib MiB (write_read),
+    each way: medians and best of reps."""
+    chunk = os.urandom(8 * MiB)
+    res = {k: [] for k in ("write", "write+fsync", "read warm", "read cold")}
+    for _ in range(reps):
+        w, r = write_read(d, mib, chunk)
+        res["write"].append(w)
+        res["read warm"].append(r)
+        w, r = write_read(d, mib, chunk, fsync=True, cold=True)
+        res["write+fsync"].append(w)
+        res["read cold"].append(r)
+    mb = mib * MiB / 1e6
+    return {k: {"median": mb / statistics.median(v), "best": mb / min(v),
+                "runs": [mb / x for x in v]} for k, v in res.items()}
 
 
 # --- the report ----------------------------------------------------------------------------------
@@ -268,7 +279,7 @@ def summarize(samples):
     for key in ("checkpoint", "restore"):
         v = [s[key] for s in samples]
         out[key] = (statistics.median(v), min(v))
-    out["size"] = samples[-1]["size"]
+    out["size"] = samples[-1].get("size")
     return out
 
 
@@ -284,27 +295,31 @@ def report(args, info, bw, results, unavailable, failures):
     sides = [s for s in ("zvisor", "criu") if s not in unavailable]
     rows = []
     for mib in args.sizes:
-        for side in sides:
+        limit = {r["rep"]: r for r in results.get(("limit", mib), [])}
+        for side in ["limit"] + sides:
             samples = results.get((side, mib))
             if not samples:
                 rows.append(["%d MiB" % mib, side, "fails", "fails", "", "", ""])
                 continue
             s = summarize(samples)
-            mb = mib * MiB / 1e6
-            w = bw["write"]["median"] if bw else None
-            r = bw["read warm"]["median"] if bw else None
-            rows.append(["%d MiB" % mib, side,
+            pct = {}
+            for key in ("checkpoint", "restore"):
+                shares = [limit[x["rep"]][key] / x[key] for x in samples if x["rep"] in limit]
+                pct[key] = "%.0f%%" % (100 * statistics.median(shares)) if shares else ""
+            rows.append(["%d MiB" % mib, SIDE_NAMES.get(side, side),
                          "%s (%s)" % (fmt_sig(s["checkpoint"][0] * 1e3), fmt_sig(s["checkpoint"][1] * 1e3)),
                          "%s (%s)" % (fmt_sig(s["restore"][0] * 1e3), fmt_sig(s["restore"][1] * 1e3)),
-                         "%.1f" % (s["size"][0] / MiB),
-                         "%.0f%%" % (100 * mb / w / s["checkpoint"][1]) if w else "",
-                         "%.0f%%" % (100 * mb / r / s["restore"][1]) if r else ""])
+                         "%.1f" % (s["size"][0] / MiB) if side != "limit" else "",
+                         pct["checkpoint"] if side != "limit" else "",
+                         pct["restore"] if side != "limit" else ""])
     lines.append(markdown_table(["heap", "side", "checkpoint ms", "restore ms", "image MiB",
-                                 "checkpoint vs write limit", "restore vs read limit"], rows))
-    lines += ["", "The limits: the heap's bytes over the file bandwidth below (writing into "
-              "the page cache for the checkpoint, reading a cached file for the restore, as "
-              "both read an image just written); the percentage is that time over the "
-              "run's minimum (100% = at the limit)."]
+                                 "checkpoint: limit share", "restore: limit share"], rows))
+    lines += ["", "The limit (row *file write / read*, measured in each pair beside the two "
+              "sides): writing the heap's size of random pages to a new file in the images' "
+              "filesystem (into the page cache, as both sides write) stands for the "
+              "checkpoint, reading that file back from the page cache (the image was just "
+              "written) for the restore. A side's limit share is the median over the pairs "
+              "of limit time / its time in that pair (100% = at the limit)."]
     if "zvisor" in sides and "criu" in sides:
         lines += ["", "## Per-pair ratios (CRIU time / zvisor time; target: 2x or more)", ""]
         rrows = []
@@ -312,14 +327,17 @@ def report(args, info, bw, results, unavailable, failures):
             z, c = results.get(("zvisor", mib)), results.get(("criu", mib))
             if not z or not c:
                 continue
+            crep = {x["rep"]: x for x in c}
             for key in ("checkpoint", "restore"):
-                ratios = [cc[key] / zz[key] for zz, cc in zip(z, c)]
+                ratios = [crep[zz["rep"]][key] / zz[key] for zz in z if zz["rep"] in crep]
+                if not ratios:
+                    continue
                 rrows.append(["%d MiB" % mib, key, "%.2fx" % statistics.median(ratios),
                               "%.2f-%.2f" % (min(ratios), max(ratios)),
                               "yes" if statistics.median(ratios) >= 2 else "no"])
         lines.append(markdown_table(["heap", "what", "median ratio", "range", "2x"], rrows))
     if bw:
-        lines += ["", "## File bandwidth of the images' filesystem (%s, %d MiB file)"
+        lines += ["", "## File bandwidth of the images' filesystem (%s, %d MiB file, before and after the runs)"
                   % (args.workdir_fs, args.bw_mib), ""]
         lines.append(markdown_table(["what", "median MB/s", "best MB/s"],
                                     [[k, fmt_sig(v["median"]), fmt_sig(v["best"])]
@@ -371,10 +389,14 @@ def measure(args, work):
             log("%s: unavailable: %s" % (side.name, e))
     info["loadavg before"] = common.loadavg()
     log("file bandwidth (%d MiB)..." % args.bw_mib)
-    bw = file_bandwidth(work, args.bw_mib)
+    bw_before = file_bandwidth(work, args.bw_mib)
     results, failures, broken = {}, [], set()
+    chunk = os.urandom(8 * MiB)
     for mib in args.sizes:
         for rep in range(args.reps):
+            w, r = write_read(work, mib, chunk)
+            results.setdefault(("limit", mib), []).append(
+                {"rep": rep, "checkpoint": w, "restore": r})
             order = sides if rep % 2 == 0 else sides[::-1]
             for side in order:
                 if (side.name, mib) in broken:
@@ -382,6 +404,7 @@ def measure(args, work):
                 d = tempfile.mkdtemp(dir=work)
                 try:
                     r = side.once(mib, d)
+                    r["rep"] = rep
                     results.setdefault((side.name, mib), []).append(r)
                     log("%d MiB %s %d/%d: checkpoint %.1f ms, restore %.1f ms, image %.1f MiB" % (
                         mib, side.name, rep + 1, args.reps, r["checkpoint"] * 1e3,
@@ -394,6 +417,10 @@ def measure(args, work):
                     shutil.rmtree(d, ignore_errors=True)
                     os.sync()
     info["loadavg after"] = common.loadavg()
+    log("file bandwidth again (%d MiB)..." % args.bw_mib)
+    bw_after = file_bandwidth(work, args.bw_mib)
+    bw = {"%s, %s" % (k, when): v for when, b in (("before", bw_before), ("after", bw_after))
+          for k, v in b.items()}
     text = report(args, info, bw, results, unavailable, failures)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "checkpoint.md"), "w") as f:
