@@ -268,13 +268,14 @@ def zv(*args, as_user=None, timeout=zvtest.DEFAULT_TIMEOUT, cwd=None):
                       cwd=cwd)
 
 
-def checkpoint(pid, dirpath, leave_running=False, as_user=None):
-    """`zvisor checkpoint [--leave-running] PID DIR`, which must succeed."""
+def checkpoint(pid, dirpath, leave_running=False, as_user=None, what=""):
+    """`zvisor checkpoint [--leave-running] PID DIR`, which must succeed
+    (what: the circumstances, for the message)."""
     opts = ["--leave-running"] if leave_running else []
     res = zv("checkpoint", *opts, pid, dirpath, as_user=as_user)
     assert res.returncode == 0 and (Path(dirpath) / "index.json").is_file(), (
-        "zvisor checkpoint %s%s %s: %s, no image\n%s%s" % (
-            "--leave-running " if leave_running else "", pid, dirpath,
+        "%szvisor checkpoint %s%s %s: %s, no image\n%s%s" % (
+            what and what + ": ", "--leave-running " if leave_running else "", pid, dirpath,
             zvtest.status_text(res.returncode), res.stdout, res.stderr))
     return res
 

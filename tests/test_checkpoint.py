@@ -126,10 +126,11 @@ def test_uncut_under_zvisor(name, platform, tmp_path, tmp_path_factory, running)
 
 # --- cut at a random point -------------------------------------------------------------
 
-def cut_and_restore(case, platform, tmp, running, rng, span, images=1):
+def cut_and_restore(case, platform, tmp, running, rng, span, images=1, restore_opts=()):
     """Run the case under zvisor, checkpoint it at a random point (which
-    ends it), restore the image `images` times; returns (original's Result,
-    [restore Results], [client transcripts], what happened, for messages)."""
+    ends it), restore the image `images` times (`zvisor restore
+    RESTORE_OPTS DIR`); returns (original's Result, [restore Results],
+    [client transcripts], what happened, for messages)."""
     argv = case.argv(tmp)
     g = running(zv_run_argv(argv, platform), cwd=tmp)
     g.wait_first_line()
@@ -140,13 +141,13 @@ def cut_and_restore(case, platform, tmp, running, rng, span, images=1):
     if g.proc.poll() is not None:
         pytest.fail("%s: the guest ended before its checkpoint\n%s" % (where, g.result_text()))
     image = Path(tmp) / "image"
-    checkpoint(g.pid, image, as_user=cr.user())
+    checkpoint(g.pid, image, as_user=cr.user(), what=where)
     orig = g.finish(timeout=30)
     assert orig.returncode == -signal.SIGKILL, "%s: the checkpointed original ended with %s" % (
         where, zvtest.status_text(orig.returncode))
     restores, said = [], []
     for _ in range(images):
-        r = running([zvtest.ZVISOR, "restore", image], cwd=tmp)
+        r = running([zvtest.ZVISOR, "restore"] + list(restore_opts) + [image], cwd=tmp)
         said.append(cr.listen_client(r, *cr.client_of(argv)) if case.client else "")
         restores.append(r.finish())
     return orig, restores, said, where
@@ -166,6 +167,24 @@ def test_cut_and_restore(name, platform, tmp_path, tmp_path_factory, running, re
                                                     cr.rng_for(request.node.nodeid), span)
     joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
     zvtest.assert_same(nat, joined, where)
+    assert rsaid == said, "%s: the client's answers after the restore differ" % where
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_cut_and_restore_other_host(name, tmp_path, tmp_path_factory, running, request):
+    """The same on the default platform with `zvisor restore --other-host`:
+    as on another kernel or boot, the guest's cached vDSO pointers (glibc's,
+    Go's) lead into zvisor's kernel and the clocks go on from the
+    checkpoint's values (docs/CHECKPOINT.md)."""
+    case = CASE[name]
+    need_case(case)
+    need_core()
+    nat, said, span = native(case, tmp_path_factory)
+    orig, (rest,), (rsaid,), where = cut_and_restore(
+        case, None, str(tmp_path), running, cr.rng_for(request.node.nodeid), span,
+        restore_opts=["--other-host"])
+    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    zvtest.assert_same(nat, joined, where + ", restore --other-host")
     assert rsaid == said, "%s: the client's answers after the restore differ" % where
 
 
