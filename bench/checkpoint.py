@@ -83,8 +83,8 @@ def timed(argv, timeout=300, cwd=None):
     return r.returncode, r.stdout, r.stderr, time.perf_counter() - t0
 
 
-def start(argv, out, cwd):
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=open(out, "w"),
+def start(argv, out, cwd, mode="w"):
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=open(out, mode),
                             stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
 
 
@@ -131,10 +131,10 @@ class Zvisor:
                               text=True).stdout.strip()
 
     def once(self, mib, d):
-        go, out1, out2, img = (os.path.join(d, n) for n in ("go", "out1", "out2", "image"))
-        p = start([self.path, "run", "--", PROG, str(mib), go], out1, d)
+        go, out, img = (os.path.join(d, n) for n in ("go", "out", "image"))
+        p = start([self.path, "run", "--", PROG, str(mib), go], out, d)
         try:
-            wait_text(out1, "ready\n", 300, p)
+            wait_text(out, "ready\n", 300, p)
             rc, _, err, ckpt = timed([self.path, "checkpoint", str(p.pid), img])
             if rc != 0:
                 raise Failed("zvisor checkpoint: %s" % (why_line(err) or common.status_text(rc)))
@@ -146,15 +146,18 @@ class Zvisor:
         os.sync()  # the image's dirty pages written back, outside the timing
         open(go, "w").close()
         t0 = time.perf_counter()
-        q = start([self.path, "restore", img], out2, d)
+        # The restore's stdout appends to the original's file: the output
+        # lands there whether zvisor writes to its own stdio or reopens the
+        # original's file by path.
+        q = start([self.path, "restore", img], out, d, "a")
         try:
-            restore = wait_text(out2, "resumed\n", 300, q) - t0
+            restore = wait_text(out, "resumed\n", 300, q) - t0
             q.wait(300)
         finally:
             if q.poll() is None:
                 q.kill()
                 q.wait()
-        heap_verdict(out2)
+        heap_verdict(out)
         return {"checkpoint": ckpt, "restore": restore, "size": image_bytes(img)}
 
 
