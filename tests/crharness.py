@@ -58,13 +58,13 @@ class Running:
     """argv started in a session of its own (as `user`), its stdout and
     stderr read by two threads as they come."""
 
-    def __init__(self, argv, cwd=None, as_user=None, env=None):
+    def __init__(self, argv, cwd=None, as_user=None, env=None, pass_fds=()):
         argv, env, cwd = zvtest.user_command(argv, env, cwd, as_user)
         self.argv = argv
         self.started = time.monotonic()
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, cwd=cwd, env=env,
-                                     start_new_session=True)
+                                     start_new_session=True, pass_fds=pass_fds)
         self.pid = self.proc.pid  # setpriv execs: the same process
         self.out, self.err = [], []
         self.first_line_at = None

@@ -8,7 +8,8 @@ restore DIR`: the original's output followed by the restore's must be the
 native output, with the native status. Around that: restoring twice from one
 image, restoring after the original is gone, damaged images, a checkpoint
 as an ordinary user, twenty --leave-running checkpoints without leaks,
---checkpoint-on=SIGUSR2, and bad command lines.
+--checkpoint-on=SIGUSR2, a pipe inherited from outside, and bad command
+lines.
 
 The tests that need `zvisor checkpoint` skip, with one reason, while zvisor
 does not list it (crharness.core_missing); the native runs and the uncut
@@ -506,3 +507,34 @@ def test_checkpoint_into_existing_dir(tmp_path, tmp_path_factory, running):
     assert_one_line(res, "checkpoint into an existing directory")
     assert os.listdir(taken) == ["mine"]
     zvtest.assert_same(nat, g.finish(), "the guest after a refused checkpoint")
+
+
+def test_checkpoint_with_an_outside_pipe(tmp_path, tmp_path_factory, running):
+    """The guest inherited the write end of a pipe read outside it (as a
+    shell or a job runner leaves one open): the checkpoint ends, saving the
+    image (restored: the native end) or refusing with one line (the guest
+    runs on to its native end), and never spins with the guest frozen."""
+    need_core()
+    case = CASE["counter"]
+    nat, _, _ = native(case, tmp_path_factory)
+    r, w = os.pipe()
+    try:
+        g = running(zv_run_argv(case.argv(str(tmp_path))), cwd=str(tmp_path), pass_fds=(w,))
+    finally:
+        os.close(w)
+    try:
+        g.wait_first_line()
+        image = tmp_path / "image"
+        res = zv("checkpoint", g.pid, image, as_user=cr.user(), timeout=30)
+        if res.returncode != 0:
+            assert_one_line(res, "checkpoint of a guest holding an outside pipe")
+            assert not image.exists()
+            zvtest.assert_same(nat, g.finish(), "the guest after a refused checkpoint")
+            return
+        orig = g.finish(timeout=30)
+        rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+        joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr,
+                               rest.returncode)
+        zvtest.assert_same(nat, joined, "checkpoint of a guest holding an outside pipe")
+    finally:
+        os.close(r)
