@@ -63,13 +63,15 @@ check:
 	$(MAKE) check-rootless
 
 # The differential tests again (guests, LTP-class guests, the load storm,
-# real programs, --count against strace, the vDSO and time, checkpoint/restore of fds), natively and under the default platform, as the
+# real programs, --count against strace, the vDSO and time, checkpoint and
+# restore, the fds in checkpoints), natively and under the default platform, as the
 # ordinary user nobody with the host's default sysctls (the pass refuses a
 # lowered vm.mmap_min_addr). Run by root: as another user `make check` was
 # rootless already.
 ROOTLESS_USER ?= nobody
 ROOTLESS_TESTS := tests/test_guests.py tests/test_fastpath.py tests/test_sigsys_zero.py tests/test_ltpclass.py \
-	tests/test_load.py tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py tests/test_cr_fds.py
+	tests/test_load.py tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py \
+	tests/test_checkpoint.py tests/test_cr_fds.py
 check-rootless:
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "check-rootless: not root: the main pass ran as $$(id -un) already"; \

@@ -138,16 +138,24 @@ def _user_env(env, user):
     return env
 
 
+def user_command(argv, env=None, cwd=None, user=None):
+    """(argv, env, cwd) to start argv as user (None: as this process): the
+    trees of user_trees handed to it, its HOME and cache, its HOME as the
+    working directory unless cwd is given."""
+    if user is None:
+        return [str(a) for a in argv], env, cwd
+    for tree in user_trees:
+        chown_tree(tree, user)
+    env = _user_env(env, user)
+    cwd = cwd or os.path.join(user_area(user), "home")
+    return as_user([str(a) for a in argv], user), env, cwd
+
+
 def run(argv, timeout=DEFAULT_TIMEOUT, input=None, env=None, cwd=None, user=None):
     """Run argv; return Result. The child gets its own session so that a
     timeout kills everything it started. user: run it as that user (see
     as_user), in its HOME unless cwd is given."""
-    if user is not None:
-        for tree in user_trees:
-            chown_tree(tree, user)
-        env = _user_env(env, user)
-        cwd = cwd or os.path.join(user_area(user), "home")
-        argv = as_user([str(a) for a in argv], user)
+    argv, env, cwd = user_command(argv, env, cwd, user)
     proc = subprocess.Popen(
         [str(a) for a in argv],
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,

@@ -1,0 +1,3 @@
+module zvisor/crgo
+
+go 1.21
