@@ -400,6 +400,7 @@ def test_many_checkpoints_leave_running(tmp_path, running):
         assert g.proc.poll() is None, "the guest ended after %d checkpoints: %s" % (
             i - 1, g.result_text())
         checkpoint(g.pid, tmp_path / ("image%02d" % i), leave_running=True, as_user=cr.user())
+        time.sleep(0.03)  # a step or so between checkpoints: it runs on in between
         if i in (1, CHAIN):
             marks.append((g.fd_count(), g.rss_kb(), len(g.stdout().splitlines())))
     (fd1, rss1, lines1), (fdn, rssn, linesn) = marks

@@ -23,6 +23,7 @@ struct zv_ucontext;
 struct zv_cr_thread {
 	volatile int freeze;   /* asked to park on its way back to the guest */
 	int parked;
+	int round;             /* the checkpoint it parked for */
 	uint64_t jmp[8];       /* arch/crjmp.S: where zv_cr_park resumes */
 	uint64_t fs;           /* the guest's %fs base */
 	uint64_t mask;         /* the host mask at the park */
@@ -56,6 +57,7 @@ struct zv_cr_meta {
  * restored process finds the dumper's copy: restore resets it. */
 struct zv_cr_state {
 	volatile int busy;          /* a checkpoint is being taken */
+	int round;                  /* how many were started */
 	volatile int parked;        /* threads parked so far */
 	volatile int release;       /* futex: bumped when parked threads go on */
 	int dumper_htid;            /* the thread that writes the image */

@@ -73,14 +73,20 @@ static void start(struct zv_thread *t, const struct zv_cr_request *req)
 	zv_cr.parked = 0;
 	zv_cr.nthreads = 0;
 	zv_cr.dumper_htid = (int)zv_gettid();
+	zv_cr.round++;
 	__atomic_store_n(&zv_cr.busy, 1, __ATOMIC_RELEASE);
 	(void)t;
 }
 
 static void freeze_here(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	if (t->cr.parked)
-		return; /* a reminder that came while parked */
+	if (t->cr.parked) {
+		/* Still in a park: of this checkpoint, a reminder; of the one
+		 * before (released, on its way out), park again once out. */
+		if (t->cr.round != zv_cr.round)
+			t->cr.freeze = 1;
+		return;
+	}
 	if (zv_interrupted_kernel(t, uc)) {
 		/* Park on the way out: zv_signals_on_exit. */
 		t->cr.freeze = 1;
@@ -223,8 +229,10 @@ void zv_cr_park(struct zv_thread *t)
 {
 	uint64_t keep = ~(ZV_SIGBIT(SIGSYS) | ZV_SIGBIT(SIGKILL) | ZV_SIGBIT(19)), old;
 	zv_host_set_mask(keep, &old);
+again:
 	t->cr.freeze = 0;
 	t->cr.parked = 1;
+	t->cr.round = zv_cr.round;
 	t->cr.mask = old;
 	t->cr.old_htid = t->htid;
 	note_host_state(t);
@@ -269,6 +277,8 @@ void zv_cr_park(struct zv_thread *t)
 		zv_cr.hole = 0;
 	}
 	t->cr.parked = 0;
+	if (t->cr.freeze && zv_cr.busy)
+		goto again; /* the next checkpoint asked while this one was ending */
 	zv_host_set_mask(old, NULL);
 }
 
