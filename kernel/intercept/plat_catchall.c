@@ -92,12 +92,44 @@ long zv_catchall_arm_thread(struct zv_thread *t)
 	return r;
 }
 
+/* A SIGSYS sent to the thread (not the platform's) may have been pending
+ * when the thread's `syscall` trapped: SIGSYS is a standard signal, and the
+ * host drops the trap's own SIGSYS then, leaving rip after the skipped
+ * call. With every call outside kernel text trapped (SUD's selector at
+ * BLOCK, or the seccomp filter), a guest rip right after `syscall` bytes
+ * is such a lost trap; the caller makes the call as the trap would have. */
+static int lost_trap(struct zv_thread *t, struct zv_ucontext *uc, zv_siginfo *trap)
+{
+	/* (page 0's entry page holds zpoline's bounce `syscall`: it counts) */
+	if (zv_in_kernel_text(uc->mc.rip) || t->in_host_vdso ||
+	    (zv_proc.platform != ZV_PLAT_SECCOMP && (t->sud_off || t->sud_selector != 1)))
+		return 0;
+	uint16_t w = 0;
+	uint64_t outer = t->guard_sp;
+	long e = zv_copy_guarded(&w, (const void *)(uc->mc.rip - 2), 2, &t->guard_sp);
+	t->guard_sp = outer;
+	if (e < 0 || w != 0x050f)
+		return 0;
+	*trap = (zv_siginfo){ .si_signo = 31, .si_code = ZV_SYS_USER_DISPATCH };
+	if (zv_proc.platform == ZV_PLAT_SECCOMP) {
+		trap->si_code = ZV_SYS_SECCOMP;
+		trap->si_errno = ZV_SECCOMP_DATA;
+	}
+	trap->sys.call_addr = uc->mc.rip;
+	trap->sys.syscall = (int32_t)uc->mc.rax;
+	trap->sys.arch = AUDIT_ARCH_X86_64;
+	return 1;
+}
+
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 {
 	struct zv_ucontext *uc = ucv;
 	int ours = si->si_code == ZV_SYS_USER_DISPATCH ||
 		   (si->si_code == ZV_SYS_SECCOMP && (si->si_errno & 0xffff) == ZV_SECCOMP_DATA);
 	if (!ours) {
+		zv_siginfo trap;
+		if (si->si_code <= 0 && lost_trap(zv_current(), uc, &trap))
+			zv_sigsys_handler(sig, &trap, ucv); /* first the call, then this signal */
 		if (si->si_code == -1 /* SI_QUEUE */ && zv_cr_sigsys(zv_current(), si, uc))
 			return; /* a checkpoint's request or freeze (cr/freeze.c) */
 		/* kill(SIGSYS) or the like: a signal for the guest. */
