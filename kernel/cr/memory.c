@@ -146,6 +146,23 @@ void zv_cr_scratch(void *p, uint64_t len)
 
 /* --- saving --- */
 
+/* The process's resident memory (/proc/self/statm), which the pages about
+ * make up. */
+static uint64_t resident_bytes(void)
+{
+	char buf[128];
+	long fd = zv_openat(-100, "/proc/self/statm", O_RDONLY | O_CLOEXEC, 0);
+	long n = fd >= 0 ? zv_read((int)fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		zv_close((int)fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *p = buf;
+	zv_parse_dec(p, &p); /* size, then resident */
+	return (uint64_t)zv_parse_dec(p + 1, &p) * PAGE;
+}
+
 struct saver {
 	struct zv_cr_out *o;
 	struct zv_cr_stream mm, pages;
@@ -328,7 +345,8 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	}
 	if (zv_cr_stream_open(o, &s.mm, "mm") < 0)
 		goto out;
-	if (zv_cr_stream_open_direct(o, &s.pages, "pages") < 0) {
+	if ((resident_bytes() >= ZV_CR_DIRECT_BYTES ? zv_cr_stream_open_direct(o, &s.pages, "pages")
+						    : zv_cr_stream_open(o, &s.pages, "pages")) < 0) {
 		zv_close(s.mm.fd);
 		goto out;
 	}

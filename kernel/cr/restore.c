@@ -305,7 +305,7 @@ static void place_memory(struct zv_cr_restore *r)
 	/* Whole pages into page-aligned memory: read past the page cache too
 	 * (the checkpoint wrote them so); the hash is taken from the memory. */
 	r->pages_file = sec && sec->zstd ? "pages.bin.zst" : "pages.bin";
-	if (fd >= 0 && !sec->zstd) {
+	if (fd >= 0 && !sec->zstd && sec->size >= ZV_CR_DIRECT_BYTES) {
 		long fl = zv_sys3(__NR_fcntl, fd, F_GETFL, 0);
 		r->direct = fl >= 0 && zv_sys3(__NR_fcntl, fd, F_SETFL, fl | O_DIRECT) == 0;
 	}
