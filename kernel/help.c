@@ -54,6 +54,10 @@ const char zv_run_help[] =
 	"                   must see time calls (--count, --time); kernel: vDSO calls\n"
 	"                   always go through the kernel; none: no vDSO, as vdso=0\n"
 	"  --stats          print how each process's calls reached the kernel at exit\n"
+	"  --checkpoint-on=SIGNAL  SIGNAL (USR2, or a number) takes a checkpoint\n"
+	"                   instead of reaching the program ('zvisor checkpoint --help')\n"
+	"  --checkpoint-dir=DIR  where it goes (default: checkpoint.PID here)\n"
+	"  --leave-running  the program runs on after such a checkpoint\n"
 	"  -h, --help       show this help\n";
 
 const char zv_trace_help[] =
@@ -103,7 +107,7 @@ const char zv_main_help[] =
 	"found, 2 for a bad command line.\n";
 
 const char zv_checkpoint_help[] =
-	"usage: zvisor checkpoint [--leave-running] PID DIR\n"
+	"usage: zvisor checkpoint [--leave-running] [--compress] PID DIR\n"
 	"\n"
 	"Saves the program that zvisor runs as process PID (its memory, threads,\n"
 	"registers, signal state, file descriptors and timers) into the new\n"
