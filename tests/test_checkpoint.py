@@ -395,11 +395,17 @@ def test_many_checkpoints_leave_running(tmp_path, running):
     long.check(nat)
     g = running(zv_run_argv(argv), cwd=str(tmp_path))
     g.wait_first_line()
-    marks = []
+    marks, took = [], []
     for i in range(1, CHAIN + 1):
-        assert g.proc.poll() is None, "the guest ended after %d checkpoints: %s" % (
-            i - 1, g.result_text())
-        checkpoint(g.pid, tmp_path / ("image%02d" % i), leave_running=True, as_user=cr.user())
+        assert g.proc.poll() is None, "the guest ended after %d checkpoints (they took %s s): %s" % (
+            i - 1, took, g.result_text())
+        t0 = time.monotonic()
+        try:
+            checkpoint(g.pid, tmp_path / ("image%02d" % i), leave_running=True, as_user=cr.user())
+        except AssertionError as e:
+            raise AssertionError("checkpoint %d of %d, answered after %.1f s (the ones before "
+                                 "took %s s): %s" % (i, CHAIN, time.monotonic() - t0, took, e))
+        took.append(round(time.monotonic() - t0, 3))
         time.sleep(0.03)  # a step or so between checkpoints: it runs on in between
         if i in (1, CHAIN):
             marks.append((g.fd_count(), g.rss_kb(), len(g.stdout().splitlines())))
