@@ -10,6 +10,7 @@
 #include "lib/fmt.h"
 #include "lib/kmem.h"
 #include "cr/zstd.h"
+#include "cr/resutil.h"
 #include <linux/fcntl.h>
 #include <stdarg.h>
 
@@ -218,11 +219,6 @@ long zv_cr_write_index_as(struct zv_cr_out *o, const char *build, const char *fi
 
 /* --- reading --- */
 
-static long refuse_in(struct zv_cr_in *in, const char *fmt, const char *a)
-{
-	zv_snprintf(in->why, sizeof in->why, fmt, a);
-	return -1;
-}
 
 /* The value after "key": in json, as a string (copied to out) or a number. */
 static const char *json_find(const char *json, const char *key)
@@ -254,49 +250,49 @@ long zv_cr_read_index(struct zv_cr_in *in, const char *build)
 {
 	long fd = zv_openat(in->dirfd, "index.json", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
-		return refuse_in(in, "index.json: %s", zv_strerror((int)-fd));
+		return zv_cr_in_refuse(in, "index.json: %s", zv_strerror((int)-fd));
 	size_t cap = 256 + (size_t)ZV_CR_MAX_SECTIONS * 128;
 	char *buf = zv_cr_alloc(in, cap);
 	long n = buf ? zv_read((int)fd, buf, cap - 1) : -ENOMEM;
 	zv_close((int)fd);
 	if (n < 0)
-		return refuse_in(in, "index.json: %s", zv_strerror((int)-n));
+		return zv_cr_in_refuse(in, "index.json: %s", zv_strerror((int)-n));
 	buf[n] = 0;
 	char s[128];
 	const char *v;
 	if (json_string(json_find(buf, "format"), s, sizeof s) < 0 || zv_strcmp(s, "zvisor-checkpoint"))
-		return refuse_in(in, "not a zvisor checkpoint (index.json has no format%s)", "");
+		return zv_cr_in_refuse(in, "not a zvisor checkpoint (index.json has no format%s)", "");
 	if (!(v = json_find(buf, "version")) || zv_parse_dec(v, &v) != ZV_CR_VERSION)
-		return refuse_in(in, "unsupported image version (this zvisor reads version 1)%s", "");
+		return zv_cr_in_refuse(in, "unsupported image version (this zvisor reads version 1)%s", "");
 	if (json_string(json_find(buf, "build"), s, sizeof s) < 0)
-		return refuse_in(in, "index.json: no build%s", "");
+		return zv_cr_in_refuse(in, "index.json: no build%s", "");
 	if (zv_strcmp(s, build))
-		return refuse_in(in, "the image was written by another zvisor build (%s)", s);
+		return zv_cr_in_refuse(in, "the image was written by another zvisor build (%s)", s);
 	const char *p = json_find(buf, "sections");
 	in->nsec = 0;
 	while (p && (p = zv_strchr(p, '{'))) {
 		if (in->nsec >= ZV_CR_MAX_SECTIONS)
-			return refuse_in(in, "index.json: too many sections%s", "");
+			return zv_cr_in_refuse(in, "index.json: too many sections%s", "");
 		struct zv_cr_section *sec = &in->sec[in->nsec];
 		const char *end = zv_strchr(p, '}');
 		const char *nv = json_find(p, "name"), *sv = json_find(p, "size"), *hv = json_find(p, "hash");
 		if (!end || !nv || !sv || !hv || nv > end || sv > end || hv > end ||
 		    json_string(nv, sec->name, sizeof sec->name) < 0 || json_string(hv, s, sizeof s) < 0)
-			return refuse_in(in, "index.json: a damaged section entry%s", "");
+			return zv_cr_in_refuse(in, "index.json: a damaged section entry%s", "");
 		const char *e, *zv = json_find(p, "stored");
 		char how[16];
 		sec->zstd = zv && zv < end && json_string(zv, how, sizeof how) == 0 && !zv_strcmp(how, "zstd");
 		if (zv && zv < end && !sec->zstd)
-			return refuse_in(in, "index.json: %s is stored in an unknown way", sec->name);
+			return zv_cr_in_refuse(in, "index.json: %s is stored in an unknown way", sec->name);
 		sec->size = (uint64_t)zv_parse_dec(sv, &e);
 		sec->hash = zv_parse_hex(s, &e);
 		if (*e)
-			return refuse_in(in, "index.json: a damaged hash for %s", sec->name);
+			return zv_cr_in_refuse(in, "index.json: a damaged hash for %s", sec->name);
 		in->nsec++;
 		p = end + 1;
 	}
 	if (!in->nsec)
-		return refuse_in(in, "index.json: no sections%s", "");
+		return zv_cr_in_refuse(in, "index.json: no sections%s", "");
 	return 0;
 }
 
@@ -334,19 +330,19 @@ long zv_cr_open_section(struct zv_cr_in *in, const char *name, const struct zv_c
 		char path[128];
 		zv_snprintf(path, sizeof path, "/proc/%d/fd/%d/%s", (int)zv_getpid(), in->dirfd, file); /* zstd is another process */
 		if (zv_sys3(__NR_faccessat, -100, path, 4 /* R_OK */) < 0)
-			return refuse_in(in, "%s: missing", file), -EIO;
+			return zv_cr_in_refuse(in, "%s: missing", file), -EIO;
 		long fd = zv_cr_zstd_reader(path, &in->zstd_pid);
 		if (fd < 0)
-			return refuse_in(in, "%s: cannot run zstd to read it", file), -EIO;
+			return zv_cr_in_refuse(in, "%s: cannot run zstd to read it", file), -EIO;
 		return fd;
 	}
 	long fd = zv_openat(in->dirfd, file, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
-		return refuse_in(in, "%s: missing", file), -EIO;
+		return zv_cr_in_refuse(in, "%s: missing", file), -EIO;
 	struct { uint64_t dev, ino; uint64_t nlink; uint32_t mode, uid, gid, pad; uint64_t rdev; int64_t size; } st;
 	if (zv_sys2(__NR_fstat, fd, &st) < 0 || (uint64_t)st.size != sec->size) {
 		zv_close((int)fd);
-		return refuse_in(in, "%s: wrong size (damaged image)", file), -EIO;
+		return zv_cr_in_refuse(in, "%s: wrong size (damaged image)", file), -EIO;
 	}
 	return fd;
 }
@@ -361,7 +357,7 @@ long zv_cr_read_into(struct zv_cr_in *in, int fd, void *p, uint64_t len, struct 
 		if (n == -EINTR)
 			continue;
 		if (n <= 0)
-			return refuse_in(in, "%s: short (damaged image)", file);
+			return zv_cr_in_refuse(in, "%s: short (damaged image)", file);
 		c += n;
 		left -= (uint64_t)n;
 	}
@@ -375,10 +371,10 @@ long zv_cr_check_hash(struct zv_cr_in *in, const struct zv_cr_section *sec, cons
 		long st = zv_cr_zstd_wait(in->zstd_pid);
 		in->zstd_pid = 0;
 		if (st != 0)
-			return refuse_in(in, "%s.bin.zst: zstd could not read it (damaged image)", sec->name);
+			return zv_cr_in_refuse(in, "%s.bin.zst: zstd could not read it (damaged image)", sec->name);
 	}
 	if (h->total != sec->size || zv_cr_hash_final(h) != sec->hash)
-		return refuse_in(in, "%s.bin: hash mismatch (damaged image)", sec->name);
+		return zv_cr_in_refuse(in, "%s.bin: hash mismatch (damaged image)", sec->name);
 	return 0;
 }
 
@@ -396,7 +392,7 @@ const void *zv_cr_get(struct zv_cr_in *in, const char *name, uint64_t *len)
 	zv_cr_hash_init(&h, 0);
 	char file[64];
 	zv_snprintf(file, sizeof file, sec->zstd ? "%s.bin.zst" : "%s.bin", name);
-	long r = p ? zv_cr_read_into(in, (int)fd, p, sec->size, &h, file) : refuse_in(in, "%s: out of memory", name);
+	long r = p ? zv_cr_read_into(in, (int)fd, p, sec->size, &h, file) : zv_cr_in_refuse(in, "%s: out of memory", name);
 	zv_close((int)fd);
 	if (r < 0 || zv_cr_check_hash(in, sec, &h) < 0)
 		return (void *)-1;

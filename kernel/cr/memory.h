@@ -28,6 +28,16 @@ struct zv_cr_vma {
 struct zv_cr_run {
 	uint64_t addr, npages;
 };
+/* A record's path, its runs, and the record after it. */
+static inline const char *zv_cr_vma_path(const struct zv_cr_vma *v) { return (const char *)(v + 1); }
+static inline const struct zv_cr_run *zv_cr_vma_runs(const struct zv_cr_vma *v)
+{
+	return (const void *)(zv_cr_vma_path(v) + (v->pathlen ? (v->pathlen + 8) & ~7UL : 0));
+}
+static inline const char *zv_cr_vma_next(const struct zv_cr_vma *v)
+{
+	return (const char *)(zv_cr_vma_runs(v) + v->nruns);
+}
 
 /* From this size on, the pages are written and read with O_DIRECT (paired
  * with CRIU, bench/checkpoint.py: below it the page cache was faster, 6.8

@@ -33,14 +33,13 @@ __attribute__((noreturn)) static void fail(struct zv_cr_in *in)
 
 /* --- the hole: scratch memory where the saved layout has none --- */
 
-static int overlaps_saved(struct zv_cr_in *in, const char *mm, uint64_t mmlen, uint64_t lo, uint64_t hi)
+static int overlaps_saved(const char *mm, uint64_t mmlen, uint64_t lo, uint64_t hi)
 {
-	(void)in;
 	for (const char *p = mm; p < mm + mmlen;) {
 		const struct zv_cr_vma *v = (const void *)p;
 		if (lo < v->end && hi > v->start)
 			return 1;
-		p += sizeof *v + (v->pathlen ? (v->pathlen + 8) & ~7UL : 0) + v->nruns * sizeof(struct zv_cr_run);
+		p = zv_cr_vma_next(v);
 	}
 	return lo < ZV_KWIN_END && hi > ZV_KWIN_START;
 }
@@ -48,7 +47,7 @@ static int overlaps_saved(struct zv_cr_in *in, const char *mm, uint64_t mmlen, u
 uint64_t zv_cr_place_hole(struct zv_cr_in *in, const char *mm, uint64_t mmlen, uint64_t len)
 {
 	for (uint64_t at = 0x600000000000UL; at > 0x10000000000UL; at -= 0x10000000000UL) {
-		if (overlaps_saved(in, mm, mmlen, at, at + len))
+		if (overlaps_saved(mm, mmlen, at, at + len))
 			continue;
 		void *p = zv_mmap((void *)at, len, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -142,7 +141,7 @@ static void relocate_vdso(struct zv_cr_restore *r, const uint8_t *saved, uint64_
 	if (hi > lo) {
 		uint64_t to = 0;
 		for (uint64_t at = 0x5f0000000000UL; at > 0x10000000000UL && !to; at -= 0x10000000000UL)
-			if (!overlaps_saved(in, r->mm, r->mmlen, at, at + (hi - lo)))
+			if (!overlaps_saved(r->mm, r->mmlen, at, at + (hi - lo)))
 				to = at;
 		for (int i = 0; i < r->nown && to; i++) {
 			struct zv_cr_own *o = &r->own[i];
@@ -318,12 +317,9 @@ static void place_memory(struct zv_cr_restore *r)
 	zv_cr_hash_init(&h, 0);
 	for (const char *p = r->mm; p < r->mm + r->mmlen;) {
 		const struct zv_cr_vma *v = (const void *)p;
-		const char *path = p + sizeof *v;
-		p += sizeof *v + (v->pathlen ? (v->pathlen + 8) & ~7UL : 0);
-		const struct zv_cr_run *runs = (const void *)p;
-		p += v->nruns * sizeof *runs;
+		p = zv_cr_vma_next(v);
 		if (v->kind != ZV_CR_VDSO && v->kind != ZV_CR_VVAR && v->kind != ZV_CR_SHMEMFD)
-			map_one(r, v, path, runs, (int)fd, &h);
+			map_one(r, v, zv_cr_vma_path(v), zv_cr_vma_runs(v), (int)fd, &h);
 	}
 	zv_close((int)fd);
 	if (zv_cr_check_hash(in, sec, &h) < 0)
@@ -335,7 +331,7 @@ static void map_memfds(struct zv_cr_restore *r)
 {
 	for (const char *p = r->mm; p < r->mm + r->mmlen;) {
 		const struct zv_cr_vma *v = (const void *)p;
-		p += sizeof *v + (v->pathlen ? (v->pathlen + 8) & ~7UL : 0) + v->nruns * sizeof(struct zv_cr_run);
+		p = zv_cr_vma_next(v);
 		if (v->kind != ZV_CR_SHMEMFD)
 			continue;
 		long fd = zv_cr_memfd_fd(r->in, v->fsize);
@@ -372,7 +368,7 @@ static void read_layout(struct zv_cr_restore *r)
 			zv_strlcpy(r->vdso[r->nvdso].name, name, sizeof r->vdso[0].name);
 			r->nvdso++;
 		}
-		p += sizeof *v + (v->pathlen ? (v->pathlen + 8) & ~7UL : 0) + v->nruns * sizeof(struct zv_cr_run);
+		p = zv_cr_vma_next(v);
 		if (p > r->mm + r->mmlen) {
 			zv_snprintf(in->why, sizeof in->why, "mm.bin: damaged records");
 			fail(in);
