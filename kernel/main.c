@@ -208,6 +208,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	/* The host reads auxv from where this image has it now: in buf. */
 	zv_publish_mm_fields(sp, buf, top - sp);
 	uint64_t mask = x->guest_mask & ~zv_kernel_signals();
+	t->kernel_blocked = zv_kernel_blocked(x->guest_mask);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
 	zv_host_set_mask(mask, NULL);
 	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);

@@ -545,3 +545,93 @@ def test_checkpoint_with_an_outside_pipe(tmp_path, tmp_path_factory, running):
         zvtest.assert_same(nat, joined, "checkpoint of a guest holding an outside pipe")
     finally:
         os.close(r)
+
+
+# --- edges: shared memory, futex timeouts, a blocked --checkpoint-on signal (cr_edges) -------
+
+EDGES = "cr_edges"
+
+
+def edges_native(mode, *args):
+    argv = [zvtest.guest(EDGES), mode] + [str(a) for a in args]
+    nat = zvtest.run_native(argv)
+    guestdesc.get(EDGES).run(mode).check(nat)
+    return argv, nat
+
+
+@pytest.mark.parametrize("platform", [None, "stubs"])
+def test_sysv_shm_refused(platform, tmp_path, running):
+    """A SysV shared memory segment (shmat) may be another process's too:
+    the checkpoint refuses it with one line, writes nothing, and the guest
+    runs on to its native end."""
+    need_core()
+    argv, nat = edges_native("shm")
+    g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
+    g.wait_first_line()
+    image = tmp_path / "image"
+    res = zv("checkpoint", g.pid, image, as_user=cr.user(), timeout=30)
+    assert_one_line(res, "checkpoint of a guest with a SysV shm segment")
+    assert "SysV shared memory" in res.stderr, res.stderr
+    assert not image.exists() and not list(tmp_path.glob("image.tmp.*")), os.listdir(tmp_path)
+    zvtest.assert_same(nat, g.finish(), "the guest after a refused checkpoint")
+
+
+@pytest.mark.parametrize("platform", [None, "stubs"])
+def test_shared_file_mapping(platform, tmp_path, running):
+    """A MAP_SHARED mapping of a file is saved by its path (the file holds
+    its pages) and mapped shared again: a write through it after the
+    restore is in the file."""
+    need_core()
+    if cr.user():
+        zvtest.chown_tree(str(tmp_path), cr.user())
+    argv, nat = edges_native("shfile", tmp_path)
+    g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
+    g.wait_first_line()
+    image = tmp_path / "image"
+    checkpoint(g.pid, image, as_user=cr.user(), what="a MAP_SHARED file mapping")
+    orig = g.finish(timeout=30)
+    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    zvtest.assert_same(nat, joined, "a MAP_SHARED file mapping, restored")
+
+
+@pytest.mark.parametrize("restore_opts", [[], ["--other-host"]], ids=["same-host", "other-host"])
+def test_futex_timeouts_go_on(restore_opts, tmp_path, running):
+    """Two threads in 2 s futex waits, cut at about 1 s: after the restore
+    the relative wait (FUTEX_WAIT) goes on with the time it had left, and
+    the absolute one (FUTEX_WAIT_BITSET on MONOTONIC) keeps its deadline in
+    the guest's time, also where virtual time continues the clocks
+    (--other-host); neither wakes early (the guest checks), and both wake
+    about 1 s after the restore, not 2 (a loose bound: semantics, not
+    speed)."""
+    need_core()
+    argv, nat = edges_native("futex")
+    g = running(zv_run_argv(argv), cwd=str(tmp_path))
+    g.wait_first_line()
+    time.sleep(1.0)
+    image = tmp_path / "image"
+    checkpoint(g.pid, image, as_user=cr.user(), what="two threads in futex waits")
+    orig = g.finish(timeout=30)
+    t0 = time.monotonic()
+    rest = zv(*(["restore"] + restore_opts + [image]), as_user=cr.user(), cwd=str(tmp_path))
+    took = time.monotonic() - t0
+    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    zvtest.assert_same(nat, joined, "futex waits cut at 1 s, restore %s" % restore_opts)
+    assert took < 1.8, "the restored futex waits took %.2f s: restarted with the whole 2 s" % took
+
+
+@pytest.mark.parametrize("platform", [None, "stubs"])
+def test_blocked_checkpoint_signal(platform, tmp_path):
+    """A guest that blocks zvisor's --checkpoint-on signal still gets
+    checkpointed by it, yet reads its mask back as it set it: the old set
+    of sigprocmask, a new thread's mask, a handler's frame."""
+    need_core()
+    argv, nat = edges_native("mask")
+    image = str(tmp_path / "image")
+    orig = zvtest.run_zv(argv, platform, ["--checkpoint-on=USR2", "--checkpoint-dir=" + image,
+                                          "--leave-running"], cwd=str(tmp_path))
+    zvtest.assert_same(nat, orig, "the original under zvisor --checkpoint-on=USR2")
+    assert os.path.isdir(image), "no image written: " + orig.stderr
+    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+    assert_suffix(nat, rest, "restore of a guest that blocks SIGUSR2")
+    assert rest.stdout.startswith("after:"), rest.stdout

@@ -43,6 +43,7 @@ struct zv_thread {
 	uint64_t host_held;            /* deferred signals the host keeps blocked until delivery (sys/signal.c) */
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
 	int sigsys_blocked;            /* the guest believes SIGSYS is blocked */
+	uint64_t kernel_blocked;       /* the other kernel signals (--checkpoint-on's) it believes blocked */
 	int sigsys_held;               /* a SIGSYS sent while it was: pending in sigsys_info (sys/signal.c) */
 	int faults_blocked;            /* the guest blocks SIGSEGV or SIGBUS (see zv_unblock_faults) */
 	uint64_t delivery_mask_set;    /* set while sigsuspend & co. apply a temporary mask */

@@ -83,6 +83,14 @@ static inline uint64_t zv_kernel_signals(void)
 	return (1UL << 30) | (zv_cr.signal ? 1UL << (zv_cr.signal - 1) : 0);
 }
 
+/* Of a guest mask m, the kernel's signals other than SIGSYS (which has its
+ * own hold: sys/signal.c): the host never blocks them, but the guest's
+ * view of its mask keeps them as it set them (t->kernel_blocked). */
+static inline uint64_t zv_kernel_blocked(uint64_t m)
+{
+	return m & zv_kernel_signals() & ~(1UL << 30);
+}
+
 /* cr/freeze.c */
 int zv_cr_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc); /* 1: it was ours */
 void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc);                /* --checkpoint-on's signal */

@@ -190,8 +190,8 @@ static int kind_of(const struct zv_cr_mapline *m, const struct zv_cr_layout *l)
 		return ZV_CR_STACK;
 	if (shared && zv_startswith(m->path, "/memfd:"))
 		return ZV_CR_SHMEMFD;
-	if (shared)
-		return anon || zv_startswith(m->path, "/dev/zero") || zv_startswith(m->path, "/SYSV") ? ZV_CR_SHANON : ZV_CR_SHFILE;
+	if (shared) /* a SysV segment ("/SYSVkey (deleted)") is refused as a file: save_one */
+		return anon || zv_startswith(m->path, "/dev/zero") ? ZV_CR_SHANON : ZV_CR_SHFILE;
 	return anon ? ZV_CR_ANON : ZV_CR_FILE;
 }
 
@@ -255,6 +255,9 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 	struct zv_cr_vma v = { .start = m->lo, .end = m->hi, .off = m->off, .kind = (uint32_t)kind };
 	v.prot = (m->perms[0] == 'r' ? PROT_READ : 0) | (m->perms[1] == 'w' ? PROT_WRITE : 0) |
 		 (m->perms[2] == 'x' ? PROT_EXEC : 0);
+	if (kind == ZV_CR_SHFILE && zv_startswith(m->path, "/SYSV"))
+		return zv_cr_refuse(o, "SysV shared memory (shmat) at %lx: it may be shared with other processes",
+				    (unsigned long)m->lo);
 	if (kind == ZV_CR_SHMEMFD) {
 		if (!memfd_open(m->inode))
 			return zv_cr_refuse(o, "a shared mapping of a memfd no fd holds: %s", m->path);

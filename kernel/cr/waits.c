@@ -3,17 +3,20 @@
  * their whole timeout. A layer (always on, for these few calls only):
  * - nanosleep and a relative clock_nanosleep: the host always gets a rem
  *   buffer, and what it leaves there is the time left;
- * - poll, epoll_wait, epoll_pwait (milliseconds) and epoll_pwait2 (a
- *   timespec): the time left is the timeout less the time spent, measured
- *   on the host's MONOTONIC clock from the call's start.
+ * - poll, epoll_wait, epoll_pwait (milliseconds), epoll_pwait2 and
+ *   FUTEX_WAIT (a relative timespec): the time left is the timeout less the
+ *   time spent, measured on the host's MONOTONIC clock from the call's
+ *   start.
  * select, pselect6 and ppoll need nothing: the host writes the time left
- * back into their argument. futex waits start again (their callers re-check
- * the time: glibc's are absolute, Go's timers go through epoll_wait). */
+ * back into their argument. The other futex waits have absolute deadlines,
+ * which keep their meaning as they are (the vtime layer converts them where
+ * a restore continues the clocks). */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include <asm/unistd_64.h>
+#include <linux/futex.h>
 
 #define TIMER_ABSTIME 1
 #define NSEC 1000000000L
@@ -74,13 +77,14 @@ static long sleep_call(struct zv_call *c)
 	return r;
 }
 
-/* poll, epoll_wait, epoll_pwait: ms in argument i; epoll_pwait2: a timespec. */
+/* poll, epoll_wait, epoll_pwait: ms in argument i; epoll_pwait2 and
+ * FUTEX_WAIT: a timespec. */
 static long timed_call(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
 	int i = c->nr == __NR_poll ? 2 : 3;
-	int ts = c->nr == __NR_epoll_pwait2;
+	int ts = c->nr == __NR_epoll_pwait2 || c->nr == __NR_futex;
 	long timeout_ns;
 	struct kts in, left;
 	if (ts) {
@@ -116,13 +120,15 @@ static long timed_call(struct zv_call *c)
 static int sees(long nr)
 {
 	return nr == __NR_nanosleep || nr == __NR_clock_nanosleep || nr == __NR_poll || nr == __NR_epoll_wait ||
-	       nr == __NR_epoll_pwait || nr == __NR_epoll_pwait2;
+	       nr == __NR_epoll_pwait || nr == __NR_epoll_pwait2 || nr == __NR_futex;
 }
 
 static long call(struct zv_call *c)
 {
 	if (c->nr == __NR_nanosleep || c->nr == __NR_clock_nanosleep)
 		return sleep_call(c);
+	if (c->nr == __NR_futex && ((c->a[1] & FUTEX_CMD_MASK) != FUTEX_WAIT || !c->a[3]))
+		return zv_next(c); /* no timeout, an absolute one, or no wait */
 	return timed_call(c);
 }
 

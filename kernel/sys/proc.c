@@ -66,6 +66,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	/* rt_sigreturn installs uc_stack as the host altstack: the child's block. */
 	f->uc.uc_stack = (struct zv_stack){ (uint64_t)c + ZV_BLOCK_HEAD, 0, 0, ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
 	c->sigsys_blocked = t->sigsys_blocked;
+	c->kernel_blocked = t->kernel_blocked;
 	c->faults_blocked = t->faults_blocked;
 	c->trace.traced = t->trace.traced && zv_proc.trace.follow; /* strace -f */
 	zv_ids_after_clone(c, flags);

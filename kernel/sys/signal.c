@@ -39,7 +39,7 @@ void zv_host_set_mask(uint64_t mask, uint64_t *old)
 /* The mask the guest believes is in force for the context uc. */
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	return uc->uc_sigmask | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
+	return uc->uc_sigmask | t->kernel_blocked | (t->sigsys_blocked ? ZV_SIGBIT(SIGSYS) : 0);
 }
 
 static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
@@ -70,6 +70,7 @@ static void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t
 		defer(t, SIGSYS, &t->sigsys_info); /* delivered on the way out */
 	}
 	t->faults_blocked = (m & ZV_FAULT_SIGNALS) != 0;
+	t->kernel_blocked = zv_kernel_blocked(m);
 	uc->uc_sigmask = m & ~zv_kernel_signals();
 }
 

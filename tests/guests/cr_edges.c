@@ -1,0 +1,183 @@
+/* cr_edges.c: the checkpoint's edge cases (tests/test_checkpoint.py).
+ *   cr_edges shm          a SysV shared memory segment attached (a checkpoint
+ *                         must refuse it): prints "ready", then 8 steps of 100 ms
+ *   cr_edges shfile DIR   a MAP_SHARED mapping of DIR/shared: "ready", 8 steps,
+ *                         then a write through it must be in the file
+ *   cr_edges futex        two threads in 2 s futex waits, one relative
+ *                         (FUTEX_WAIT), one to an absolute MONOTONIC deadline
+ *                         (FUTEX_WAIT_BITSET); both must time out, not early
+ *   cr_edges mask         blocks SIGUSR2, raises it (zvisor's --checkpoint-on):
+ *                         the mask the guest reads back keeps SIGUSR2 blocked */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* <linux/futex.h>'s, which musl lacks */
+#define FUTEX_WAIT_PRIVATE 128
+#define FUTEX_WAIT_BITSET_PRIVATE (9 | 128)
+#define FUTEX_BITSET_MATCH_ANY 0xffffffff
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static void steps(const char *p)
+{
+	printf("ready\n");
+	for (int i = 1; i <= 8; i++) {
+		sleep_ms(100);
+		printf("step %d %s\n", i, p);
+	}
+}
+
+static int shm(void)
+{
+	int id = shmget(IPC_PRIVATE, 1 << 16, IPC_CREAT | 0600);
+	char *p = id < 0 ? (void *)-1 : shmat(id, NULL, 0);
+	if (p == (void *)-1) {
+		printf("FAIL: shmget/shmat: %s\n", strerror(errno));
+		return 1;
+	}
+	shmctl(id, IPC_RMID, NULL); /* gone with its last detach, even if killed */
+	strcpy(p, "shared");
+	steps(p);
+	shmdt(p);
+	return 0;
+}
+
+static int shfile(const char *dir)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/shared", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, 4096) < 0) {
+		printf("FAIL: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd); /* the mapping alone holds the file */
+	strcpy(p, "before");
+	steps(p);
+	strcpy(p + 6, " after");
+	char buf[32] = "";
+	fd = open(path, O_RDONLY);
+	pread(fd, buf, sizeof buf - 1, 0);
+	close(fd);
+	printf("the file reads '%s'\n", buf); /* only if the mapping is the file's */
+	return 0;
+}
+
+static int word;
+
+static long ns(const struct timespec *t) { return t->tv_sec * 1000000000L + t->tv_nsec; }
+
+static void *wait_relative(void *arg)
+{
+	struct timespec ts = { 2, 0 };
+	long r = syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	return (void *)(r < 0 && errno == ETIMEDOUT ? "timed out" : "FAIL: woke otherwise");
+}
+
+static void *wait_absolute(void *arg)
+{
+	struct timespec dl, now;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += 2;
+	long r;
+	do /* a restart after a freeze is the host's business, not EINTR */
+		r = syscall(SYS_futex, &word, FUTEX_WAIT_BITSET_PRIVATE, 0, &dl, NULL, FUTEX_BITSET_MATCH_ANY);
+	while (r < 0 && errno == EINTR);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!(r < 0 && errno == ETIMEDOUT))
+		return "FAIL: woke otherwise";
+	return ns(&now) >= ns(&dl) ? "timed out" : "FAIL: timed out before its deadline";
+}
+
+static int futexes(void)
+{
+	pthread_t a, b;
+	void *ra, *rb;
+	pthread_create(&a, NULL, wait_relative, NULL);
+	pthread_create(&b, NULL, wait_absolute, NULL);
+	printf("ready\n");
+	pthread_join(a, &ra);
+	pthread_join(b, &rb);
+	printf("relative: %s\nabsolute: %s\n", (char *)ra, (char *)rb);
+	return 0;
+}
+
+static const char *usr2(const sigset_t *s) { return sigismember(s, SIGUSR2) ? "blocked" : "FAIL: not blocked"; }
+
+static void on_usr1(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	sigset_t now;
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	printf("handler: SIGUSR2 %s in its frame, %s in its mask\n", usr2(&uc->uc_sigmask), usr2(&now));
+}
+
+static void *thread_mask(void *arg)
+{
+	sigset_t now;
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	printf("%s: SIGUSR2 %s\n", (char *)arg, usr2(&now));
+	return NULL;
+}
+
+static void show(const char *when)
+{
+	sigset_t now;
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	printf("%s: SIGUSR2 %s\n", when, usr2(&now));
+	pthread_t t;
+	pthread_create(&t, NULL, thread_mask, "new thread");
+	pthread_join(t, NULL);
+	raise(SIGUSR1);
+}
+
+static int mask(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO };
+	sigaction(SIGUSR1, &sa, NULL);
+	sigset_t s, old;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	sigprocmask(SIG_BLOCK, &s, &old);
+	printf("old set: SIGUSR2 %s\n", usr2(&old));
+	show("before");
+	raise(SIGUSR2); /* natively: pending, as it stays blocked */
+	show("after");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *mode = argc > 1 ? argv[1] : "";
+	if (!strcmp(mode, "shm"))
+		return shm();
+	if (!strcmp(mode, "shfile") && argc > 2)
+		return shfile(argv[2]);
+	if (!strcmp(mode, "futex"))
+		return futexes();
+	if (!strcmp(mode, "mask"))
+		return mask();
+	fprintf(stderr, "usage: cr_edges shm|shfile DIR|futex|mask\n");
+	return 2;
+}
