@@ -107,7 +107,8 @@ const char zv_main_help[] =
 	"found, 2 for a bad command line.\n";
 
 const char zv_checkpoint_help[] =
-	"usage: zvisor checkpoint [--leave-running] [--compress] PID DIR\n"
+	"usage: zvisor checkpoint [--leave-running] [--compress[=auto]|--no-compress]\n"
+	"                         PID DIR\n"
 	"\n"
 	"Saves the program that zvisor runs as process PID (its memory, threads,\n"
 	"registers, signal state, file descriptors and timers) into the new\n"
@@ -116,8 +117,11 @@ const char zv_checkpoint_help[] =
 	"\n"
 	"options:\n"
 	"  -R, --leave-running  keep the program running after the checkpoint\n"
-	"  -z, --compress       compress the pages with zstd when that makes them at\n"
-	"                       least a tenth smaller (needs the zstd program)\n"
+	"  --compress=auto      the default: compress the pages with zstd (when\n"
+	"                       installed) from 1 MiB on, when a sample of them says\n"
+	"                       it saves at least a quarter\n"
+	"  -z, --compress       always compress the pages (needs the zstd program)\n"
+	"  --no-compress        never compress them\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"What version 1 cannot save is refused with one line, and DIR is not\n"

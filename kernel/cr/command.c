@@ -9,6 +9,7 @@
 #include "cr/stream.h"
 #include "cr/memory.h"
 #include "cr/zstd.h"
+#include "cr/sample.h"
 #include "help.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -86,18 +87,27 @@ static int readable(int fd, int ms)
 	return zv_sys5(__NR_ppoll, &p, 1, &t, NULL, 8) > 0;
 }
 
-/* --compress: pages.bin becomes pages.bin.zst when zstd makes it at least
- * a tenth smaller; the index, rewritten whole and renamed over the old
- * one, says so. The image is complete at every step. */
-static void compress_pages(const char *dir)
+enum { Z_AUTO, Z_ALWAYS, Z_NEVER };
+/* Below this, running zstd (a few ms) costs more than the bytes it saves. */
+#define AUTO_MIN (1UL << 20)
+
+/* pages.bin becomes pages.bin.zst (how: Z_ALWAYS, or Z_AUTO from 1 MiB on
+ * when a sample says a quarter would be saved (cr/sample.c) and the whole
+ * is then at least a tenth smaller); the
+ * index, rewritten whole and renamed over the old one, says so. The image
+ * is complete at every step. */
+static void compress_pages(const char *dir, int how)
 {
 	char src[4200], dst[4200];
 	zv_snprintf(src, sizeof src, "%s/pages.bin", dir);
 	zv_snprintf(dst, sizeof dst, "%s/pages.bin.zst", dir);
 	struct zv_cr_stat a, b;
-	if (zv_cr_stat_path(src, &a) < 0 || !a.size)
+	if (how == Z_NEVER || zv_cr_stat_path(src, &a) < 0 || !a.size)
 		return;
-	if (zv_cr_zstd_compress(src, dst) < 0 || zv_cr_stat_path(dst, &b) < 0 || b.size * 10 > a.size * 9) {
+	if (how == Z_AUTO && (a.size < AUTO_MIN || zv_cr_sample_saving(src, a.size) < 25 || !zv_cr_zstd_path()))
+		return;
+	if (zv_cr_zstd_compress(src, dst) < 0 || zv_cr_stat_path(dst, &b) < 0 ||
+	    (how == Z_AUTO && b.size * 10 > a.size * 9)) {
 		zv_sys3(__NR_unlinkat, -100, dst, 0);
 		return;
 	}
@@ -128,7 +138,7 @@ static void compress_pages(const char *dir)
 
 __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 {
-	int compress = 0;
+	int compress = Z_AUTO;
 	struct zv_cr_request *req = zv_kmap(sizeof *req, 4096, -1);
 	if (zv_is_err((long)req))
 		die1("checkpoint", "out of memory%s%s", "", "");
@@ -144,7 +154,11 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 		} else if (!zv_strcmp(a, "--compress") || !zv_strcmp(a, "-z")) {
 			if (!zv_cr_zstd_path())
 				die1("checkpoint", "--compress needs the zstd program (apt-get install zstd)%s%s", "", "");
-			compress = 1;
+			compress = Z_ALWAYS;
+		} else if (!zv_strcmp(a, "--compress=auto")) {
+			compress = Z_AUTO;
+		} else if (!zv_strcmp(a, "--no-compress")) {
+			compress = Z_NEVER;
 		} else if (a[0] == '-' && a[1]) {
 			usage("checkpoint", "unknown option '%s'", a);
 		} else if (npos < 2) {
@@ -213,8 +227,7 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 		die1("checkpoint", "%s%s", zv_startswith(msg, "error: ") ? msg + 7 : msg, "");
 	if (!req->leave_running && pidfd >= 0)
 		readable((int)pidfd, 10000); /* it ends: return once it has */
-	if (compress)
-		compress_pages(req->dir);
+	compress_pages(req->dir, compress);
 	zv_exit_group(0);
 }
 

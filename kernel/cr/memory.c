@@ -2,8 +2,9 @@
  * mapping), "pages" (the pages worth saving, in record order), "kdata" (the
  * kernel image's own data and bss) and "vdso" (docs/CHECKPOINT.md). Saved
  * from /proc/self/maps and /proc/self/pagemap: anonymous pages that are
- * present or swapped, and of private file mappings only the pages that
- * differ from the file (copied on write: not file pages in pagemap). */
+ * present or swapped and not all zero, and of private file mappings only
+ * the pages that differ from the file (copied on write: not file pages in
+ * pagemap). */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "cr/memory.h"
@@ -169,7 +170,7 @@ struct saver {
 	int pagemap;
 	uint64_t *pm;            /* pagemap entries, PM_CHUNK at a time */
 	struct zv_cr_run *runs;  /* one mapping's runs */
-	uint64_t maxruns;
+	uint64_t maxruns;        /* as many again for the holes zero pages leave */
 	uint8_t *bounce;         /* a page, aligned for O_DIRECT */
 };
 #define PM_CHUNK 8192UL
@@ -208,6 +209,25 @@ static int worth_saving(int k, uint64_t e)
 		return 0; /* never touched: zero, or still the file's */
 	if (k == ZV_CR_FILE)
 		return !(e & PM_FILE) || (e & PM_SWAPPED); /* copied on write */
+	return 1;
+}
+
+/* Zero pages are left out of the image where an unsaved page reads as zero
+ * after the restore (not in a private file mapping, where it reads as the
+ * file), while the holes they leave use at most maxruns runs: the runs a
+ * mapping had without them still fit. Never in the checkpointing thread's
+ * own block, which changes while it is saved. */
+static int zero_page(const struct saver *s, int kind, int prot, uint64_t a, uint64_t nruns)
+{
+	if (kind == ZV_CR_FILE || !(prot & PROT_READ) || nruns >= s->maxruns)
+		return 0;
+	uint64_t self = (uint64_t)zv_current();
+	if (a >= self && a < self + ZV_BLOCK_SIZE)
+		return 0;
+	const uint64_t *w = (const uint64_t *)a;
+	for (uint64_t i = 0; i < PAGE / 8; i++)
+		if (w[i])
+			return 0;
 	return 1;
 }
 
@@ -284,13 +304,13 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 				return zv_cr_refuse(o, "cannot read /proc/self/pagemap");
 			for (uint64_t i = 0; i < n; i++) {
 				uint64_t a = m->lo + (base + i) * PAGE;
-				if (worth_saving(kind, s->pm[i]) && !is_scratch(a)) {
+				if (worth_saving(kind, s->pm[i]) && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
 					if (run_len && run_start + run_len * PAGE == a) {
 						run_len++;
 						continue;
 					}
 					if (run_len) {
-						if (nruns == s->maxruns)
+						if (nruns == 2 * s->maxruns)
 							return zv_cr_refuse(o, "too fragmented a mapping at %lx", (unsigned long)m->lo);
 						s->runs[nruns++] = (struct zv_cr_run){ run_start, run_len };
 					}
@@ -300,7 +320,7 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 			}
 		}
 		if (run_len) {
-			if (nruns == s->maxruns)
+			if (nruns == 2 * s->maxruns)
 				return zv_cr_refuse(o, "too fragmented a mapping at %lx", (unsigned long)m->lo);
 			s->runs[nruns++] = (struct zv_cr_run){ run_start, run_len };
 		}
@@ -328,7 +348,7 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	struct zv_cr_layout l;
 	zv_cr_image_layout(&l);
 	struct saver s = { .o = o, .maxruns = 1UL << 16 };
-	uint64_t maplen = 0, pmlen = PM_CHUNK * 8, runlen = s.maxruns * sizeof *s.runs;
+	uint64_t maplen = 0, pmlen = PM_CHUNK * 8, runlen = 2 * s.maxruns * sizeof *s.runs;
 	char *maps = zv_cr_read_maps(&maplen);
 	s.pm = zv_kmap(pmlen + PAGE, 4096, -1);
 	s.runs = zv_kmap(runlen, 4096, -1);

@@ -6,6 +6,9 @@
  *   cr_edges futex        two threads in 2 s futex waits, one relative
  *                         (FUTEX_WAIT), one to an absolute MONOTONIC deadline
  *                         (FUTEX_WAIT_BITSET); both must time out, not early
+ *   cr_edges heap         8 MiB of text and 8 MiB of zeros on the heap (the
+ *                         image leaves the zeros out and compresses the
+ *                         text): "ready", 8 steps with the text's checksum
  *   cr_edges mask         blocks SIGUSR2, raises it (zvisor's --checkpoint-on):
  *                         the mask the guest reads back keeps SIGUSR2 blocked */
 #define _GNU_SOURCE
@@ -79,6 +82,22 @@ static int shfile(const char *dir)
 	pread(fd, buf, sizeof buf - 1, 0);
 	close(fd);
 	printf("the file reads '%s'\n", buf); /* only if the mapping is the file's */
+	return 0;
+}
+
+static int heap(void)
+{
+	size_t n = 8 << 20;
+	char *text = malloc(n), *zeros = malloc(n);
+	for (size_t k = 0, i = 0; k + 32 < n; i++)
+		k += sprintf(text + k, "line %zu of the heap\n", i);
+	memset(zeros, 0, n); /* present, and zero */
+	unsigned long sum = 0;
+	for (size_t k = 0; k < n; k++)
+		sum = sum * 31 + (unsigned char)text[k] + (unsigned char)zeros[k];
+	char line[64];
+	snprintf(line, sizeof line, "sum %lx", sum);
+	steps(line);
 	return 0;
 }
 
@@ -178,6 +197,8 @@ int main(int argc, char **argv)
 		return futexes();
 	if (!strcmp(mode, "mask"))
 		return mask();
-	fprintf(stderr, "usage: cr_edges shm|shfile DIR|futex|mask\n");
+	if (!strcmp(mode, "heap"))
+		return heap();
+	fprintf(stderr, "usage: cr_edges shm|shfile DIR|futex|mask|heap\n");
 	return 2;
 }
