@@ -266,6 +266,47 @@ static long spawn_wait(const char *path, char *const argv[])
 	return 0;
 }
 
+/* Calls the cr-waits layer sees (kernel/cr/waits.c) that return at once:
+ * what that layer costs a call. */
+static int futex_word;
+
+static long op_futexwake(long n)
+{
+	for (long i = 0; i < n; i++) {
+		long r = rsys3(SYS_futex, (long)&futex_word, 1 | 128 /* FUTEX_WAKE_PRIVATE */, 1);
+		if (r != 0)
+			return r < 0 ? r : -EIO;
+	}
+	return 0;
+}
+
+static long op_futexwait(long n)
+{
+	struct timespec ts = {1, 0};
+	for (long i = 0; i < n; i++) {
+		/* the word is 0, not 1: EAGAIN at once, through the timed path */
+		long r = rsys4(SYS_futex, (long)&futex_word, 0 | 128 /* FUTEX_WAIT_PRIVATE */, 1, (long)&ts);
+		if (r != -EAGAIN) {
+			snprintf(detail, sizeof detail, "futex returned %ld, not -EAGAIN", r);
+			return r < 0 ? r : -EIO;
+		}
+	}
+	return 0;
+}
+
+static long op_polltimed(long n)
+{
+	struct { int fd; short events, revents; } p = {fd_zero, 1 /* POLLIN */, 0};
+	for (long i = 0; i < n; i++) {
+		long r = rsys3(SYS_poll, (long)&p, 1, 1000);
+		if (r != 1) {
+			snprintf(detail, sizeof detail, "poll returned %ld, not 1", r);
+			return r < 0 ? r : -EIO;
+		}
+	}
+	return 0;
+}
+
 static long op_fork(long n)
 {
 	for (long i = 0; i < n; i++) {
@@ -386,6 +427,9 @@ static const struct op ops[] = {
 	{"select10", op_select, 10, 0, "select() on 10 /dev/null fds, zero timeout"},
 	{"select100", op_select, 100, 0, "select() on 100 /dev/null fds, zero timeout"},
 	{"select1000", op_select, 1000, 0, "select() on 1000 /dev/null fds, zero timeout"},
+	{"futexwake", op_futexwake, 0, 0, "FUTEX_WAKE with no waiter"},
+	{"futexwait", op_futexwait, 0, 0, "FUTEX_WAIT with a 1 s timeout on a word that differs (EAGAIN)"},
+	{"polltimed", op_polltimed, 0, 0, "poll() of /dev/zero with a 1 s timeout (ready at once)"},
 	{"fork", op_fork, 0, 0, "fork + child exit + wait4"},
 	{"exec", op_exec, 0, 0, "fork + execve /bin/true + wait4"},
 	{"sh", op_sh, 0, 0, "fork + execve /bin/sh -c true + wait4"},

@@ -84,11 +84,22 @@ static int invariant_tsc(void)
 	return (d >> 8) & 1;
 }
 
-void zv_count_tsc_init(void)
+/* -1 until asked (CPUID costs a trip to the hypervisor); 0 once the guest
+ * disables the TSC (zv_count_tsc_off). */
+static int tsc_usable = -1;
+
+int zv_tsc_usable(void)
 {
 	int mode = 0;
-	zv_count_tsc = zv_count_timed && table && invariant_tsc() &&
-		       zv_sys2(__NR_prctl, 25 /* PR_GET_TSC */, &mode) == 0 && mode == 1 /* PR_TSC_ENABLE */;
+	if (tsc_usable < 0)
+		tsc_usable = invariant_tsc() && zv_sys2(__NR_prctl, 25 /* PR_GET_TSC */, &mode) == 0 &&
+			     mode == 1 /* PR_TSC_ENABLE */;
+	return tsc_usable;
+}
+
+void zv_count_tsc_init(void)
+{
+	zv_count_tsc = zv_count_timed && table && zv_tsc_usable();
 	if (zv_count_tsc) {
 		mono0 = mono_ns();
 		tsc0 = zv_rdtsc();
@@ -119,6 +130,7 @@ void zv_count_flush(void)
 void zv_count_tsc_off(void)
 {
 	zv_count_flush();
+	tsc_usable = 0;
 	if (zv_count_tsc) {
 		zv_count_tsc = 0;
 		zv_layers_fold(); /* summed calls go through the trace layer again */

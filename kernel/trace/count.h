@@ -39,6 +39,9 @@ static inline uint64_t zv_rdtsc(void)
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return (uint64_t)hi << 32 | lo;
 }
+/* Whether the kernel may read the TSC (cr/waits.c, -c): invariant, and
+ * not disabled by the guest. */
+int zv_tsc_usable(void);
 void zv_count_tsc_init(void);
 void zv_count_cycles(long nr, int vdso, uint64_t cycles);
 void zv_count_flush(void);
