@@ -103,6 +103,15 @@ def test_raw_syscall_numbers(name, platform):
     compare_guest(name, platform)
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", builds("switchsys"))
+def test_syscalls_in_jump_table_cases(name, platform):
+    """Syscalls in a switch's cases: on stubs they get windows whose
+    targets the jump table proves (intercept/jumptab.c); everywhere the
+    calls and the fall-through behave as natively."""
+    compare_guest(name, platform)
+
+
 # --- signals ----------------------------------------------------------------
 
 @pytest.mark.parametrize("platform", PLATFORMS)

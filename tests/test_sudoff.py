@@ -11,7 +11,7 @@ import re
 import pytest
 
 import zvtest
-from guestdesc import check_native
+from guestdesc import builds, check_native
 from test_fastpath import stats_of, strip_stats
 
 
@@ -58,3 +58,18 @@ def test_vdso_fallbacks(vdso, sudoff, taint):
     zv = run_both("covered", ["--stats", "--vdso=" + vdso])
     s = stats_of(zv.stderr)
     assert (s["sudoff"], s["taint"]) == (sudoff, taint), s
+
+
+@pytest.mark.parametrize("build", builds("switchsys"))
+def test_jump_table_cases_get_windows(build):
+    """A switch's jump table: its bound check and its entries prove where
+    it lands, so the syscalls in its cases become windows (no SIGSYS at
+    all, where before each was one), and a static program whose only
+    syscalls sit there still runs with SUD off."""
+    nat = check_native(build)
+    zv = zvtest.run_zv([zvtest.guest(build)], "stubs", ["--stats", "--no-cache"])
+    assert (zv.stdout, zv.returncode) == (nat.stdout, nat.returncode), zv.stderr
+    s = stats_of(zv.stderr)
+    assert s["sigsys"] == 0, s
+    if build != "switchsys":  # static: nothing else to leave uncovered
+        assert (s["sudoff"], s["uncovered"]) == (1, 0), s

@@ -98,6 +98,15 @@ static long read_at(const struct image *im, uint64_t v, void *dst, uint64_t len,
 	return -1;
 }
 
+/* The image's bytes at run address a (the image runs at address +
+ * bias), for jump tables: the whole of [a, a + n) or -1. */
+struct reader { struct image *im; uint64_t bias; };
+static int read_run(void *ctx, uint64_t a, void *dst, uint64_t n)
+{
+	const struct reader *r = ctx;
+	return read_at(r->im, a - r->bias, dst, n, NULL) == (long)n ? 0 : -1;
+}
+
 /* The bytes at image address v, n of them, or NULL outside b. */
 static const uint8_t *at(const struct buf *b, uint64_t v, uint64_t n)
 {
@@ -576,9 +585,15 @@ void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uin
 				continue;
 			uint64_t flo = x->p_offset > off ? x->p_offset : off;
 			uint64_t fhi = x->p_offset + x->p_filesz < off + len ? x->p_offset + x->p_filesz : off + len;
+			struct reader r = { &im, addr - off + x->p_offset - x->p_vaddr };
+			if (stubs) {
+				stubs->read = read_run;
+				stubs->read_ctx = &r;
+			}
 			if (flo < fhi)
-				scan_code(&s, flo - x->p_offset + x->p_vaddr, fhi - x->p_offset + x->p_vaddr,
-					  addr - off + x->p_offset - x->p_vaddr);
+				scan_code(&s, flo - x->p_offset + x->p_vaddr, fhi - x->p_offset + x->p_vaddr, r.bias);
+			if (stubs)
+				stubs->read = NULL;
 		}
 		if (!stubs) /* the stubs platform commits its windows itself */
 			zv_sites_load_batch(t, s.sites, s.nsites, addr, addr + len, prot);

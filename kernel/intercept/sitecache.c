@@ -23,7 +23,7 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-#define MAGIC 0x354e49575a56ULL /* "ZVWIN5" */
+#define MAGIC 0x364e49575a56ULL /* "ZVWIN6" */
 #define MAX_ENTRY_WINDOWS 16384 /* windows, then the pairs proven inside instructions */
 #define INSIDE (~0UL)           /* a rec's d for such a pair, at p == s */
 

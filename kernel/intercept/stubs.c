@@ -128,11 +128,12 @@ static int is_pad(const uint8_t *p, int l)
  * decode; *indirect: it has an indirect jump, whose targets are unknown
  * (then its instruction starts are still right, but no window or
  * trampoline is judged). */
-static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t *sys,
-			   int *indirect)
+static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at,
+			   uint64_t *sys, int *indirect)
 {
 	*indirect = 0;
 	int nsys = 0, live = 1; /* the next instruction is reached by falling through */
+	int nij = 0, nleas = 0;
 	uint64_t total = len + gap;
 	memset(b->starts, 0, (total + 7) / 8);
 	memset(b->targets, 0, (total + 7) / 8);
@@ -147,8 +148,16 @@ static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_
 		}
 		if (l < 0)
 			return -1;
-		if (in.flow == ZV_X86_JMP_INDIRECT)
-			*indirect = 1;
+		if (in.flow == ZV_X86_JMP_INDIRECT && off < len) {
+			if (nij < (int)(sizeof b->ij / sizeof b->ij[0]))
+				b->ij[nij] = (uint32_t)off;
+			nij++;
+		}
+		if (in.has_mem && in.base == ZV_X86_RIP && !in.width && off < len) { /* a lea */
+			if (nleas < (int)(sizeof b->leas / sizeof b->leas[0]))
+				b->leas[nleas] = at + off + (uint64_t)l + (uint64_t)in.disp;
+			nleas++;
+		}
 		set_bit(b->starts, off);
 		if (!live && is_pad(code + off, l)) {
 			for (int i = 0; i < l; i++)
@@ -170,6 +179,11 @@ static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_
 		}
 		off += (uint64_t)l;
 	}
+	/* A jump table's targets are branch targets too (intercept/jumptab.c). */
+	if (nij && (nij > (int)(sizeof b->ij / sizeof b->ij[0]) || nleas > (int)(sizeof b->leas / sizeof b->leas[0]) ||
+		    zv_jumptab_mark(code, len, at, b->starts, b->targets, b->ij, nij, b->leas, nleas, b->read,
+				    b->read_ctx) < 0))
+		*indirect = 1;
 	/* Padding from a branch target on is reached by falling through. */
 	for (uint64_t t = 0; t < total; t++)
 		if (bit(b->targets, t))
@@ -241,7 +255,7 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 		gap = MAX_GAP;
 	if (len + gap > b->bitmap_bytes * 8)
 		return;
-	int indirect, nsys = decode_function(b, code, len, gap, sys, &indirect);
+	int indirect, nsys = decode_function(b, code, len, gap, at, sys, &indirect);
 	/* Call byte pairs inside the function's instructions: no branch of
 	 * compiled code lands there (the premise of every window too; a jump
 	 * table's targets are instruction starts). */
@@ -295,7 +309,7 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 	if (gap > MAX_GAP)
 		gap = MAX_GAP;
 	int indirect;
-	if (!n || len + gap > b->bitmap_bytes * 8 || decode_function(b, code, len, gap, sys, &indirect) < 0 || indirect)
+	if (!n || len + gap > b->bitmap_bytes * 8 || decode_function(b, code, len, gap, at, sys, &indirect) < 0 || indirect)
 		return;
 	for (int k = 0; k < n && b->n < b->max; k++) {
 		int64_t d = trampoline(b, b->orphans[k], len + gap, at);

@@ -2,6 +2,7 @@
 #ifndef ZV_INTERCEPT_STUBS_H
 #define ZV_INTERCEPT_STUBS_H
 #include <stdint.h>
+#include "intercept/jumptab.h"
 
 #define ZV_STUB_MAX_MOVED 32 /* bytes of instructions a window moves into its stub */
 
@@ -30,6 +31,11 @@ struct zv_stub_batch {
 	uint64_t *inside;
 	int ninside, maxinside;
 	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
+	/* the image's bytes, for jump tables (NULL: none; intercept/jumptab.c) */
+	zv_image_reader read;
+	void *read_ctx;
+	uint32_t ij[16];  /* scratch: one function's indirect jumps */
+	uint64_t leas[512]; /* and the addresses its rip-relative leas form */
 };
 
 struct zv_stub_batch *zv_stubs_batch_new(void);

@@ -48,16 +48,20 @@ func main() {
 			}
 		}()
 	}
-	// Collector: one sum per step, once all its parts arrived.
+	// Collector: one sum per step, in step order, once all its parts
+	// arrived (a late worker may finish a step after the next one).
 	go func() {
 		acc := map[int]uint64{}
 		seen := map[int]int{}
+		next := 1
 		for r := range results {
 			acc[r.step] += r.value
-			if seen[r.step]++; seen[r.step] == parts {
-				sums <- [2]uint64{uint64(r.step), acc[r.step]}
-				delete(acc, r.step)
-				delete(seen, r.step)
+			seen[r.step]++
+			for seen[next] == parts {
+				sums <- [2]uint64{uint64(next), acc[next]}
+				delete(acc, next)
+				delete(seen, next)
+				next++
 			}
 		}
 		close(sums)
