@@ -260,7 +260,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	} else if (zv_proc.stats || zv_proc.trace.on) {
 		keep_stderr();
 	}
-	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0 };
+	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0, 0 };
 	start_guest(path, path, gargv, envp, auxv, r, &x);
 }
 
@@ -282,9 +282,15 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	}
 	const char *path = argv[1];
 	struct zv_resolved *r = alloc(sizeof *r);
-	long err = zv_exec_resolve(path, r);
-	if (err < 0)
-		zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
+	if (x.resolved) { /* an ELF file, checked by the exec'ing image */
+		r->nprefix = 0;
+		r->why[0] = 0;
+		zv_strlcpy(r->elf, path, sizeof r->elf);
+	} else {
+		long err = zv_exec_resolve(path, r);
+		if (err < 0)
+			zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
+	}
 	start_guest(path, argv[2], argv + 3, envp, auxv, r, &x);
 }
 

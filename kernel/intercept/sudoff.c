@@ -82,7 +82,7 @@ static int proven_inside(uint64_t a, const uint64_t *in, int n)
 static int peek(uint64_t a, void *buf, uint64_t n)
 {
 	struct { void *base; size_t len; } local = { buf, n }, remote = { (void *)a, n };
-	return zv_sys6(__NR_process_vm_readv, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0) == (long)n;
+	return zv_sys6(__NR_process_vm_readv, zv_proc.hpid, (long)&local, 1, (long)&remote, 1, 0) == (long)n;
 }
 
 #define CHUNK 65536

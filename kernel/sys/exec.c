@@ -71,6 +71,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	char carried_path[ZV_PATH_MAX];
 	if (err == 0)
 		path = carry_fd(path, r, carried_path, sizeof carried_path, &zv_proc.carry_fd, &err);
+	int resolved = r->nprefix == 0;
 	zv_kunmap(r, sizeof *r);
 	if (err < 0)
 		return err;
@@ -88,7 +89,8 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		zv_kunmap(nv, vsize);
 		return -EMFILE;
 	}
-	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand) };
+	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand),
+				   resolved };
 	zv_exec_state_format(state, sizeof state, &x);
 	long k = 0;
 	nv[k++] = "zvisor";
