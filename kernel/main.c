@@ -146,7 +146,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (e < 0)
 		zv_die(126, "cannot install the %s platform: %s", zv_plat->name,
 		       zv_strerror((int)-e));
-	e = zv_thread_arm(t);
+	e = zv_thread_arm_as(t, zv_proc.pid, zv_proc.pid); /* the image's first thread leads its process */
 	if (e < 0)
 		zv_die(126, "cannot arm the %s platform: %s%s", zv_plat->name,
 		       zv_strerror((int)-e),

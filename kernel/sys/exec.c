@@ -63,16 +63,13 @@ static const char *carry_fd(const char *path, const struct zv_resolved *r, char 
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
 		    char *const *argv, char *const *envp, long nr, const long *a)
 {
-	struct zv_resolved *r = zv_kmap(sizeof *r, 4096, -1);
-	if (zv_is_err((long)r))
-		return -ENOMEM;
+	struct zv_resolved resolved_on_stack, *r = &resolved_on_stack; /* 10 KiB of the 240: no mmap and munmap */
 	path = zv_translate_path(path);
 	long err = zv_exec_resolve(path, r);
 	char carried_path[ZV_PATH_MAX];
 	if (err == 0)
 		path = carry_fd(path, r, carried_path, sizeof carried_path, &zv_proc.carry_fd, &err);
 	int resolved = r->nprefix == 0;
-	zv_kunmap(r, sizeof *r);
 	if (err < 0)
 		return err;
 
