@@ -243,11 +243,25 @@ void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r)
 	}
 }
 
+/* Whether t may run with SUD off now. */
+static int may_settle(const struct zv_thread *t)
+{
+	return !zv_sudoff_never && zv_proc.nthreads == 1 && t->is_thread && !t->handler_depth &&
+	       !t->fast.sig_pending && !t->fast.bounce && !t->gsud.on && !zv_proc.seccomp.mode &&
+	       !t->in_host_vdso && !t->sigsys_held;
+}
+
+int zv_sudoff_fork_child(struct zv_thread *t)
+{
+	if (!may_settle(t))
+		return 0;
+	t->sud_off = 1; /* as it is: the host does not carry SUD over */
+	return 1;
+}
+
 void zv_sudoff_settle(struct zv_thread *t)
 {
-	if (t->sud_off || zv_sudoff_never || zv_proc.nthreads != 1 || !t->is_thread || t->handler_depth ||
-	    t->fast.sig_pending || t->fast.bounce || t->gsud.on || zv_proc.seccomp.mode || t->in_host_vdso ||
-	    t->sigsys_held)
+	if (t->sud_off || !may_settle(t))
 		return;
 	/* A signal may come in anywhere here and arm t (zv_sudoff_need, from
 	 * defer): marked off first, so that it does; armed again after if it

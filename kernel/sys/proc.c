@@ -100,7 +100,8 @@ static void after_fork_child(struct zv_thread *t)
 	}
 	if (t->sigsys_held)
 		t->sigsys_held = 0;
-	zv_platform_arm_fork_child(t);
+	if (!zv_sudoff_fork_child(t))
+		zv_platform_arm_fork_child(t);
 }
 
 struct clone_req {
