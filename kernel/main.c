@@ -146,7 +146,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (e < 0)
 		zv_die(126, "cannot install the %s platform: %s", zv_plat->name,
 		       zv_strerror((int)-e));
-	e = zv_thread_arm(t);
+	e = zv_thread_arm_as(t, zv_proc.pid, zv_proc.pid); /* the image's first thread leads its process */
 	if (e < 0)
 		zv_die(126, "cannot arm the %s platform: %s%s", zv_plat->name,
 		       zv_strerror((int)-e),
@@ -261,7 +261,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	} else if (zv_proc.stats || zv_proc.trace.on) {
 		keep_stderr();
 	}
-	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0 };
+	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0, 0 };
 	start_guest(path, path, gargv, envp, auxv, r, &x);
 }
 
@@ -283,9 +283,15 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	}
 	const char *path = argv[1];
 	struct zv_resolved *r = alloc(sizeof *r);
-	long err = zv_exec_resolve(path, r);
-	if (err < 0)
-		zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
+	if (x.resolved) { /* an ELF file, checked by the exec'ing image */
+		r->nprefix = 0;
+		r->why[0] = 0;
+		zv_strlcpy(r->elf, path, sizeof r->elf);
+	} else {
+		long err = zv_exec_resolve(path, r);
+		if (err < 0)
+			zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
+	}
 	start_guest(path, argv[2], argv + 3, envp, auxv, r, &x);
 }
 

@@ -74,7 +74,7 @@ void zv_thread_free(struct zv_thread *t)
 
 /* Registers the block's stack as this thread's host altstack, where every
  * host signal handler of zvisor runs, and arms the per-thread interception. */
-long zv_thread_arm(struct zv_thread *t)
+long zv_thread_arm_as(struct zv_thread *t, int tid, int pid)
 {
 	struct zv_stack ss = {
 		.ss_sp = (uint64_t)t + ZV_BLOCK_HEAD,
@@ -84,7 +84,12 @@ long zv_thread_arm(struct zv_thread *t)
 	long r = zv_sys2(__NR_sigaltstack, &ss, NULL);
 	if (r < 0)
 		return r;
-	t->tid = t->htid = (int)zv_gettid();
-	t->pid = (int)zv_getpid();
+	t->tid = t->htid = tid;
+	t->pid = pid;
 	return zv_platform_arm_thread(t);
+}
+
+long zv_thread_arm(struct zv_thread *t)
+{
+	return zv_thread_arm_as(t, (int)zv_gettid(), (int)zv_getpid());
 }

@@ -86,4 +86,6 @@ void zv_thread_free(struct zv_thread *t);
 void zv_thread_retire(struct zv_thread *t); /* its thread is about to exit */
 void zv_thread_forget_dead(void);            /* in a fork child */
 long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform setup */
+/* The same for a thread whose ids are known (a new image's first: both are zv_proc.pid). */
+long zv_thread_arm_as(struct zv_thread *t, int tid, int pid);
 #endif

@@ -32,11 +32,21 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE); /* not scanned */
 		return;
 	}
+	/* a cache hit: the pages to change are written first, then checked */
 	int hit = zv_sitecache_lookup(fd, addr, len, off, prot, b);
+	int opened = hit && b->n && zv_stubs_open(b, addr, addr + len, prot);
+	if (hit && !zv_sitecache_check(fd, off, len, b))
+		hit = 0;
+	if (!hit && opened) {
+		zv_stubs_close(addr, addr + len, prot);
+		opened = 0;
+	}
 	if (!hit)
 		zv_sites_load(t, fd, addr, len, off, prot, b);
 	/* the scan's verdict holds for the file's bytes with every window made */
-	int all = zv_stubs_commit(t, b, addr, addr + len, prot, 0) == b->n;
+	int all = zv_stubs_commit(t, b, addr, addr + len, prot, opened ? ZV_STUBS_OPENED : 0) == b->n;
+	if (opened)
+		zv_stubs_close(addr, addr + len, prot);
 	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside,
 				all && hit ? b->verdict : -1);
 	if (!hit) {

@@ -72,9 +72,20 @@ void zv_sitecache_init(char **envp)
 		zv_snprintf(base, sizeof base, "%s/.cache", home);
 	else
 		return;
+	/* made by the first store: a lookup in a missing directory just misses */
 	zv_snprintf(dir, sizeof dir, "%s/zvisor", base);
-	if (!make_dir(base) || !make_dir(dir))
-		dir[0] = 0;
+}
+
+/* Makes the cache directory and its parent (0700), as the first store needs them. */
+static int make_dirs(void)
+{
+	char base[256];
+	zv_strlcpy(base, dir, sizeof base);
+	char *slash = base + zv_strlen(base);
+	while (slash > base && *slash != '/')
+		slash--;
+	*slash = 0;
+	return make_dir(base) && make_dir(dir);
 }
 
 static int key_of(int fd, uint64_t off, uint64_t len, struct key *k)
@@ -137,8 +148,7 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 					/* no sum that can wrap: r is untrusted */
 					ok = r.p == r.s && r.p >= off && len >= 2 && r.p - off <= len - 2 && k.size >= 2 &&
 					     r.p <= k.size - 2 &&
-					     b->ninside < b->maxinside &&
-					     zv_stubs_is_call_pair((const uint8_t *)(addr + (r.p - off)));
+					     b->ninside < b->maxinside;
 					if (ok) {
 						sum = fnv(&r, sizeof r, sum);
 						b->inside[b->ninside++] = addr + (r.p - off);
@@ -157,9 +167,6 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 				w->p = addr + (r.p - off);
 				w->s = addr + (r.s - off);
 				w->d = r.d ? addr + (r.d - off) : 0;
-				const uint8_t *c = (const uint8_t *)w->p;
-				ok = ((const uint8_t *)w->s)[0] == 0x0f && ((const uint8_t *)w->s)[1] == 0x05;
-				memcpy(w->code, c, w->s - w->p);
 			}
 			if (ok && fnv(&h.verdict, sizeof h.verdict, sum) != h.sum)
 				ok = 0;
@@ -177,6 +184,28 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 	return ok;
 }
 
+int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch *b)
+{
+	int ok = 1;
+	for (int i = 0; i < b->n && ok; i++) {
+		struct zv_stub_window *w = &b->w[i];
+		ok = ((const uint8_t *)w->s)[0] == 0x0f && ((const uint8_t *)w->s)[1] == 0x05;
+		memcpy(w->code, (const uint8_t *)w->p, w->s - w->p);
+	}
+	for (int i = 0; i < b->ninside && ok; i++)
+		ok = zv_stubs_is_call_pair((const uint8_t *)b->inside[i]);
+	if (!ok) {
+		struct key k;
+		char path[300];
+		b->n = b->ninside = 0;
+		if (key_of(fd, off, len, &k)) {
+			path_of(&k, path, sizeof path);
+			drop(path, "windows do not match the file");
+		}
+	}
+	return ok;
+}
+
 void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const struct zv_stub_batch *b)
 {
 	struct key k;
@@ -186,6 +215,8 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 	path_of(&k, path, sizeof path);
 	zv_snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, zv_getpid());
 	long cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (cfd == -ENOENT && make_dirs())
+		cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (cfd < 0)
 		return;
 	struct header h = { k, (uint64_t)(b->n + b->ninside), 0xcbf29ce484222325ULL,

@@ -8,8 +8,14 @@ struct zv_stub_batch;
 /* Finds the cache directory in the guest's environment (once per image). */
 void zv_sitecache_init(char **envp);
 /* Fills b with the cached windows of fd's bytes [off, off + len), mapped at
- * addr with protection prot; 1 if there was a valid entry. */
+ * addr with protection prot; 1 if there was a valid entry. Reads no byte
+ * of the mapping: zv_sitecache_check does, once the pages it writes are
+ * written (a read first would cost a second fault on each). */
 int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, struct zv_stub_batch *b);
+/* Whether the mapping still holds b's windows (a syscall at the end of
+ * each) and pairs, and copies each window's moved bytes into b; if not,
+ * the entry is dropped with one line and b emptied. */
+int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch *b);
 /* Keeps b's windows (found in that mapping) for the next time. */
 void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const struct zv_stub_batch *b);
 #endif

@@ -61,9 +61,17 @@ static void set_bit(uint8_t *m, uint64_t i) { m[i >> 3] |= (uint8_t)(1u << (i & 
 static int32_t s32(const uint8_t *p) { return (int32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24); }
 static int fits32(int64_t v) { return v == (int32_t)v; }
 
+/* The last batch freed, kept for the next mapping: the three code mappings
+ * of an exec would each map, fault in and unmap half a megabyte. */
+static struct zv_stub_batch *spare;
+
 struct zv_stub_batch *zv_stubs_batch_new(void)
 {
-	struct zv_stub_batch *b = zv_kmap(BATCH_SIZE, 4096, -1);
+	struct zv_stub_batch *b = __atomic_exchange_n(&spare, NULL, __ATOMIC_ACQUIRE);
+	if (b)
+		memset(b, 0, sizeof *b);
+	else
+		b = zv_kmap(BATCH_SIZE, 4096, -1);
 	if (zv_is_err((long)b))
 		return NULL;
 	b->w = (struct zv_stub_window *)(b + 1);
@@ -80,7 +88,9 @@ struct zv_stub_batch *zv_stubs_batch_new(void)
 
 void zv_stubs_batch_free(struct zv_stub_batch *b)
 {
-	zv_kunmap(b, BATCH_SIZE);
+	struct zv_stub_batch *none = NULL;
+	if (!__atomic_compare_exchange_n(&spare, &none, b, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		zv_kunmap(b, BATCH_SIZE);
 }
 
 /* Whether the instruction at p (decoded as in) does in a stub what it did in
@@ -334,8 +344,9 @@ static uint64_t place(uint64_t lo, uint64_t hi, size_t size)
 				break;
 			if ((dir == 0 ? hi - at : at + size - lo) > (1UL << 31) - (1UL << 24))
 				break;
+			/* populated by the host in this call: every byte is written next */
 			void *m = zv_mmap((void *)at, size, PROT_READ | PROT_WRITE,
-					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE, -1, 0);
 			if (zv_is_err((long)m))
 				continue;
 			if ((uint64_t)m == at)
@@ -464,7 +475,8 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 		recs[n++] = (struct rec){ w->p, w->s, w->d };
 	}
 	zv_mprotect(r, size, PROT_READ | PROT_EXEC);
-	zv_sites_lock();
+	if (already_writable != ZV_STUBS_OPENED)
+		zv_sites_lock();
 	int writable = already_writable || (prot & PROT_WRITE) ||
 		       zv_mprotect((void *)lo, hi - lo, prot | PROT_READ | PROT_WRITE) == 0;
 	if (writable) {
@@ -484,7 +496,8 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 		if (!already_writable && !(prot & PROT_WRITE))
 			zv_mprotect((void *)lo, hi - lo, prot);
 	}
-	zv_sites_unlock();
+	if (already_writable != ZV_STUBS_OPENED)
+		zv_sites_unlock();
 	if (!writable || !n) {
 		zv_munmap(r, size);
 		zv_kunmap(recs, (size_t)b->n * sizeof *recs);
@@ -499,6 +512,36 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 	}
 	zv_unlock(&regions_lock);
 	return n;
+}
+
+static void write_touch(uint64_t a) { __asm__ volatile("lock orb $0, %0" : "+m"(*(volatile uint8_t *)a)); }
+
+int zv_stubs_open(const struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot)
+{
+	zv_sites_lock();
+	if (!(prot & PROT_WRITE) && zv_mprotect((void *)lo, hi - lo, prot | PROT_READ | PROT_WRITE) != 0) {
+		zv_sites_unlock();
+		return 0;
+	}
+	uint64_t done = 0; /* the last page written: windows come in order */
+	for (int i = 0; i < b->n; i++) {
+		const struct zv_stub_window *w = &b->w[i];
+		uint64_t spans[2][2] = { { w->p, w->s + 2 }, { w->d, w->d + 5 } };
+		for (int k = 0; k < (w->d ? 2 : 1); k++)
+			for (uint64_t pg = spans[k][0] & ~4095UL; pg < spans[k][1]; pg += 4096)
+				if (pg != done && pg >= lo && pg < hi) {
+					write_touch(pg > spans[k][0] ? pg : spans[k][0]);
+					done = pg;
+				}
+	}
+	return 1;
+}
+
+void zv_stubs_close(uint64_t lo, uint64_t hi, int prot)
+{
+	if (!(prot & PROT_WRITE))
+		zv_mprotect((void *)lo, hi - lo, prot);
+	zv_sites_unlock();
 }
 
 uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx)

@@ -61,6 +61,18 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
  * already_writable). Thread t; under the patch lock. Returns how many. */
 int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
 		    int already_writable);
+/* already_writable for a mapping that zv_stubs_open opened (the patch lock
+ * is held, zv_stubs_close restores it). */
+#define ZV_STUBS_OPENED 2
+/* Takes the patch lock, makes [lo, hi) (protection prot) writable, and
+ * writes over itself one byte of each page that b's windows will change,
+ * before anything reads them: the first access to a page of a private file
+ * mapping, if a write, copies it in one fault; a read first maps it from
+ * the page cache and the write then faults again. 1 if done; 0 (lock not
+ * held) if the mapping cannot be made writable. */
+int zv_stubs_open(const struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot);
+/* Restores prot on [lo, hi) and releases the patch lock. */
+void zv_stubs_close(uint64_t lo, uint64_t hi, int prot);
 
 /* The platform: its bounce page, mapped once per process. */
 long zv_stubs_install(void);

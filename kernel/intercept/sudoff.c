@@ -82,7 +82,7 @@ static int proven_inside(uint64_t a, const uint64_t *in, int n)
 static int peek(uint64_t a, void *buf, uint64_t n)
 {
 	struct { void *base; size_t len; } local = { buf, n }, remote = { (void *)a, n };
-	return zv_sys6(__NR_process_vm_readv, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0) == (long)n;
+	return zv_sys6(__NR_process_vm_readv, zv_proc.hpid, (long)&local, 1, (long)&remote, 1, 0) == (long)n;
 }
 
 #define CHUNK 65536
@@ -243,11 +243,25 @@ void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r)
 	}
 }
 
+/* Whether t may run with SUD off now. */
+static int may_settle(const struct zv_thread *t)
+{
+	return !zv_sudoff_never && zv_proc.nthreads == 1 && t->is_thread && !t->handler_depth &&
+	       !t->fast.sig_pending && !t->fast.bounce && !t->gsud.on && !zv_proc.seccomp.mode &&
+	       !t->in_host_vdso && !t->sigsys_held;
+}
+
+int zv_sudoff_fork_child(struct zv_thread *t)
+{
+	if (!may_settle(t))
+		return 0;
+	t->sud_off = 1; /* as it is: the host does not carry SUD over */
+	return 1;
+}
+
 void zv_sudoff_settle(struct zv_thread *t)
 {
-	if (t->sud_off || zv_sudoff_never || zv_proc.nthreads != 1 || !t->is_thread || t->handler_depth ||
-	    t->fast.sig_pending || t->fast.bounce || t->gsud.on || zv_proc.seccomp.mode || t->in_host_vdso ||
-	    t->sigsys_held)
+	if (t->sud_off || !may_settle(t))
 		return;
 	/* A signal may come in anywhere here and arm t (zv_sudoff_need, from
 	 * defer): marked off first, so that it does; armed again after if it

@@ -31,6 +31,11 @@ void zv_sudoff_need(struct zv_thread *t);
 /* Called where a kernel entry returns to the guest: disarms t when that
  * is safe. */
 void zv_sudoff_settle(struct zv_thread *t);
+/* A fork child's thread, whose SUD the host did not carry over: 1 if it
+ * may stay off (marked so: the call's way out would disarm it anyway, two
+ * prctls for nothing), 0 if the platform must arm it. All signals are
+ * blocked meanwhile (the SIGSYS handler's mask), none pending. */
+int zv_sudoff_fork_child(struct zv_thread *t);
 /* In a fork child: the scan's lock may have been held by another thread. */
 void zv_sudoff_after_fork(void);
 /* A CLONE_VM child that is not a thread and not a vfork: never again. */

@@ -91,6 +91,23 @@ static long pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return (long)got;
 }
 
+/* Opens path for reading if it is a regular file (as open_exec, without
+ * its checks: for a file they have passed). */
+static int open_regular(const char *path, uint64_t *size)
+{
+	struct stat st;
+	int fd = (int)zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return fd;
+	long r = zv_sys2(__NR_fstat, fd, &st);
+	if (r < 0 || !IS_REG(st.st_mode)) {
+		zv_close(fd);
+		return r < 0 ? (int)r : -EACCES;
+	}
+	*size = (uint64_t)st.st_size;
+	return fd;
+}
+
 /* Opens path as the host's open_exec() judges it for execve: the lookup's
  * errors, then EACCES for anything but a regular file the caller may execute.
  * Returns the fd (O_CLOEXEC) and the file size, or -errno. */
@@ -117,16 +134,7 @@ static int open_exec(const char *path, uint64_t *size)
 		return (int)r;
 	if (!IS_REG(st.st_mode))
 		return -EACCES;
-	int fd = (int)zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
-	if (fd < 0)
-		return fd;
-	r = zv_sys2(__NR_fstat, fd, &st);
-	if (r < 0 || !IS_REG(st.st_mode)) {
-		zv_close(fd);
-		return r < 0 ? (int)r : -EACCES;
-	}
-	*size = (uint64_t)st.st_size;
-	return fd;
+	return open_regular(path, size);
 }
 
 /* ---- ELF headers ------------------------------------------------------- */
@@ -309,11 +317,11 @@ static int check_loads(struct elf *e, char *why, size_t wl)
 /* Reads and checks an interpreter named by PT_INTERP into e (fd open). The
  * host's errors for it: open_exec()'s, EIO for a short header, ELIBBAD for a
  * bad one; zvisor also refuses one that itself names an interpreter. */
-static int open_interp(const char *ipath, struct elf *e, char *why, size_t wl)
+static int open_interp(const char *ipath, struct elf *e, int checked, char *why, size_t wl)
 {
 	char sub[128];
 	int err;
-	e->fd = open_exec(ipath, &e->size);
+	e->fd = checked ? open_regular(ipath, &e->size) : open_exec(ipath, &e->size);
 	if (e->fd < 0)
 		return fail(why, wl, e->fd, "interpreter %s: %s", ipath, zv_strerror(-e->fd));
 	long r = read_ehdr(e);
@@ -363,7 +371,7 @@ static int check_exe(struct elf *e, char *why, size_t wl)
 	int lerr = check_extra(e, lwhy, sizeof lwhy);
 	if (has_interp) {
 		int exe_fd = e->fd;
-		err = open_interp(ipath, e, why, wl);
+		err = open_interp(ipath, e, 0, why, wl);
 		if (!err)
 			zv_close(e->fd);
 		e->fd = exe_fd;
@@ -699,16 +707,9 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	if (wl)
 		why[0] = 0;
 	memset(img, 0, sizeof *img);
-	e.fd = (int)zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+	e.fd = open_regular(path, &e.size);
 	if (e.fd < 0)
 		return fail(why, wl, e.fd, "%s", zv_strerror(-e.fd));
-	struct stat st;
-	r = zv_sys2(__NR_fstat, e.fd, &st);
-	if (r < 0 || !IS_REG(st.st_mode)) {
-		err = fail(why, wl, r < 0 ? (int)r : -EACCES, "%s", zv_strerror(r < 0 ? (int)-r : EACCES));
-		goto out;
-	}
-	e.size = (uint64_t)st.st_size;
 	r = read_ehdr(&e);
 	if (r < 0) {
 		err = fail(why, wl, (int)r, "cannot read: %s", zv_strerror((int)-r));
@@ -756,7 +757,8 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	e.fd = -1;
 
 	if (has_interp) {
-		if ((err = open_interp(ipath, &e, why, wl)))
+		/* zv_exec_resolve checked it (this image's or the exec'ing one's) */
+		if ((err = open_interp(ipath, &e, 1, why, wl)))
 			goto unmap;
 		err = map_elf(&e, e.eh.e_type == ET_EXEC ? PLACE_FIXED : PLACE_ANY, &ibias, why, wl);
 		if (err) {

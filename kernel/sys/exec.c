@@ -63,15 +63,13 @@ static const char *carry_fd(const char *path, const struct zv_resolved *r, char 
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
 		    char *const *argv, char *const *envp, long nr, const long *a)
 {
-	struct zv_resolved *r = zv_kmap(sizeof *r, 4096, -1);
-	if (zv_is_err((long)r))
-		return -ENOMEM;
+	struct zv_resolved resolved_on_stack, *r = &resolved_on_stack; /* 10 KiB of the 240: no mmap and munmap */
 	path = zv_translate_path(path);
 	long err = zv_exec_resolve(path, r);
 	char carried_path[ZV_PATH_MAX];
 	if (err == 0)
 		path = carry_fd(path, r, carried_path, sizeof carried_path, &zv_proc.carry_fd, &err);
-	zv_kunmap(r, sizeof *r);
+	int resolved = r->nprefix == 0;
 	if (err < 0)
 		return err;
 
@@ -88,7 +86,8 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		zv_kunmap(nv, vsize);
 		return -EMFILE;
 	}
-	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand) };
+	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand),
+				   resolved };
 	zv_exec_state_format(state, sizeof state, &x);
 	long k = 0;
 	nv[k++] = "zvisor";

@@ -55,6 +55,20 @@ static const char *decode_ignored(const char *s, struct zv_exec_carry *x)
 	return s;
 }
 
+/* The path names an ELF file (no #! line) whose checks, the interpreter's
+ * too, the exec'ing image made for the host's errnos: the new image need
+ * not make them again (a file changed since fails at load, status 126). */
+static int encode_resolved(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return x->resolved ? zv_snprintf(buf, n, "1") : -1;
+}
+
+static const char *decode_resolved(const char *s, struct zv_exec_carry *x)
+{
+	x->resolved = (int)zv_parse_dec(s, &s);
+	return s;
+}
+
 /* The exec'ing thread's own zvisor fd (a CLONE_VM child may have one). */
 static int encode_self_fd(char *buf, size_t n, const struct zv_exec_carry *x)
 {
@@ -66,6 +80,7 @@ static const struct field fields[] = {
 	{ 'm', NULL, encode_mask, decode_mask },     /* sys/signal.c: the guest's mask */
 	{ 's', NULL, encode_sigsys, decode_sigsys }, /* sys/signal.c: SIGSYS as the guest sees it */
 	{ 'i', NULL, encode_ignored, decode_ignored }, /* sys/signal.c: the ignored signals */
+	{ 'o', NULL, encode_resolved, decode_resolved }, /* sys/exec.c: the file was resolved */
 	NUM('c', count_fd),          /* trace/count.c: --count's shared table */
 	NUM('e', err_fd),            /* main.c: the kept stderr */
 	{ 'x', &zv_proc.self_fd, encode_self_fd, NULL }, /* sys/fs.c: zvisor's executable */

@@ -14,6 +14,8 @@
 #include "intercept/sites.h"
 #include "intercept/stubs.h"
 #include "intercept/sudoff.h"
+#include <linux/elf.h>
+#include <linux/mman.h>
 #include <linux/sched.h>
 
 
@@ -99,7 +101,8 @@ static void after_fork_child(struct zv_thread *t)
 	}
 	if (t->sigsys_held)
 		t->sigsys_held = 0;
-	zv_platform_arm_fork_child(t);
+	if (!zv_sudoff_fork_child(t))
+		zv_platform_arm_fork_child(t);
 }
 
 struct clone_req {
@@ -109,12 +112,43 @@ struct clone_req {
 	size_t size3;
 };
 
+/* The host's fork copies the page table entries of a file mapping only if
+ * the mapping holds an anonymous page; otherwise the child faults in each
+ * page of kernel text it runs (4 in a child that exits, a dozen more in one
+ * that execs). One byte of the text written over itself, once per image
+ * before its first fork, gives the text such a page: two mprotects and a
+ * page copied once, not faults in every child. The mprotects cover the
+ * whole text segment (a part of it would stay a mapping of its own), which
+ * stays executable throughout (another thread may be running there); one
+ * thread only does it (another's mprotect back would fault the write). */
+extern char __executable_start[];
+static void text_into_forks(void)
+{
+	static int claimed;
+	if (__atomic_load_n(&claimed, __ATOMIC_RELAXED) || __atomic_exchange_n(&claimed, 1, __ATOMIC_ACQ_REL))
+		return;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)__executable_start;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(__executable_start + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X))
+			continue;
+		uint8_t *lo = (uint8_t *)(ph[i].p_vaddr & ~4095UL);
+		size_t len = ((ph[i].p_vaddr + ph[i].p_memsz + 4095) & ~4095UL) - (uint64_t)lo;
+		if (zv_mprotect(lo, len, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+			return;
+		*(volatile uint8_t *)lo = *(volatile uint8_t *)lo;
+		zv_mprotect(lo, len, PROT_READ | PROT_EXEC);
+		return;
+	}
+}
+
 static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_req *q)
 {
 	uint64_t flags = q->flags;
 	if (!(flags & CLONE_VM)) {
 		/* fork-like: the child returns through its copy of this frame. */
 		long r;
+		text_into_forks();
 		if (q->args3) {
 			q->args3->stack = 0;
 			q->args3->stack_size = 0;

@@ -65,7 +65,13 @@ void zv_live_forget(struct zv_thread *self)
 {
 	/* Only slots ever claimed are read, and only those in use written: in
 	 * a fork child each page of the table touched costs a fault, and the
-	 * table spans five pages, traced or not. */
+	 * table spans five pages, traced or not. Slots are claimed only when
+	 * following traced calls, and live_used's own page is one that only a
+	 * fork child would read (a zero-page fault each time) otherwise. */
+	if (!zv_proc.trace.on || !zv_proc.trace.follow) {
+		self->trace.slot = 0;
+		return;
+	}
 	for (int i = 0; i < live_used; i++)
 		if (live[i].tid)
 			live[i].tid = 0;
