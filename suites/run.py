@@ -10,10 +10,9 @@ Suites (--suite, repeatable; default: all that are available):
              time, net, runtime (built with `go test -c`, run -test.short)
   cpython    CPython's regrtest on system-level modules (Debian's
              libpython3.11-testsuite, /usr/bin/python3.11)
-  ltp        LTP's runtest/syscalls from an installed LTP tree (LTP_ROOT or
-             --ltp-root: the directory holding runtest/ and testcases/bin/;
-             build it from github.com/linux-test-project/ltp with
-             `make autotools && ./configure && make && make install`)
+  ltp        LTP's runtest/syscalls from an installed LTP tree (--ltp-root,
+             LTP_ROOT, default /opt/ltp: the directory holding runtest/ and
+             testcases/bin/), built from its source by scripts/build-ltp.sh
 
 Every test runs in its own session with a timeout; on timeout its whole
 process group is killed, and any process that escaped into a new session is
@@ -233,7 +232,7 @@ class Ltp(Suite):
 
     def available(self):
         ok = self.root is not None and (self.root / "runtest" / "syscalls").exists()
-        return ok, "no LTP tree: pass --ltp-root DIR or LTP_ROOT (see suites/README.md)"
+        return ok, "no LTP in %s: build it with LTP_SRC=SOURCE scripts/build-ltp.sh (suites/README.md)" % self.root
 
     def prepare(self, quick):
         entries = []
@@ -262,7 +261,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="units run at once (default 2)")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per unit (default 60; Go packages x5)")
     ap.add_argument("--quick", action="store_true", help="a small subset of each suite, for a smoke run")
-    ap.add_argument("--ltp-root", default=os.environ.get("LTP_ROOT"))
+    ap.add_argument("--ltp-root", default=os.environ.get("LTP_ROOT") or "/opt/ltp")
     ap.add_argument("--report", default=str(OUT / "report.json"))
     ap.add_argument("--zvisor", default=str(ZVISOR), help="the zvisor binary (default build/zvisor)")
     args = ap.parse_args()
