@@ -14,13 +14,15 @@ the same way twice.
   sigframe    signal06: a frame that cannot be written
   sigwait     sigwaitinfo01, sigtimedwait01, rt_sigtimedwait01
   dnotify     fcntl38: real-time signals that arrive during one call
+  execcheck   execve04, execveat02: exec errors only the host's exec sees
+  seccompargs prctl02: seccomp filter arguments refused in the host's order
 """
 import pytest
 
 from guestdesc import check_native, compare_guest, get
 from zvtest import PLATFORMS
 
-GUESTS = ["clone3args", "magiclinks", "mapfill", "sighold", "sigframe", "sigwait", "dnotify"]
+GUESTS = ["clone3args", "magiclinks", "mapfill", "sighold", "sigframe", "sigwait", "dnotify", "execcheck", "seccompargs"]
 # (build, mode): every mode of each guest (or its run without argument) on its subset
 CASES = [(b, m) for g in GUESTS for b in get(g).builds(subset=True) for m in (list(get(g).modes) or [""])]
 

@@ -60,9 +60,29 @@ static const char *carry_fd(const char *path, const struct zv_resolved *r, char 
 	return buf;
 }
 
+/* The host's verdict on executing the file without executing it
+ * (AT_EXECVE_CHECK, Linux 6.14): the errnos of its lookup and open (ENOENT,
+ * ELOOP under AT_SYMLINK_NOFOLLOW, EBADF, ENOTDIR, EACCES, ETXTBSY while the
+ * file is open for writing) and of the arguments (EFAULT, E2BIG), which the
+ * kernel's own checks cannot see. Its open is an exec open, which fanotify
+ * reports (FAN_OPEN_EXEC) and may refuse (FAN_OPEN_EXEC_PERM). The path
+ * is the guest's: /proc/self/exe there is zvisor, as runnable as the guest's
+ * file and still reachable after a chroot. A host without the flag says
+ * EINVAL: the kernel's checks then stand alone. */
+#define AT_EXECVE_CHECK_ 0x10000
+static long host_check(long nr, const long *a)
+{
+	long r = nr == __NR_execve ? zv_sys5(__NR_execveat, AT_FDCWD, a[0], a[1], a[2], AT_EXECVE_CHECK_)
+				   : zv_sys5(__NR_execveat, a[0], a[1], a[2], a[3], a[4] | AT_EXECVE_CHECK_);
+	return r == -EINVAL ? 0 : r;
+}
+
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
 		    char *const *argv, char *const *envp, long nr, const long *a)
 {
+	long checked = host_check(nr, a);
+	if (checked < 0)
+		return checked;
 	struct zv_resolved resolved_on_stack, *r = &resolved_on_stack; /* 10 KiB of the 240: no mmap and munmap */
 	path = zv_translate_path(path);
 	long err = zv_exec_resolve(path, r);

@@ -196,12 +196,17 @@ static long set_mode(long op, unsigned long flags, const void *uargs)
 		return -EINVAL; /* no user-space notification (documented) */
 	if (sc->mode == SECCOMP_MODE_STRICT)
 		return -EINVAL;
-	if (!may_filter())
-		return -EACCES;
+	/* The host's order: the sock_fprog is read (EFAULT: a bad pointer
+	 * faults under the handler's guard) and its length checked before the
+	 * privilege (LTP prctl02). */
 	const struct sock_fprog *fp = uargs;
 	if (!fp)
 		return -EFAULT;
 	struct sock_fprog prog = *fp;
+	if (prog.len == 0 || prog.len > MAX_INSNS)
+		return -EINVAL;
+	if (!may_filter())
+		return -EACCES;
 	if (!prog.filter)
 		return -EFAULT;
 	if (!valid_filter(prog.filter, prog.len))
