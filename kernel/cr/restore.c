@@ -7,6 +7,7 @@
  * platform) and each thread, a new host thread, resumes where it parked
  * (cr/freeze.c) on its own kernel stack. */
 #include "zvisor.h"
+#include "sys/procview.h"
 #include "cr/cr.h"
 #include "cr/memory.h"
 #include "cr/resources.h"
@@ -294,6 +295,8 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 	}
 	if (v->kind != ZV_CR_SHFILE)
 		zv_mprotect((void *)v->start, len, prot);
+	if (v->kind == ZV_CR_STACK)
+		zv_procview_stack(v->start, v->end); /* the guest's maps name it [stack] */
 }
 
 static void place_memory(struct zv_cr_restore *r)

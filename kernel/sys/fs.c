@@ -7,6 +7,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "trace/tfmt.h"
+#include "sys/procview.h"
 #include <linux/fcntl.h>
 #include <linux/openat2.h>
 
@@ -100,7 +101,10 @@ long zv_sys_path_call(struct zv_call *c)
 			return readlink_exe((char *)a[2], a[3]);
 		a[pi] = (long)q;
 	}
-	return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (r >= 0 && (nr == __NR_open || nr == __NR_openat || nr == __NR_openat2))
+		zv_procview_opened(t, q, r); /* maps, status: served as the guest's (sys/procview.c) */
+	return r;
 }
 
 /* Hidden fds: at most a few, moved out of the guest's way on demand; -1

@@ -10,17 +10,18 @@ static const struct zv_layer *const layers[] = {
 	&zv_inject_layer,  /* trace/inject.c: -e inject= */
 	&zv_sandbox_layer, /* sys/sandbox.c: the guest's own SUD and seccomp */
 	&zv_fdguard_layer, /* sys/fs.c: the kernel's hidden fds look closed */
+	&zv_procview_layer, /* sys/procview.c: /proc/self/maps and status without zvisor */
 	&zv_cr_pids_layer, /* cr/pids.c: a restored process's own ids, for the host */
 	&zv_cr_waits_layer, /* cr/waits.c: a wait a checkpoint interrupted goes on with the time left */
 	&zv_vtime_layer,   /* sys/vtime.c: --time, the kernel's clock reads */
 	&zv_count_layer,   /* trace/count.c: events only (the entry counts calls) */
 };
 #define NLAYERS (sizeof layers / sizeof layers[0])
-_Static_assert(NLAYERS <= 8, "the per-call masks are one byte");
+_Static_assert(NLAYERS <= 16, "the per-call masks are two bytes");
 
 /* Which layers see each call: bit i for layers[i]; the last slot stands
  * for every number beyond the table. */
-static uint8_t seen_by[513];
+static uint16_t seen_by[513];
 /* How the fast path treats each number (ZV_KIND_*). */
 uint8_t zv_call_kind[512] __attribute__((aligned(64)));
 /* The fast path's direct host calls check for hidden fds. */
@@ -37,7 +38,7 @@ void zv_layers_fold(void)
 		for (size_t i = 0; i < NLAYERS; i++)
 			if (layers[i]->sees(nr < 512 ? nr : -1))
 				m |= 1u << i;
-		seen_by[nr] = (uint8_t)m;
+		seen_by[nr] = (uint16_t)m;
 		if (nr == 512)
 			break;
 		const struct zv_sysent *row = &zv_sysent[nr];

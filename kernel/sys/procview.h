@@ -1,0 +1,34 @@
+/* The guest's view of the procfs files that would show zvisor
+ * (sys/procview.c): /proc/self/{maps,smaps,smaps_rollup,numa_maps,status}
+ * and their /proc/<pid>, thread-self and task forms. */
+#ifndef ZV_SYS_PROCVIEW_H
+#define ZV_SYS_PROCVIEW_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct zv_thread;
+struct zv_call;
+
+enum zv_pv_kind { ZV_PV_MAPS = 1, ZV_PV_SMAPS, ZV_PV_ROLLUP, ZV_PV_NUMA, ZV_PV_STATUS };
+
+/* A growing buffer in kernel memory. */
+struct zv_pv_buf {
+	char *p;
+	size_t len, cap;
+};
+int zv_pv_put(struct zv_pv_buf *b, const char *s, size_t n); /* -ENOMEM */
+
+/* An open of path by the guest returned fd: marks fd if it is one of the
+ * files above. */
+void zv_procview_opened(struct zv_thread *t, const char *path, long fd);
+/* A restored stack [lo, hi) is shown as [stack] (cr/restore.c). */
+void zv_procview_stack(uint64_t lo, uint64_t hi);
+
+/* sys/procview_maps.c: the host's maps-like text raw (kind) into out,
+ * without the kernel's regions. */
+int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *out);
+/* sys/procview_status.c: the host's status text raw into out, with the
+ * signal fields of the guest's view; tid is the thread it shows (host's). */
+int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const char *raw, size_t len,
+			struct zv_pv_buf *out);
+#endif

@@ -1,0 +1,262 @@
+/* /proc/self/{maps,smaps,numa_maps,smaps_rollup} as the guest would see
+ * them natively (sys/procview.c serves them): the host's lines, byte for
+ * byte, without the kernel's own regions (its image and memory window, the
+ * stub regions, zpoline's pages), the emulated program break named [heap]
+ * and a restored stack named [stack]. */
+#include "zvisor.h"
+#include "sys/procview.h"
+#include "intercept/stubs.h"
+#include "lib/kmem.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "lib/syscall.h"
+#include <linux/fcntl.h>
+
+uint64_t zv_pv_stack(uint64_t *hi);
+
+#define MAX_REGIONS 64
+
+struct hidden {
+	uint64_t r[MAX_REGIONS + 3][2];
+	int n;
+};
+
+static void collect(struct hidden *h)
+{
+	h->n = zv_stubs_regions(h->r, MAX_REGIONS);
+	h->r[h->n][0] = ZV_KWIN_START;
+	h->r[h->n++][1] = ZV_KWIN_END;
+	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
+		h->r[h->n][0] = 0;
+		h->r[h->n++][1] = 4096;
+		h->r[h->n][0] = (uint64_t)ZV_ENTRY_PAGE;
+		h->r[h->n++][1] = (uint64_t)ZV_ENTRY_PAGE + 4096;
+	}
+}
+
+static int is_hidden(const struct hidden *h, uint64_t lo, uint64_t hi)
+{
+	for (int i = 0; i < h->n; i++)
+		if (lo < h->r[i][1] && h->r[i][0] < hi)
+			return 1;
+	return 0;
+}
+
+/* A mapping's first line: "lo-hi perms ..." (numa_maps: "lo policy ...").
+ * Returns 1 and its range, or 0 for a line of attributes. */
+static int header(const char *line, int kind, uint64_t *lo, uint64_t *hi)
+{
+	const char *e;
+	*lo = zv_parse_hex(line, &e);
+	if (e == line)
+		return 0;
+	if (kind == ZV_PV_NUMA) {
+		*hi = *lo + 1;
+		return *e == ' ';
+	}
+	if (*e != '-')
+		return 0;
+	const char *f = e + 1;
+	*hi = zv_parse_hex(f, &e);
+	return e != f && *e == ' ';
+}
+
+/* Whether a maps header has no name: it ends after the inode's space. */
+static int anonymous(const char *line, size_t n)
+{
+	int fields = 0;
+	for (size_t i = 0; i < n; i++)
+		if (line[i] == ' ' && (i == 0 || line[i - 1] != ' '))
+			fields++;
+	return fields == 5 && line[n - 1] == ' ';
+}
+
+/* Writes line (n bytes, no newline) with name appended where the host puts
+ * names: column 73, or one space after a longer prefix. */
+static int put_named(struct zv_pv_buf *out, const char *line, size_t n, const char *name)
+{
+	if (zv_pv_put(out, line, n) < 0)
+		return -ENOMEM;
+	for (size_t col = n; col < 73; col++)
+		if (zv_pv_put(out, " ", 1) < 0)
+			return -ENOMEM;
+	if (n >= 73 && zv_pv_put(out, " ", 1) < 0)
+		return -ENOMEM;
+	return zv_pv_put(out, name, zv_strlen(name));
+}
+
+/* A header line's name, if the host's would not be the native one. */
+static const char *new_name(int kind, const char *line, size_t n, uint64_t lo, uint64_t hi)
+{
+	if (kind == ZV_PV_NUMA || !anonymous(line, n))
+		return NULL;
+	uint64_t shi, slo = zv_pv_stack(&shi);
+	if (slo && lo <= slo && hi >= shi)
+		return "[stack]";
+	uint64_t b0 = zv_proc.brk_start, b1 = zv_proc.brk_cur;
+	if (b1 > b0 && lo <= b1 && hi >= b0 && hi <= ZV_KWIN_START)
+		return "[heap]";
+	return NULL;
+}
+
+static int filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
+
+int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *out)
+{
+	if (kind == ZV_PV_ROLLUP)
+		return filter_rollup(raw, len, out);
+	struct hidden h;
+	collect(&h);
+	uint64_t slo, shi;
+	slo = zv_pv_stack(&shi);
+	int skip = 0;
+	for (size_t at = 0; at < len;) {
+		const char *line = raw + at;
+		const char *nl = zv_strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : len - at;
+		at += n + (nl != NULL);
+		uint64_t lo, hi;
+		const char *name = NULL;
+		if (header(line, kind, &lo, &hi)) {
+			skip = is_hidden(&h, lo, hi);
+			/* after a restore, the host's [stack] is zvisor's, not the guest's */
+			if (!skip && slo && n >= 7 && !memcmp(line + n - 7, "[stack]", 7) && !(lo <= slo && hi >= shi))
+				skip = 1;
+			if (!skip)
+				name = new_name(kind, line, n, lo, hi);
+		}
+		if (skip)
+			continue;
+		int r = name ? put_named(out, line, n, name) : zv_pv_put(out, line, n);
+		if (r < 0 || (nl && zv_pv_put(out, "\n", 1) < 0))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* smaps_rollup: the host's totals minus the hidden mappings' (summed from
+ * smaps), its range starting at the first mapping shown. */
+#define NKEYS 24
+struct sums {
+	char key[NKEYS][20];
+	uint64_t kb[NKEYS];
+	int n;
+	uint64_t first;
+};
+
+static void add_kb(struct sums *s, const char *line, size_t n, int anon)
+{
+	const char *colon = zv_strchr(line, ':');
+	if (!colon || (size_t)(colon - line) >= sizeof s->key[0] - 5 || colon > line + n)
+		return;
+	const char *e, *p = colon + 1;
+	while (*p == ' ')
+		p++;
+	long v = zv_parse_dec(p, &e);
+	if (e == p || !zv_startswith(e, " kB"))
+		return;
+	char key[20];
+	size_t kl = (size_t)(colon - line);
+	memcpy(key, line, kl);
+	key[kl] = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		int i;
+		for (i = 0; i < s->n && zv_strcmp(s->key[i], key); i++)
+			;
+		if (i == s->n) {
+			if (s->n == NKEYS)
+				return;
+			zv_strlcpy(s->key[s->n++], key, sizeof s->key[0]);
+		}
+		s->kb[i] += (uint64_t)v;
+		if (pass || zv_strcmp(key, "Pss"))
+			break;
+		zv_strlcpy(key, anon ? "Pss_Anon" : "Pss_File", sizeof key);
+	}
+}
+
+static int hidden_sums(struct sums *s)
+{
+	struct hidden h;
+	collect(&h);
+	long fd = zv_openat(AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return (int)fd;
+	struct zv_pv_buf b = { 0 };
+	char chunk[4096];
+	long n;
+	while ((n = zv_read((int)fd, chunk, sizeof chunk)) > 0)
+		if (zv_pv_put(&b, chunk, (size_t)n) < 0)
+			break;
+	zv_close((int)fd);
+	int skip = 0, anon = 0;
+	for (size_t at = 0; b.p && at < b.len;) {
+		const char *line = b.p + at, *nl = zv_strchr(line, '\n');
+		size_t k = nl ? (size_t)(nl - line) : b.len - at;
+		at += k + (nl != NULL);
+		uint64_t lo, hi;
+		if (header(line, ZV_PV_SMAPS, &lo, &hi)) {
+			skip = is_hidden(&h, lo, hi);
+			anon = anonymous(line, k) || line[k - 1] == ']';
+			if (!skip && !s->first)
+				s->first = lo;
+		} else if (skip) {
+			add_kb(s, line, k, anon);
+		}
+	}
+	if (b.p)
+		zv_kunmap(b.p, b.cap);
+	return 0;
+}
+
+static int filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out)
+{
+	static struct sums s;
+	memset(&s, 0, sizeof s);
+	if (hidden_sums(&s) < 0)
+		return zv_pv_put(out, raw, len);
+	for (size_t at = 0; at < len;) {
+		const char *line = raw + at, *nl = zv_strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : len - at;
+		at += n + (nl != NULL);
+		char buf[128];
+		const char *dash = zv_strchr(line, '-');
+		const char *colon = zv_strchr(line, ':');
+		if (at == n + (nl != NULL) && dash && s.first && dash < line + n) {
+			/* the header: lo-hi ... */
+			int w = zv_snprintf(buf, sizeof buf, "%08lx", (unsigned long)s.first);
+			if (zv_pv_put(out, buf, (size_t)w) < 0 || zv_pv_put(out, dash, n - (size_t)(dash - line)) < 0)
+				return -ENOMEM;
+		} else if (colon && colon < line + n && n < sizeof buf) {
+			size_t kl = (size_t)(colon - line);
+			uint64_t sub = 0;
+			for (int i = 0; i < s.n; i++)
+				if (zv_strlen(s.key[i]) == kl && !memcmp(s.key[i], line, kl))
+					sub = s.kb[i];
+			const char *e, *p = colon + 1;
+			while (*p == ' ')
+				p++;
+			long v = zv_parse_dec(p, &e);
+			if (sub && e != p && zv_startswith(e, " kB")) {
+				uint64_t nv = (uint64_t)v > sub ? (uint64_t)v - sub : 0;
+				/* the same width: the spaces and digits after ':' */
+				size_t width = (size_t)(e - colon - 1);
+				int w = zv_snprintf(buf, sizeof buf, "%lu", (unsigned long)nv);
+				if (zv_pv_put(out, line, kl + 1) < 0)
+					return -ENOMEM;
+				for (size_t i = (size_t)w; i < width; i++)
+					if (zv_pv_put(out, " ", 1) < 0)
+						return -ENOMEM;
+				if (zv_pv_put(out, buf, (size_t)w) < 0 || zv_pv_put(out, e, (size_t)(line + n - e)) < 0)
+					return -ENOMEM;
+			} else if (zv_pv_put(out, line, n) < 0) {
+				return -ENOMEM;
+			}
+		} else if (zv_pv_put(out, line, n) < 0) {
+			return -ENOMEM;
+		}
+		if (nl && zv_pv_put(out, "\n", 1) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* /proc/self/status (and its task forms) as the guest would see it
+ * natively (sys/procview.c serves it): the host's text, byte for byte, but
+ * for the fields that show zvisor: the signal masks and dispositions (the
+ * host's hold zvisor's handlers for SIGSYS, SIGSEGV, SIGBUS and
+ * --checkpoint-on's signal, and its own masks), TracerPid, and Seccomp and
+ * Seccomp_filters (the guest's filters are run by the kernel; the host's
+ * are the seccomp platform's). */
+#include "zvisor.h"
+#include "sys/layer.h"
+#include "sys/procview.h"
+#include "cr/cr.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include "lib/syscall.h"
+
+#define SIGSYS_BIT (1UL << 30)
+
+/* The dispositions the guest set: ignored (ign) or caught. */
+static void dispositions(struct zv_thread *t, uint64_t *ign, uint64_t *cgt)
+{
+	struct zv_sighand *sh = t->sighand;
+	*ign = *cgt = 0;
+	for (int sig = 1; sig <= 64; sig++) {
+		uint64_t h = sh->act[sig].handler;
+		if (h == ZV_SIG_IGN)
+			*ign |= 1UL << (sig - 1);
+		else if (h != ZV_SIG_DFL)
+			*cgt |= 1UL << (sig - 1);
+	}
+}
+
+/* The calling thread's mask as the guest believes it. */
+static uint64_t own_mask(struct zv_thread *t, struct zv_call *c)
+{
+	if (c->uc && c->uc != &t->fast.uc) /* a signal frame: its mask is the guest's */
+		return zv_guest_mask(t, c->uc);
+	uint64_t m = 0;
+	zv_sys4(__NR_rt_sigprocmask, 0 /* SIG_BLOCK */, NULL, &m, 8);
+	return (m & ~t->host_held & ~zv_kernel_signals()) | t->kernel_blocked | (t->sigsys_blocked ? SIGSYS_BIT : 0);
+}
+
+static uint64_t hex_value(const char *p)
+{
+	const char *e;
+	while (*p == '\t' || *p == ' ')
+		p++;
+	return zv_parse_hex(p, &e);
+}
+
+/* The line "Key:\tvalue" rewritten into buf, or 0 to keep the host's. */
+static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *line, char *buf, size_t size)
+{
+	int own = tid == t->htid;
+	const char *v = zv_strchr(line, ':');
+	if (!v)
+		return 0;
+	v++;
+	size_t kl = (size_t)(v - line);
+	uint64_t ign, cgt;
+#define KEY(k) (kl == sizeof k - 1 && !memcmp(line, k, kl))
+	if (KEY("SigBlk:")) {
+		uint64_t m = own ? own_mask(t, c) : hex_value(v) & ~zv_kernel_signals();
+		return zv_snprintf(buf, size, "SigBlk:\t%016lx", (unsigned long)m);
+	}
+	if (KEY("SigPnd:") && own) {
+		uint64_t p = hex_value(v) | t->pending_set | (t->sigsys_held ? SIGSYS_BIT : 0);
+		return zv_snprintf(buf, size, "SigPnd:\t%016lx", (unsigned long)p);
+	}
+	if (KEY("SigIgn:") || KEY("SigCgt:")) {
+		dispositions(t, &ign, &cgt);
+		return zv_snprintf(buf, size, "%s\t%016lx", KEY("SigIgn:") ? "SigIgn:" : "SigCgt:",
+				   (unsigned long)(KEY("SigIgn:") ? ign : cgt));
+	}
+	if (KEY("TracerPid:"))
+		return zv_snprintf(buf, size, "TracerPid:\t0");
+	if (KEY("Seccomp:"))
+		return zv_snprintf(buf, size, "Seccomp:\t%d", zv_proc.seccomp.mode);
+	if (KEY("Seccomp_filters:"))
+		return zv_snprintf(buf, size, "Seccomp_filters:\t%d", zv_proc.seccomp.nfilters);
+#undef KEY
+	return 0;
+}
+
+int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const char *raw, size_t len,
+			struct zv_pv_buf *out)
+{
+	for (size_t at = 0; at < len;) {
+		const char *line = raw + at, *nl = zv_strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : len - at;
+		at += n + (nl != NULL);
+		char buf[96];
+		int w = rewrite(t, c, tid, line, buf, sizeof buf);
+		if ((w > 0 ? zv_pv_put(out, buf, (size_t)w) : zv_pv_put(out, line, n)) < 0 ||
+		    (nl && zv_pv_put(out, "\n", 1) < 0))
+			return -ENOMEM;
+	}
+	return 0;
+}
