@@ -282,3 +282,11 @@ def test_native_execve_guest(name):
 @pytest.mark.native_only
 def test_native_go_guest():
     check_native("goguest")
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", builds("procview"))
+def test_procview(name, platform):
+    """/proc/self/maps, smaps, smaps_rollup, numa_maps and status show no
+    zvisor region, handler or kernel-held signal (sys/procview.c)."""
+    compare_guest(name, platform)

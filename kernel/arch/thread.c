@@ -11,8 +11,44 @@
 static struct zv_thread *dead_list;
 static volatile int dead_lock;
 
+/* The live threads' blocks, found by host tid (zv_thread_find): a thread's
+ * view of another's signal mask (sys/procview_status.c). Beyond MAX_KNOWN
+ * threads the rest are not found. */
+#define MAX_KNOWN 1024
+static struct zv_thread *known[MAX_KNOWN];
+static volatile int known_lock;
+
+/* Replaces t (and, with to, any other block of to's tid) by to. */
+static void known_swap(struct zv_thread *t, struct zv_thread *to)
+{
+	zv_lock(&known_lock);
+	for (int i = 0; i < MAX_KNOWN; i++)
+		if (known[i] && (known[i] == t || (to && known[i]->htid == to->htid)))
+			known[i] = NULL;
+	for (int i = 0; to && i < MAX_KNOWN; i++)
+		if (!known[i]) {
+			known[i] = to;
+			break;
+		}
+	zv_unlock(&known_lock);
+}
+
+void zv_thread_known(struct zv_thread *t) { known_swap(t, t); }
+
+struct zv_thread *zv_thread_find(int htid)
+{
+	struct zv_thread *r = NULL;
+	zv_lock(&known_lock);
+	for (int i = 0; i < MAX_KNOWN && !r; i++)
+		if (known[i] && known[i]->htid == htid)
+			r = known[i];
+	zv_unlock(&known_lock);
+	return r;
+}
+
 void zv_thread_retire(struct zv_thread *t)
 {
+	known_swap(t, NULL);
 	zv_lock(&dead_lock);
 	t->next_dead = dead_list;
 	dead_list = t;
@@ -40,6 +76,8 @@ void zv_thread_forget_dead(void)
 {
 	if (dead_lock) /* a write would copy the page for nothing */
 		dead_lock = 0;
+	if (known_lock)
+		known_lock = 0;
 }
 
 static struct zv_thread *fresh_block(void)
@@ -69,6 +107,7 @@ struct zv_thread *zv_thread_alloc(void)
 
 void zv_thread_free(struct zv_thread *t)
 {
+	known_swap(t, NULL);
 	zv_kunmap(t, ZV_BLOCK_SIZE);
 }
 
@@ -86,6 +125,7 @@ long zv_thread_arm_as(struct zv_thread *t, int tid, int pid)
 		return r;
 	t->tid = t->htid = tid;
 	t->pid = pid;
+	known_swap(t, t);
 	return zv_platform_arm_thread(t);
 }
 

@@ -82,6 +82,9 @@ static inline struct zv_thread *zv_current(void)
 
 /* arch/thread.c */
 struct zv_thread *zv_thread_alloc(void);
+/* The block of this process's live thread with host tid htid, or NULL. */
+struct zv_thread *zv_thread_find(int htid);
+void zv_thread_known(struct zv_thread *t); /* registers t under its htid (a restored thread) */
 void zv_thread_free(struct zv_thread *t);
 void zv_thread_retire(struct zv_thread *t); /* its thread is about to exit */
 void zv_thread_forget_dead(void);            /* in a fork child */

@@ -387,6 +387,7 @@ __attribute__((noreturn)) static void resume(struct zv_thread *t, int leader)
 	struct zv_stack ss = { .ss_sp = (uint64_t)t + ZV_BLOCK_HEAD, .ss_flags = 0, .ss_size = ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
 	zv_sys2(__NR_sigaltstack, &ss, NULL);
 	t->htid = (int)zv_gettid();
+	zv_thread_known(t);
 	zv_sys2(__NR_arch_prctl, 0x1002 /* ARCH_SET_FS */, t->cr.fs);
 	if (zv_plat->arm_thread(t) < 0)
 		zv_die(1, "restore: cannot arm the %s platform", zv_plat->name);

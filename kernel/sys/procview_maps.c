@@ -101,8 +101,35 @@ static const char *new_name(int kind, const char *line, size_t n, uint64_t lo, u
 
 static int filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
 
+/* zpoline rewrites sites in place, page by page, and the host keeps the
+ * pieces of a code mapping apart afterwards (a written page has its own
+ * anonymous copy): a maps line that continues the previous one (same
+ * perms, file and name, the next offset) joins it, as natively it is one
+ * mapping. The previous header is at out->p + *prev (none: -1). */
+static int joins(const struct zv_pv_buf *out, long prev, const char *line, size_t n)
+{
+	if (prev < 0 || zv_proc.platform != ZV_PLAT_ZPOLINE)
+		return 0;
+	const char *a = out->p + prev, *e;
+	uint64_t alo = zv_parse_hex(a, &e), ahi = zv_parse_hex(e + 1, &e);
+	const char *arest = e; /* " perms offset dev inode name" */
+	uint64_t blo = zv_parse_hex(line, &e);
+	zv_parse_hex(e + 1, &e);
+	const char *brest = e;
+	if (ahi != blo || memcmp(arest, " r-xp ", 6) || memcmp(brest, " r-xp ", 6))
+		return 0;
+	uint64_t aoff = zv_parse_hex(arest + 6, &e);
+	const char *atail = e, *btail;
+	uint64_t boff = zv_parse_hex(brest + 6, &btail);
+	size_t alen = (size_t)(out->p + out->len - atail), blen = (size_t)(line + n - btail);
+	if (aoff + (ahi - alo) != boff || alen != blen + 1 || memcmp(atail, btail, blen))
+		return 0;
+	return memcmp(atail + 1, "00:00 ", 6) != 0; /* a file */
+}
+
 int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *out)
 {
+	long prev = -1;
 	if (kind == ZV_PV_ROLLUP)
 		return filter_rollup(raw, len, out);
 	struct hidden h;
@@ -127,6 +154,25 @@ int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *o
 		}
 		if (skip)
 			continue;
+		if (kind == ZV_PV_MAPS && joins(out, prev, line, n)) {
+			/* rewrite the previous line with this one's end */
+			char head[40];
+			const char *e, *a = out->p + prev;
+			uint64_t alo = zv_parse_hex(a, &e);
+			const char *rest = zv_strchr(a, ' ');
+			char tail[512];
+			size_t tl = (size_t)(out->p + out->len - rest);
+			if (tl >= sizeof tail)
+				return -ENOMEM;
+			memcpy(tail, rest, tl);
+			int w = zv_snprintf(head, sizeof head, "%08lx-%08lx", (unsigned long)alo, (unsigned long)hi);
+			out->len = (size_t)prev;
+			if (zv_pv_put(out, head, (size_t)w) < 0 || zv_pv_put(out, tail, tl) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		if (kind == ZV_PV_MAPS)
+			prev = (long)out->len;
 		int r = name ? put_named(out, line, n, name) : zv_pv_put(out, line, n);
 		if (r < 0 || (nl && zv_pv_put(out, "\n", 1) < 0))
 			return -ENOMEM;

@@ -59,7 +59,10 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 	uint64_t ign, cgt;
 #define KEY(k) (kl == sizeof k - 1 && !memcmp(line, k, kl))
 	if (KEY("SigBlk:")) {
+		struct zv_thread *o = own ? t : zv_thread_find(tid);
 		uint64_t m = own ? own_mask(t, c) : hex_value(v) & ~zv_kernel_signals();
+		if (o && !own) /* the bits the kernel keeps virtual */
+			m |= o->kernel_blocked | (o->sigsys_blocked ? SIGSYS_BIT : 0);
 		return zv_snprintf(buf, size, "SigBlk:\t%016lx", (unsigned long)m);
 	}
 	if (KEY("SigPnd:") && own) {
