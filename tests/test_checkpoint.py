@@ -637,6 +637,24 @@ def test_blocked_checkpoint_signal(platform, tmp_path):
     assert rest.stdout.startswith("after:"), rest.stdout
 
 
+@pytest.mark.parametrize("platform", [None, "sud"])
+def test_procview_after_restore(platform, tmp_path):
+    """After a restore /proc/self/maps names the guest's stack [stack] and
+    shows no zvisor region, and status shows the mask and handlers the guest
+    set: --checkpoint-on's signal (blocked by the guest here) neither caught
+    nor hidden from SigBlk (sys/procview.c)."""
+    need_core()
+    argv, nat = edges_native("procview")
+    image = str(tmp_path / "image")
+    orig = zvtest.run_zv(argv, platform, ["--checkpoint-on=USR2", "--checkpoint-dir=" + image,
+                                          "--leave-running"], cwd=str(tmp_path))
+    zvtest.assert_same(nat, orig, "the original under zvisor --checkpoint-on=USR2")
+    assert os.path.isdir(image), "no image written: " + orig.stderr
+    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+    assert_suffix(nat, rest, "restore of a guest that reads its maps and status")
+    assert rest.stdout.startswith("after: maps: [stack] 1, in zvisor's window 0"), rest.stdout
+
+
 @pytest.mark.skipif(not shutil.which("zstd"), reason="the zstd program is not installed")
 def test_images_compressed_when_it_pays_off(tmp_path, running):
     """By default (--compress=auto) an image whose pages compress well is

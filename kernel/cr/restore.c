@@ -295,8 +295,10 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 	}
 	if (v->kind != ZV_CR_SHFILE)
 		zv_mprotect((void *)v->start, len, prot);
-	if (v->kind == ZV_CR_STACK)
-		zv_procview_stack(v->start, v->end); /* the guest's maps name it [stack] */
+	if (v->kind == ZV_CR_STACK) {
+		r->stack_lo = v->start;
+		r->stack_hi = v->end;
+	}
 }
 
 static void place_memory(struct zv_cr_restore *r)
@@ -507,6 +509,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.hole = r->hole;
 	zv_cr.hole_len = r->hole_len;
 	memset(zv_cr.scratch, 0, sizeof zv_cr.scratch);
+	zv_procview_stack(r->stack_lo, r->stack_hi); /* the guest's maps name it [stack] */
 	zv_proc.hpid = (int)zv_getpid();
 	rearm_process();
 	start_threads(r);

@@ -24,6 +24,7 @@ struct zv_cr_restore {
 	int direct;               /* pages are read with O_DIRECT */
 	const char *pages_file;
 	uint64_t guest_vdso, host_vdso;
+	uint64_t stack_lo, stack_hi; /* the guest's stack, shown as [stack] (sys/procview.c) */
 };
 
 #define HOLE_STACK_LEN (1UL << 20)

@@ -10,7 +10,10 @@
  *                         image leaves the zeros out and compresses the
  *                         text): "ready", 8 steps with the text's checksum
  *   cr_edges mask         blocks SIGUSR2, raises it (zvisor's --checkpoint-on):
- *                         the mask the guest reads back keeps SIGUSR2 blocked */
+ *                         the mask the guest reads back keeps SIGUSR2 blocked
+ *   cr_edges procview     the same, with /proc/self/maps and status summarized
+ *                         before and after: [stack] named, no zvisor region,
+ *                         SigBlk/SigIgn/SigCgt as the guest set them */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -185,6 +188,50 @@ static int mask(void)
 	return 0;
 }
 
+/* What /proc/self/maps and status show, without addresses. */
+static void proc_summary(const char *when)
+{
+	char line[512];
+	int stack = 0, window = 0, rx_anon = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		char perms[8];
+		int name_at = 0;
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &lo, &hi, perms, &name_at) < 3)
+			continue;
+		const char *name = name_at ? line + name_at : "\n";
+		stack += !strcmp(name, "[stack]\n");
+		window += hi > 0x7c0000000000UL && lo < 0x7d0000000000UL;
+		rx_anon += !strcmp(perms, "r-xp") && !strcmp(name, "\n");
+	}
+	if (f)
+		fclose(f);
+	printf("%s: maps: [stack] %d, in zvisor's window %d, r-x anonymous %d\n", when, stack, window, rx_anon);
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "SigBlk:", 7) || !strncmp(line, "SigIgn:", 7) || !strncmp(line, "SigCgt:", 7))
+			printf("%s: %s", when, line);
+	if (f)
+		fclose(f);
+}
+
+static int procview(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO };
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	sigaddset(&s, SIGHUP);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	proc_summary("before");
+	raise(SIGUSR2); /* natively: pending, as it stays blocked */
+	proc_summary("after");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -199,6 +246,8 @@ int main(int argc, char **argv)
 		return mask();
 	if (!strcmp(mode, "heap"))
 		return heap();
-	fprintf(stderr, "usage: cr_edges shm|shfile DIR|futex|mask|heap\n");
+	if (!strcmp(mode, "procview"))
+		return procview();
+	fprintf(stderr, "usage: cr_edges shm|shfile DIR|futex|mask|heap|procview\n");
 	return 2;
 }
