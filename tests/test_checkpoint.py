@@ -620,20 +620,28 @@ def test_futex_timeouts_go_on(restore_opts, tmp_path, running):
     assert took < 1.8, "the restored futex waits took %.2f s: restarted with the whole 2 s" % took
 
 
-@pytest.mark.parametrize("platform", [None, "stubs"])
-def test_blocked_checkpoint_signal(platform, tmp_path):
-    """A guest that blocks zvisor's --checkpoint-on signal still gets
-    checkpointed by it, yet reads its mask back as it set it: the old set
-    of sigprocmask, a new thread's mask, a handler's frame."""
+def edges_raising_usr2(mode, platform, tmp_path, what):
+    """cr_edges MODE under --checkpoint-on=USR2 --leave-running (the guest
+    raises SIGUSR2, blocked): the original gives the native output, and the
+    restore of its image the native output's end, which it returns."""
     need_core()
-    argv, nat = edges_native("mask")
+    argv, nat = edges_native(mode)
     image = str(tmp_path / "image")
     orig = zvtest.run_zv(argv, platform, ["--checkpoint-on=USR2", "--checkpoint-dir=" + image,
                                           "--leave-running"], cwd=str(tmp_path))
     zvtest.assert_same(nat, orig, "the original under zvisor --checkpoint-on=USR2")
     assert os.path.isdir(image), "no image written: " + orig.stderr
     rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
-    assert_suffix(nat, rest, "restore of a guest that blocks SIGUSR2")
+    assert_suffix(nat, rest, "restore of " + what)
+    return rest
+
+
+@pytest.mark.parametrize("platform", [None, "stubs"])
+def test_blocked_checkpoint_signal(platform, tmp_path):
+    """A guest that blocks zvisor's --checkpoint-on signal still gets
+    checkpointed by it, yet reads its mask back as it set it: the old set
+    of sigprocmask, a new thread's mask, a handler's frame."""
+    rest = edges_raising_usr2("mask", platform, tmp_path, "a guest that blocks SIGUSR2")
     assert rest.stdout.startswith("after:"), rest.stdout
 
 
@@ -643,15 +651,7 @@ def test_procview_after_restore(platform, tmp_path):
     shows no zvisor region, and status shows the mask and handlers the guest
     set: --checkpoint-on's signal (blocked by the guest here) neither caught
     nor hidden from SigBlk (sys/procview.c)."""
-    need_core()
-    argv, nat = edges_native("procview")
-    image = str(tmp_path / "image")
-    orig = zvtest.run_zv(argv, platform, ["--checkpoint-on=USR2", "--checkpoint-dir=" + image,
-                                          "--leave-running"], cwd=str(tmp_path))
-    zvtest.assert_same(nat, orig, "the original under zvisor --checkpoint-on=USR2")
-    assert os.path.isdir(image), "no image written: " + orig.stderr
-    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
-    assert_suffix(nat, rest, "restore of a guest that reads its maps and status")
+    rest = edges_raising_usr2("procview", platform, tmp_path, "a guest that reads its maps and status")
     assert rest.stdout.startswith("after: maps: [stack] 1, in zvisor's window 0"), rest.stdout
 
 

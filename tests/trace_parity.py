@@ -288,8 +288,8 @@ UNCOMPARABLE = {
               "+++ exited lines, zvisor does not; it reads /proc/self/auxv and /proc/self/status",
     "fds": "takes every fd number up to RLIMIT_NOFILE: the trace file's fd has no room left and the "
            "rest of the trace goes to stderr; /proc/self/fd's size counts zvisor's hidden fds",
-    "rawsys": "reads /proc/self/maps (zvisor's own mappings are there); numbers past 511 are not traced",
-    "vdso": "reads /proc/self/maps (zvisor's own mappings are there)",
+    "rawsys": "reads /proc/self/maps (its addresses, the layout zvisor chose); numbers past 511 are not traced",
+    "vdso": "reads /proc/self/maps: its addresses (the layout zvisor chose) differ",
     "timers": "zvisor's timers deliver SIGALRM with its own si_ptr",
     "goguest": "how many threads the Go runtime starts, its preemption signals (SIGURG), sleeps and "
                "futexes depend on timing (compared unordered, 5-100 of ~380 lines differ)",
