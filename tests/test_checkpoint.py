@@ -679,3 +679,28 @@ def test_images_compressed_when_it_pays_off(tmp_path, running):
         rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
         joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
         zvtest.assert_same(nat, joined, "zvisor checkpoint %s of a compressible heap" % opts)
+
+
+@pytest.mark.skipif(not shutil.which("zstd"), reason="the zstd program is not installed")
+@pytest.mark.parametrize("platform,stored", [(None, "pages.bin.zst"), ("sud", "pages.bin.zst"),
+                                             ("seccomp", "pages.bin")])
+def test_checkpoint_on_images_compressed(platform, stored, tmp_path, running):
+    """--checkpoint-on's images follow --compress=auto as `zvisor
+    checkpoint`'s do: a compressible heap is stored as pages.bin.zst, and the
+    image restores to the native end. On the seccomp platform the zstd child
+    inherits the filter, which kills it: the image stays plain."""
+    need_core()
+    argv, nat = edges_native("heap")
+    image = tmp_path / "image"
+    g = running(zv_run_argv(argv, platform, ["--checkpoint-on=SIGUSR2", "--checkpoint-dir=%s" % image]),
+                cwd=str(tmp_path))
+    g.wait_first_line()
+    os.kill(g.pid, signal.SIGUSR2)
+    orig = g.finish(timeout=60)
+    assert orig.returncode == -signal.SIGKILL, "after SIGUSR2: %s\n%s" % (
+        zvtest.status_text(orig.returncode), g.result_text())
+    files = {p.name: p.stat().st_size for p in image.iterdir()}
+    assert [f for f in files if f.startswith("pages")] == [stored], files
+    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    zvtest.assert_same(nat, joined, "--checkpoint-on=SIGUSR2 of a compressible heap")

@@ -87,58 +87,63 @@ static int readable(int fd, int ms)
 	return zv_sys5(__NR_ppoll, &p, 1, &t, NULL, 8) > 0;
 }
 
-enum { Z_AUTO, Z_ALWAYS, Z_NEVER };
 /* Below this, running zstd (a few ms) costs more than the bytes it saves. */
 #define AUTO_MIN (1UL << 20)
 
-/* pages.bin becomes pages.bin.zst (how: Z_ALWAYS, or Z_AUTO from 1 MiB on
+/* pages.bin becomes pages.bin.zst (how: ZV_CR_Z_ALWAYS, or ZV_CR_Z_AUTO from 1 MiB on
  * when a sample says a quarter would be saved (cr/sample.c) and the whole
  * is then at least a tenth smaller); the
  * index, rewritten whole and renamed over the old one, says so. The image
  * is complete at every step. */
-static void compress_pages(const char *dir, int how)
+void zv_cr_compress_pages(const char *dir, int how)
 {
 	char src[4200], dst[4200];
 	zv_snprintf(src, sizeof src, "%s/pages.bin", dir);
 	zv_snprintf(dst, sizeof dst, "%s/pages.bin.zst", dir);
 	struct zv_cr_stat a, b;
-	if (how == Z_NEVER || zv_cr_stat_path(src, &a) < 0 || !a.size)
+	if (how == ZV_CR_Z_NEVER || zv_cr_stat_path(src, &a) < 0 || !a.size)
 		return;
-	if (how == Z_AUTO && (a.size < AUTO_MIN || zv_cr_sample_saving(src, a.size) < 25 || !zv_cr_zstd_path()))
+	if (how == ZV_CR_Z_AUTO && (a.size < AUTO_MIN || zv_cr_sample_saving(src, a.size) < 25 || !zv_cr_zstd_path()))
 		return;
 	if (zv_cr_zstd_compress(src, dst) < 0 || zv_cr_stat_path(dst, &b) < 0 ||
-	    (how == Z_AUTO && b.size * 10 > a.size * 9)) {
+	    (how == ZV_CR_Z_AUTO && b.size * 10 > a.size * 9)) {
 		zv_sys3(__NR_unlinkat, -100, dst, 0);
 		return;
 	}
-	struct zv_cr_in *in = zv_kmap(sizeof *in + sizeof(struct zv_cr_out), 4096, -1);
+	/* One mapping for the index's reading and writing, and its text (the
+	 * arena): the guest's process runs this too (--checkpoint-on) and
+	 * keeps running, so nothing may stay behind. */
+	uint64_t arena = (256 + (uint64_t)ZV_CR_MAX_SECTIONS * 128 + 4095) & ~4095UL; /* as read_index asks */
+	uint64_t len = (sizeof(struct zv_cr_in) + sizeof(struct zv_cr_out) + 4095) & ~4095UL;
+	struct zv_cr_in *in = zv_kmap(len + arena, 4096, -1);
 	if (zv_is_err((long)in))
 		return;
 	struct zv_cr_out *o = (struct zv_cr_out *)(in + 1);
+	in->arena = (char *)in + len;
+	in->arena_len = arena;
 	struct zv_cr_layout l;
 	zv_cr_image_layout(&l);
 	in->dirfd = o->dirfd = (int)zv_openat(-100, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	if (in->dirfd < 0 || zv_cr_read_index(in, l.build) < 0) {
-		zv_sys3(__NR_unlinkat, -100, dst, 0);
-		return;
+	int ok = in->dirfd >= 0 && zv_cr_read_index(in, l.build) >= 0;
+	if (ok) {
+		o->nsec = in->nsec;
+		for (unsigned i = 0; i < in->nsec; i++) {
+			o->sec[i] = in->sec[i];
+			o->sec[i].zstd |= !zv_strcmp(in->sec[i].name, "pages");
+		}
+		zv_sys3(__NR_unlinkat, o->dirfd, "index.json.tmp", 0);
+		ok = zv_cr_write_index_as(o, l.build, "index.json.tmp") >= 0 &&
+		     zv_sys4(__NR_renameat, o->dirfd, "index.json.tmp", o->dirfd, "index.json") >= 0;
 	}
-	o->nsec = in->nsec;
-	for (unsigned i = 0; i < in->nsec; i++) {
-		o->sec[i] = in->sec[i];
-		o->sec[i].zstd |= !zv_strcmp(in->sec[i].name, "pages");
-	}
-	zv_sys3(__NR_unlinkat, o->dirfd, "index.json.tmp", 0);
-	if (zv_cr_write_index_as(o, l.build, "index.json.tmp") < 0 ||
-	    zv_sys4(__NR_renameat, o->dirfd, "index.json.tmp", o->dirfd, "index.json") < 0) {
-		zv_sys3(__NR_unlinkat, -100, dst, 0);
-		return;
-	}
-	zv_sys3(__NR_unlinkat, -100, src, 0);
+	zv_sys3(__NR_unlinkat, -100, ok ? src : dst, 0);
+	if (in->dirfd >= 0)
+		zv_close(in->dirfd);
+	zv_kunmap(in, len + arena);
 }
 
 __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 {
-	int compress = Z_AUTO;
+	int compress = ZV_CR_Z_AUTO;
 	struct zv_cr_request *req = zv_kmap(sizeof *req, 4096, -1);
 	if (zv_is_err((long)req))
 		die1("checkpoint", "out of memory%s%s", "", "");
@@ -154,11 +159,11 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 		} else if (!zv_strcmp(a, "--compress") || !zv_strcmp(a, "-z")) {
 			if (!zv_cr_zstd_path())
 				die1("checkpoint", "--compress needs the zstd program (apt-get install zstd)%s%s", "", "");
-			compress = Z_ALWAYS;
+			compress = ZV_CR_Z_ALWAYS;
 		} else if (!zv_strcmp(a, "--compress=auto")) {
-			compress = Z_AUTO;
+			compress = ZV_CR_Z_AUTO;
 		} else if (!zv_strcmp(a, "--no-compress")) {
-			compress = Z_NEVER;
+			compress = ZV_CR_Z_NEVER;
 		} else if (a[0] == '-' && a[1]) {
 			usage("checkpoint", "unknown option '%s'", a);
 		} else if (npos < 2) {
@@ -227,7 +232,7 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 		die1("checkpoint", "%s%s", zv_startswith(msg, "error: ") ? msg + 7 : msg, "");
 	if (!req->leave_running && pidfd >= 0)
 		readable((int)pidfd, 10000); /* it ends: return once it has */
-	compress_pages(req->dir, compress);
+	zv_cr_compress_pages(req->dir, compress);
 	zv_exit_group(0);
 }
 

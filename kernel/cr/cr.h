@@ -91,6 +91,12 @@ static inline uint64_t zv_kernel_blocked(uint64_t m)
 	return m & zv_kernel_signals() & ~(1UL << 30);
 }
 
+/* cr/command.c: pages.bin into pages.bin.zst when how says so (--compress
+ * always, --compress=auto when it pays off), the index rewritten; the image
+ * is complete at every step. */
+enum { ZV_CR_Z_AUTO, ZV_CR_Z_ALWAYS, ZV_CR_Z_NEVER };
+void zv_cr_compress_pages(const char *dir, int how);
+
 /* cr/freeze.c */
 int zv_cr_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc); /* 1: it was ours */
 void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc);                /* --checkpoint-on's signal */

@@ -258,6 +258,12 @@ again:
 				zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: checkpoint: %s\n", why);
 			if (!zv_is_err((long)o))
 				zv_kunmap(o, sizeof *o);
+			/* --checkpoint-on's images (no asker to compress them
+			 * afterwards) follow --compress=auto too, while the
+			 * threads are still parked: the zstd child cannot be
+			 * reaped by a guest wait meanwhile. */
+			if (!why && !req.reply_pid)
+				zv_cr_compress_pages(req.dir, ZV_CR_Z_AUTO);
 			/* Answer once the next request can be taken (the asker may
 			 * send it at once), or before the end. */
 			if (!why && !req.leave_running) {
