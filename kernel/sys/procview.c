@@ -180,8 +180,8 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 		s += 5;
 		if (pid != zv_proc.hpid || (tid = number(&s)) < 0 || *s++ != '/')
 			return;
-	} else if (pid != zv_proc.hpid && pid != t->htid) {
-		return;
+	} else if (pid != zv_proc.hpid && pid != t->htid && !zv_thread_find((int)pid)) {
+		return; /* another process's */
 	}
 	int kind = kind_of_name(s);
 	uint64_t dev, ino;
