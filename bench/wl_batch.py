@@ -365,6 +365,57 @@ class GoIO(NativeReference):
         return [GOIO, "."]
 
 
+NMAKE = 50      # files of the make workload's project
+
+
+class MakeProject(Batch):
+    key, label = "make-j2", "make -j2, 50 C files"
+    description = (f"`make -j2` of a generated project of {NMAKE} small C files and a main "
+                   "(copied untimed into the run's directory), then `./prog`, whose sum "
+                   "is checked: a build system's fork, exec and short compiler runs")
+    tools = [("gcc", "gcc"), ("make", "make")]
+
+    def setup(self):
+        self.src = os.path.join(self.shared, "src")
+        os.makedirs(self.src, exist_ok=True)
+        for i in range(NMAKE):
+            with open(os.path.join(self.src, f"m{i:02d}.c"), "w") as f:
+                f.write("\n".join(c_function(i)).replace("static ", "", 1) + "\n")
+        with open(os.path.join(self.src, "main.c"), "w") as f:
+            f.write("#include <stdio.h>\n")
+            f.write("".join(f"long f{i}(long x);\n" for i in range(NMAKE)))
+            f.write("int main(void)\n{\n    long s = 1;\n")
+            f.write("".join(f"    s = (s + f{i}(s % 1000)) % 1000000007;\n" for i in range(NMAKE)))
+            f.write('    printf("%ld\\n", s);\n    return 0;\n}\n')
+        objs = " ".join(f"m{i:02d}.o" for i in range(NMAKE))
+        with open(os.path.join(self.src, "Makefile"), "w") as f:
+            f.write(f"prog: main.o {objs}\n\t$(CC) -o $@ $^\n%.o: %.c\n\t$(CC) -O1 -c -o $@ $<\n")
+
+    def setup_run(self, work):
+        shutil.copytree(self.src, work, dirs_exist_ok=True)
+
+    def command(self, work, runner):
+        return ["sh", "-c", "make -s -j2 && ./prog"]
+
+    def expected(self):
+        s = 1
+        for i in range(NMAKE):
+            s = (s + c_function_value(i, s % 1000)) % 1000000007
+        return str(s)
+
+
+class ShellLoop(Batch):
+    key, label = "sh-loop", "sh loop of 200 execs"
+    pipeline = "for i in $(seq 200); do /bin/true; done; echo done"
+    description = f"`sh -c '{pipeline}'`: fork and exec, nothing else"
+
+    def command(self, work, runner):
+        return ["sh", "-c", self.pipeline]
+
+    def expected(self):
+        return "done"
+
+
 def workloads(args):
-    return [cls(args) for cls in (PythonStartup, PythonFiles, Sqlite, Gcc, GitCommit,
-                                  GitStatus, Find, Tar, GoIO)]
+    return [cls(args) for cls in (PythonStartup, PythonFiles, Sqlite, Gcc, MakeProject,
+                                  ShellLoop, GitCommit, GitStatus, Find, Tar, GoIO)]

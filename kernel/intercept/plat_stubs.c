@@ -78,10 +78,15 @@ static void vdso_code(struct zv_thread *t, uint8_t *base, uint64_t size, const u
 	struct zv_stub_batch *b = zv_sudoff_never ? NULL : zv_stubs_batch_new();
 	if (!b)
 		return;
-	for (int k = 0; rewrite && k < n; k++)
+	/* the same bytes in every process: decoded once, then from the cache */
+	uint64_t hash = rewrite ? zv_sitecache_hash(base, size) : 0;
+	int hit = rewrite && zv_sitecache_lookup_bytes(hash, base, size, b);
+	for (int k = 0; rewrite && !hit && k < n; k++)
 		zv_stubs_function(b, base + fn[k][0], fn[k][1], 0, (uint64_t)base + fn[k][0]);
 	if (rewrite)
 		zv_stubs_commit(t, b, (uint64_t)base, (uint64_t)base + size, PROT_READ | PROT_EXEC, 1);
+	if (rewrite && !hit)
+		zv_sitecache_store_bytes(hash, base, size, b);
 	zv_sudoff_vdso(t, (uint64_t)base, (uint64_t)base + size, b->inside, b->ninside);
 	zv_stubs_batch_free(b);
 }

@@ -103,6 +103,26 @@ static void path_of(const struct key *k, char *out, size_t n)
 	zv_snprintf(out, n, "%s/%016lx.win", dir, fnv(k, sizeof *k, 0xcbf29ce484222325ULL));
 }
 
+/* Code that is no file's (the host's vDSO, the same bytes in every process
+ * of a boot): keyed by its size and a hash of its bytes, a word at a time
+ * (byte-wise FNV would cost a fifth of the decode it saves). No device is ~0. */
+uint64_t zv_sitecache_hash(const uint8_t *base, uint64_t size)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL, w;
+	for (uint64_t i = 0; dir[0] && i + 8 <= size; i += 8) {
+		memcpy(&w, base + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static int key_of_bytes(uint64_t hash, uint64_t size, struct key *k)
+{
+	*k = (struct key){ MAGIC, ~0UL, hash, size, 0, 0, 0, 0, 0, size };
+	return dir[0] != 0;
+}
+
 static void drop(const char *path, const char *why)
 {
 	zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ignoring the damaged cache file %s (%s)\n",
@@ -110,12 +130,11 @@ static void drop(const char *path, const char *why)
 	zv_sys3(__NR_unlinkat, AT_FDCWD, path, 0);
 }
 
-int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, struct zv_stub_batch *b)
+static int lookup(const struct key *kp, uint64_t addr, struct zv_stub_batch *b)
 {
-	struct key k;
+	const struct key k = *kp;
+	const uint64_t off = k.off, len = k.len;
 	char path[300];
-	if (!(prot & PROT_READ) || !key_of(fd, off, len, &k))
-		return 0;
 	path_of(&k, path, sizeof path);
 	long cfd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (cfd < 0)
@@ -184,7 +203,15 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 	return ok;
 }
 
-int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch *b)
+int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, struct zv_stub_batch *b)
+{
+	struct key k;
+	return (prot & PROT_READ) && key_of(fd, off, len, &k) && lookup(&k, addr, b);
+}
+
+/* Whether the code still holds b's windows and pairs; copies each window's
+ * moved bytes into b. */
+static int check(struct zv_stub_batch *b)
 {
 	int ok = 1;
 	for (int i = 0; i < b->n && ok; i++) {
@@ -194,24 +221,44 @@ int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch 
 	}
 	for (int i = 0; i < b->ninside && ok; i++)
 		ok = zv_stubs_is_call_pair((const uint8_t *)b->inside[i]);
-	if (!ok) {
-		struct key k;
-		char path[300];
+	if (!ok)
 		b->n = b->ninside = 0;
-		if (key_of(fd, off, len, &k)) {
-			path_of(&k, path, sizeof path);
-			drop(path, "windows do not match the file");
-		}
-	}
 	return ok;
 }
 
-void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const struct zv_stub_batch *b)
+static void drop_key(const struct key *k)
+{
+	char path[300];
+	path_of(k, path, sizeof path);
+	drop(path, "windows do not match the file");
+}
+
+int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch *b)
 {
 	struct key k;
+	if (check(b))
+		return 1;
+	if (key_of(fd, off, len, &k))
+		drop_key(&k);
+	return 0;
+}
+
+int zv_sitecache_lookup_bytes(uint64_t hash, const uint8_t *base, uint64_t size, struct zv_stub_batch *b)
+{
+	struct key k;
+	if (!key_of_bytes(hash, size, &k) || !lookup(&k, (uint64_t)base, b))
+		return 0;
+	if (check(b))
+		return 1;
+	drop_key(&k);
+	return 0;
+}
+
+static void store(const struct key *kp, uint64_t addr, const struct zv_stub_batch *b)
+{
+	const struct key k = *kp;
+	const uint64_t off = k.off;
 	char path[300], tmp[320];
-	if (!key_of(fd, off, len, &k))
-		return;
 	path_of(&k, path, sizeof path);
 	zv_snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, zv_getpid());
 	long cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -236,4 +283,18 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 	zv_close((int)cfd);
 	if (!ok || zv_sys4(__NR_renameat, AT_FDCWD, tmp, AT_FDCWD, path) != 0)
 		zv_sys3(__NR_unlinkat, AT_FDCWD, tmp, 0); /* a full disk: no entry */
+}
+
+void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const struct zv_stub_batch *b)
+{
+	struct key k;
+	if (key_of(fd, off, len, &k))
+		store(&k, addr, b);
+}
+
+void zv_sitecache_store_bytes(uint64_t hash, const uint8_t *base, uint64_t size, const struct zv_stub_batch *b)
+{
+	struct key k;
+	if (key_of_bytes(hash, size, &k))
+		store(&k, (uint64_t)base, b);
 }

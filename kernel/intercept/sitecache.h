@@ -18,4 +18,11 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
 int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch *b);
 /* Keeps b's windows (found in that mapping) for the next time. */
 void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const struct zv_stub_batch *b);
+/* The same for code that is no file's (the host's vDSO), keyed by its size
+ * and the hash of its bytes before any window is made (zv_sitecache_hash;
+ * 0 when there is no cache): lookup_bytes also checks the bytes (a
+ * mismatch drops the entry) and copies the moved ones into b. */
+uint64_t zv_sitecache_hash(const uint8_t *base, uint64_t size);
+int zv_sitecache_lookup_bytes(uint64_t hash, const uint8_t *base, uint64_t size, struct zv_stub_batch *b);
+void zv_sitecache_store_bytes(uint64_t hash, const uint8_t *base, uint64_t size, const struct zv_stub_batch *b);
 #endif
