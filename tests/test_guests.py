@@ -285,6 +285,14 @@ def test_native_go_guest():
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", builds("forksig"))
+def test_signal_right_after_fork(name, platform):
+    """A signal sent to a child at once after fork acts there (sys/proc.c,
+    do_clone: the fork runs with signals held by the host)."""
+    compare_guest(name, platform)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("name", builds("procview"))
 def test_procview(name, platform):
     """/proc/self/maps, smaps, smaps_rollup, numa_maps and status show no

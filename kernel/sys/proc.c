@@ -80,7 +80,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 /* Kernel state a fork child must refresh: its pid, the lock that another
  * thread of the parent may have held, the thread count, a held SIGSYS, and
  * SUD, which the host does not carry across fork. */
-static void after_fork_child(struct zv_thread *t)
+static void after_fork_child(struct zv_thread *t, uint64_t parents)
 {
 	zv_proc.pid = zv_proc.hpid = (int)zv_getpid(); /* and the tid: the one thread of a new process leads it */
 	if (zv_proc.lock) /* locks are written only when held: a page written costs a copy */
@@ -93,11 +93,13 @@ static void after_fork_child(struct zv_thread *t)
 	zv_sites_after_fork();
 	zv_sudoff_after_fork();
 	t->tid = t->htid = t->pid = zv_proc.pid;
-	/* Signals deferred in the parent during the fork are the parent's: a
-	 * new process starts with none pending (its held bits still go). */
-	if (t->pending_set) {
-		t->pending_set = 0;
-		t->fast.sig_pending = 0;
+	/* Signals deferred in the parent before the fork are the parent's: a
+	 * new process starts with none of them. One sent to the child since
+	 * (a SIGSEGV or SIGBUS, the only ones unblocked here) is its own. */
+	if (t->pending_set & parents) {
+		t->pending_set &= ~parents;
+		if (!t->pending_set)
+			t->fast.sig_pending = 0;
 	}
 	if (t->sigsys_held)
 		t->sigsys_held = 0;
@@ -149,6 +151,12 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		/* fork-like: the child returns through its copy of this frame. */
 		long r;
 		text_into_forks();
+		/* Until each side is set up, signals stay with the host, which
+		 * gives the child none of the parent's and keeps the child's
+		 * (kill right after fork, LTP kill11). Faults stay unblocked. */
+		uint64_t saved;
+		zv_host_set_mask(~ZV_FAULT_SIGNALS, &saved);
+		uint64_t parents = t->pending_set;
 		if (q->args3) {
 			q->args3->stack = 0;
 			q->args3->stack_size = 0;
@@ -157,7 +165,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 			r = zv_sys5(__NR_clone, flags, 0, q->ptid, q->ctid, q->tls);
 		}
 		if (r == 0) {
-			after_fork_child(t);
+			after_fork_child(t, parents);
 			zv_event_fork_child(t);
 			zv_ids_after_clone(t, flags);
 			if (flags & CLONE_CLEAR_SIGHAND)
@@ -165,6 +173,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 			if (q->stack)
 				uc->mc.rsp = q->stack + q->stack_size;
 		}
+		zv_host_set_mask(saved, NULL);
 		return r;
 	}
 	struct zv_thread *c = zv_thread_alloc();
