@@ -137,6 +137,7 @@ static void killed_thread(int pid, int tid, long nr, const long *a)
 
 void zv_trace_exit(struct zv_thread *t, int code, int sig)
 {
+	zv_trace_flush(); /* an untraced thread may end the process */
 	if (!zv_proc.trace.on || !t->trace.traced)
 		return;
 	long nr = zv_live_call(t);
