@@ -12,6 +12,7 @@
 #include "lib/kmem.h"
 #include "lib/string.h"
 #include "intercept/sites.h"
+#include "lib/mutex.h"
 #include "lib/maps.h"
 #include <linux/mman.h>
 #include <linux/fcntl.h>
@@ -160,11 +161,11 @@ static int known_private_rx(uint64_t page)
 	return 0;
 }
 
-void zv_sites_lock(void) { zv_lock(&patch_lock); }
+void zv_sites_lock(void) { zv_mutex_lock(&patch_lock); }
 void zv_sites_unlock(void)
 {
 	nknown = 0;
-	zv_unlock(&patch_lock);
+	zv_mutex_unlock(&patch_lock);
 }
 
 /* Whether the mapping holding addr is shared (/proc/self/maps' 's'). */
@@ -205,7 +206,7 @@ static int rewrite(struct zv_thread *t, uint64_t site, uint64_t *print)
 		return 1; /* another thread was first */
 	int ok = 0;
 	void *page = (void *)(site & ~4095UL); /* the site does not straddle a line */
-	zv_lock(&patch_lock);
+	zv_mutex_lock(&patch_lock);
 	/* Writable already? Writing the two bytes back unchanged tells (the
 	 * call honours protections). A shared mapping is never written: the
 	 * file's other mappings, in this process or others, would change too.
@@ -226,7 +227,7 @@ static int rewrite(struct zv_thread *t, uint64_t site, uint64_t *print)
 		if (!writable)
 			zv_mprotect(page, 4096, PROT_READ | PROT_EXEC);
 	}
-	zv_unlock(&patch_lock);
+	zv_mutex_unlock(&patch_lock);
 	return ok;
 }
 
@@ -302,7 +303,7 @@ void zv_sites_load_batch(struct zv_thread *t, const uint64_t *sites, int n, uint
 {
 	if (n <= 0)
 		return;
-	zv_lock(&patch_lock);
+	zv_mutex_lock(&patch_lock);
 	if ((prot & PROT_WRITE) || zv_mprotect((void *)lo, hi - lo, prot | PROT_WRITE) == 0) {
 		for (int i = 0; i < n; i++) {
 			uint64_t site = sites[i];
@@ -329,6 +330,6 @@ void zv_sites_load_batch(struct zv_thread *t, const uint64_t *sites, int n, uint
 		if (!(prot & PROT_WRITE))
 			zv_mprotect((void *)lo, hi - lo, prot);
 	}
-	zv_unlock(&patch_lock);
+	zv_mutex_unlock(&patch_lock);
 }
 

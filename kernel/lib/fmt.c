@@ -18,9 +18,10 @@ static void put_num(struct out *o, unsigned long v, int base, int neg, int width
 {
 	char tmp[24];
 	int n = 0;
-	do {
-		tmp[n++] = "0123456789abcdef"[v % base];
-		v /= base;
+	do { /* constant divisors: a multiply, not a div per digit */
+		unsigned d = base == 16 ? (unsigned)(v & 15) : (unsigned)(v % 10);
+		tmp[n++] = "0123456789abcdef"[d];
+		v = base == 16 ? v >> 4 : v / 10;
 	} while (v);
 	if (neg)
 		tmp[n++] = '-';

@@ -40,6 +40,8 @@ static long trace_call(struct zv_call *call)
 	const struct zv_trace *tr = &zv_proc.trace;
 	int vdso = zv_vdso_call(uc->mc.rip);
 	int show = shown(t, nr, vdso);
+	if (tr->on)
+		zv_trace_before(nr, a);
 	/* -c's time: TSC cycles when it may be read, else the clock's */
 	uint64_t c0 = tr->summary && zv_count_tsc ? zv_rdtsc() : 0;
 	int timed = (tr->summary && !c0) || (show && (tr->show_time || tr->tstamp || tr->relative || tr->json));
@@ -135,6 +137,7 @@ static void killed_thread(int pid, int tid, long nr, const long *a)
 
 void zv_trace_exit(struct zv_thread *t, int code, int sig)
 {
+	zv_trace_flush(); /* an untraced thread may end the process */
 	if (!zv_proc.trace.on || !t->trace.traced)
 		return;
 	long nr = zv_live_call(t);
@@ -154,6 +157,7 @@ static void trace_fork_child(struct zv_thread *t)
 	t->trace.traced = t->trace.traced && tr->follow;
 	zv_live_forget(t); /* the parent's threads are not this process's */
 	zv_trace_out_fork_child();
+	zv_trace_out_forget();
 }
 
 static void trace_exec(struct zv_thread *t, long nr, const long *a) { zv_trace_exec(t, nr, a, 0); }

@@ -2,10 +2,10 @@
  * or --json, and where they go (stderr's kept copy, -o FILE, -ff's
  * FILE.PID).
  *
- * A line is formatted on the kernel stack and written with one write(2) to
- * the output (a hidden fd opened with O_APPEND), so lines from threads and
- * processes never mix and nothing is lost when the guest dies: each line is
- * in the file when the call returns. */
+ * A line is formatted on the kernel stack and handed whole to outbuf.c,
+ * which writes it to the output (a hidden fd opened with O_APPEND) at once
+ * or, for a quiet call, with the next lines, so lines from threads and
+ * processes never mix. */
 #include "zvisor.h"
 #include "trace/trace.h"
 #include "trace/output.h"
@@ -113,12 +113,13 @@ static void begin_line(struct zv_tb *b, const struct zv_trace_who *t, int64_t wh
 	}
 }
 
-static void end_line(struct zv_tb *b, const struct zv_trace_who *w)
+/* keep: a quiet call's line, which may wait in the buffer (outbuf.c) */
+static void end_line(struct zv_tb *b, const struct zv_trace_who *w, int keep)
 {
 	if (b->full)
 		tb_puts(b, "...");
 	b->buf[b->len++] = '\n';
-	zv_write(output_fd(w->pid), b->buf, b->len);
+	zv_trace_out(output_fd(w->pid), b->buf, b->len, keep);
 }
 
 static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected)
@@ -217,7 +218,7 @@ static void json_call(const struct zv_trace_who *t, const struct zv_tcall *c, in
 		tb_printf(&b, ",\"duration\":%ld.%06ld", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
 	tb_putc(&b, '}');
 	b.full = 0; /* a cut object would be invalid: the args string was cut instead */
-	end_line(&b, t);
+	end_line(&b, t, 0);
 }
 
 /* For a call that never returned, strace shows only the arguments it
@@ -279,7 +280,7 @@ void zv_trace_call_line(const struct zv_trace_who *t, const struct zv_tcall *c, 
 		if (zv_proc.trace.show_time)
 			tb_printf(&b, " <%ld.%06ld>", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
 	}
-	end_line(&b, t);
+	end_line(&b, t, c->exiting && !c->killed && zv_trace_quiet(c->nr, c->a));
 }
 
 void zv_trace_exit_line(const struct zv_trace_who *t, int code, int sig)
@@ -293,7 +294,7 @@ void zv_trace_exit_line(const struct zv_trace_who *t, int code, int sig)
 		} else {
 			tb_printf(&b, ",\"exit\":%d}", code & 0xff);
 		}
-		end_line(&b, t);
+		end_line(&b, t, 0);
 		return;
 	}
 	begin_line(&b, t, zv_trace_stamp());
@@ -304,7 +305,7 @@ void zv_trace_exit_line(const struct zv_trace_who *t, int code, int sig)
 	} else {
 		tb_printf(&b, "+++ exited with %d +++", code & 0xff);
 	}
-	end_line(&b, t);
+	end_line(&b, t, 0);
 }
 
 void zv_trace_signal_line(const struct zv_trace_who *w, int sig, const void *siginfo)
@@ -319,7 +320,7 @@ void zv_trace_signal_line(const struct zv_trace_who *w, int sig, const void *sig
 		tb_printf(&b, "\"%s\",\"siginfo\":", sn ? sn : "SIG???");
 		json_str(&b, info.buf, info.len);
 		tb_putc(&b, '}');
-		end_line(&b, w);
+		end_line(&b, w, 0);
 		return;
 	}
 	begin_line(&b, w, zv_trace_stamp());
@@ -328,7 +329,7 @@ void zv_trace_signal_line(const struct zv_trace_who *w, int sig, const void *sig
 	tb_putc(&b, ' ');
 	zv_decode_siginfo(&b, siginfo);
 	tb_puts(&b, " ---");
-	end_line(&b, w);
+	end_line(&b, w, 0);
 }
 
 /* ---- across execve ------------------------------------------------------ */

@@ -21,6 +21,13 @@ void zv_trace_exit_line(const struct zv_trace_who *w, int code, int sig); /* +++
 /* In a fork child: -ff's files are the parent's, the child opens its own. */
 void zv_trace_out_fork_child(void);
 
+/* outbuf.c: lines of quiet calls wait in a per-process buffer. */
+int zv_trace_quiet(long nr, const long *a); /* neither waits for nor is seen by another process */
+void zv_trace_out(int fd, const char *line, size_t n, int keep);
+void zv_trace_before(long nr, const long *a); /* a call that is not quiet writes the buffer first */
+void zv_trace_flush(void);
+void zv_trace_out_forget(void); /* a fork child: the parent's lines are not its own */
+
 /* args.c: the call's arguments, without the parentheses. */
 void zv_trace_args(struct zv_tb *b, const struct zv_tcall *c);
 #endif

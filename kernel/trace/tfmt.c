@@ -8,28 +8,34 @@
 
 int zv_tb_strsize = 32;
 
-void tb_putc(struct zv_tb *b, char c)
-{
-	if (b->len < sizeof b->buf - 5)
-		b->buf[b->len++] = c;
-	else
-		b->full = 1;
-}
-
 void tb_puts(struct zv_tb *b, const char *s)
 {
-	while (*s)
-		tb_putc(b, *s++);
+	size_t n = zv_strlen(s), fit = b->len < sizeof b->buf - 5 ? sizeof b->buf - 5 - b->len : 0;
+	if (n > fit) {
+		n = fit;
+		b->full = 1;
+	}
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
 }
 
+/* Formats in place; as through a 256-byte string put with tb_puts: at
+ * most 255 bytes, and full when they do not all fit. */
 void tb_printf(struct zv_tb *b, const char *fmt, ...)
 {
-	char tmp[256];
+	size_t fit = b->len < sizeof b->buf - 5 ? sizeof b->buf - 5 - b->len : 0;
+	size_t cap = fit < 255 ? fit : 255;
 	va_list ap;
 	va_start(ap, fmt);
-	zv_vsnprintf(tmp, sizeof tmp, fmt, ap);
+	int n = zv_vsnprintf(b->buf + b->len, cap + 1, fmt, ap);
 	va_end(ap);
-	tb_puts(b, tmp);
+	size_t shown = n < 0 ? 0 : (size_t)n < 255 ? (size_t)n : 255;
+	if (shown <= fit) {
+		b->len += shown;
+	} else {
+		b->len += fit;
+		b->full = 1;
+	}
 }
 
 int zv_peek(void *dst, uint64_t addr, size_t n)
@@ -100,7 +106,10 @@ static void guest_string(struct zv_tb *b, uint64_t p, size_t max)
 	size_t have = 0;
 	int ended = 0;
 	while (have < max + 1 && !ended) {
+		/* small reads first: a path is short, the page's rest is not */
 		size_t room = 4096 - ((p + have) & 4095);
+		if (room > 256 << (have ? 4 : 0))
+			room = 256 << (have ? 4 : 0);
 		if (room > max + 1 - have)
 			room = max + 1 - have;
 		if (zv_peek(chunk, p + have, room) < 0)

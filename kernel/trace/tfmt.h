@@ -16,7 +16,14 @@ struct zv_tb {
 	char buf[ZV_TB_SIZE];
 };
 
-void tb_putc(struct zv_tb *b, char c);
+/* one byte; full, and dropped, past the buffer's last 5 (kept for "...\n") */
+static inline void tb_putc(struct zv_tb *b, char c)
+{
+	if (b->len < sizeof b->buf - 5)
+		b->buf[b->len++] = c;
+	else
+		b->full = 1;
+}
 void tb_puts(struct zv_tb *b, const char *s);
 void tb_printf(struct zv_tb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,0 +1,134 @@
+/* zvisor trace's output buffer: lines of "quiet" calls are kept in one
+ * buffer per process and written together, instead of one write(2) per
+ * line (git status makes 5,000 newfstatat; their writes were a quarter of
+ * its traced time).
+ *
+ * A quiet call neither waits for another process nor lets one see
+ * anything (stat, getdents, a private mmap...). Any other call first
+ * writes the buffer (so nothing waits in it while the call blocks), and
+ * its own line is written at once with what is kept: a line that another
+ * process's line may follow causally is in the file before that one, as
+ * with one write per line. All threads of a process append to the same
+ * buffer under a lock, so their lines keep their order. A process that
+ * shares memory (MAP_SHARED) can signal without calls: it stops keeping
+ * lines. What is kept is lost only if the process dies by SIGKILL. */
+#include "zvisor.h"
+#include "trace/trace.h"
+#include "trace/output.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/mutex.h"
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+
+#define KEEP 32768
+
+static struct {
+	volatile int lock;
+	int fd;         /* where the kept lines go */
+	int unbuffered; /* this process shares memory: every line at once */
+	size_t len;
+	char buf[KEEP];
+} out;
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		long w = zv_write(fd, p, n);
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* An mmap through which this process may write what another one reads: a
+ * shared mapping writable now or, after an mprotect, later (a read-only
+ * one of a read-only file, as git's index, cannot be). */
+static int shares_writable(const long *a)
+{
+	if ((a[3] & MAP_TYPE) == MAP_PRIVATE)
+		return 0;
+	if ((a[2] & PROT_WRITE) || (a[3] & MAP_ANONYMOUS))
+		return 1;
+	long fl = zv_sys3(__NR_fcntl, a[4], F_GETFL, 0);
+	return fl < 0 || (fl & O_ACCMODE) != O_RDONLY;
+}
+
+int zv_trace_quiet(long nr, const long *a)
+{
+	switch (nr) {
+	case __NR_stat: case __NR_fstat: case __NR_lstat: case __NR_newfstatat: case __NR_statx:
+	case __NR_access: case __NR_faccessat: case __NR_faccessat2:
+	case __NR_getdents: case __NR_getdents64: case __NR_lseek: case __NR_pread64:
+	case __NR_readlink: case __NR_readlinkat: case __NR_getcwd:
+	case __NR_brk: case __NR_mprotect: case __NR_munmap:
+	case __NR_rt_sigprocmask: case __NR_rt_sigaction: case __NR_sigaltstack:
+	case __NR_getpid: case __NR_gettid: case __NR_getppid: case __NR_getuid: case __NR_geteuid:
+	case __NR_getgid: case __NR_getegid: case __NR_uname: case __NR_arch_prctl:
+	case __NR_set_tid_address: case __NR_set_robust_list: case __NR_rseq: case __NR_sysinfo:
+		return 1;
+	case __NR_mmap:
+		return !shares_writable(a);
+	case __NR_openat: /* a directory: no FIFO to wait on, nothing created */
+		return (a[2] & O_DIRECTORY) && !(a[2] & O_CREAT);
+	case __NR_fcntl:
+		return a[1] == F_GETFD || a[1] == F_SETFD || a[1] == F_GETFL || a[1] == F_DUPFD ||
+		       a[1] == F_DUPFD_CLOEXEC;
+	default:
+		return 0;
+	}
+}
+
+/* Locked: writes what is kept. */
+static void flush_locked(void)
+{
+	if (out.len)
+		write_all(out.fd, out.buf, out.len);
+	out.len = 0;
+}
+
+void zv_trace_flush(void)
+{
+	if (!__atomic_load_n(&out.len, __ATOMIC_RELAXED))
+		return;
+	zv_mutex_lock(&out.lock);
+	flush_locked();
+	zv_mutex_unlock(&out.lock);
+}
+
+void zv_trace_out(int fd, const char *line, size_t n, int keep)
+{
+	zv_mutex_lock(&out.lock);
+	if (out.len && (out.fd != fd || out.len + n > KEEP))
+		flush_locked();
+	if (keep && !out.unbuffered && n <= KEEP) {
+		out.fd = fd;
+		memcpy(out.buf + out.len, line, n);
+		out.len += n;
+	} else if (out.len && out.len + n <= KEEP) {
+		memcpy(out.buf + out.len, line, n); /* one write for both */
+		out.len += n;
+		flush_locked();
+	} else {
+		flush_locked();
+		write_all(fd, line, n);
+	}
+	zv_mutex_unlock(&out.lock);
+}
+
+/* Before a call: a call that is not quiet may wait or be seen. */
+void zv_trace_before(long nr, const long *a)
+{
+	if ((nr == __NR_mmap && shares_writable(a)) || nr == __NR_shmat)
+		out.unbuffered = 1; /* kept by a fork child, which shares it too */
+	if (__atomic_load_n(&out.len, __ATOMIC_RELAXED) && !zv_trace_quiet(nr, a))
+		zv_trace_flush();
+}
+
+/* A fork child: the parent's kept lines are the parent's to write. */
+void zv_trace_out_forget(void)
+{
+	out.lock = 0;
+	out.len = 0;
+}
