@@ -52,7 +52,7 @@ static const char *find_program(const char *prog, char **envp, struct zv_resolve
 				long *err)
 {
 	if (zv_strchr(prog, '/')) {
-		*err = zv_exec_resolve(prog, r);
+		*err = zv_exec_resolve(prog, 0, r);
 		return prog;
 	}
 	const char *path = getenv_from(envp, "PATH");
@@ -66,7 +66,7 @@ static const char *find_program(const char *prog, char **envp, struct zv_resolve
 			/* An empty entry means the current directory. */
 			memcpy(buf, path, dl);
 			zv_snprintf(buf + dl, ZV_PATH_MAX - dl, dl ? "/%s" : "%s", prog);
-			long e = zv_exec_resolve(buf, r);
+			long e = zv_exec_resolve(buf, 0, r);
 			if (e == 0) {
 				*err = 0;
 				return buf;
@@ -288,7 +288,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 		r->why[0] = 0;
 		zv_strlcpy(r->elf, path, sizeof r->elf);
 	} else {
-		long err = zv_exec_resolve(path, r);
+		long err = zv_exec_resolve(path, 0, r);
 		if (err < 0)
 			zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	}

@@ -16,18 +16,21 @@ static volatile int dead_lock;
  * threads the rest are not found. */
 #define MAX_KNOWN 1024
 static struct zv_thread *known[MAX_KNOWN];
+static int nknown_used; /* known[nknown_used..] were never set: not read (a zero-page fault each) */
 static volatile int known_lock;
 
 /* Replaces t (and, with to, any other block of to's tid) by to. */
 static void known_swap(struct zv_thread *t, struct zv_thread *to)
 {
 	zv_lock(&known_lock);
-	for (int i = 0; i < MAX_KNOWN; i++)
+	for (int i = 0; i < nknown_used; i++)
 		if (known[i] && (known[i] == t || (to && known[i]->htid == to->htid)))
 			known[i] = NULL;
 	for (int i = 0; to && i < MAX_KNOWN; i++)
 		if (!known[i]) {
 			known[i] = to;
+			if (i >= nknown_used)
+				nknown_used = i + 1;
 			break;
 		}
 	zv_unlock(&known_lock);
@@ -39,7 +42,7 @@ struct zv_thread *zv_thread_find(int htid)
 {
 	struct zv_thread *r = NULL;
 	zv_lock(&known_lock);
-	for (int i = 0; i < MAX_KNOWN && !r; i++)
+	for (int i = 0; i < nknown_used && !r; i++)
 		if (known[i] && known[i]->htid == htid)
 			r = known[i];
 	zv_unlock(&known_lock);

@@ -63,16 +63,17 @@ struct zv_cr_state {
 	int dumper_htid;            /* the thread that writes the image */
 	int signal;                 /* --checkpoint-on, 0 if none */
 	int nthreads;
-	struct zv_thread *threads[ZV_CR_MAX_THREADS]; /* the parked ones */
-	struct zv_cr_request req;
-	struct zv_cr_request on_signal;  /* --checkpoint-dir, --leave-running */
-	uint64_t scratch[ZV_CR_SCRATCH][2]; /* the checkpoint's own memory, left out */
 	uint64_t hole, hole_len;    /* restore's scratch memory, unmapped once resumed */
 	struct zv_thread *hole_leader; /* the thread that unmaps it */
 	volatile int go;            /* futex: restored threads wait for the last one */
 	int restored;               /* host pid and tids differ from the guest's */
 	int orig_ppid;              /* getppid's answer after a restore */
 	uint64_t shared_pending;    /* signals the host held pending for the process */
+	/* the large fields last: every start reads the ones above (one page) */
+	struct zv_thread *threads[ZV_CR_MAX_THREADS]; /* the parked ones */
+	struct zv_cr_request req;
+	struct zv_cr_request on_signal;  /* --checkpoint-dir, --leave-running */
+	uint64_t scratch[ZV_CR_SCRATCH][2]; /* the checkpoint's own memory, left out */
 };
 extern struct zv_cr_state zv_cr;
 

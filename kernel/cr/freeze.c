@@ -24,7 +24,7 @@
 #define SIGSYS 31
 #define SIGKILL 9
 
-struct zv_cr_state zv_cr;
+struct zv_cr_state zv_cr ZV_COLD_BSS;
 
 struct ts { long s, ns; };
 static long futex(volatile int *w, int op, int val, const struct ts *ts)

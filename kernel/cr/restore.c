@@ -75,7 +75,7 @@ static void clear_own(struct zv_cr_restore *r)
 		used += (uint64_t)n;
 	zv_close((int)fd);
 	buf[used] = 0;
-	static struct zv_cr_mapline m; /* kernel bss: this runs before the copy */
+	static struct zv_cr_mapline m ZV_COLD_BSS; /* kernel bss: this runs before the copy */
 	uint64_t drop[64][2];
 	int nd = 0;
 	for (const char *p = buf; nd < 64 && zv_cr_maps_next(&p, &m) == 0;) {

@@ -330,13 +330,15 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 
 /* A region of size bytes below [lo, hi) (or, failing that, above it),
  * from which every address of [lo, hi) is within a rel32. Below first, in
- * 1 MiB steps and then 16 MiB ones (an executable's first segment usually
- * sits just below its code): the heap (brk) grows up from the end of the
- * executable, so above starts 1 GiB up, out of its way. */
+ * 1 MiB steps and then 16 MiB ones, starting 1 MiB down: right below the
+ * code is almost never free (an ELF's first, read-only segment, or the
+ * vDSO's vvar), and a try there was a failed mmap per mapping. The heap
+ * (brk) grows up from the end of the executable, so above starts 1 GiB
+ * up, out of its way. */
 static uint64_t place(uint64_t lo, uint64_t hi, size_t size)
 {
 	for (int dir = 0; dir < 2; dir++) {
-		for (uint64_t k = 0; k < 80; k++) {
+		for (uint64_t k = 1; k < 80; k++) {
 			uint64_t step = k < 32 ? k << 20 : (32UL << 20) + (k - 32) * (16UL << 20);
 			uint64_t at = dir == 0 ? ((lo - size) & ~4095UL) - step
 					       : ((hi + 4095) & ~4095UL) + (1UL << 30) + step;

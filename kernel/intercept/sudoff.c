@@ -115,7 +115,7 @@ static long scan(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 
 static long scan_locked(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 {
-	static uint8_t buf[CHUNK + 16];
+	static uint8_t buf[CHUNK + 16] ZV_COLD_BSS;
 	long n = 0;
 	for (uint64_t at = lo; at < hi; at += CHUNK) {
 		uint64_t len = hi - at < CHUNK ? hi - at : CHUNK;

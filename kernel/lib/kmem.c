@@ -6,6 +6,46 @@
  * are not reused (the window is a terabyte). A fork child inherits it. */
 static uint64_t next = ZV_KWIN_START + 0x1000000000UL;
 
+/* Small requests come from 4 MiB chunks of the window, each
+ * mapped whole by one mmap the first time a request falls in it: a new
+ * image's start made six mmaps where it now makes one, and each rewritten
+ * mapping one or two more. NORESERVE and untouched, a chunk's spare pages
+ * cost nothing. chunk_mapped is the chunk mapped last; a range handed out
+ * by the bump lies in it only if nobody else was given it, and the bump
+ * never goes back, so a range inside it is this caller's and mapped. */
+#define CHUNK (4UL << 20)
+static uint64_t chunk_mapped; /* its address, or 0 */
+static uint64_t chunk_taken; /* a chunk that could not be mapped whole: not tried again */
+
+static int in_mapped_chunk(uint64_t at)
+{
+	return (at & ~(CHUNK - 1)) == __atomic_load_n(&chunk_mapped, __ATOMIC_ACQUIRE);
+}
+
+/* 1 if [at, at + size) is mapped, by its chunk now or before. */
+static int from_chunk(uint64_t at, size_t size)
+{
+	uint64_t c = at & ~(CHUNK - 1);
+	if (size > CHUNK / 4 || ((at + size - 1) & ~(CHUNK - 1)) != c)
+		return 0;
+	if (in_mapped_chunk(at))
+		return 1;
+	if (__atomic_load_n(&chunk_taken, __ATOMIC_RELAXED) == c)
+		return 0;
+	void *p = zv_mmap((void *)c, CHUNK, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+	if ((uint64_t)p == c) {
+		__atomic_store_n(&chunk_mapped, c, __ATOMIC_RELEASE);
+		return 1;
+	}
+	if (!zv_is_err((long)p))
+		zv_munmap(p, CHUNK); /* an old kernel ignoring NOREPLACE */
+	if (in_mapped_chunk(at))
+		return 1;
+	__atomic_store_n(&chunk_taken, c, __ATOMIC_RELAXED);
+	return 0; /* EEXIST: another thread mapped it first, or part is taken */
+}
+
 void *zv_kmap(size_t size, size_t align, int fd)
 {
 	size = (size + 4095) & ~4095UL;
@@ -17,7 +57,12 @@ void *zv_kmap(size_t size, size_t align, int fd)
 						      __ATOMIC_RELAXED));
 		if (at + size > ZV_KWIN_END)
 			break;
-		int flags = (fd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS) | MAP_FIXED_NOREPLACE | MAP_NORESERVE;
+		/* a range of a mapped chunk is this caller's: a file may replace it */
+		int ours = from_chunk(at, size);
+		if (ours && fd < 0)
+			return (void *)at;
+		int flags = (fd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS) | MAP_NORESERVE |
+			    (ours ? MAP_FIXED : MAP_FIXED_NOREPLACE);
 		void *p = zv_mmap((void *)at, size, PROT_READ | PROT_WRITE, flags, fd, 0);
 		if ((uint64_t)p == at)
 			return p;

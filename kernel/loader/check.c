@@ -66,7 +66,7 @@ int zv_check_main(int argc, char **argv)
 	char line[200];
 	o.len = 0;
 	for (int i = 0; i < argc; i++) {
-		int err = zv_exec_resolve(argv[i], &r);
+		int err = zv_exec_resolve(argv[i], 0, &r);
 		if (!err) {
 			emit(&o, "ok");
 			continue;

@@ -456,7 +456,7 @@ static void sanitize(char *s)
 			*s = '?';
 }
 
-static int resolve(const char *path, struct zv_resolved *r)
+static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 {
 	struct elf e;
 	char *rev[3 * ZV_SCRIPT_DEPTH + 1]; /* the prefix, last word first */
@@ -469,7 +469,7 @@ static int resolve(const char *path, struct zv_resolved *r)
 		const char *who = depth ? "#! interpreter " : "";
 		const char *sep = depth ? ": " : "";
 		const char *wname = depth ? cur : "";
-		e.fd = open_exec(cur, &e.size);
+		e.fd = depth == 0 && host_checked ? open_regular(cur, &e.size) : open_exec(cur, &e.size);
 		if (e.fd < 0)
 			return fail(r->why, sizeof r->why, e.fd, "%s%s%s%s", who, wname, sep, zv_strerror(-e.fd));
 		if (depth > ZV_SCRIPT_DEPTH) {
@@ -515,12 +515,12 @@ static int resolve(const char *path, struct zv_resolved *r)
 	}
 }
 
-int zv_exec_resolve(const char *path, struct zv_resolved *r)
+int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r)
 {
 	r->nprefix = 0;
 	r->elf[0] = 0;
 	r->why[0] = 0;
-	int err = resolve(path, r);
+	int err = resolve(path, host_checked, r);
 	if (err) {
 		r->nprefix = 0;
 		sanitize(r->why);

@@ -28,8 +28,11 @@ struct zv_resolved {
  * ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG, and for a bad PT_INTERP EIO, EINVAL
  * or ELIBBAD). An ELF zvisor cannot host (32-bit, not x86-64, corrupt or
  * truncated headers) is -ENOEXEC with a reason. The interpreter named in
- * PT_INTERP is checked too. why is set on every failure (one printable line). */
-int zv_exec_resolve(const char *path, struct zv_resolved *r);
+ * PT_INTERP is checked too. why is set on every failure (one printable line).
+ * host_checked: the host has just judged path itself executable
+ * (AT_EXECVE_CHECK), so its permission and file-type checks are not made
+ * again; a #! interpreter or PT_INTERP is still checked. */
+int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r);
 
 struct zv_image {
 	uint64_t entry;       /* first guest instruction: interpreter's entry, or AT_ENTRY */

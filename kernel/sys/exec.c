@@ -78,8 +78,9 @@ static const char *carry_fd(const char *path, const struct zv_resolved *r, char 
  * kernel's own checks cannot see. Its open is an exec open, which fanotify
  * reports (FAN_OPEN_EXEC) and may refuse (FAN_OPEN_EXEC_PERM). The path
  * is the guest's: /proc/self/exe there is zvisor, as runnable as the guest's
- * file and still reachable after a chroot. A host without the flag says
- * EINVAL: the kernel's checks then stand alone. */
+ * file and still reachable after a chroot. Returns 1 when the host found
+ * the file executable, -errno, or 0 from a host without the flag (EINVAL):
+ * the kernel's checks then stand alone. */
 #define AT_EXECVE_CHECK_ 0x10000
 static long host_check(long nr, const long *a)
 {
@@ -91,7 +92,7 @@ static long host_check(long nr, const long *a)
 	static const char *const arg0[] = { "", NULL }, *const none[] = { NULL }; /* NULL argv: a kernel warning */
 	long r = nr == __NR_execve ? zv_sys5(__NR_execveat, AT_FDCWD, a[0], (long)arg0, (long)none, AT_EXECVE_CHECK_)
 				   : zv_sys5(__NR_execveat, a[0], a[1], (long)arg0, (long)none, a[4] | AT_EXECVE_CHECK_);
-	return r == -EINVAL ? 0 : r;
+	return r == -EINVAL ? 0 : r < 0 ? r : 1;
 }
 
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
@@ -101,8 +102,10 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	if (checked < 0)
 		return checked;
 	struct zv_resolved resolved_on_stack, *r = &resolved_on_stack; /* 10 KiB of the 240: no mmap and munmap */
+	const char *guest_path = path;
 	path = zv_translate_path(path);
-	long err = zv_exec_resolve(path, r);
+	/* the file the host checked, unless the path was zvisor's own */
+	long err = zv_exec_resolve(path, checked == 1 && path == guest_path, r);
 	char carried_path[ZV_PATH_MAX];
 	if (err == 0)
 		path = carry_fd(path, r, carried_path, sizeof carried_path, &zv_proc.carry_fd, &err);

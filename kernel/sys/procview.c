@@ -299,7 +299,7 @@ static long read_call(struct zv_call *c, struct mark *m)
 	long cnt = a[2];
 	if (cnt < 0 || cnt > MAX_IOV)
 		return -EINVAL;
-	static struct iov v[MAX_IOV]; /* under pv_lock */
+	static struct iov v[MAX_IOV] ZV_COLD_BSS; /* under pv_lock */
 	if (guest_copy(v, (const void *)a[1], (size_t)cnt * sizeof *v, (const void *)a[1]) < 0)
 		return -EFAULT;
 	for (long i = 0; i < cnt; i++)

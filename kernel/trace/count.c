@@ -61,7 +61,7 @@ void zv_count_time(long nr, int vdso, int64_t ns)
 }
 
 int zv_count_tsc;
-static uint64_t cycles[NROWS]; /* this process's, not yet flushed */
+static uint64_t cycles[NROWS] ZV_COLD_BSS; /* this process's, not yet flushed */
 static uint64_t tsc0;
 static int64_t mono0;
 

@@ -25,7 +25,7 @@ struct rule {
 	uint32_t seen[512];
 };
 
-static struct rule rules[MAX_RULES];
+static struct rule rules[MAX_RULES] ZV_COLD_BSS;
 static int nrules;
 
 static int fail(const char *what, const char *arg)

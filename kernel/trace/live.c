@@ -16,7 +16,7 @@ static struct live {
 	int pid;
 	volatile long nr; /* the call in progress, or -1 */
 	long a[6];
-} live[LIVE];
+} live[LIVE] ZV_COLD_BSS;
 static int live_used; /* slots below this were ever claimed */
 
 static struct live *slot_of(struct zv_thread *t)
