@@ -207,8 +207,11 @@ def test_exit_status_and_signal(script, code, platform):
 def test_killed_from_outside(sig, platform):
     """A signal sent to the process (guest and kernel share it) kills it with
     that signal, as natively."""
+    # A runner started by nohup or `&` ignores SIGHUP or SIGINT, and the
+    # guest would inherit that: start from the default dispositions.
     p = subprocess.Popen([ZV, "run", *platform_opts(platform), "--", "sleep", "30"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: sig != signal.SIGKILL and signal.signal(sig, signal.SIG_DFL))
     time.sleep(0.5)
     p.send_signal(sig)
     out, err = p.communicate(timeout=30)
