@@ -92,6 +92,13 @@ static int file_id(int fd, uint64_t *dev, uint64_t *ino)
 	return 0;
 }
 
+/* Whether m's fd no longer holds the file marked (closed, or reused). */
+static int stale(const struct mark *m)
+{
+	uint64_t d, n;
+	return file_id(m->fd, &d, &n) < 0 || d != m->dev || n != m->ino;
+}
+
 static struct mark *find(int fd)
 {
 	for (int i = 0; i < MAX_MARKS; i++)
@@ -121,11 +128,9 @@ static int add(int fd, int kind, int tid, uint64_t dev, uint64_t ino)
 				marks[i] = (struct mark){ .fd = fd, .kind = kind, .tid = tid, .dev = dev, .ino = ino };
 				return ++nmarks == 1;
 			}
-		for (int i = 0; i < MAX_MARKS; i++) {
-			uint64_t d, n;
-			if (file_id(marks[i].fd, &d, &n) < 0 || d != marks[i].dev || n != marks[i].ino)
+		for (int i = 0; i < MAX_MARKS; i++)
+			if (stale(&marks[i]))
 				drop(&marks[i]);
-		}
 	}
 	return 0; /* more than MAX_MARKS open at once: this one stays the host's */
 }
@@ -145,13 +150,14 @@ static int kind_of_name(const char *s)
 	return 0;
 }
 
+/* A decimal number at *s, moved past it; -1 if there is none. */
 static long number(const char **s)
 {
-	long v = 0;
-	if (**s < '0' || **s > '9')
+	const char *e;
+	long v = zv_parse_dec(*s, &e);
+	if (e == *s || **s == '-')
 		return -1;
-	while (**s >= '0' && **s <= '9')
-		v = v * 10 + (*(*s)++ - '0');
+	*s = e;
 	return v;
 }
 
@@ -194,27 +200,26 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 		zv_layers_fold();
 }
 
-/* The host's whole file through fd, into raw. */
-static int read_host(int fd)
+int zv_pv_read_all(int fd, struct zv_pv_buf *b)
 {
-	raw.len = 0;
+	b->len = 0;
 	for (;;) {
-		if (reserve(&raw, 8192) < 0)
+		if (reserve(b, 8192) < 0)
 			return -ENOMEM;
-		long n = zv_sys4(__NR_pread64, fd, raw.p + raw.len, raw.cap - raw.len - 1, raw.len);
+		long n = zv_sys4(__NR_pread64, fd, b->p + b->len, b->cap - b->len - 1, b->len);
 		if (n < 0)
 			return (int)n;
 		if (n == 0)
 			break;
-		raw.len += (size_t)n;
+		b->len += (size_t)n;
 	}
-	raw.p[raw.len] = 0;
+	b->p[b->len] = 0;
 	return 0;
 }
 
 static int snapshot(struct zv_call *c, struct mark *m)
 {
-	int r = read_host(m->fd);
+	int r = zv_pv_read_all(m->fd, &raw); /* the host's whole file */
 	if (r < 0)
 		return r;
 	m->snap.len = 0;
@@ -317,8 +322,7 @@ static long read_call(struct zv_call *c, struct mark *m)
 static struct mark *valid_mark(int fd, int *fold)
 {
 	struct mark *m = find(fd);
-	uint64_t d, n;
-	if (m && (file_id(fd, &d, &n) < 0 || d != m->dev || n != m->ino)) {
+	if (m && stale(m)) {
 		drop(m);
 		*fold = nmarks == 0;
 		return NULL;

@@ -17,6 +17,10 @@ struct zv_pv_buf {
 	size_t len, cap;
 };
 int zv_pv_put(struct zv_pv_buf *b, const char *s, size_t n); /* -ENOMEM */
+/* The whole file at fd (read from offset 0) into b, 0-terminated. */
+int zv_pv_read_all(int fd, struct zv_pv_buf *b);
+/* The restored stack's range (lo, returned, and *hi), or 0. */
+uint64_t zv_pv_stack(uint64_t *hi);
 
 /* An open of path by the guest returned fd: marks fd if it is one of the
  * files above. */

@@ -12,8 +12,6 @@
 #include "lib/syscall.h"
 #include <linux/fcntl.h>
 
-uint64_t zv_pv_stack(uint64_t *hi);
-
 #define MAX_REGIONS 64
 
 struct hidden {
@@ -229,12 +227,13 @@ static int hidden_sums(struct sums *s)
 	if (fd < 0)
 		return (int)fd;
 	struct zv_pv_buf b = { 0 };
-	char chunk[4096];
-	long n;
-	while ((n = zv_read((int)fd, chunk, sizeof chunk)) > 0)
-		if (zv_pv_put(&b, chunk, (size_t)n) < 0)
-			break;
+	int r = zv_pv_read_all((int)fd, &b);
 	zv_close((int)fd);
+	if (r < 0) {
+		if (b.p)
+			zv_kunmap(b.p, b.cap);
+		return r;
+	}
 	int skip = 0, anon = 0;
 	for (size_t at = 0; b.p && at < b.len;) {
 		const char *line = b.p + at, *nl = zv_strchr(line, '\n');
