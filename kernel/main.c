@@ -20,7 +20,6 @@
 struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
-static int first_image;       /* zvisor run/trace, not an exec'd image */
 extern char __executable_start[], etext[];
 
 __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
@@ -154,7 +153,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	zv_proc.nthreads = 1;
 	t->is_thread = 1;
 	t->trace.traced = (zv_proc.trace.on || zv_proc.trace.summary) && zv_proc.trace.exec_traced;
-	if (first_image && t->trace.traced) {
+	if (zv_proc.first_image && t->trace.traced) {
 		/* strace shows the traced program's execve; an exec'd image's
 		 * line was printed by the image before it */
 		long ea[6] = { (long)path, (long)argv, (long)envp };
@@ -248,7 +247,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	zv_proc.leader_pid = zv_proc.pid;
 	zv_proc.trace.exec_traced = 1; /* the first thread is traced */
-	first_image = 1;
+	zv_proc.first_image = 1;
 	if (zv_proc.trace.summary && !count) {
 		count = 1;
 		zv_count_timed = 1;

@@ -69,6 +69,25 @@ def test_zpoline_falls_back_as_nobody():
     res = as_nobody([ZVISOR, "run", "--platform=zpoline", "--", built("hello")])
     assert res.returncode == 0, res.stderr
     assert res.stderr.count("using the stubs platform") == 1, res.stderr
+    # the images it execs fall back too, silently: their stderr is the guest's
+    res = as_nobody([ZVISOR, "run", "--platform=zpoline", "--", "/bin/sh", "-c", "/bin/true; /bin/true"])
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.count("using the stubs platform") == 1, res.stderr
+
+
+def test_zpoline_exec_into_user_namespace_is_silent():
+    """An image exec'd in a new user namespace has no CAP_SYS_RAWIO there,
+    so it cannot map page 0 and runs on the stubs platform, without a word
+    on the guest's stderr (Go's TestCloneNEWUSERAndRemap compares it)."""
+    with open("/proc/sys/vm/mmap_min_addr") as f:
+        if int(f.read()) == 0:
+            pytest.skip("vm.mmap_min_addr is 0 on this host: anyone may map page 0")
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root (page 0 in the first image) and unshare")
+    if run(["unshare", "-U", "/bin/true"]).returncode != 0:
+        pytest.skip("user namespaces are not available here")
+    res = run([ZVISOR, "run", "--platform=zpoline", "--", "unshare", "-U", "/bin/sh", "-c", "echo in"])
+    assert (res.returncode, res.stdout, res.stderr) == (0, "in\n", ""), res.stderr
 
 
 def test_page0_unmapped_by_default():

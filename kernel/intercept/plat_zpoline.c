@@ -14,9 +14,13 @@ static long install(void)
 {
 	long r = zv_trampoline_map();
 	if (r < 0) {
-		zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
-			   "zvisor: cannot map page 0 for the zpoline platform (%s): using the stubs platform; "
-			   "'sysctl -w vm.mmap_min_addr=0' or CAP_SYS_RAWIO enables it\n", zv_strerror((int)-r));
+		/* Said once, by zvisor run: an exec'd image that lost page 0 (a
+		 * new user namespace drops CAP_SYS_RAWIO) must not write into
+		 * the guest's stderr. */
+		if (zv_proc.first_image)
+			zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
+				   "zvisor: cannot map page 0 for the zpoline platform (%s): using the stubs platform; "
+				   "'sysctl -w vm.mmap_min_addr=0' or CAP_SYS_RAWIO enables it\n", zv_strerror((int)-r));
 		zv_proc.platform = ZV_PLAT_STUBS;
 		return zv_plat->install ? zv_plat->install() : 0;
 	}
