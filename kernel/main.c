@@ -156,7 +156,12 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (zv_proc.first_image && t->trace.traced) {
 		/* strace shows the traced program's execve; an exec'd image's
 		 * line was printed by the image before it */
-		long ea[6] = { (long)path, (long)argv, (long)envp };
+		/* trace reads the path as guest memory, which zvisor's window
+		 * (where find_program resolved it) is not: a copy on the host's
+		 * stack, as argv and envp are */
+		char shown[ZV_PATH_MAX];
+		zv_snprintf(shown, sizeof shown, "%s", path);
+		long ea[6] = { (long)shown, (long)argv, (long)envp };
 		t->tid = t->htid = t->pid = zv_proc.pid;
 		zv_trace_exec(t, __NR_execve, ea, 0);
 		if (zv_proc.trace.summary)

@@ -93,9 +93,7 @@ static long sleep_call(struct zv_call *c)
 	if (r == -EINTR) {
 		if (zv_cr_restart_call(t))
 			note_left(t, c->nr, (uint64_t)a[req_i], rem.s * NSEC + rem.ns);
-		uint64_t outer = t->guard_sp;
-		long e = a[rem_i] ? zv_copy_guarded((void *)a[rem_i], &rem, sizeof rem, &t->guard_sp) : 0;
-		t->guard_sp = outer;
+		long e = a[rem_i] ? zv_guest_copy((void *)a[rem_i], &rem, sizeof rem, (uint64_t)a[rem_i]) : 0;
 		if (e < 0)
 			return -EFAULT;
 	}
@@ -113,9 +111,7 @@ static long timed_call(struct zv_call *c)
 	long timeout_ns;
 	struct kts in, left;
 	if (ts) {
-		uint64_t outer = t->guard_sp;
-		long e = a[i] ? zv_copy_guarded(&in, (const void *)a[i], sizeof in, &t->guard_sp) : -1;
-		t->guard_sp = outer;
+		long e = a[i] ? zv_guest_copy(&in, (const void *)a[i], sizeof in, (uint64_t)a[i]) : -1;
 		if (e < 0)
 			return zv_next(c); /* none (forever), or the host's EFAULT */
 		timeout_ns = in.s * NSEC + in.ns;

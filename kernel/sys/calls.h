@@ -93,4 +93,8 @@ static inline int zv_bad_guest_ptr(uint64_t p)
 {
 	return zv_in_trampoline(p) || (p < 65536 && zv_guest_unreadable(p));
 }
+
+/* sys/guestcopy.c: n bytes from src to dst, one of them the guest's
+ * address guest; 0, or -EFAULT where the host would give it. */
+long zv_guest_copy(void *dst, const void *src, size_t n, uint64_t guest);
 #endif

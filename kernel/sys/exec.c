@@ -19,18 +19,15 @@
 /* The guest's argv has n pointers before its NULL, or -EFAULT if the array
  * cannot be read: zvisor reads it itself (the host's check no longer does:
  * see host_check), its strings only the host. */
-static long count_strings(struct zv_thread *t, char *const *v)
+static long count_strings(char *const *v)
 {
 	long n = 0;
-	uint64_t outer = t->guard_sp, p = 1;
+	uint64_t p = 1;
 	while (v && p) {
-		if (zv_bad_guest_ptr((uint64_t)(v + n)) || zv_copy_guarded(&p, v + n, sizeof p, &t->guard_sp) != 0) {
-			n = -EFAULT;
-			break;
-		}
+		if (zv_guest_copy(&p, v + n, sizeof p, (uint64_t)(v + n)) != 0)
+			return -EFAULT;
 		n += p != 0;
 	}
-	t->guard_sp = outer;
 	return n;
 }
 
@@ -113,7 +110,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	if (err < 0)
 		return err;
 
-	long argc = count_strings(t, argv);
+	long argc = count_strings(argv);
 	if (argc < 0)
 		return argc;
 	size_t vsize = (argc + 9) * sizeof(char *);

@@ -237,21 +237,6 @@ struct iov {
 	size_t len;
 };
 
-/* A copy to or from guest memory: a fault gives -EFAULT (and leaves
- * pv_lock held by nobody else: the copy returns). */
-static long guest_copy(void *dst, const void *src, size_t n, const void *guest)
-{
-	uint64_t g = (uint64_t)guest;
-	if (g + n < g || zv_bad_guest_ptr(g) || g >= 0x800000000000UL ||
-	    (g + n > ZV_KWIN_START && g < ZV_KWIN_END))
-		return -EFAULT;
-	struct zv_thread *t = zv_current();
-	uint64_t outer = t->guard_sp;
-	long r = zv_copy_guarded(dst, src, n, &t->guard_sp);
-	t->guard_sp = outer;
-	return r;
-}
-
 /* Copies the snapshot from pos into the guest's buffers; returns how
  * many bytes. */
 static long copy_out(struct mark *m, uint64_t pos, const struct iov *v, int nv)
@@ -263,7 +248,7 @@ static long copy_out(struct mark *m, uint64_t pos, const struct iov *v, int nv)
 			continue;
 		if (k > m->snap.len - pos)
 			k = m->snap.len - pos;
-		if (guest_copy(v[i].base, m->snap.p + pos, k, v[i].base) < 0)
+		if (zv_guest_copy(v[i].base, m->snap.p + pos, k, (uint64_t)v[i].base) < 0)
 			return done ? done : -EFAULT;
 		pos += k;
 		done += (long)k;
@@ -305,7 +290,7 @@ static long read_call(struct zv_call *c, struct mark *m)
 	if (cnt < 0 || cnt > MAX_IOV)
 		return -EINVAL;
 	static struct iov v[MAX_IOV] ZV_COLD_BSS; /* under pv_lock */
-	if (guest_copy(v, (const void *)a[1], (size_t)cnt * sizeof *v, (const void *)a[1]) < 0)
+	if (zv_guest_copy(v, (const void *)a[1], (size_t)cnt * sizeof *v, (uint64_t)a[1]) < 0)
 		return -EFAULT;
 	for (long i = 0; i < cnt; i++)
 		if ((long)v[i].len < 0)

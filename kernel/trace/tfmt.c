@@ -40,15 +40,7 @@ void tb_printf(struct zv_tb *b, const char *fmt, ...)
 
 int zv_peek(void *dst, uint64_t addr, size_t n)
 {
-	if (!n)
-		return 0;
-	if (addr + n < addr || zv_bad_guest_ptr(addr) || addr >= 0x800000000000UL)
-		return -EFAULT;
-	struct zv_thread *t = zv_current();
-	uint64_t outer = t->guard_sp;
-	long r = zv_copy_guarded(dst, (const void *)addr, n, &t->guard_sp);
-	t->guard_sp = outer;
-	return (int)r;
+	return (int)zv_guest_copy(dst, (const void *)addr, n, addr);
 }
 
 void tb_ptr(struct zv_tb *b, uint64_t p)
