@@ -40,15 +40,14 @@ static long trace_call(struct zv_call *call)
 	const struct zv_trace *tr = &zv_proc.trace;
 	int vdso = zv_vdso_call(uc->mc.rip);
 	int show = shown(t, nr, vdso);
-	if (tr->on)
-		zv_trace_before(nr, a);
+	int quiet = tr->on ? zv_trace_before(nr, a) : 0;
 	/* -c's time: TSC cycles when it may be read, else the clock's */
 	uint64_t c0 = tr->summary && zv_count_tsc ? zv_rdtsc() : 0;
 	int timed = (tr->summary && !c0) || (show && (tr->show_time || tr->tstamp || tr->relative || tr->json));
 	int wall = tr->tstamp || tr->json; /* lines stamped with the time of day */
 	int64_t start = timed ? zv_trace_clock(wall ? 0 : 1) : 0;
 	int64_t mono = wall ? (timed ? zv_trace_clock(1) : 0) : start;
-	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso, .sp = uc->mc.rsp, .pre = -1 };
+	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso, .sp = uc->mc.rsp, .pre = -1, .quiet = quiet };
 	for (int i = 0; i < 6; i++)
 		c.a[i] = a[i];
 	int li = show ? zv_arg_index(zv_row(nr)->socklen) : -1; /* a socklen_t the call rewrites */

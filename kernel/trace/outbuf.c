@@ -55,7 +55,7 @@ static int shares_writable(const long *a)
 	return fl < 0 || (fl & O_ACCMODE) != O_RDONLY;
 }
 
-int zv_trace_quiet(long nr, const long *a)
+static int quiet_call(long nr, const long *a)
 {
 	switch (nr) {
 	case __NR_stat: case __NR_fstat: case __NR_lstat: case __NR_newfstatat: case __NR_statx:
@@ -117,13 +117,16 @@ void zv_trace_out(int fd, const char *line, size_t n, int keep)
 	zv_mutex_unlock(&out.lock);
 }
 
-/* Before a call: a call that is not quiet may wait or be seen. */
-void zv_trace_before(long nr, const long *a)
+/* Before a call: a call that is not quiet may wait or be seen. Judged
+ * once, before the call (mmap's judgement asks the host for the fd's mode). */
+int zv_trace_before(long nr, const long *a)
 {
-	if ((nr == __NR_mmap && shares_writable(a)) || nr == __NR_shmat)
+	int quiet = quiet_call(nr, a);
+	if ((nr == __NR_mmap && !quiet) || nr == __NR_shmat)
 		out.unbuffered = 1; /* kept by a fork child, which shares it too */
-	if (__atomic_load_n(&out.len, __ATOMIC_RELAXED) && !zv_trace_quiet(nr, a))
+	if (__atomic_load_n(&out.len, __ATOMIC_RELAXED) && !quiet)
 		zv_trace_flush();
+	return quiet;
 }
 
 /* A fork child: the parent's kept lines are the parent's to write. */

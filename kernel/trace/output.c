@@ -280,7 +280,7 @@ void zv_trace_call_line(const struct zv_trace_who *t, const struct zv_tcall *c, 
 		if (zv_proc.trace.show_time)
 			tb_printf(&b, " <%ld.%06ld>", (long)(took / 1000000000LL), (long)(took % 1000000000LL / 1000));
 	}
-	end_line(&b, t, c->exiting && !c->killed && zv_trace_quiet(c->nr, c->a));
+	end_line(&b, t, c->exiting && !c->killed && c->quiet);
 }
 
 void zv_trace_exit_line(const struct zv_trace_who *t, int code, int sig)

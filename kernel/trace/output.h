@@ -22,9 +22,8 @@ void zv_trace_exit_line(const struct zv_trace_who *w, int code, int sig); /* +++
 void zv_trace_out_fork_child(void);
 
 /* outbuf.c: lines of quiet calls wait in a per-process buffer. */
-int zv_trace_quiet(long nr, const long *a); /* neither waits for nor is seen by another process */
 void zv_trace_out(int fd, const char *line, size_t n, int keep);
-void zv_trace_before(long nr, const long *a); /* a call that is not quiet writes the buffer first */
+int zv_trace_before(long nr, const long *a); /* a call that is not quiet writes the buffer first; returns quiet */
 void zv_trace_flush(void);
 void zv_trace_out_forget(void); /* a fork child: the parent's lines are not its own */
 

@@ -40,6 +40,7 @@ struct zv_tcall {
 	long pre;      /* a value-result length as it was on entry (socklen_t), or -1 */
 	uint64_t sets[3]; /* select: fds 0-63 of each set on entry (the call rewrites them) */
 	int killed;    /* the thread was ended in the call (another thread's exit_group): "= ?" */
+	int quiet;     /* judged before the call (outbuf.c): its line may wait in the buffer */
 };
 
 typedef void zv_decoder(struct zv_tb *b, const struct zv_tcall *c);
