@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "errname.h"
 
 #ifndef SYS_execveat
 #define SYS_execveat 322
@@ -23,24 +24,6 @@
 
 static char dir[64], prog[128], link_[128], plain[128];
 static char *args[] = { "true", NULL };
-
-static const char *errname(int e)
-{
-	static char buf[32];
-	switch (e) {
-	case EBADF: return "EBADF";
-	case ELOOP: return "ELOOP";
-	case ENOTDIR: return "ENOTDIR";
-	case ETXTBSY: return "ETXTBSY";
-	case EACCES: return "EACCES";
-	case EFAULT: return "EFAULT";
-	case ENOENT: return "ENOENT";
-	case EINVAL: return "EINVAL";
-	default:
-		snprintf(buf, sizeof buf, "errno %d", e);
-		return buf;
-	}
-}
 
 /* Runs one exec in a child: prints its errno, or "ran" and the status. */
 static void try(const char *what, int dfd, const char *path, char **argv, int flags)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "errname.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437
@@ -30,26 +31,6 @@
 struct how { uint64_t flags, mode, resolve; };
 
 static struct stat exe;
-
-static const char *errname(int e)
-{
-	static char buf[32];
-	switch (e) {
-	case ELOOP: return "ELOOP";
-	case EXDEV: return "EXDEV";
-	case ENOENT: return "ENOENT";
-	case EINVAL: return "EINVAL";
-	case EFAULT: return "EFAULT";
-	case E2BIG: return "E2BIG";
-	case EBADF: return "EBADF";
-	case EAGAIN: return "EAGAIN";
-	case ENOTDIR: return "ENOTDIR";
-	case EACCES: return "EACCES";
-	default:
-		snprintf(buf, sizeof buf, "errno %d", e);
-		return buf;
-	}
-}
 
 /* What an open returned: an errno, or which file it opened. */
 static void show(const char *what, long r)

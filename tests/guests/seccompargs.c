@@ -14,20 +14,12 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "errname.h"
 
-static const char *errname(long r)
+/* A call's result: "success", or its errno's name. */
+static const char *result(long r)
 {
-	static char buf[32];
-	if (r >= 0)
-		return "success";
-	switch (errno) {
-	case EFAULT: return "EFAULT";
-	case EINVAL: return "EINVAL";
-	case EACCES: return "EACCES";
-	default:
-		snprintf(buf, sizeof buf, "errno %d", errno);
-		return buf;
-	}
+	return r >= 0 ? "success" : errname(errno);
 }
 
 int main(void)
@@ -43,18 +35,18 @@ int main(void)
 	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	struct sock_fprog empty = { 0, &allow }, ok = { 1, &allow }, nofilter = { 1, bad };
 
-	printf("prctl, unreadable fprog:       %s\n", errname(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, bad)));
+	printf("prctl, unreadable fprog:       %s\n", result(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, bad)));
 	printf("seccomp, unreadable fprog:     %s\n",
-	       errname(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, bad)));
+	       result(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, bad)));
 	printf("seccomp, no fprog:             %s\n",
-	       errname(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, NULL)));
-	printf("empty filter:                  %s\n", errname(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &empty)));
-	printf("unprivileged:                  %s\n", errname(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &ok)));
+	       result(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, NULL)));
+	printf("empty filter:                  %s\n", result(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &empty)));
+	printf("unprivileged:                  %s\n", result(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &ok)));
 	printf("unprivileged, bad filter:      %s\n",
-	       errname(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &nofilter)));
+	       result(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &nofilter)));
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	printf("no_new_privs, bad filter:      %s\n",
-	       errname(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &nofilter)));
-	printf("no_new_privs:                  %s\n", errname(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &ok)));
+	       result(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &nofilter)));
+	printf("no_new_privs:                  %s\n", result(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &ok)));
 	return 0;
 }
