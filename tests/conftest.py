@@ -24,6 +24,17 @@ import zvtest  # noqa: E402
 # not be slowed down by a core_pattern helper); both runs inherit this.
 resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
 
+# A runner may start the suite with signals ignored (nohup ignores SIGHUP, a
+# shell's `&` SIGINT and SIGQUIT), and every guest would inherit them, natively
+# and under zvisor: guests that expect the default action (loadstorm's
+# timer-term, the signals guest's list of ignored signals) would then fail.
+# The suite starts from the default dispositions (SIGPIPE is Python's own and
+# subprocess resets it in each child).
+import signal  # noqa: E402
+for _sig in signal.valid_signals():
+    if _sig not in (signal.SIGPIPE, signal.SIGKILL, signal.SIGSTOP) and signal.getsignal(_sig) == signal.SIG_IGN:
+        signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else signal.SIG_DFL)
+
 # The stubs platform's cache of each file's windows: one directory for the
 # whole run, empty at its start, so that the suite runs each program cold
 # once and warm afterwards, and never touches the user's own cache.
