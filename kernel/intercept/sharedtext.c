@@ -54,6 +54,7 @@ _Static_assert(sizeof(struct trailer) <= HEAD && sizeof(struct zv_stub_window) %
  * guest must be shown instead. Appended only. */
 static struct orig {
 	uint64_t cdev, cino, dev, ino;
+	char cname[24]; /* the copy's file name */
 	char path[MAX_PATH + 8];
 } origs[MAX_ORIGS] ZV_COLD_BSS;
 static int norigs;
@@ -106,14 +107,32 @@ const char *zv_sharedtext_original(uint64_t cmajor, uint64_t cminor, uint64_t ci
 	return NULL;
 }
 
-static void remember(uint64_t cdev, uint64_t cino, const struct trailer *t)
+const char *zv_sharedtext_named(const char *name, size_t n)
+{
+	int k = __atomic_load_n(&norigs, __ATOMIC_ACQUIRE);
+	const char *slash = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (name[i] == '/')
+			slash = name + i + 1;
+	for (int i = 0; slash && i < k; i++) {
+		size_t cl = zv_strlen(origs[i].cname), rest = n - (size_t)(slash - name);
+		/* numa_maps escapes the space of " (deleted)" */
+		if (rest >= cl && !memcmp(slash, origs[i].cname, cl) &&
+		    (rest == cl || (rest == cl + 13 && !memcmp(slash + cl, "\\040(deleted)", 13))))
+			return origs[i].path;
+	}
+	return NULL;
+}
+
+static void remember(uint64_t cdev, uint64_t cino, const struct trailer *t, const char *cpath)
 {
 	uint64_t ma, mi, ino, cma, cmi;
 	dev_nums(cdev, &cma, &cmi);
 	zv_lock(&origs_lock);
 	if (!zv_sharedtext_original(cma, cmi, cino, &ma, &mi, &ino) && norigs < MAX_ORIGS) {
 		struct orig *o = &origs[norigs];
-		*o = (struct orig){ cdev, cino, t->key.dev, t->key.ino, "" };
+		*o = (struct orig){ cdev, cino, t->key.dev, t->key.ino, "", "" };
+		zv_strlcpy(o->cname, zv_strrchr(cpath, '/') + 1, sizeof o->cname);
 		memcpy(o->path, t->path, t->pathlen + 1);
 		__atomic_store_n(&norigs, norigs + 1, __ATOMIC_RELEASE);
 	}
@@ -211,7 +230,7 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		b->verdict = head.verdict == ~0UL || head.verdict > (1UL << 40) ? -1 : (long)head.verdict;
 		struct mapping m = { addr, len, off, prot, (int)cfd, 0 };
 		if (zv_stubs_commit_at(b, addr, addr + len, addr + (uint64_t)head.region, map_copy, &m) == b->n) {
-			remember(st.st_dev, st.st_ino, &head);
+			remember(st.st_dev, st.st_ino, &head, path);
 			r = ZV_SHARED_MAPPED;
 		} else {
 			/* the region's place is taken: the windows are written into

@@ -3,6 +3,7 @@
 #ifndef ZV_INTERCEPT_SHAREDTEXT_H
 #define ZV_INTERCEPT_SHAREDTEXT_H
 #include <stdint.h>
+#include <stddef.h>
 
 struct zv_stub_batch;
 #define ZV_SHARED_WINDOWS 1 /* b holds the copy's windows, nothing mapped: write them privately */
@@ -24,4 +25,6 @@ void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len);
  * its own numbers in *major, *minor, *ino; NULL if it is no copy. */
 const char *zv_sharedtext_original(uint64_t cmajor, uint64_t cminor, uint64_t cino, uint64_t *major, uint64_t *minor,
 				   uint64_t *ino);
+/* The same by the copy's path as numa_maps shows it (n bytes). */
+const char *zv_sharedtext_named(const char *name, size_t n);
 #endif
