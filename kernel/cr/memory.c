@@ -13,6 +13,8 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "intercept/sharedtext.h"
+#include "intercept/stubs.h"
 #include <linux/mman.h>
 #include <linux/fcntl.h>
 #include <linux/elf.h>
@@ -70,6 +72,7 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m)
 	if (!*p)
 		return -1;
 	uint64_t dev_major, dev_minor;
+	m->shared_copy = 0;
 	if (hexval(&p, &m->lo) || *p++ != '-' || hexval(&p, &m->hi) || *p++ != ' ')
 		return -1;
 	for (int i = 0; i < 4; i++)
@@ -79,6 +82,8 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m)
 	if (hexval(&p, &m->off) || *p++ != ' ' || hexval(&p, &dev_major) || *p++ != ':' || hexval(&p, &dev_minor))
 		return -1;
 	const char *e;
+	m->dev_major = dev_major;
+	m->dev_minor = dev_minor;
 	m->inode = (uint64_t)zv_parse_dec(p + 1, &e);
 	p = e;
 	while (*p == ' ')
@@ -304,7 +309,8 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 				return zv_cr_refuse(o, "cannot read /proc/self/pagemap");
 			for (uint64_t i = 0; i < n; i++) {
 				uint64_t a = m->lo + (base + i) * PAGE;
-				if (worth_saving(kind, s->pm[i]) && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
+				/* a shared copy's window pages are not the file's */
+				if ((worth_saving(kind, s->pm[i]) || (m->shared_copy && zv_stubs_window_page(a))) && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
 					if (run_len && run_start + run_len * PAGE == a) {
 						run_len++;
 						continue;
@@ -380,6 +386,15 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 		int kind = kind_of(&m, &l);
 		if (!kind)
 			continue;
+		/* a shared copy of rewritten code is saved as the original file
+		 * and the pages that differ from it: the image never needs the copy */
+		uint64_t ma, mi, ino;
+		const char *orig = kind == ZV_CR_FILE ? zv_sharedtext_original(m.dev_major, m.dev_minor, m.inode, &ma, &mi, &ino) : NULL;
+		if (orig) {
+			zv_strlcpy(m.path, orig, sizeof m.path);
+			m.inode = ino;
+			m.shared_copy = 1;
+		}
 		r = save_one(&s, &m, kind);
 		if (r == 0 && kind == ZV_CR_VDSO)
 			r = zv_cr_put(o, "vdso", (const void *)m.lo, m.hi - m.lo);

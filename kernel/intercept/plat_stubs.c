@@ -65,9 +65,9 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 	if (!hit) {
 		b->verdict = all ? v : -1;
 		zv_sitecache_store(fd, addr, len, off, b);
-		if (all)
-			zv_sharedtext_store(fd, addr, len, off, prot, flags, b);
 	}
+	if (all && !shared) /* no copy yet (a miss, or a copy dropped): this one */
+		zv_sharedtext_store(fd, addr, len, off, prot, flags, b);
 	zv_stubs_batch_free(b);
 }
 
