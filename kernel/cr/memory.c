@@ -13,6 +13,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "lib/dirents.h"
 #include "intercept/sharedtext.h"
 #include "intercept/stubs.h"
 #include <linux/mman.h>
@@ -254,23 +255,20 @@ static long write_run(struct saver *s, uint64_t addr, uint64_t len)
 
 /* Whether an fd of the process holds the memfd of inode ino (its contents
  * are saved with the fds, and its mappings are made from that fd again). */
+static long holds_ino(const char *name, void *arg)
+{
+	unsigned long fd;
+	struct { uint64_t dev, ino; uint64_t rest[16]; } st;
+	return zv_parse_ulong(name, &fd) == 0 && zv_sys2(__NR_fstat, fd, &st) == 0 && st.ino == *(uint64_t *)arg;
+}
+
 static int memfd_open(uint64_t ino)
 {
 	long dfd = zv_openat(-100, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	char buf[4096];
-	long n;
-	int found = 0;
-	while (dfd >= 0 && !found && (n = zv_sys3(__NR_getdents64, dfd, buf, sizeof buf)) > 0) {
-		for (long off = 0; off < n && !found;) {
-			struct { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char name[]; } *d = (void *)(buf + off);
-			off += d->reclen;
-			unsigned long fd;
-			struct { uint64_t dev, ino; uint64_t rest[16]; } st;
-			found = zv_parse_ulong(d->name, &fd) == 0 && zv_sys2(__NR_fstat, fd, &st) == 0 && st.ino == ino;
-		}
-	}
-	if (dfd >= 0)
-		zv_close((int)dfd);
+	if (dfd < 0)
+		return 0;
+	int found = zv_dirents_each((int)dfd, holds_ino, &ino) > 0;
+	zv_close((int)dfd);
 	return found;
 }
 

@@ -9,6 +9,7 @@
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/dirents.h"
 #include "intercept/cachecap.h"
 #include <asm/stat.h>
 #include <linux/fcntl.h>
@@ -25,6 +26,28 @@ static int is_entry(const char *name)
 	return n > 4 && n < sizeof ((struct entry *)0)->name && (!zv_strcmp(name + n - 4, ".win") || !zv_strcmp(name + n - 4, ".pgs"));
 }
 
+struct listing {
+	int dfd;
+	struct entry *e;
+	size_t max, n;
+	uint64_t total;
+};
+
+static long one_entry(const char *name, void *arg)
+{
+	struct listing *l = arg;
+	struct stat st;
+	if (!is_entry(name) || zv_sys4(__NR_newfstatat, l->dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	uint64_t bytes = (uint64_t)st.st_blocks * 512;
+	l->total += bytes;
+	if (l->n < l->max) {
+		l->e[l->n] = (struct entry){ (int64_t)st.st_atime, (int64_t)st.st_atime_nsec, bytes, "" };
+		zv_strlcpy(l->e[l->n++].name, name, sizeof l->e[0].name);
+	}
+	return 0;
+}
+
 int zv_cachecap_fit(const char *dir, uint64_t need, uint64_t cap, void *scratch, size_t len)
 {
 	if (need > cap)
@@ -32,26 +55,11 @@ int zv_cachecap_fit(const char *dir, uint64_t need, uint64_t cap, void *scratch,
 	long dfd = zv_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dfd < 0)
 		return 0;
-	struct entry *e = scratch;
-	size_t max = len / sizeof *e, n = 0;
-	uint64_t total = 0;
-	char buf[4096];
-	long got;
-	while ((got = zv_sys3(__NR_getdents64, dfd, buf, sizeof buf)) > 0) {
-		for (long off = 0; off < got;) {
-			struct { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char name[]; } *d = (void *)(buf + off);
-			off += d->reclen;
-			struct stat st;
-			if (!is_entry(d->name) || zv_sys4(__NR_newfstatat, dfd, d->name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-				continue;
-			uint64_t bytes = (uint64_t)st.st_blocks * 512;
-			total += bytes;
-			if (n < max) {
-				e[n] = (struct entry){ (int64_t)st.st_atime, (int64_t)st.st_atime_nsec, bytes, "" };
-				zv_strlcpy(e[n++].name, d->name, sizeof e[0].name);
-			}
-		}
-	}
+	struct listing l = { (int)dfd, scratch, len / sizeof(struct entry), 0, 0 };
+	zv_dirents_each((int)dfd, one_entry, &l);
+	struct entry *e = l.e;
+	size_t n = l.n;
+	uint64_t total = l.total;
 	while (total + need > cap) {
 		size_t old = n;
 		for (size_t i = 0; i < n; i++)
