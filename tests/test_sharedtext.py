@@ -240,6 +240,72 @@ def test_cap_evicts_least_recently_used(tmp_path):
     assert big.stdout == res.stdout and copies(tmp_path / "tiny") == []
 
 
+MEMOPS = r'''
+import ctypes, mmap, os, sys, threading, subprocess, hashlib
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mremap.restype = ctypes.c_void_p
+libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+def text():
+    for l in open("/proc/self/maps"):
+        f = l.split()
+        if len(f) >= 6 and f[1] == "r-xp" and "libc.so" in f[5]:
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            return lo, hi, f[5], l.split(None, 2)[2]
+lo, hi, path, tail = text()
+print("libc code", tail.strip())
+# write a byte over itself: the page becomes the process's own
+page = lo + 4096 * 5
+print("mprotect rw", libc.mprotect(page, 4096, 7))
+b = ctypes.c_ubyte.from_address(page + 17); b.value = b.value
+print("mprotect rx", libc.mprotect(page, 4096, 5))
+print("after write", text()[3].strip() == tail.strip() or "split", os.getpid() > 0)
+# drop every page: they come back from the mapped file
+print("madvise", libc.madvise(lo, hi - lo, 4))  # MADV_DONTNEED
+print("still runs", len(os.listdir("/")) > 0)
+# a mapping of the library by the program itself: moved, grown, cut
+fd = os.open(path, os.O_RDONLY)
+size = os.fstat(fd).st_size & ~4095
+m = libc.mmap(None, size, 5, 2, fd, 0)
+os.close(fd)
+print("mapped", m not in (None, ctypes.c_void_p(-1).value))
+head = hashlib.sha256(ctypes.string_at(m, 64)).hexdigest()[:16]
+n = libc.mremap(m, size, size + 8192, 1)  # MREMAP_MAYMOVE
+print("mremap", n != ctypes.c_void_p(-1).value, hashlib.sha256(ctypes.string_at(n, 64)).hexdigest()[:16] == head)
+print("munmap part", libc.munmap(n + 4096, 8192), hashlib.sha256(ctypes.string_at(n, 64)).hexdigest()[:16] == head)
+sys.stdout.flush()
+pid = os.fork()
+if pid == 0:
+    print("child", len(os.listdir("/")) > 0); sys.stdout.flush(); os._exit(3)
+print("child status", os.waitpid(pid, 0)[1] >> 8)
+out = []
+ts = [threading.Thread(target=lambda i=i: out.append(i * i)) for i in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("threads", sorted(out))
+sys.stdout.flush()
+print(subprocess.run(["/bin/echo", "exec ok"], capture_output=True, text=True).stdout.strip())
+'''
+
+
+def test_memory_calls_over_a_copy(tmp_path):
+    """Over libc's code mapped from its copy: mprotect and a write, madvise
+    DONTNEED, the library mapped by the program itself then moved, grown
+    and cut, fork, threads and exec all behave as natively."""
+    script = tmp_path / "memops.py"
+    script.write_text(MEMOPS)
+    native = run(["python3", str(script)])
+    assert native.returncode == 0, native
+    cache = tmp_path / "c"
+    for _ in range(2):  # cold, then warm (mapping the copies)
+        res = run([str(ZVISOR), "run", "--", "python3", str(script)], env=env_for(cache))
+        zvtest.assert_same(native, res, "memops")
+        assert copies(cache)
+
+
 def test_checkpoint_restore_without_the_copy(tmp_path, tmp_path_factory):
     """A process mapping copies, checkpointed; the copies deleted; the
     restore finishes the run as natively (the image holds the original's
