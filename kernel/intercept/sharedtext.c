@@ -15,9 +15,10 @@
  *
  * The copy is keyed by the original's identity (device, inode, size, mtime,
  * ctime), the range and the stubs' format (ZV_STUBS_FORMAT), opened
- * O_NOFOLLOW, and used only if it is the user's own, writable by no one
- * else, exactly as long as its trailer says and its trailer's sum holds;
- * anything else is one line and the file removed. Written on a miss, from
+ * O_NOFOLLOW, and used only if it is the user's own and writable by no one
+ * else (otherwise left alone: a root run with a user's HOME must not
+ * remove that user's copies), exactly as long as its trailer says and its
+ * trailer's sum holds (otherwise one line and the file removed). Written on a miss, from
  * the mapping whose windows were just written, to a temporary name renamed
  * into place, within the directory's bound (intercept/cachecap.c). The
  * guest sees the original: sys/procview_maps.c and cr/memory.c ask
@@ -213,8 +214,12 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 	const char *why = "cannot read";
 	struct trailer head;
 	if (zv_sys2(__NR_fstat, cfd, &st) == 0) {
-		why = (long)st.st_uid != owner || (st.st_mode & 022) || (st.st_mode & 0170000) != 0100000 ? "not the user's own" : NULL;
-		long got = why ? -1 : zv_sys4(__NR_pread64, cfd, buf, (uint64_t)b->max * sizeof *b->w, off + len);
+		if ((long)st.st_uid != owner || (st.st_mode & 022) || (st.st_mode & 0170000) != 0100000) {
+			zv_close((int)cfd); /* not damage: another user's, or one others may write; not used */
+			return 0;
+		}
+		why = NULL;
+		long got = zv_sys4(__NR_pread64, cfd, buf, (uint64_t)b->max * sizeof *b->w, off + len);
 		if (got >= (long)sizeof head) {
 			memcpy(&head, buf, sizeof head);
 			if (memcmp(&head.key, &k, sizeof k)) {
