@@ -322,6 +322,10 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 		 zv_sys4(__NR_pwrite64, cfd, t, HEAD, at) == (long)HEAD &&
 		 zv_sys4(__NR_pwrite64, cfd, b->w, t->nw * ws, at + HEAD) == (long)(t->nw * ws) &&
 		 zv_sys4(__NR_pwrite64, cfd, b->inside, t->ninside * 8, at + HEAD + t->nw * ws) == (long)(t->ninside * 8);
+	/* written back now, not waited for: the pages processes map are then
+	 * clean, as the original's (smaps' and numa_maps' dirty counts) */
+	if (ok)
+		zv_sys4(__NR_sync_file_range, cfd, 0, 0, 2 /* SYNC_FILE_RANGE_WRITE */);
 	zv_close((int)cfd);
 	/* room within the bound, by evicting the least recently used files */
 	ok = ok && zv_cachecap_fit(zv_sitecache_dir(), len + tlen, zv_sitecache_cap(), b->targets, 2 * b->bitmap_bytes);
