@@ -4,7 +4,8 @@
  * from /proc/self/maps and /proc/self/pagemap: anonymous pages that are
  * present or swapped and not all zero, and of private file mappings only
  * the pages that differ from the file (copied on write: not file pages in
- * pagemap). */
+ * pagemap), and of a shared copy of rewritten code (intercept/sharedtext.c)
+ * the original file's path with the pages holding windows. */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "cr/memory.h"
@@ -308,7 +309,8 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 			for (uint64_t i = 0; i < n; i++) {
 				uint64_t a = m->lo + (base + i) * PAGE;
 				/* a shared copy's window pages are not the file's */
-				if ((worth_saving(kind, s->pm[i]) || (m->shared_copy && zv_stubs_window_page(a))) && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
+				int differs = worth_saving(kind, s->pm[i]) || (m->shared_copy && zv_stubs_window_page(a));
+				if (differs && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
 					if (run_len && run_start + run_len * PAGE == a) {
 						run_len++;
 						continue;
@@ -387,7 +389,9 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 		/* a shared copy of rewritten code is saved as the original file
 		 * and the pages that differ from it: the image never needs the copy */
 		uint64_t ma, mi, ino;
-		const char *orig = kind == ZV_CR_FILE ? zv_sharedtext_original(m.dev_major, m.dev_minor, m.inode, &ma, &mi, &ino) : NULL;
+		const char *orig = NULL;
+		if (kind == ZV_CR_FILE)
+			orig = zv_sharedtext_original(m.dev_major, m.dev_minor, m.inode, &ma, &mi, &ino);
 		if (orig) {
 			zv_strlcpy(m.path, orig, sizeof m.path);
 			m.inode = ino;
