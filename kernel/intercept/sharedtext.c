@@ -259,7 +259,7 @@ void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len)
 	char path[300];
 	if (zv_sitecache_key(fd, MAGIC_COPY, off, len, &k)) {
 		zv_sitecache_path(&k, "pgs", path, sizeof path);
-		zv_sys3(__NR_unlinkat, AT_FDCWD, path, 0);
+		zv_sitecache_drop(path, "windows do not match the file");
 	}
 }
 

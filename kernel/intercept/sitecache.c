@@ -147,9 +147,9 @@ static int key_of_bytes(uint64_t hash, uint64_t size, struct key *k)
 
 void zv_sitecache_drop(const char *path, const char *why)
 {
-	zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ignoring the damaged cache file %s (%s)\n",
-		   path, why);
-	zv_sys3(__NR_unlinkat, AT_FDCWD, path, 0);
+	if (zv_sys3(__NR_unlinkat, AT_FDCWD, path, 0) == 0) /* not one already gone */
+		zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ignoring the damaged cache file %s (%s)\n",
+			   path, why);
 }
 
 static int lookup(const struct key *kp, uint64_t addr, struct zv_stub_batch *b)

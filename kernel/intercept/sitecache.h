@@ -40,6 +40,6 @@ const char *zv_sitecache_dir(void);
 uint64_t zv_sitecache_cap(void);
 int zv_sitecache_key(int fd, uint64_t magic, uint64_t off, uint64_t len, struct zv_cache_key *k);
 void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n);
-void zv_sitecache_drop(const char *path, const char *why);
+void zv_sitecache_drop(const char *path, const char *why); /* if it is still there */
 long zv_sitecache_create(const char *tmp);
 #endif
