@@ -103,7 +103,7 @@ static struct zv_thread *loading_thread;
 
 static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
 {
-	zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot);
+	zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot, MAP_PRIVATE | MAP_FIXED);
 }
 
 /* The process's name (/proc/self/comm, ps), as the host's execve sets it:

@@ -4,7 +4,8 @@
  * from /proc/self/maps and /proc/self/pagemap: anonymous pages that are
  * present or swapped and not all zero, and of private file mappings only
  * the pages that differ from the file (copied on write: not file pages in
- * pagemap). */
+ * pagemap), and of a shared copy of rewritten code (intercept/sharedtext.c)
+ * the original file's path with the pages holding windows. */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "cr/memory.h"
@@ -13,6 +14,9 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "lib/dirents.h"
+#include "intercept/sharedtext.h"
+#include "intercept/stubs.h"
 #include <linux/mman.h>
 #include <linux/fcntl.h>
 #include <linux/elf.h>
@@ -70,6 +74,7 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m)
 	if (!*p)
 		return -1;
 	uint64_t dev_major, dev_minor;
+	m->shared_copy = 0;
 	if (hexval(&p, &m->lo) || *p++ != '-' || hexval(&p, &m->hi) || *p++ != ' ')
 		return -1;
 	for (int i = 0; i < 4; i++)
@@ -79,6 +84,8 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m)
 	if (hexval(&p, &m->off) || *p++ != ' ' || hexval(&p, &dev_major) || *p++ != ':' || hexval(&p, &dev_minor))
 		return -1;
 	const char *e;
+	m->dev_major = dev_major;
+	m->dev_minor = dev_minor;
 	m->inode = (uint64_t)zv_parse_dec(p + 1, &e);
 	p = e;
 	while (*p == ' ')
@@ -249,23 +256,20 @@ static long write_run(struct saver *s, uint64_t addr, uint64_t len)
 
 /* Whether an fd of the process holds the memfd of inode ino (its contents
  * are saved with the fds, and its mappings are made from that fd again). */
+static long holds_ino(const char *name, void *arg)
+{
+	unsigned long fd;
+	struct { uint64_t dev, ino; uint64_t rest[16]; } st;
+	return zv_parse_ulong(name, &fd) == 0 && zv_sys2(__NR_fstat, fd, &st) == 0 && st.ino == *(uint64_t *)arg;
+}
+
 static int memfd_open(uint64_t ino)
 {
 	long dfd = zv_openat(-100, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	char buf[4096];
-	long n;
-	int found = 0;
-	while (dfd >= 0 && !found && (n = zv_sys3(__NR_getdents64, dfd, buf, sizeof buf)) > 0) {
-		for (long off = 0; off < n && !found;) {
-			struct { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char name[]; } *d = (void *)(buf + off);
-			off += d->reclen;
-			unsigned long fd;
-			struct { uint64_t dev, ino; uint64_t rest[16]; } st;
-			found = zv_parse_ulong(d->name, &fd) == 0 && zv_sys2(__NR_fstat, fd, &st) == 0 && st.ino == ino;
-		}
-	}
-	if (dfd >= 0)
-		zv_close((int)dfd);
+	if (dfd < 0)
+		return 0;
+	int found = zv_dirents_each((int)dfd, holds_ino, &ino) > 0;
+	zv_close((int)dfd);
 	return found;
 }
 
@@ -304,7 +308,9 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 				return zv_cr_refuse(o, "cannot read /proc/self/pagemap");
 			for (uint64_t i = 0; i < n; i++) {
 				uint64_t a = m->lo + (base + i) * PAGE;
-				if (worth_saving(kind, s->pm[i]) && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
+				/* a shared copy's window pages are not the file's */
+				int differs = worth_saving(kind, s->pm[i]) || (m->shared_copy && zv_stubs_window_page(a));
+				if (differs && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
 					if (run_len && run_start + run_len * PAGE == a) {
 						run_len++;
 						continue;
@@ -380,6 +386,17 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 		int kind = kind_of(&m, &l);
 		if (!kind)
 			continue;
+		/* a shared copy of rewritten code is saved as the original file
+		 * and the pages that differ from it: the image never needs the copy */
+		uint64_t ma, mi, ino;
+		const char *orig = NULL;
+		if (kind == ZV_CR_FILE)
+			orig = zv_sharedtext_original(m.dev_major, m.dev_minor, m.inode, &ma, &mi, &ino);
+		if (orig) {
+			zv_strlcpy(m.path, orig, sizeof m.path);
+			m.inode = ino;
+			m.shared_copy = 1;
+		}
 		r = save_one(&s, &m, kind);
 		if (r == 0 && kind == ZV_CR_VDSO)
 			r = zv_cr_put(o, "vdso", (const void *)m.lo, m.hi - m.lo);

@@ -52,7 +52,8 @@ struct zv_cr_layout {
 void zv_cr_image_layout(struct zv_cr_layout *l);
 
 struct zv_cr_mapline {
-	uint64_t lo, hi, off, inode;
+	uint64_t lo, hi, off, inode, dev_major, dev_minor;
+	int shared_copy; /* a copy of rewritten code standing for path (intercept/sharedtext.c) */
 	char perms[5];
 	char path[4096];
 };

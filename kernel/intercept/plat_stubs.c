@@ -9,6 +9,7 @@
 #include "intercept/sites.h"
 #include "intercept/stubs.h"
 #include "intercept/sitecache.h"
+#include "intercept/sharedtext.h"
 #include "intercept/sudoff.h"
 #include <linux/mman.h>
 
@@ -23,7 +24,7 @@ static long arm_thread(struct zv_thread *t)
 	return r < 0 ? r : zv_catchall_arm_thread(t);
 }
 
-static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags)
 {
 	if (zv_proc.rewrite == ZV_REWRITE_NONE)
 		return;
@@ -32,11 +33,22 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE); /* not scanned */
 		return;
 	}
+	/* the cached copy, rewritten, shared with every other process
+	 * (intercept/sharedtext.c); else the windows, written privately */
+	int shared = zv_sharedtext_map(fd, addr, len, off, prot, flags, b);
+	if (shared == ZV_SHARED_MAPPED) {
+		zv_sudoff_code(t, addr, addr + len, 0, b->inside, b->ninside, b->verdict);
+		zv_stubs_batch_free(b);
+		return;
+	}
 	/* a cache hit: the pages to change are written first, then checked */
-	int hit = zv_sitecache_lookup(fd, addr, len, off, prot, b);
+	int hit = shared || zv_sitecache_lookup(fd, addr, len, off, prot, b);
 	int opened = hit && b->n && zv_stubs_open(b, addr, addr + len, prot);
-	if (hit && !zv_sitecache_check(fd, off, len, b))
+	if (hit && !zv_sitecache_check(fd, off, len, b)) {
 		hit = 0;
+		if (shared)
+			zv_sharedtext_forget(fd, off, len);
+	}
 	if (!hit && opened) {
 		zv_stubs_close(addr, addr + len, prot);
 		opened = 0;
@@ -44,7 +56,8 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 	if (!hit)
 		zv_sites_load(t, fd, addr, len, off, prot, b);
 	/* the scan's verdict holds for the file's bytes with every window made */
-	int all = zv_stubs_commit(t, b, addr, addr + len, prot, opened ? ZV_STUBS_OPENED : 0) == b->n;
+	int want = b->n;
+	int all = zv_stubs_commit(t, b, addr, addr + len, prot, opened ? ZV_STUBS_OPENED : 0) == want;
 	if (opened)
 		zv_stubs_close(addr, addr + len, prot);
 	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside,
@@ -53,6 +66,8 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		b->verdict = all ? v : -1;
 		zv_sitecache_store(fd, addr, len, off, b);
 	}
+	if (all && !shared) /* no copy yet (a miss, or a copy dropped): this one */
+		zv_sharedtext_store(fd, addr, len, off, prot, flags, b);
 	zv_stubs_batch_free(b);
 }
 

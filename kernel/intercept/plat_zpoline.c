@@ -40,8 +40,9 @@ static void arrived(struct zv_thread *t, struct zv_ucontext *uc)
 		zv_site_seen(uc->mc.rip - 2, zv_proc.rewrite_after, zv_site_safe, uc);
 }
 
-static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags)
 {
+	(void)flags;
 	if (zv_proc.rewrite == ZV_REWRITE_LOAD)
 		zv_sites_load(t, fd, addr, len, off, prot, NULL);
 }

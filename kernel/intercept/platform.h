@@ -21,7 +21,7 @@ struct zv_platform_ops {
 	/* Code of a file just mapped privately at [addr, addr + len) from
 	 * offset off with protection prot (the loader's images and the
 	 * guest's mmap): the platform may rewrite its sites now. */
-	void (*code_mapped)(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot);
+	void (*code_mapped)(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags);
 	/* The vDSO's n stubs `mov $nr, %eax; syscall; ret`, size bytes
 	 * apart, still writable. */
 	void (*vdso_stubs)(struct zv_thread *t, uint8_t *stubs, int n, int size);

@@ -27,9 +27,7 @@
 #define MAX_ENTRY_WINDOWS 16384 /* windows, then the pairs proven inside instructions */
 #define INSIDE (~0UL)           /* a rec's d for such a pair, at p == s */
 
-struct key {
-	uint64_t magic, dev, ino, size, mtime, mtime_ns, ctime, ctime_ns, off, len;
-};
+#define key zv_cache_key
 struct header {
 	struct key key;
 	uint64_t n, sum; /* windows, and a checksum of them */
@@ -38,6 +36,10 @@ struct header {
 struct rec { uint64_t p, s, d; }; /* file offsets of [p, s] and the trampoline (0: none) */
 
 static char dir[256]; /* empty: no cache */
+static uint64_t cap_bytes = ZV_CACHE_DEFAULT_CAP;
+
+const char *zv_sitecache_dir(void) { return dir; }
+uint64_t zv_sitecache_cap(void) { return cap_bytes; }
 
 static uint64_t fnv(const void *v, size_t n, uint64_t h)
 {
@@ -53,6 +55,14 @@ static int make_dir(const char *path)
 	return r == 0 || r == -EEXIST;
 }
 
+/* ZVISOR_CACHE_MAX: the directory's bound in MiB (0: no shared copies). */
+static void cap_of(const char *v)
+{
+	unsigned long mib;
+	if (zv_parse_ulong(v, &mib) == 0 && mib < (1UL << 30))
+		cap_bytes = mib << 20;
+}
+
 void zv_sitecache_init(char **envp)
 {
 	const char *xdg = NULL, *home = NULL;
@@ -64,6 +74,8 @@ void zv_sitecache_init(char **envp)
 			xdg = *envp + 15;
 		else if (zv_startswith(*envp, "HOME=/"))
 			home = *envp + 5;
+		else if (zv_startswith(*envp, "ZVISOR_CACHE_MAX="))
+			cap_of(*envp + 17);
 	}
 	char base[200];
 	if (xdg && zv_strlen(xdg) < 150)
@@ -88,19 +100,29 @@ static int make_dirs(void)
 	return make_dir(base) && make_dir(dir);
 }
 
-static int key_of(int fd, uint64_t off, uint64_t len, struct key *k)
+int zv_sitecache_key(int fd, uint64_t magic, uint64_t off, uint64_t len, struct zv_cache_key *k)
 {
 	struct stat st;
 	if (!dir[0] || zv_sys2(__NR_fstat, fd, &st) != 0)
 		return 0;
-	*k = (struct key){ MAGIC, st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtime,
+	*k = (struct key){ magic, st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtime,
 			   st.st_mtime_nsec, (uint64_t)st.st_ctime, st.st_ctime_nsec, off, len };
 	return 1;
 }
 
+static int key_of(int fd, uint64_t off, uint64_t len, struct key *k)
+{
+	return zv_sitecache_key(fd, MAGIC, off, len, k);
+}
+
+void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n)
+{
+	zv_snprintf(out, n, "%s/%016lx.%s", dir, fnv(k, sizeof *k, 0xcbf29ce484222325ULL), ext);
+}
+
 static void path_of(const struct key *k, char *out, size_t n)
 {
-	zv_snprintf(out, n, "%s/%016lx.win", dir, fnv(k, sizeof *k, 0xcbf29ce484222325ULL));
+	zv_sitecache_path(k, "win", out, n);
 }
 
 /* Code that is no file's (the host's vDSO, the same bytes in every process
@@ -123,11 +145,11 @@ static int key_of_bytes(uint64_t hash, uint64_t size, struct key *k)
 	return dir[0] != 0;
 }
 
-static void drop(const char *path, const char *why)
+void zv_sitecache_drop(const char *path, const char *why)
 {
-	zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ignoring the damaged cache file %s (%s)\n",
-		   path, why);
-	zv_sys3(__NR_unlinkat, AT_FDCWD, path, 0);
+	if (zv_sys3(__NR_unlinkat, AT_FDCWD, path, 0) == 0) /* not one already gone */
+		zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ignoring the damaged cache file %s (%s)\n",
+			   path, why);
 }
 
 static int lookup(const struct key *kp, uint64_t addr, struct zv_stub_batch *b)
@@ -198,7 +220,7 @@ static int lookup(const struct key *kp, uint64_t addr, struct zv_stub_batch *b)
 	if (!ok) {
 		b->n = b->ninside = 0;
 		if (why)
-			drop(path, why);
+			zv_sitecache_drop(path, why);
 	}
 	return ok;
 }
@@ -230,7 +252,7 @@ static void drop_key(const struct key *k)
 {
 	char path[300];
 	path_of(k, path, sizeof path);
-	drop(path, "windows do not match the file");
+	zv_sitecache_drop(path, "windows do not match the file");
 }
 
 int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch *b)
@@ -254,6 +276,14 @@ int zv_sitecache_lookup_bytes(uint64_t hash, const uint8_t *base, uint64_t size,
 	return 0;
 }
 
+long zv_sitecache_create(const char *tmp)
+{
+	long cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (cfd == -ENOENT && make_dirs())
+		cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	return cfd;
+}
+
 static void store(const struct key *kp, uint64_t addr, const struct zv_stub_batch *b)
 {
 	const struct key k = *kp;
@@ -261,9 +291,7 @@ static void store(const struct key *kp, uint64_t addr, const struct zv_stub_batc
 	char path[300], tmp[320];
 	path_of(&k, path, sizeof path);
 	zv_snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, zv_getpid());
-	long cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (cfd == -ENOENT && make_dirs())
-		cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	long cfd = zv_sitecache_create(tmp);
 	if (cfd < 0)
 		return;
 	struct header h = { k, (uint64_t)(b->n + b->ninside), 0xcbf29ce484222325ULL,

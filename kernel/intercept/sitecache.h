@@ -3,6 +3,7 @@
 #ifndef ZV_INTERCEPT_SITECACHE_H
 #define ZV_INTERCEPT_SITECACHE_H
 #include <stdint.h>
+#include <stddef.h>
 
 struct zv_stub_batch;
 /* Finds the cache directory in the guest's environment (once per image). */
@@ -25,4 +26,20 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 uint64_t zv_sitecache_hash(const uint8_t *base, uint64_t size);
 int zv_sitecache_lookup_bytes(uint64_t hash, const uint8_t *base, uint64_t size, struct zv_stub_batch *b);
 void zv_sitecache_store_bytes(uint64_t hash, const uint8_t *base, uint64_t size, const struct zv_stub_batch *b);
+
+/* What intercept/sharedtext.c shares with the windows' entries: the cache
+ * directory ("" when off), its bound in bytes (ZVISOR_CACHE_MAX, MiB), an
+ * entry's key (fd's identity, fstat'ed, and the range) and path (by the
+ * key's hash, with extension ext), the one line and unlink of a damaged
+ * entry, and the creation of a temporary file (making the directory). */
+#define ZV_CACHE_DEFAULT_CAP (256UL << 20)
+struct zv_cache_key {
+	uint64_t magic, dev, ino, size, mtime, mtime_ns, ctime, ctime_ns, off, len;
+};
+const char *zv_sitecache_dir(void);
+uint64_t zv_sitecache_cap(void);
+int zv_sitecache_key(int fd, uint64_t magic, uint64_t off, uint64_t len, struct zv_cache_key *k);
+void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n);
+void zv_sitecache_drop(const char *path, const char *why); /* if it is still there */
+long zv_sitecache_create(const char *tmp);
 #endif

@@ -43,6 +43,8 @@
 #define BATCH_SIZE (sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + \
 		    NBITMAPS * BITMAP_BYTES + MAX_INSIDE * sizeof(uint64_t))
 
+_Static_assert((ZV_STUBS_FORMAT >> 8 & 0xff) == STUB_SIZE && (ZV_STUBS_FORMAT & 0xff) == TAIL_SIZE,
+	      "a new stub layout is a new ZV_STUBS_FORMAT");
 struct rec { uint64_t p, s, d; };
 struct region {
 	uint64_t lo, hi;         /* the stubs: tail, then one STUB_SIZE slot per rec */
@@ -439,20 +441,37 @@ static void sort_and_check(struct zv_stub_batch *b)
 	}
 }
 
-int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
-		    int already_writable)
+/* Whether window w can have a stub in [lo, hi) after the window ending at
+ * prev_end: inside the code, in order, a trampoline within rel8 of its
+ * syscall, and the stub at xa within a rel32 of its jump. */
+static int window_fits(const struct zv_stub_window *w, uint64_t lo, uint64_t hi, uint64_t prev_end, uint64_t xa)
 {
-	(void)t;
-	if (b->n == 0 || __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) == MAX_REGIONS)
-		return 0;
-	sort_and_check(b);
-	size_t size = (TAIL_SIZE + (size_t)b->n * STUB_SIZE + 4095) & ~4095UL;
-	struct rec *recs = zv_kmap((size_t)b->n * sizeof *recs, 4096, -1);
-	if (zv_is_err((long)recs))
-		return 0;
-	uint64_t base = place(lo, hi, size);
-	if (!base) {
-		zv_kunmap(recs, (size_t)b->n * sizeof *recs);
+	uint64_t from = w->d ? w->d : w->p; /* where the jmp rel32 to the stub goes */
+	int64_t rel8 = (int64_t)w->d - (int64_t)(w->s + 2);
+	return w->s && w->p >= lo && w->s + 2 <= hi && w->p >= prev_end && w->s >= w->p &&
+	       w->s - w->p <= ZV_STUB_MAX_MOVED &&
+	       (!w->d || (w->p == w->s && w->d >= lo && w->d + 5 <= hi && rel8 == (int8_t)rel8)) &&
+	       fits32((int64_t)xa - (int64_t)(from + 5));
+}
+
+/* Maps a region of size bytes at base (exactly there with MAP_FIXED_NOREPLACE
+ * when fixed, else the first place that fits near [lo, hi)) and writes the
+ * stubs of b's windows into it, in order; a window that does not fit is left
+ * out, unless all must fit (then nothing is made). Returns the region's
+ * address (0: none) and in recs[0..*n) the windows it serves. */
+static uint64_t make_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base, size_t size, int all,
+			    struct rec *recs, int *nout)
+{
+	if (base) {
+		void *m = zv_mmap((void *)base, size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE, -1, 0);
+		if (zv_is_err((long)m))
+			return 0;
+		if ((uint64_t)m != base) { /* an old kernel that ignores NOREPLACE */
+			zv_munmap(m, size);
+			return 0;
+		}
+	} else if (!(base = place(lo, hi, size))) {
 		return 0;
 	}
 	uint8_t *r = (uint8_t *)base;
@@ -468,15 +487,54 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 	for (int i = 0; i < b->n; i++) {
 		const struct zv_stub_window *w = &b->w[i];
 		uint64_t xa = base + TAIL_SIZE + (uint64_t)n * STUB_SIZE;
-		uint64_t from = w->d ? w->d : w->p; /* where the jmp rel32 to the stub goes */
-		if (!w->s || w->p < lo || w->s + 2 > hi || (n && w->p < recs[n - 1].s + 2) ||
-		    (w->d && (w->p != w->s || w->d < lo || w->d + 5 > hi || !fits32((int64_t)w->d - (int64_t)(w->s + 2)) ||
-			      (int64_t)w->d - (int64_t)(w->s + 2) != (int8_t)((int64_t)w->d - (int64_t)(w->s + 2)))) ||
-		    !fits32((int64_t)xa - (int64_t)(from + 5)) || !write_stub(r + (xa - base), xa, base, w))
-			continue;
-		recs[n++] = (struct rec){ w->p, w->s, w->d };
+		if (window_fits(w, lo, hi, n ? recs[n - 1].s + 2 : 0, xa) && write_stub(r + (xa - base), xa, base, w)) {
+			recs[n++] = (struct rec){ w->p, w->s, w->d };
+			if (n - 1 != i)
+				b->w[n - 1] = *w; /* b keeps the windows made, as the stubs' order */
+		} else if (all) {
+			n = 0;
+			break;
+		}
 	}
 	zv_mprotect(r, size, PROT_READ | PROT_EXEC);
+	if (!n) {
+		zv_munmap(r, size);
+		return 0;
+	}
+	*nout = n;
+	return base;
+}
+
+static void add_region(uint64_t base, size_t size, uint64_t lo, uint64_t hi, const struct rec *recs, int n)
+{
+	zv_lock(&regions_lock);
+	int k = nregions;
+	if (k < MAX_REGIONS) {
+		regions[k] = (struct region){ base, base + size, lo, hi, recs, n };
+		__atomic_store_n(&nregions, k + 1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&nstubs, (unsigned long)n, __ATOMIC_RELAXED);
+	}
+	zv_unlock(&regions_lock);
+}
+
+int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
+		    int already_writable)
+{
+	(void)t;
+	b->region = 0;
+	if (b->n == 0 || __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) == MAX_REGIONS)
+		return 0;
+	sort_and_check(b);
+	size_t size = (TAIL_SIZE + (size_t)b->n * STUB_SIZE + 4095) & ~4095UL, rsize = (size_t)b->n * sizeof(struct rec);
+	struct rec *recs = zv_kmap(rsize, 4096, -1);
+	if (zv_is_err((long)recs))
+		return 0;
+	int n = 0;
+	uint64_t base = make_region(b, lo, hi, 0, size, 0, recs, &n);
+	if (!base) {
+		zv_kunmap(recs, rsize);
+		return 0;
+	}
 	if (already_writable != ZV_STUBS_OPENED)
 		zv_sites_lock();
 	int writable = already_writable || (prot & PROT_WRITE) ||
@@ -500,20 +558,57 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 	}
 	if (already_writable != ZV_STUBS_OPENED)
 		zv_sites_unlock();
-	if (!writable || !n) {
-		zv_munmap(r, size);
-		zv_kunmap(recs, (size_t)b->n * sizeof *recs);
+	if (!writable) {
+		zv_munmap((void *)base, size);
+		zv_kunmap(recs, rsize);
 		return 0;
 	}
-	zv_lock(&regions_lock);
-	int k = nregions;
-	if (k < MAX_REGIONS) {
-		regions[k] = (struct region){ base, base + size, lo, hi, recs, n };
-		__atomic_store_n(&nregions, k + 1, __ATOMIC_RELEASE);
-		__atomic_fetch_add(&nstubs, (unsigned long)n, __ATOMIC_RELAXED);
-	}
-	zv_unlock(&regions_lock);
+	add_region(base, size, lo, hi, recs, n);
+	b->n = n;
+	b->region = base;
 	return n;
+}
+
+int zv_stubs_commit_at(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base,
+		       int (*map_code)(void *ctx), void *ctx)
+{
+	if (b->n == 0 || (base & 4095) || __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) == MAX_REGIONS)
+		return 0;
+	size_t size = (TAIL_SIZE + (size_t)b->n * STUB_SIZE + 4095) & ~4095UL, rsize = (size_t)b->n * sizeof(struct rec);
+	struct rec *recs = zv_kmap(rsize, 4096, -1);
+	if (zv_is_err((long)recs))
+		return 0;
+	int n = 0;
+	if (!make_region(b, lo, hi, base, size, 1, recs, &n)) {
+		zv_kunmap(recs, rsize);
+		return 0;
+	}
+	if (!map_code(ctx)) {
+		zv_munmap((void *)base, size);
+		zv_kunmap(recs, rsize);
+		return 0;
+	}
+	add_region(base, size, lo, hi, recs, n);
+	b->region = base;
+	return n;
+}
+
+int zv_stubs_window_page(uint64_t page)
+{
+	int n = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++) {
+		const struct region *r = &regions[i];
+		if (page + 4096 <= r->code_lo || page >= r->code_hi)
+			continue;
+		/* a window is at most 34 bytes, a trampoline within 130 of its syscall */
+		for (int k = first_p(r->recs, r->n, sizeof *r->recs, page > 200 ? page - 200 : 0);
+		     k < r->n && r->recs[k].p < page + 4096; k++) {
+			const struct rec *w = &r->recs[k];
+			if (overlaps(w->p, w->s + 2 - w->p, page, 4096) || (w->d && overlaps(w->d, 5, page, 4096)))
+				return 1;
+		}
+	}
+	return 0;
 }
 
 static void write_touch(uint64_t a) { __asm__ volatile("lock orb $0, %0" : "+m"(*(volatile uint8_t *)a)); }

@@ -31,6 +31,7 @@ struct zv_stub_batch {
 	uint64_t *inside;
 	int ninside, maxinside;
 	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
+	uint64_t region; /* after a commit: its stub region (b->w then holds the windows made, in its order) */
 	/* the image's bytes, for jump tables (NULL: none; intercept/jumptab.c) */
 	zv_image_reader read;
 	void *read_ctx;
@@ -61,6 +62,18 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
  * already_writable). Thread t; under the patch lock. Returns how many. */
 int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
 		    int already_writable);
+/* Makes the stubs of all of b's windows (in b's order: a shared copy's,
+ * intercept/sharedtext.c) in a region at exactly base, without writing the
+ * windows (the code mapped by map_code(ctx) holds them already); if the
+ * region cannot be there, a window does not fit or map_code fails, nothing
+ * is left made and 0 is returned, else how many. */
+int zv_stubs_commit_at(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base,
+		       int (*map_code)(void *ctx), void *ctx);
+/* The format of the stubs and of the jumps to them: part of the key of a
+ * copy of code holding those jumps (intercept/sharedtext.c). */
+#define ZV_STUBS_FORMAT 0x01004010ULL /* version 1 (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
+/* Whether the page at page holds a byte of a window or trampoline. */
+int zv_stubs_window_page(uint64_t page);
 /* already_writable for a mapping that zv_stubs_open opened (the patch lock
  * is held, zv_stubs_close restores it). */
 #define ZV_STUBS_OPENED 2

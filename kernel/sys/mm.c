@@ -101,7 +101,7 @@ long zv_sys_mm_call(struct zv_call *c)
 	if (nr == __NR_mmap && !zv_is_err(r) && zv_plat->code_mapped && (a[2] & PROT_EXEC) &&
 	    (a[3] & (MAP_ANONYMOUS | MAP_TYPE)) == MAP_PRIVATE && (int)a[4] >= 0)
 		zv_plat->code_mapped(t, (int)a[4], (uint64_t)r, ((uint64_t)a[1] + 4095) & ~4095UL, (uint64_t)a[5],
-				     (int)a[2]);
+				     (int)a[2], (int)a[3]);
 	zv_sudoff_mm(t, nr, a, r);
 	return r;
 }

@@ -6,6 +6,7 @@
 #include "zvisor.h"
 #include "sys/procview.h"
 #include "intercept/stubs.h"
+#include "intercept/sharedtext.h"
 #include "lib/kmem.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -99,6 +100,58 @@ static const char *new_name(int kind, const char *line, size_t n, uint64_t lo, u
 
 static int filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
 
+/* A mapping of a shared copy of rewritten code (intercept/sharedtext.c) is
+ * shown as the original file's: its device, inode and path (the offsets
+ * are the same). Writes the header line so and returns 1, or 0 if it is
+ * no such mapping; -ENOMEM. */
+static int shared_copy(int kind, const char *line, size_t n, struct zv_pv_buf *out)
+{
+	if (kind == ZV_PV_NUMA) {
+		const char *f = line, *v, *e;
+		while (f + 6 <= line + n && memcmp(f, " file=", 6))
+			f++;
+		if (f + 6 > line + n)
+			return 0;
+		v = f + 6;
+		for (e = v; e < line + n && *e != ' '; e++)
+			;
+		const char *path = zv_sharedtext_named(v, (size_t)(e - v));
+		if (!path)
+			return 0;
+		return zv_pv_put(out, line, (size_t)(v - line)) < 0 || zv_pv_put(out, path, zv_strlen(path)) < 0 ||
+				       zv_pv_put(out, e, (size_t)(line + n - e)) < 0
+			       ? -ENOMEM
+			       : 1;
+	}
+	/* lo-hi perms offset major:minor inode name */
+	const char *p = line, *e;
+	for (int field = 0; field < 3; field++) {
+		p = zv_strchr(p, ' ');
+		if (!p || p >= line + n)
+			return 0;
+		p++;
+	}
+	uint64_t cma = zv_parse_hex(p, &e), cmi, cino;
+	if (*e != ':')
+		return 0;
+	cmi = zv_parse_hex(e + 1, &e);
+	if (*e != ' ')
+		return 0;
+	cino = (uint64_t)zv_parse_dec(e + 1, &e);
+	uint64_t ma, mi, ino;
+	const char *path = zv_sharedtext_original(cma, cmi, cino, &ma, &mi, &ino);
+	if (!path)
+		return 0;
+	char head[160];
+	size_t hl = (size_t)(p - line);
+	if (hl + 48 > sizeof head)
+		return 0;
+	memcpy(head, line, hl);
+	hl += (size_t)zv_snprintf(head + hl, sizeof head - hl, "%02lx:%02lx %lu ", (unsigned long)ma,
+				  (unsigned long)mi, (unsigned long)ino);
+	return put_named(out, head, hl, path) < 0 ? -ENOMEM : 1;
+}
+
 /* zpoline rewrites sites in place, page by page, and the host keeps the
  * pieces of a code mapping apart afterwards (a written page has its own
  * anonymous copy): a maps line that continues the previous one (same
@@ -171,7 +224,11 @@ int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *o
 		}
 		if (kind == ZV_PV_MAPS)
 			prev = (long)out->len;
-		int r = name ? put_named(out, line, n, name) : zv_pv_put(out, line, n);
+		int r = name ? put_named(out, line, n, name) : 0;
+		if (!name && header(line, kind, &lo, &hi))
+			r = shared_copy(kind, line, n, out);
+		if (!name && r == 0)
+			r = zv_pv_put(out, line, n);
 		if (r < 0 || (nl && zv_pv_put(out, "\n", 1) < 0))
 			return -ENOMEM;
 	}

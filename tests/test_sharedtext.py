@@ -1,0 +1,345 @@
+"""Rewritten code shared across processes (intercept/sharedtext.c): a warm
+run maps the cached, already rewritten copy of a library's code instead of
+copying its pages; the guest still sees the original file (maps, smaps,
+numa_maps), a stale original or a damaged copy is never used, the region's
+place taken falls back to private pages, the directory stays within its
+bound, and a checkpoint does not need the copy."""
+import os
+import re
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import crharness as cr
+import zvtest
+from test_sitecache import built, entries, rewritten, without_stats, zv
+from zvtest import ZVISOR, run
+
+MASK = (1 << 64) - 1
+HEAD = 4096
+WINDOW = 56  # struct zv_stub_window
+
+
+def copies(cache):
+    return [e for e in entries(cache) if e.name.endswith(".pgs")]
+
+
+def env_for(cache, **extra):
+    return dict(os.environ, XDG_CACHE_HOME=str(cache), **extra)
+
+
+def host_maps(pid, name="smaps"):
+    return Path("/proc/%d/%s" % (pid, name)).read_text()
+
+
+def sleeping(cache, secs="5", **extra):
+    """`zvisor run -- /bin/sleep secs` started, once its image is loaded."""
+    p = subprocess.Popen([str(ZVISOR), "run", "--", "/bin/sleep", secs], env=env_for(cache, **extra))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "/usr/bin/sleep" not in host_maps(p.pid, "maps") \
+            and "/bin/sleep" not in host_maps(p.pid, "maps"):
+        time.sleep(0.05)
+    time.sleep(0.3)  # past ld.so's mappings
+    return p
+
+
+def code_lines(smaps, pattern):
+    """{path: (header, fields)} of the executable mappings whose path matches."""
+    out = {}
+    for block in re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", smaps):
+        head = block.split("\n", 1)[0].split()
+        if len(head) >= 6 and head[1] == "r-xp" and re.search(pattern, head[5]):
+            fields = dict(re.findall(r"^(\w+):\s+(\d+) kB", block, re.M))
+            out[head[5]] = (head, fields)
+    return out
+
+
+def test_warm_run_shares_libc_text(tmp_path):
+    """Warm: libc's and ld.so's code are mappings of the copies, with no
+    anonymous page (cold: the windows' pages are copied)."""
+    run([str(ZVISOR), "run", "--", "/bin/true"], env=env_for(tmp_path))
+    assert len(copies(tmp_path)) >= 2, entries(tmp_path)
+    p = sleeping(tmp_path)
+    try:
+        lines = code_lines(host_maps(p.pid), r"\.pgs$")
+    finally:
+        p.kill()
+        p.wait()
+    assert len(lines) >= 2, lines
+    for path, (head, fields) in lines.items():
+        assert fields["Anonymous"] == "0", (path, fields)
+    cold = tmp_path / "cold"
+    p = sleeping(cold, ZVISOR_CACHE_MAX="0")
+    try:
+        lines = code_lines(host_maps(p.pid), r"libc\.so")
+    finally:
+        p.kill()
+        p.wait()
+    assert [int(f["Anonymous"]) for _, f in lines.values()][0] > 0, lines
+
+
+def test_guest_sees_the_original(tmp_path):
+    """/proc/self/maps, smaps and numa_maps name libc and ld.so with their
+    own device, inode and path, the columns of a native run."""
+    run([str(ZVISOR), "run", "--", "/bin/true"], env=env_for(tmp_path))
+    for name in ("maps", "smaps", "numa_maps"):
+        native = run(["/bin/cat", "/proc/self/" + name])
+        under = run([str(ZVISOR), "run", "--", "/bin/cat", "/proc/self/" + name], env=env_for(tmp_path))
+        assert ".pgs" not in under.stdout, under.stdout
+
+        def cols(text):
+            rows = [l.split()[1:] for l in text.splitlines() if re.search(r"libc\.so|ld-linux", l)]
+            if name == "numa_maps":
+                return [r[:2] for r in rows]  # policy, file= (counts differ natively)
+            return rows
+
+        assert cols(under.stdout) == cols(native.stdout), name
+
+
+def test_stale_original_is_not_used(tmp_path):
+    """A program touched or replaced has a new identity: its old copy is
+    not mapped, and the new program runs as natively."""
+    prog = tmp_path / "prog"
+    prog.write_bytes(Path(built("stubwin.static")).read_bytes())
+    prog.chmod(0o755)
+    cache = tmp_path / "c"
+    first = zv([prog], cache)
+    old = set(copies(cache))
+    assert old and "win_kill returned the pid" in first.stdout, first
+    os.utime(prog, None)
+    again = zv([prog], cache)
+    assert again.stdout == first.stdout and set(copies(cache)) > old, again.stderr
+    prog.write_bytes(Path(built("hello.static")).read_bytes())
+    native = run([prog])
+    for _ in range(2):
+        res = zv([prog], cache)
+        assert (res.stdout, res.returncode) == (native.stdout, native.returncode)
+        assert without_stats(res.stderr) == native.stderr
+
+
+def trailer_at(data):
+    """The offset of a copy's trailer: the page whose key's off + len is
+    that offset."""
+    for t in range(0, len(data) - HEAD + 1, 4096):
+        off, length = struct.unpack_from("<QQ", data, t + 64)
+        if off + length == t and data[t + 8:t + 16] != b"\0" * 8:
+            return t
+    raise AssertionError("no trailer")
+
+
+def resum(data, t):
+    """The trailer's sum again after a change (mix of sharedtext.c)."""
+    body = bytearray(data[t:])
+    struct.pack_into("<Q", body, 112, 0)
+    h = 0x9e3779b97f4a7c15
+    for (w,) in struct.iter_unpack("<Q", bytes(body[:len(body) // 8 * 8])):
+        h = ((h ^ w) * 0xff51afd7ed558ccd) & MASK
+        h ^= h >> 29
+    struct.pack_into("<Q", body, 112, h)
+    return data[:t] + bytes(body)
+
+
+def the_copy(cache):
+    (c,) = copies(cache)
+    return c
+
+
+def test_damaged_copy_is_dropped_with_one_line(tmp_path):
+    """Truncated, or a bad trailer: one line, the copy removed, the program
+    right; the next run writes it again."""
+    argv = [built("stubwin.static")]
+    good = zv(argv, tmp_path)
+    c = the_copy(tmp_path)
+    data = c.read_bytes()
+    t = trailer_at(data)
+    garbage = bytearray(data)
+    garbage[t + 100] ^= 0xff
+    for how in ("truncated", "garbage"):
+        c = the_copy(tmp_path)
+        if how == "truncated":
+            c.write_bytes(data[:-8])
+        else:
+            c.write_bytes(bytes(garbage))
+        res = zv(argv, tmp_path)
+        assert (res.stdout, res.returncode) == (good.stdout, good.returncode), how
+        lines = [l for l in res.stderr.splitlines() if "damaged cache file" in l]
+        assert len(lines) == 1 and ".pgs" in lines[0], (how, res.stderr)
+        again = zv(argv, tmp_path)
+        assert "damaged" not in again.stderr and len(copies(tmp_path)) == 1, (how, again.stderr)
+
+
+def test_copy_others_may_write_is_not_used(tmp_path):
+    """A copy others may write (or another user's) is not mapped and not
+    removed as damaged: no line; the run stores its own in its place."""
+    argv = [built("stubwin.static")]
+    good = zv(argv, tmp_path)
+    c = the_copy(tmp_path)
+    c.chmod(0o666)
+    res = zv(argv, tmp_path)
+    assert (res.stdout, res.returncode) == (good.stdout, good.returncode)
+    assert without_stats(res.stderr) == "", res.stderr
+    assert the_copy(tmp_path).stat().st_mode & 0o777 == 0o600
+
+
+def test_region_place_taken_falls_back(tmp_path):
+    """A copy whose stub region would lie over the code itself (its place
+    taken): the windows are written privately, as without a copy."""
+    argv = [built("stubwin.static")]
+    good = zv(argv, tmp_path)
+    c = the_copy(tmp_path)
+    data = bytearray(c.read_bytes())
+    t = trailer_at(data)
+    struct.pack_into("<q", data, t + 80, 0)  # the region at the mapping's own address
+    c.write_bytes(resum(bytes(data), t))
+    res = zv(argv, tmp_path)
+    assert (res.stdout, res.returncode) == (good.stdout, good.returncode)
+    assert without_stats(res.stderr) == "" and rewritten(res) == rewritten(good), res.stderr
+
+
+def test_concurrent_writers_leave_whole_copies(tmp_path):
+    env = env_for(tmp_path)
+    argv = [str(ZVISOR), "run", "--", built("stubwin")]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(8)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert len({o for o, _ in outs}) == 1 and all(e == b"" for _, e in outs), outs
+    assert copies(tmp_path) and not [e for e in entries(tmp_path) if e.name.endswith(".tmp")]
+    res = zv([built("stubwin")], tmp_path)
+    assert "damaged" not in res.stderr and res.stdout == outs[0][0].decode(), res.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to mount a small tmpfs")
+def test_full_disk_means_no_copy(tmp_path):
+    """Room for the windows' entries but not for libc's copy: no copy, no
+    line, and the warm run is right."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        native = run([built("stubwin")])
+        for _ in range(2):
+            res = zv([built("stubwin")], mnt)
+            assert (res.stdout, res.returncode) == (native.stdout, native.returncode)
+            assert without_stats(res.stderr) == "", res.stderr
+        assert not [e for e in (mnt / "zvisor").iterdir() if e.name.endswith(".tmp")]
+        assert all(e.stat().st_size < (1 << 20) for e in (mnt / "zvisor").iterdir())
+    finally:
+        subprocess.run(["umount", str(mnt)])
+
+
+def test_cap_evicts_least_recently_used(tmp_path):
+    """ZVISOR_CACHE_MAX=2 (MiB): the copies of libc and ld.so fill it; a
+    new program's copy evicts the oldest, and the directory stays within
+    the bound."""
+    cap = 2 << 20
+    run([str(ZVISOR), "run", "--", "/bin/true"], env=env_for(tmp_path, ZVISOR_CACHE_MAX="2"))
+    first = {e.name for e in copies(tmp_path)}
+    assert first
+    time.sleep(0.05)
+    res = zv([built("stubwin.static")], tmp_path, ZVISOR_CACHE_MAX="2")
+    assert res.returncode == 0 and "damaged" not in res.stderr
+    now = {e.name for e in copies(tmp_path)}
+    assert now - first, "the new program's copy was not stored"
+    assert first - now, "nothing was evicted"
+    assert sum(e.stat().st_blocks * 512 for e in entries(tmp_path)) <= cap
+    big = zv([built("stubwin.static")], tmp_path / "tiny", ZVISOR_CACHE_MAX="0")
+    assert big.stdout == res.stdout and copies(tmp_path / "tiny") == []
+
+
+MEMOPS = r'''
+import ctypes, mmap, os, sys, threading, subprocess, hashlib
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mremap.restype = ctypes.c_void_p
+libc.mremap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+def text():
+    for l in open("/proc/self/maps"):
+        f = l.split()
+        if len(f) >= 6 and f[1] == "r-xp" and "libc.so" in f[5]:
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            return lo, hi, f[5], l.split(None, 2)[2]
+lo, hi, path, tail = text()
+print("libc code", tail.strip())
+# write a byte over itself: the page becomes the process's own
+page = lo + 4096 * 5
+print("mprotect rw", libc.mprotect(page, 4096, 7))
+b = ctypes.c_ubyte.from_address(page + 17); b.value = b.value
+print("mprotect rx", libc.mprotect(page, 4096, 5))
+print("after write", text()[3].strip() == tail.strip() or "split", os.getpid() > 0)
+# drop every page: they come back from the mapped file
+print("madvise", libc.madvise(lo, hi - lo, 4))  # MADV_DONTNEED
+print("still runs", len(os.listdir("/")) > 0)
+# a mapping of the library by the program itself: moved, grown, cut
+fd = os.open(path, os.O_RDONLY)
+size = os.fstat(fd).st_size & ~4095
+m = libc.mmap(None, size, 5, 2, fd, 0)
+os.close(fd)
+print("mapped", m not in (None, ctypes.c_void_p(-1).value))
+head = hashlib.sha256(ctypes.string_at(m, 64)).hexdigest()[:16]
+n = libc.mremap(m, size, size + 8192, 1)  # MREMAP_MAYMOVE
+print("mremap", n != ctypes.c_void_p(-1).value, hashlib.sha256(ctypes.string_at(n, 64)).hexdigest()[:16] == head)
+print("munmap part", libc.munmap(n + 4096, 8192), hashlib.sha256(ctypes.string_at(n, 64)).hexdigest()[:16] == head)
+sys.stdout.flush()
+pid = os.fork()
+if pid == 0:
+    print("child", len(os.listdir("/")) > 0); sys.stdout.flush(); os._exit(3)
+print("child status", os.waitpid(pid, 0)[1] >> 8)
+out = []
+ts = [threading.Thread(target=lambda i=i: out.append(i * i)) for i in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("threads", sorted(out))
+sys.stdout.flush()
+print(subprocess.run(["/bin/echo", "exec ok"], capture_output=True, text=True).stdout.strip())
+'''
+
+
+def test_memory_calls_over_a_copy(tmp_path):
+    """Over libc's code mapped from its copy: mprotect and a write, madvise
+    DONTNEED, the library mapped by the program itself then moved, grown
+    and cut, fork, threads and exec all behave as natively."""
+    script = tmp_path / "memops.py"
+    script.write_text(MEMOPS)
+    native = run(["python3", str(script)])
+    assert native.returncode == 0, native
+    cache = tmp_path / "c"
+    for _ in range(2):  # cold, then warm (mapping the copies)
+        res = run([str(ZVISOR), "run", "--", "python3", str(script)], env=env_for(cache))
+        zvtest.assert_same(native, res, "memops")
+        assert copies(cache)
+
+
+def test_checkpoint_restore_without_the_copy(tmp_path, tmp_path_factory):
+    """A process mapping copies, checkpointed; the copies deleted; the
+    restore finishes the run as natively (the image holds the original's
+    path and the window pages)."""
+    if cr.core_missing():
+        pytest.skip(cr.core_missing())
+    case = cr.CASE["counter"]
+    work = tmp_path / "w"
+    work.mkdir()
+    nat, _, _ = cr.run_native(case, str(work))
+    cache = tmp_path / "cache"
+    run(zvtest.zv_argv(case.argv(str(work))), env=env_for(cache), cwd=str(work))
+    assert copies(cache)
+    g = cr.Running(zvtest.zv_argv(case.argv(str(work))), cwd=str(work), env=env_for(cache))
+    try:
+        g.wait_first_line()
+        assert ".pgs" in host_maps(g.pid, "maps")
+        image = tmp_path / "image"
+        cr.checkpoint(g.pid, image)
+        orig = g.finish()
+    finally:
+        g.kill()
+    for c in copies(cache):
+        c.unlink()
+    rest = cr.zv("restore", image, cwd=str(work))
+    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    zvtest.assert_same(nat, joined, "restore without the shared copies")
