@@ -161,15 +161,16 @@ long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable,
 	return n;
 }
 
-void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
+long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known)
 {
 	if (zv_sudoff_never)
-		return;
-	long n = scan(lo, hi, in, nin), e = scan_edges(lo, hi);
+		return -1;
+	long n = known >= 0 ? known : scan(lo, hi, in, nin), e = scan_edges(lo, hi);
 	if (n < 0 || n + e > 0) {
 		uncovered += n >= 0 ? (unsigned long)(n + e) : 0;
 		zv_sudoff_taint(t, ZV_TAINT_VDSO);
 	}
+	return n;
 }
 
 /* Whether [lo, hi) overlaps an executable mapping. */
