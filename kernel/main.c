@@ -167,7 +167,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	zv_sudoff_never = zv_proc.platform != ZV_PLAT_STUBS || zv_proc.rewrite == ZV_REWRITE_NONE;
 	zv_vdso_setup(t, (uint64_t *)auxv);
 	zv_count_tsc_init();
-	zv_layers_fold(); /* again: --time, the vDSO and -c's TSC change how calls are routed */
+	zv_layers_fold(); /* after --time, the vDSO and -c's TSC, which change how calls are routed */
 	t->sigsys_blocked = x->sigsys_blocked;
 	zv_signals_init(t->sighand, x->ignored_known ? &x->ignored : NULL);
 
@@ -305,7 +305,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 		e++;
 	const uint64_t *auxv = (const uint64_t *)(e + 1);
 
-	zv_layers_fold();
+	/* no fold here: start_guest and restore fold before any guest call */
 	zv_proc.text_start = (uint64_t)__executable_start;
 	zv_proc.text_end = (uint64_t)etext;
 	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();
