@@ -119,6 +119,8 @@ static void set_comm(const char *execfn)
 	zv_sys2(__NR_prctl, 15 /* PR_SET_NAME */, base);
 }
 
+static uint64_t host_sp; /* where the host's execve left zvisor's stack: /proc/self/stat's startstack */
+
 /* Loads path (already resolved to r) and starts it as the guest. */
 __attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
 						 const uint64_t *auxv, struct zv_resolved *r,
@@ -206,7 +208,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		zv_die(126, "%s: %s", path, zv_strerror(E2BIG));
 
 	/* The host reads auxv from where this image has it now: in buf. */
-	zv_publish_mm_fields(sp, buf, top - sp);
+	zv_publish_mm_fields(host_sp, sp, buf, top - sp);
 	uint64_t mask = x->guest_mask & ~zv_kernel_signals();
 	t->kernel_blocked = zv_kernel_blocked(x->guest_mask);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
@@ -306,6 +308,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	const uint64_t *auxv = (const uint64_t *)(e + 1);
 
 	/* no fold here: start_guest and restore fold before any guest call */
+	host_sp = (uint64_t)sp;
 	zv_proc.text_start = (uint64_t)__executable_start;
 	zv_proc.text_end = (uint64_t)etext;
 	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();

@@ -76,5 +76,5 @@ uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const arg
 int zv_check_main(int argc, char **argv);
 
 /* loader/mm_fields.c */
-void zv_publish_mm_fields(uint64_t sp, const void *img, size_t len);
+void zv_publish_mm_fields(uint64_t host_sp, uint64_t sp, const void *img, size_t len);
 #endif
