@@ -25,4 +25,9 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 uint64_t zv_sitecache_hash(const uint8_t *base, uint64_t size);
 int zv_sitecache_lookup_bytes(uint64_t hash, const uint8_t *base, uint64_t size, struct zv_stub_batch *b);
 void zv_sitecache_store_bytes(uint64_t hash, const uint8_t *base, uint64_t size, const struct zv_stub_batch *b);
+/* The last of those entries this image used, carried across execve
+ * (sys/execstate.c's "w="): lookup_bytes tries it before the file. */
+struct zv_exec_carry;
+int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x);
+const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x);
 #endif
