@@ -189,7 +189,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
 	zv_vdso_cover(t);
-	memcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path);
+	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
 	set_comm(execfn);
 	zv_brk_init(img->brk_start);
 
