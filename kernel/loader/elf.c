@@ -31,6 +31,7 @@
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
+#include "lib/random.h"
 #include <asm/stat.h>
 #include <linux/elf.h>
 #include <linux/fcntl.h>
@@ -47,7 +48,6 @@
 #define X_OK_ 1
 #define IS_REG(m) (((m) & 0170000) == 0100000)
 #define ADDR_NO_RANDOMIZE_ 0x0040000
-#define GRND_NONBLOCK_ 1
 
 /* The kernel image itself, from the default linker script: an ET_EXEC guest
  * must not land on it. Weak so that the loader links anywhere. */
@@ -538,12 +538,7 @@ static uint64_t random_pages(void)
 	long pers = zv_sys1(__NR_personality, 0xffffffffUL);
 	if (pers >= 0 && (pers & ADDR_NO_RANDOMIZE_))
 		return 0;
-	if (zv_sys3(__NR_getrandom, &v, sizeof v, GRND_NONBLOCK_) != sizeof v) {
-		uint32_t lo, hi;
-		asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-		v = ((uint64_t)hi << 32 | lo) * 0x9e3779b97f4a7c15UL;
-		v ^= v >> 29;
-	}
+	zv_start_random(&v, sizeof v);
 	return v & 0xffff;
 }
 
