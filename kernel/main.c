@@ -118,6 +118,8 @@ static void set_comm(const char *execfn)
 	zv_sys2(__NR_prctl, 15 /* PR_SET_NAME */, base);
 }
 
+static uint64_t host_sp; /* where the host's execve left zvisor's stack: /proc/self/stat's startstack */
+
 /* Loads path (already resolved to r) and starts it as the guest. */
 __attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
 						 const uint64_t *auxv, struct zv_resolved *r,
@@ -171,7 +173,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	zv_sudoff_never = zv_proc.platform != ZV_PLAT_STUBS || zv_proc.rewrite == ZV_REWRITE_NONE;
 	zv_vdso_setup(t, (uint64_t *)auxv);
 	zv_count_tsc_init();
-	zv_layers_fold(); /* again: --time, the vDSO and -c's TSC change how calls are routed */
+	zv_layers_fold(); /* after --time, the vDSO and -c's TSC, which change how calls are routed */
 	t->sigsys_blocked = x->sigsys_blocked;
 	zv_signals_init(t->sighand, x->ignored_known ? &x->ignored : NULL);
 
@@ -191,7 +193,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
 	zv_vdso_cover(t);
-	memcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path);
+	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
 	set_comm(execfn);
 	zv_brk_init(img->brk_start);
 
@@ -210,7 +212,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		zv_die(126, "%s: %s", path, zv_strerror(E2BIG));
 
 	/* The host reads auxv from where this image has it now: in buf. */
-	zv_publish_mm_fields(sp, buf, top - sp);
+	zv_publish_mm_fields(host_sp, sp, buf, top - sp);
 	uint64_t mask = x->guest_mask & ~zv_kernel_signals();
 	t->kernel_blocked = zv_kernel_blocked(x->guest_mask);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
@@ -309,7 +311,8 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 		e++;
 	const uint64_t *auxv = (const uint64_t *)(e + 1);
 
-	zv_layers_fold();
+	/* no fold here: start_guest and restore fold before any guest call */
+	host_sp = (uint64_t)sp;
 	zv_proc.text_start = (uint64_t)__executable_start;
 	zv_proc.text_end = (uint64_t)etext;
 	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();

@@ -102,7 +102,25 @@ def test_vdso_entry(tmp_path):
     good = zv(argv, tmp_path)
     (entry,) = [e for e in entries(tmp_path) if is_vdso(e)]
     assert entry.stat().st_size > 104  # it has windows
+    assert entry.read_bytes()[96:104] != b"\xff" * 8  # and sudoff's count: no scan when it is served
     damage(argv, tmp_path, entry, good)
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_vdso_entry_carried_across_exec(tmp_path):
+    """An exec'd image takes the vDSO's windows from the exec state: only
+    the first image reads its entry, and the run is as without a cache."""
+    argv = ["/bin/sh", "-c", "/bin/true && exec /bin/echo done"]
+    zv(argv, tmp_path)  # warm
+    (entry,) = [e for e in entries(tmp_path) if is_vdso(e)]
+    log = tmp_path / "strace.log"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    res = run(["strace", "-f", "-e", "trace=openat", "-o", str(log), str(ZVISOR), "run", "--"] + argv, env=env)
+    assert res.stdout == "done\n" and res.returncode == 0, res.stderr
+    opens = [l for l in log.read_text().splitlines() if entry.name in l]
+    assert len(opens) == 1, opens
+    cold = zv(argv, tmp_path, "--no-cache")
+    assert (cold.stdout, without_stats(cold.stderr)) == (res.stdout, "")
 
 
 def test_no_cache(tmp_path):

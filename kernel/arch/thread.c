@@ -97,11 +97,10 @@ static struct zv_thread *fresh_block(void)
 struct zv_thread *zv_thread_alloc(void)
 {
 	struct zv_thread *t = reuse_dead();
-	if (!t)
-		t = fresh_block();
-	if (!t)
+	if (t)
+		memset(t, 0, sizeof *t);
+	else if (!(t = fresh_block())) /* zero already: zv_kmap never hands a range out twice */
 		return NULL;
-	memset(t, 0, sizeof *t);
 	t->magic = ZV_THREAD_MAGIC;
 	t->sighand = &zv_proc.sighand;
 	t->guest_ss.ss_flags = ZV_SS_DISABLE;

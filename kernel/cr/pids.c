@@ -64,6 +64,7 @@ static uint8_t id_args(long nr)
 	}
 }
 
+static int restored(void) { return zv_cr.restored; }
 static int sees(long nr)
 {
 	return zv_cr.restored && (nr == __NR_getppid || id_args(nr));
@@ -85,4 +86,4 @@ static long call(struct zv_call *c)
 	return zv_next_with(c, a);
 }
 
-const struct zv_layer zv_cr_pids_layer = { .name = "cr-pids", .sees = sees, .call = call };
+const struct zv_layer zv_cr_pids_layer = { .name = "cr-pids", .sees = sees, .active = restored, .call = call };

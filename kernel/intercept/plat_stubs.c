@@ -98,11 +98,15 @@ static void vdso_code(struct zv_thread *t, uint8_t *base, uint64_t size, const u
 	int hit = rewrite && zv_sitecache_lookup_bytes(hash, base, size, b);
 	for (int k = 0; rewrite && !hit && k < n; k++)
 		zv_stubs_function(b, base + fn[k][0], fn[k][1], 0, (uint64_t)base + fn[k][0]);
-	if (rewrite)
-		zv_stubs_commit(t, b, (uint64_t)base, (uint64_t)base + size, PROT_READ | PROT_EXEC, 1);
-	if (rewrite && !hit)
+	/* as for files: the scan's count holds once every window is made */
+	int made = rewrite ? zv_stubs_commit(t, b, (uint64_t)base, (uint64_t)base + size, PROT_READ | PROT_EXEC, 1) : -1;
+	int all = made == b->n;
+	long count = zv_sudoff_vdso(t, (uint64_t)base, (uint64_t)base + size, b->inside, b->ninside,
+				hit && all ? b->verdict : -1);
+	if (rewrite && (!hit || (b->verdict < 0 && all && count >= 0))) { /* an entry without a count gets one */
+		b->verdict = all ? count : -1;
 		zv_sitecache_store_bytes(hash, base, size, b);
-	zv_sudoff_vdso(t, (uint64_t)base, (uint64_t)base + size, b->inside, b->ninside);
+	}
 	zv_stubs_batch_free(b);
 }
 

@@ -19,6 +19,7 @@
 #include "lib/fmt.h"
 #include "intercept/sitecache.h"
 #include "intercept/stubs.h"
+#include "sys/execstate.h"
 #include <asm/stat.h>
 #include <linux/fcntl.h>
 #include <linux/mman.h>
@@ -131,8 +132,10 @@ static void path_of(const struct key *k, char *out, size_t n)
 uint64_t zv_sitecache_hash(const uint8_t *base, uint64_t size)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL, w;
-	for (uint64_t i = 0; dir[0] && i + 8 <= size; i += 8) {
-		memcpy(&w, base + i, 8);
+	if (!dir[0])
+		return h;
+	for (uint64_t i = 0; i + 8 <= size; i += 8) {
+		__builtin_memcpy(&w, base + i, 8); /* one load: a memcpy call per word cost as much as the hash */
 		h = (h ^ w) * 0xff51afd7ed558ccdULL;
 		h ^= h >> 29;
 	}
@@ -265,13 +268,75 @@ int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch 
 	return 0;
 }
 
+/* The vDSO's entry as this image used or stored it, carried to the next
+ * image in the exec state ("w="), which then reads no cache file: the
+ * vDSO is the same bytes in every process of a boot. Trusted no more than
+ * a file: the same hash and size, and check()'s test of every window. */
+#define CARRIED_MAX 24
+static struct {
+	uint64_t hash, size, verdict; /* verdict as in the header: ~0 unknown */
+	int n;                        /* 0: nothing carried */
+	struct rec r[CARRIED_MAX];    /* offsets in the vDSO */
+} carried;
+
+static void carry(uint64_t hash, uint64_t base, uint64_t size, const struct zv_stub_batch *b)
+{
+	carried.n = 0;
+	if (!b->n || b->n + b->ninside > CARRIED_MAX)
+		return;
+	for (int i = 0; i < b->n; i++)
+		carried.r[i] = (struct rec){ b->w[i].p - base, b->w[i].s - base, b->w[i].d ? b->w[i].d - base : 0 };
+	for (int i = 0; i < b->ninside; i++)
+		carried.r[b->n + i] = (struct rec){ b->inside[i] - base, b->inside[i] - base, INSIDE };
+	carried.hash = hash;
+	carried.size = size;
+	carried.verdict = b->verdict < 0 ? ~0UL : (uint64_t)b->verdict;
+	carried.n = b->n + b->ninside;
+}
+
+/* b from the carried entry, its offsets checked as lookup() checks a file's. */
+static int from_carried(uint64_t hash, uint64_t base, uint64_t size, struct zv_stub_batch *b)
+{
+	if (!carried.n || carried.hash != hash || carried.size != size)
+		return 0;
+	b->n = b->ninside = 0;
+	for (int i = 0; i < carried.n; i++) {
+		const struct rec r = carried.r[i];
+		int ok = r.s < size && size - r.s >= 2 && r.p <= r.s && r.s - r.p <= ZV_STUB_MAX_MOVED;
+		if (ok && r.d == INSIDE) {
+			ok = r.p == r.s && b->ninside < b->maxinside;
+			if (ok)
+				b->inside[b->ninside++] = base + r.p;
+		} else if (ok) {
+			ok = b->n < b->max && (r.d ? r.p == r.s && r.d < size && size - r.d >= 5 : r.p < r.s);
+			if (ok)
+				b->w[b->n++] = (struct zv_stub_window){ .p = base + r.p, .s = base + r.s, .d = r.d ? base + r.d : 0 };
+		}
+		if (!ok) {
+			b->n = b->ninside = 0;
+			return 0;
+		}
+	}
+	b->verdict = carried.verdict > (1UL << 40) ? -1 : (long)carried.verdict;
+	return 1;
+}
+
 int zv_sitecache_lookup_bytes(uint64_t hash, const uint8_t *base, uint64_t size, struct zv_stub_batch *b)
 {
 	struct key k;
-	if (!key_of_bytes(hash, size, &k) || !lookup(&k, (uint64_t)base, b))
+	if (!key_of_bytes(hash, size, &k))
 		return 0;
-	if (check(b))
+	if (from_carried(hash, (uint64_t)base, size, b)) {
+		if (check(b))
+			return 1;
+		carried.n = 0; /* then the file, as if nothing was carried */
+	}
+	if (!lookup(&k, (uint64_t)base, b))
+		return 0;
+	if (check(b)) {
+		carry(hash, (uint64_t)base, size, b);
 		return 1;
+	}
 	drop_key(&k);
 	return 0;
 }
@@ -282,6 +347,50 @@ long zv_sitecache_create(const char *tmp)
 	if (cfd == -ENOENT && make_dirs())
 		cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	return cfd;
+}
+
+int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	(void)x;
+	if (!carried.n || !dir[0])
+		return -1;
+	size_t k = (size_t)zv_snprintf(buf, n, "%lx.%lx.%lx.%x", carried.hash, carried.size, carried.verdict, carried.n);
+	for (int i = 0; i < carried.n && k < n; i++) {
+		const struct rec *r = &carried.r[i];
+		if (r->d == INSIDE)
+			k += (size_t)zv_snprintf(buf + k, n - k, ".%lx.i", r->p);
+		else
+			k += (size_t)zv_snprintf(buf + k, n - k, ".%lx.%lx.%lx", r->p, r->s, r->d);
+	}
+	return (int)k;
+}
+
+const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
+{
+	(void)x;
+	carried.hash = zv_parse_hex(s, &s);
+	carried.size = *s == '.' ? zv_parse_hex(s + 1, &s) : 0;
+	carried.verdict = *s == '.' ? zv_parse_hex(s + 1, &s) : ~0UL;
+	uint64_t n = *s == '.' ? zv_parse_hex(s + 1, &s) : 0;
+	carried.n = 0;
+	for (uint64_t i = 0; i < n && i < CARRIED_MAX && *s == '.'; i++) {
+		struct rec *r = &carried.r[i];
+		r->p = zv_parse_hex(s + 1, &s);
+		if (s[0] == '.' && s[1] == 'i') {
+			r->s = r->p;
+			r->d = INSIDE;
+			s += 2;
+		} else {
+			r->s = *s == '.' ? zv_parse_hex(s + 1, &s) : 0;
+			r->d = *s == '.' ? zv_parse_hex(s + 1, &s) : 0;
+		}
+		carried.n = (int)i + 1;
+	}
+	if (carried.n != (int)n)
+		carried.n = 0; /* short or too long: not used */
+	while (*s && *s != ',')
+		s++;
+	return s;
 }
 
 static void store(const struct key *kp, uint64_t addr, const struct zv_stub_batch *b)
@@ -323,6 +432,8 @@ void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const
 void zv_sitecache_store_bytes(uint64_t hash, const uint8_t *base, uint64_t size, const struct zv_stub_batch *b)
 {
 	struct key k;
-	if (key_of_bytes(hash, size, &k))
+	if (key_of_bytes(hash, size, &k)) {
 		store(&k, (uint64_t)base, b);
+		carry(hash, (uint64_t)base, size, b);
+	}
 }

@@ -42,4 +42,9 @@ int zv_sitecache_key(int fd, uint64_t magic, uint64_t off, uint64_t len, struct 
 void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n);
 void zv_sitecache_drop(const char *path, const char *why); /* if it is still there */
 long zv_sitecache_create(const char *tmp);
+/* The last of those entries this image used, carried across execve
+ * (sys/execstate.c's "w="): lookup_bytes tries it before the file. */
+struct zv_exec_carry;
+int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x);
+const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x);
 #endif

@@ -161,15 +161,28 @@ long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable,
 	return n;
 }
 
-void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
+/* The vDSO's edges, mostly without reading its neighbours (two host
+ * calls): a pair across its start needs its first byte to be 05, 34 or 80
+ * (it is the ELF magic's 7f), one across its end its last byte to be 0f
+ * or cd; both bytes are its own, readable. */
+static long vdso_edges(uint64_t lo, uint64_t hi)
+{
+	uint8_t first = *(const volatile uint8_t *)lo, last = *(const volatile uint8_t *)(hi - 1);
+	if (first == 0x05 || first == 0x34 || first == 0x80 || last == 0x0f || last == 0xcd)
+		return scan_edges(lo, hi);
+	return 0;
+}
+
+long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known)
 {
 	if (zv_sudoff_never)
-		return;
-	long n = scan(lo, hi, in, nin), e = scan_edges(lo, hi);
+		return -1;
+	long n = known >= 0 ? known : scan(lo, hi, in, nin), e = vdso_edges(lo, hi);
 	if (n < 0 || n + e > 0) {
 		uncovered += n >= 0 ? (unsigned long)(n + e) : 0;
 		zv_sudoff_taint(t, ZV_TAINT_VDSO);
 	}
+	return n;
 }
 
 /* Whether [lo, hi) overlaps an executable mapping. */

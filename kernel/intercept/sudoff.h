@@ -19,8 +19,9 @@ extern volatile int zv_sudoff_never;
  * not repeated. Returns the count, -1 if there was no scan. */
 long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin,
 		    long known);
-/* The same for the vDSO [lo, hi), whose host code the guest may run. */
-void zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
+/* The same for the vDSO [lo, hi), whose host code the guest may run
+ * (known: the site cache's count for the same bytes, windows made). */
+long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known);
 /* Unscanned code may run from now on (why: for --stats): SUD stays armed. */
 void zv_sudoff_taint(struct zv_thread *t, int why);
 /* A memory call the guest made (after the host ran it, result r). */

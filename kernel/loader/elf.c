@@ -31,6 +31,7 @@
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
+#include "lib/random.h"
 #include <asm/stat.h>
 #include <linux/elf.h>
 #include <linux/fcntl.h>
@@ -47,20 +48,21 @@
 #define X_OK_ 1
 #define IS_REG(m) (((m) & 0170000) == 0100000)
 #define ADDR_NO_RANDOMIZE_ 0x0040000
-#define GRND_NONBLOCK_ 1
 
 /* The kernel image itself, from the default linker script: an ET_EXEC guest
  * must not land on it. Weak so that the loader links anywhere. */
 extern char __executable_start[] __attribute__((weak));
 extern char _end[] __attribute__((weak));
 
+/* 28 KiB, on the stack: what every load uses comes first, so that a file
+ * with few headers touches (and faults in) one page of it, not two. */
 struct elf {
 	int fd;
 	uint64_t size; /* file size */
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[MAX_PHNUM];
 	/* from check_loads(): the page-aligned span of the PT_LOAD segments */
 	uint64_t lo, hi, align;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[MAX_PHNUM];
 };
 
 static int fail(char *why, size_t wl, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -536,12 +538,7 @@ static uint64_t random_pages(void)
 	long pers = zv_sys1(__NR_personality, 0xffffffffUL);
 	if (pers >= 0 && (pers & ADDR_NO_RANDOMIZE_))
 		return 0;
-	if (zv_sys3(__NR_getrandom, &v, sizeof v, GRND_NONBLOCK_) != sizeof v) {
-		uint32_t lo, hi;
-		asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-		v = ((uint64_t)hi << 32 | lo) * 0x9e3779b97f4a7c15UL;
-		v ^= v >> 29;
-	}
+	zv_start_random(&v, sizeof v);
 	return v & 0xffff;
 }
 
@@ -706,7 +703,9 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	long r;
 	if (wl)
 		why[0] = 0;
-	memset(img, 0, sizeof *img);
+	/* not the path's 4 KiB: clearing them would touch a second page */
+	memset(img, 0, __builtin_offsetof(struct zv_image, exe_path));
+	img->exe_path[0] = 0;
 	e.fd = open_regular(path, &e.size);
 	if (e.fd < 0)
 		return fail(why, wl, e.fd, "%s", zv_strerror(-e.fd));

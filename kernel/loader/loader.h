@@ -13,15 +13,17 @@
  * five nested scripts run and a sixth is ELOOP (measured on 6.x). */
 #define ZV_SCRIPT_DEPTH 5
 
+/* The fields every resolution writes come first, so that a plain ELF's
+ * touches one page of the 10 KiB (each page is a fault, at every exec). */
 struct zv_resolved {
-	char elf[ZV_PATH_MAX]; /* the ELF file to map: path itself, or the final #! interpreter */
 	/* For a #! script, argv' = prefix[0..nprefix) followed by argv[1..]:
 	 * prefix is [interp, optional-arg, ..., path] as the host builds it.
 	 * nprefix == 0: not a script, argv is used unchanged. */
 	int nprefix;
-	char *prefix[3 * ZV_SCRIPT_DEPTH + 1];
-	char words[ZV_SCRIPT_DEPTH * 256 + ZV_PATH_MAX]; /* storage for prefix strings */
 	char why[160]; /* one-line reason on failure, e.g. "not an ELF file" */
+	char *prefix[3 * ZV_SCRIPT_DEPTH + 1];
+	char elf[ZV_PATH_MAX]; /* the ELF file to map: path itself, or the final #! interpreter */
+	char words[ZV_SCRIPT_DEPTH * 256 + ZV_PATH_MAX]; /* storage for prefix strings */
 };
 
 /* Returns 0, or -errno as the host's execve would give it (ENOENT, EACCES,
@@ -76,5 +78,5 @@ uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const arg
 int zv_check_main(int argc, char **argv);
 
 /* loader/mm_fields.c */
-void zv_publish_mm_fields(uint64_t sp, const void *img, size_t len);
+void zv_publish_mm_fields(uint64_t host_sp, uint64_t sp, const void *img, size_t len);
 #endif

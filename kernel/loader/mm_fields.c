@@ -5,39 +5,46 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include <linux/prctl.h>
-#include <linux/fcntl.h>
+#include <elf.h>
 
-/* Field n (1-based) of /proc/self/stat, after the command name. */
-static uint64_t stat_field(const char *stat, int n)
+/* PR_SET_MM_MAP replaces every field at once, so the ones zvisor does not
+ * move are passed as the host set them when it loaded zvisor: code and
+ * data from zvisor's own program headers, computed as Linux (5.10 and
+ * later) does for an ET_EXEC; the stack's start is the stack pointer
+ * zvisor began with; brk is where the host put it, which zvisor never
+ * moves (the guest's brk is its own, sys/mm.c). The same numbers
+ * /proc/self/stat shows, without opening and reading it. */
+extern char __executable_start[];
+
+struct own_fields { uint64_t start_code, end_code, start_data, end_data; };
+
+static struct own_fields own_image(void)
 {
-	const char *p = zv_strrchr(stat, ')');
-	if (!p)
-		return 0;
-	p += 2; /* field 3 starts here */
-	for (int i = 3; i < n && *p; i++) {
-		while (*p && *p != ' ')
-			p++;
-		if (*p)
-			p++;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)__executable_start;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(__executable_start + eh->e_phoff);
+	struct own_fields f = { ~0UL, 0, 0, 0 };
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		uint64_t lo = ph[i].p_vaddr, end = lo + ph[i].p_filesz;
+		if (ph[i].p_flags & PF_X) {
+			f.start_code = lo < f.start_code ? lo : f.start_code;
+			f.end_code = end > f.end_code ? end : f.end_code;
+		}
+		f.start_data = lo > f.start_data ? lo : f.start_data;
+		f.end_data = end > f.end_data ? end : f.end_data;
 	}
-	uint64_t v = 0;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (*p++ - '0');
-	return v;
+	return f;
 }
 
-/* img is the guest's initial stack image as it is at [sp, sp + len). */
-void zv_publish_mm_fields(uint64_t sp, const void *img, size_t len)
+/* img is the guest's initial stack image as it is at [sp, sp + len);
+ * host_sp is the stack pointer the host started zvisor with. */
+void zv_publish_mm_fields(uint64_t host_sp, uint64_t sp, const void *img, size_t len)
 {
-	char stat[1024];
-	long fd = zv_openat(AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
+	struct own_fields f = own_image();
+	long brk = zv_sys1(__NR_brk, 0);
+	if (brk <= 0)
 		return;
-	long n = zv_read((int)fd, stat, sizeof stat - 1);
-	zv_close((int)fd);
-	if (n <= 0)
-		return;
-	stat[n] = 0;
 
 	const uint64_t *w = img;
 	uint64_t argc = w[0];
@@ -51,13 +58,13 @@ void zv_publish_mm_fields(uint64_t sp, const void *img, size_t len)
 	const char *base = img;
 #define STR_END(p) ((p) + zv_strlen(base + ((p) - sp)) + 1)
 	struct prctl_mm_map m = {
-		.start_code = stat_field(stat, 26),
-		.end_code = stat_field(stat, 27),
-		.start_data = stat_field(stat, 45),
-		.end_data = stat_field(stat, 46),
-		.start_brk = stat_field(stat, 47),
-		.brk = stat_field(stat, 47),
-		.start_stack = stat_field(stat, 28),
+		.start_code = f.start_code,
+		.end_code = f.end_code,
+		.start_data = f.start_data,
+		.end_data = f.end_data,
+		.start_brk = (uint64_t)brk,
+		.brk = (uint64_t)brk,
+		.start_stack = host_sp,
 		.arg_start = argc ? argv[0] : sp,
 		.arg_end = argc ? STR_END(argv[argc - 1]) : sp,
 		.env_start = nenv ? envp[0] : sp,

@@ -9,6 +9,7 @@
 #include "loader/loader.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
+#include "lib/random.h"
 #include <linux/auxvec.h>
 
 struct aux_values {
@@ -30,21 +31,6 @@ static uint64_t aux_value(const struct aux_values *av, uint64_t type, uint64_t o
 	case AT_PLATFORM: return av->platform_at ? av->platform_at : orig;
 	}
 	return orig;
-}
-
-static void random16(unsigned char *out)
-{
-	long r = zv_sys3(__NR_getrandom, out, 16, 0);
-	if (r == 16)
-		return;
-	/* No getrandom (very old host): not secret, but different each time. */
-	uint64_t v = (uint64_t)out ^ (uint64_t)zv_getpid() << 32;
-	for (int i = 0; i < 16; i++) {
-		uint32_t lo, hi;
-		asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-		v = (v ^ ((uint64_t)hi << 32 | lo)) * 0x9e3779b97f4a7c15UL;
-		out[i] = (unsigned char)(v >> 56);
-	}
 }
 
 /* Moves *p down by n bytes unless that leaves [floor, top). */
@@ -130,7 +116,7 @@ uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const arg
 	}
 	*w++ = 0;
 	memcpy(AT(execfn_at), execfn, zv_strlen(execfn) + 1);
-	random16(AT(random_at));
+	zv_start_random(AT(random_at), 16);
 	if (platform)
 		memcpy(AT(platform_at), platform, zv_strlen(platform) + 1);
 

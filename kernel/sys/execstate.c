@@ -7,6 +7,7 @@
 #include "sys/execstate.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
+#include "intercept/sitecache.h"
 
 struct field {
 	char key;
@@ -94,6 +95,7 @@ static const struct field fields[] = {
 	NUM('v', vdso_mode),         /* loader/vdso.c: --vdso */
 	NUM('n', no_cache),          /* intercept/stubs.c: --no-cache */
 	NUM('k', carry_fd),          /* sys/exec.c: the fd the file is named through */
+	{ 'w', NULL, zv_sitecache_encode_vdso, zv_sitecache_decode_vdso }, /* intercept/sitecache.c: the vDSO's windows */
 	{ 'K', NULL, zv_cr_encode, zv_cr_decode },                  /* cr/freeze.c: --checkpoint-on */
 	{ 'T', NULL, zv_time_encode, zv_time_decode },             /* sys/vtime_spec.c: --time */
 	{ 'X', NULL, zv_trace_encode_out, zv_trace_decode_out },   /* trace/: the output */

@@ -147,7 +147,7 @@ int zv_names_kernel_fd(long nr, const long *a)
 
 /* The layer: while hidden fds exist, calls that take fds fail with EBADF
  * for theirs. The fast path's direct host calls check it themselves. */
-static int fdguard_sees(long nr) { return zv_hidden_fds_exist() && zv_row(nr)->fds; }
+static int fdguard_sees(long nr) { return zv_row(nr)->fds; } /* while active */
 static int fdguard_inline(void) { return 1; }
 
 static long fdguard_call(struct zv_call *c)
@@ -158,7 +158,7 @@ static long fdguard_call(struct zv_call *c)
 }
 
 const struct zv_layer zv_fdguard_layer = {
-	.name = "fdguard", .sees = fdguard_sees, .call = fdguard_call, .inline_host = fdguard_inline,
+	.name = "fdguard", .sees = fdguard_sees, .active = zv_hidden_fds_exist, .call = fdguard_call, .inline_host = fdguard_inline,
 };
 
 /* Moves fd to the highest free number below the fd limit, so that the guest's

@@ -24,6 +24,9 @@ struct zv_call {
 struct zv_layer {
 	const char *name;
 	int (*sees)(long nr);   /* with the options in force; refolded by zv_layers_fold */
+	/* Whether sees may say yes to any number now (a fold asks sees only
+	 * of the layers that are on). NULL: always on. */
+	int (*active)(void);
 	zv_hook *call;
 	/* The fast path's direct host call does this layer's work itself
 	 * (hidden-fd checks, -c's cycle count), so host calls it sees may stay

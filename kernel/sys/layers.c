@@ -27,17 +27,24 @@ uint8_t zv_call_kind[512] __attribute__((aligned(64)));
 /* The fast path's direct host calls check for hidden fds. */
 int zv_check_fds;
 
+/* Runs at every start and whenever an option changes: only the layers that
+ * are on are asked, about each number (two by default, of nine). */
 void zv_layers_fold(void)
 {
-	unsigned inline_ok = 0;
-	for (size_t i = 0; i < NLAYERS; i++)
+	unsigned inline_ok = 0, on = 0;
+	for (size_t i = 0; i < NLAYERS; i++) {
 		if (layers[i]->inline_host && layers[i]->inline_host())
 			inline_ok |= 1u << i;
+		if (!layers[i]->active || layers[i]->active())
+			on |= 1u << i;
+	}
 	for (int nr = 0; nr <= 512; nr++) {
 		unsigned m = 0;
-		for (size_t i = 0; i < NLAYERS; i++)
+		for (unsigned left = on; left; left &= left - 1) {
+			int i = __builtin_ctz(left);
 			if (layers[i]->sees(nr < 512 ? nr : -1))
 				m |= 1u << i;
+		}
 		seen_by[nr] = (uint16_t)m;
 		if (nr == 512)
 			break;
@@ -45,7 +52,7 @@ void zv_layers_fold(void)
 		zv_call_kind[nr] = row->frame ? ZV_KIND_FRAME
 			: row->handler || (m & ~inline_ok) ? ZV_KIND_HANDLER : ZV_KIND_HOST;
 	}
-	zv_check_fds = zv_fdguard_layer.sees(__NR_read);
+	zv_check_fds = zv_hidden_fds_exist() && zv_fdguard_layer.sees(__NR_read);
 	/* getpid, gettid: sys/id.c's answers, inline, while nothing watches them */
 	if (!seen_by[__NR_getpid] && !seen_by[__NR_gettid] && zv_proc.count_fd < 0)
 		zv_call_kind[__NR_getpid] = zv_call_kind[__NR_gettid] = ZV_KIND_PID;

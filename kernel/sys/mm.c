@@ -9,14 +9,15 @@
 #include "lib/kmem.h"
 #include "intercept/sites.h"
 #include "intercept/platform.h"
+#include "lib/random.h"
 #include <linux/mman.h>
 
 #define PAGE_UP(x) (((x) + 4095UL) & ~4095UL)
 
 void zv_brk_init(uint64_t start)
 {
-	uint16_t rnd = 0;
-	zv_sys3(__NR_getrandom, &rnd, sizeof rnd, 0);
+	uint16_t rnd;
+	zv_start_random(&rnd, sizeof rnd);
 	zv_proc.brk_start = zv_proc.brk_cur = PAGE_UP(start) + (uint64_t)(rnd & 0x1fff) * 4096;
 }
 

@@ -362,10 +362,9 @@ static long pv_call(struct zv_call *c)
 	return r;
 }
 
+static int pv_on(void) { return nmarks != 0; }
 static int pv_sees(long nr)
 {
-	if (!nmarks)
-		return 0;
 	switch (nr) {
 	case __NR_read: case __NR_pread64: case __NR_readv: case __NR_preadv: case __NR_preadv2:
 	case __NR_close: case __NR_close_range: case __NR_dup: case __NR_dup2: case __NR_dup3:
@@ -379,5 +378,5 @@ static int pv_sees(long nr)
 static void pv_fork_child(struct zv_thread *t) { pv_lock = 0; }
 
 const struct zv_layer zv_procview_layer = {
-	.name = "procview", .sees = pv_sees, .call = pv_call, .fork_child = pv_fork_child,
+	.name = "procview", .sees = pv_sees, .active = pv_on, .call = pv_call, .fork_child = pv_fork_child,
 };

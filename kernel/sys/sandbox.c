@@ -99,7 +99,8 @@ void zv_sandbox_on(void)
 	}
 }
 
-static int sandbox_sees(long nr) { return zv_proc.sandboxed; }
+static int sandbox_on(void) { return zv_proc.sandboxed; }
+static int sandbox_sees(long nr) { return sandbox_on(); }
 
 static long sandbox_call(struct zv_call *c)
 {
@@ -116,4 +117,4 @@ static long sandbox_call(struct zv_call *c)
 	return zv_next(c);
 }
 
-const struct zv_layer zv_sandbox_layer = { .name = "sandbox", .sees = sandbox_sees, .call = sandbox_call };
+const struct zv_layer zv_sandbox_layer = { .name = "sandbox", .sees = sandbox_sees, .active = sandbox_on, .call = sandbox_call };

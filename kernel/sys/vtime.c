@@ -574,6 +574,7 @@ long zv_vt_timespec_left(struct zv_call *c) { return select_v(c, 0); }
 
 /* The layer: the calls whose row has a time hook, while --time is on; the
  * clock reads also while the kernel may run the host's vDSO for them. */
+static int vtime_on(void) { return zv_proc.vt.on || zv_proc.host_vdso.ok; }
 static int vtime_sees(long nr)
 {
 	const struct zv_sysent *row = zv_row(nr);
@@ -587,7 +588,7 @@ static long vtime_call(struct zv_call *c)
 	return zv_row(c->nr)->time(c);
 }
 
-const struct zv_layer zv_vtime_layer = { .name = "vtime", .sees = vtime_sees, .call = vtime_call };
+const struct zv_layer zv_vtime_layer = { .name = "vtime", .sees = vtime_sees, .active = vtime_on, .call = vtime_call };
 
 /* What the guest reads on MONOTONIC and BOOTTIME now (a checkpoint saves
  * them: cr/dump.c). */

@@ -280,6 +280,7 @@ void zv_count_report(int fd)
  * sums, and execve is counted before the image goes (taken back if the
  * host refuses it; the caller then counts the failure). */
 static int count_sees(long nr) { return 0; }
+static int count_active(void) { return 0; }
 static void count_fork_child(struct zv_thread *t) { zv_count_after_fork(); }
 
 static void count_exec(struct zv_thread *t, long nr, const long *a)
@@ -291,6 +292,6 @@ static void count_exec(struct zv_thread *t, long nr, const long *a)
 static void count_exec_failed(struct zv_thread *t, long nr) { zv_count_unrecord(__NR_execve); }
 
 const struct zv_layer zv_count_layer = {
-	.name = "count", .sees = count_sees, .fork_child = count_fork_child,
+	.name = "count", .sees = count_sees, .active = count_active, .fork_child = count_fork_child,
 	.exec = count_exec, .exec_failed = count_exec_failed,
 };

@@ -206,6 +206,7 @@ static long inject_call(struct zv_call *c)
 	return ret;
 }
 
-static int inject_sees(long nr) { return zv_proc.trace.inject; }
+static int inject_on(void) { return zv_proc.trace.inject; }
+static int inject_sees(long nr) { return inject_on(); }
 
-const struct zv_layer zv_inject_layer = { .name = "inject", .sees = inject_sees, .call = inject_call };
+const struct zv_layer zv_inject_layer = { .name = "inject", .sees = inject_sees, .active = inject_on, .call = inject_call };

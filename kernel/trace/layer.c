@@ -163,11 +163,12 @@ static void trace_exec(struct zv_thread *t, long nr, const long *a) { zv_trace_e
 
 /* The layer: every call while tracing or summing (-c); with -c alone and
  * the TSC, the fast path's direct host calls time themselves. */
-static int trace_sees(long nr) { return zv_proc.trace.on || zv_proc.trace.summary; }
+static int trace_on(void) { return zv_proc.trace.on || zv_proc.trace.summary; }
+static int trace_sees(long nr) { return trace_on(); }
 static int trace_inline(void) { return !zv_proc.trace.on && zv_proc.trace.summary && zv_count_tsc; }
 
 const struct zv_layer zv_trace_layer = {
-	.name = "trace", .sees = trace_sees, .call = trace_call, .inline_host = trace_inline,
+	.name = "trace", .sees = trace_sees, .active = trace_on, .call = trace_call, .inline_host = trace_inline,
 	.fork_child = trace_fork_child, .exec = trace_exec, .exit = zv_trace_exit, .signal = zv_trace_signal,
 };
 
