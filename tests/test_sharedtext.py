@@ -99,6 +99,59 @@ def test_guest_sees_the_original(tmp_path):
         assert cols(under.stdout) == cols(native.stdout), name
 
 
+LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+SHOW_LIBC = 'print("".join(l for l in open("/proc/self/maps") if "libc.so" in l), end="")'
+
+
+def libc_lines(text):
+    return [l.split(None, 1)[1] for l in text.splitlines()]
+
+
+@pytest.mark.skipif(not os.path.exists(LIBC), reason="needs Debian's libc path")
+def test_guest_sees_its_own_name_and_deletion(tmp_path):
+    """The copy was stored by a process that reached libc by its usual path;
+    a process that reaches the same file by a hard link sees that name, and
+    one whose library was removed sees " (deleted)", as natively."""
+    cache = tmp_path / "c"
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    env = env_for(cache, LD_LIBRARY_PATH=str(lib))
+
+    def linked():
+        # a link changes libc's ctime, so the copy is stored again after it,
+        # by a run that names libc by its usual path
+        try:
+            os.link(LIBC, lib / "libc.so.6")
+        except OSError:
+            pytest.skip("cannot hard-link libc here")
+        run([str(ZVISOR), "run", "--", "/bin/true"], env=env_for(cache))
+        return set(copies(cache))
+
+    def under(code):
+        before = linked()
+        res = run([str(ZVISOR), "run", "--", "python3", "-c", code], env=env)
+        assert set(copies(cache)) == before, "the copy was not used"
+        return res
+
+    try:
+        os.link(LIBC, lib / "libc.so.6")
+        native = run(["python3", "-c", SHOW_LIBC], env=env)
+        (lib / "libc.so.6").unlink()
+        res = under(SHOW_LIBC)
+        assert str(lib) in native.stdout
+        assert libc_lines(res.stdout) == libc_lines(native.stdout), res.stdout
+        (lib / "libc.so.6").unlink()
+        gone = 'import os; os.unlink(%r); ' % str(lib / "libc.so.6") + SHOW_LIBC
+        os.link(LIBC, lib / "libc.so.6")
+        native = run(["python3", "-c", gone], env=env)
+        res = under(gone)
+        assert "(deleted)" in native.stdout
+        assert libc_lines(res.stdout) == libc_lines(native.stdout), res.stdout
+    finally:
+        if (lib / "libc.so.6").exists():
+            (lib / "libc.so.6").unlink()
+
+
 def test_stale_original_is_not_used(tmp_path):
     """A program touched or replaced has a new identity: its old copy is
     not mapped, and the new program runs as natively."""

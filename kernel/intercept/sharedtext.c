@@ -10,8 +10,9 @@
  * windows in their stubs' order and the original's path. A hit maps that
  * range privately over the guest's mapping, with its stubs in a region at
  * the recorded offset (the jumps are relative); open, fstat, one read, the
- * region's mmap and mprotect, the copy's mmap and close, where writing the
- * windows took the entry's reads and an mprotect pair.
+ * readlink of the guest's fd (the name this process shows), the region's
+ * mmap and mprotect, the copy's mmap and close, where writing the windows
+ * took the entry's reads and an mprotect pair.
  *
  * The copy is keyed by the original's identity (device, inode, size, mtime,
  * ctime), the range and the stubs' format (ZV_STUBS_FORMAT), opened
@@ -125,7 +126,23 @@ const char *zv_sharedtext_named(const char *name, size_t n)
 	return NULL;
 }
 
-static void remember(uint64_t cdev, uint64_t cino, const struct trailer *t, const char *cpath)
+/* The original's path as the host names it (its maps line): one that
+ * numa_maps would escape, or deleted, is not stored. */
+static int original_path(int fd, char *out)
+{
+	char link[40];
+	zv_snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	long n = zv_sys3(__NR_readlink, link, out, MAX_PATH);
+	if (n <= 0 || n >= MAX_PATH || out[0] != '/')
+		return -1;
+	out[n] = 0;
+	for (long i = 0; i < n; i++)
+		if (out[i] == ' ' || out[i] == '\t' || out[i] == '\n' || out[i] == '=' || out[i] == '\\')
+			return -1;
+	return 0;
+}
+
+static void remember(uint64_t cdev, uint64_t cino, const struct trailer *t, const char *cpath, const char *path)
 {
 	uint64_t ma, mi, ino, cma, cmi;
 	dev_nums(cdev, &cma, &cmi);
@@ -134,7 +151,7 @@ static void remember(uint64_t cdev, uint64_t cino, const struct trailer *t, cons
 		struct orig *o = &origs[norigs];
 		*o = (struct orig){ cdev, cino, t->key.dev, t->key.ino, "", "" };
 		zv_strlcpy(o->cname, zv_strrchr(cpath, '/') + 1, sizeof o->cname);
-		memcpy(o->path, t->path, t->pathlen + 1);
+		zv_strlcpy(o->path, path, sizeof o->path);
 		__atomic_store_n(&norigs, norigs + 1, __ATOMIC_RELEASE);
 	}
 	zv_unlock(&origs_lock);
@@ -231,11 +248,20 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 			why = unpack(&k, buf, got, (uint64_t)st.st_size, addr, b);
 	}
 	int r = 0;
+	/* The name this process reaches the original by (a hard link, a bind
+	 * mount or a chroot name it otherwise than the trailer, which had the
+	 * storing process's): its maps line shows that one. */
+	char named[MAX_PATH + 8];
+	if (!why && original_path(fd, named) < 0) {
+		zv_close((int)cfd);
+		b->n = b->ninside = 0;
+		return 0;
+	}
 	if (!why) {
 		b->verdict = head.verdict == ~0UL || head.verdict > (1UL << 40) ? -1 : (long)head.verdict;
 		struct mapping m = { addr, len, off, prot, (int)cfd, 0 };
 		if (zv_stubs_commit_at(b, addr, addr + len, addr + (uint64_t)head.region, map_copy, &m) == b->n) {
-			remember(st.st_dev, st.st_ino, &head, path);
+			remember(st.st_dev, st.st_ino, &head, path, named);
 			r = ZV_SHARED_MAPPED;
 		} else {
 			/* the region's place is taken: the windows are written into
@@ -261,22 +287,6 @@ void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len)
 		zv_sitecache_path(&k, "pgs", path, sizeof path);
 		zv_sitecache_drop(path, "windows do not match the file");
 	}
-}
-
-/* The original's path as the host names it (its maps line): one that
- * numa_maps would escape, or deleted, is not stored. */
-static int original_path(int fd, char *out)
-{
-	char link[40];
-	zv_snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-	long n = zv_sys3(__NR_readlink, link, out, MAX_PATH);
-	if (n <= 0 || n >= MAX_PATH || out[0] != '/')
-		return -1;
-	out[n] = 0;
-	for (long i = 0; i < n; i++)
-		if (out[i] == ' ' || out[i] == '\t' || out[i] == '\n' || out[i] == '=' || out[i] == '\\')
-			return -1;
-	return 0;
 }
 
 void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags,
