@@ -17,6 +17,26 @@ struct zv_pv_buf {
 	size_t len, cap;
 };
 int zv_pv_put(struct zv_pv_buf *b, const char *s, size_t n); /* -ENOMEM */
+/* The lines of a procfs text: each call gives the next line of
+ * text[0, len) (n bytes, without its newline; *nl: one followed), or NULL
+ * at the end. */
+struct zv_pv_lines {
+	const char *text;
+	size_t len, at;
+};
+static inline const char *zv_pv_next_line(struct zv_pv_lines *it, size_t *n, int *nl)
+{
+	if (it->at >= it->len)
+		return NULL;
+	const char *line = it->text + it->at;
+	size_t k = 0, left = it->len - it->at;
+	while (k < left && line[k] != '\n')
+		k++;
+	*n = k;
+	*nl = k < left;
+	it->at += k + (size_t)*nl;
+	return line;
+}
 /* The whole file at fd (read from offset 0) into b, 0-terminated. */
 int zv_pv_read_all(int fd, struct zv_pv_buf *b);
 /* The restored stack's range (lo, returned, and *hi), or 0. */

@@ -206,11 +206,10 @@ int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *o
 	uint64_t slo, shi;
 	slo = zv_pv_stack(&shi);
 	int skip = 0;
-	for (size_t at = 0; at < len;) {
-		const char *line = raw + at;
-		const char *nl = zv_strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : len - at;
-		at += n + (nl != NULL);
+	struct zv_pv_lines it = { raw, len, 0 };
+	size_t n;
+	int nl;
+	for (const char *line; (line = zv_pv_next_line(&it, &n, &nl));) {
 		uint64_t lo, hi;
 		const char *name = NULL;
 		if (header(line, kind, &lo, &hi)) {
@@ -310,10 +309,10 @@ static int hidden_sums(struct sums *s)
 		return r;
 	}
 	int skip = 0, anon = 0;
-	for (size_t at = 0; b.p && at < b.len;) {
-		const char *line = b.p + at, *nl = zv_strchr(line, '\n');
-		size_t k = nl ? (size_t)(nl - line) : b.len - at;
-		at += k + (nl != NULL);
+	struct zv_pv_lines it = { b.p, b.p ? b.len : 0, 0 };
+	size_t k;
+	int nl;
+	for (const char *line; (line = zv_pv_next_line(&it, &k, &nl));) {
 		uint64_t lo, hi;
 		if (header(line, ZV_PV_SMAPS, &lo, &hi)) {
 			skip = is_hidden(&h, lo, hi);
@@ -335,14 +334,14 @@ static int filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out)
 	memset(&s, 0, sizeof s);
 	if (hidden_sums(&s) < 0)
 		return zv_pv_put(out, raw, len);
-	for (size_t at = 0; at < len;) {
-		const char *line = raw + at, *nl = zv_strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : len - at;
-		at += n + (nl != NULL);
+	struct zv_pv_lines it = { raw, len, 0 };
+	size_t n;
+	int nl;
+	for (const char *line; (line = zv_pv_next_line(&it, &n, &nl));) {
 		char buf[128];
 		const char *dash = zv_strchr(line, '-');
 		const char *colon = zv_strchr(line, ':');
-		if (at == n + (nl != NULL) && dash && s.first && dash < line + n) {
+		if (line == raw && dash && s.first && dash < line + n) {
 			/* the header: lo-hi ... */
 			int w = zv_snprintf(buf, sizeof buf, "%08lx", (unsigned long)s.first);
 			if (zv_pv_put(out, buf, (size_t)w) < 0 || zv_pv_put(out, dash, n - (size_t)(dash - line)) < 0)

@@ -87,10 +87,10 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const char *raw, size_t len,
 			struct zv_pv_buf *out)
 {
-	for (size_t at = 0; at < len;) {
-		const char *line = raw + at, *nl = zv_strchr(line, '\n');
-		size_t n = nl ? (size_t)(nl - line) : len - at;
-		at += n + (nl != NULL);
+	struct zv_pv_lines it = { raw, len, 0 };
+	size_t n;
+	int nl;
+	for (const char *line; (line = zv_pv_next_line(&it, &n, &nl));) {
 		char buf[96];
 		int w = rewrite(t, c, tid, line, buf, sizeof buf);
 		if ((w > 0 ? zv_pv_put(out, buf, (size_t)w) : zv_pv_put(out, line, n)) < 0 ||
