@@ -62,7 +62,14 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		zv_stubs_close(addr, addr + len, prot);
 	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside,
 				all && hit ? b->verdict : -1);
-	if (!hit) {
+	/* The cache keeps the count even where this process did not scan (it
+	 * was armed for good by an earlier mapping): an entry without one
+	 * would make every later process scan the whole mapping again (about
+	 * 2 ms for libc). An entry without one gets it now. */
+	int counted = all && (!hit || b->verdict < 0) && !(prot & PROT_WRITE);
+	if (counted && v < 0)
+		v = zv_sudoff_count(addr, addr + len, b->inside, b->ninside);
+	if (!hit || (counted && v >= 0)) {
 		b->verdict = all ? v : -1;
 		zv_sitecache_store(fd, addr, len, off, b);
 	}

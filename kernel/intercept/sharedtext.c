@@ -247,6 +247,16 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		if (!why)
 			why = unpack(&k, buf, got, (uint64_t)st.st_size, addr, b);
 	}
+	if (!why && (head.verdict == ~0UL || head.verdict > (1UL << 40))) {
+		/* stored without sudoff's count (by a process armed for good before it
+		 * mapped this, before the count was always taken): every process
+		 * would scan the whole mapping again; this one writes the windows
+		 * privately and stores a copy with the count in its place */
+		zv_close((int)cfd);
+		zv_sys1(__NR_unlink, path);
+		b->n = b->ninside = 0;
+		return 0;
+	}
 	int r = 0;
 	/* The name this process reaches the original by (a hard link, a bind
 	 * mount or a chroot name it otherwise than the trailer, which had the
@@ -294,7 +304,7 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 {
 	struct zv_cache_key k;
 	uint64_t ws = sizeof(struct zv_stub_window);
-	if (!b->region || !b->n || (uint64_t)b->n > (uint64_t)b->max - HEAD / ws ||
+	if (!b->region || !b->n || b->verdict < 0 || (uint64_t)b->n > (uint64_t)b->max - HEAD / ws ||
 	    !eligible(fd, off, len, prot, flags, &k))
 		return;
 	/* the trailer's first page is built in the batch's bitmaps (scratch now) */

@@ -138,6 +138,14 @@ static long scan_locked(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 	return n;
 }
 
+long zv_sudoff_count(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
+{
+	for (int i = 1; i < nin; i++)
+		if (in[i - 1] >= in[i])
+			nin = 0; /* not sorted: proves nothing */
+	return scan(lo, hi, in, nin);
+}
+
 long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin,
 		    long known)
 {
@@ -147,10 +155,7 @@ long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable,
 		zv_sudoff_taint(t, ZV_TAINT_WX);
 		return -1;
 	}
-	for (int i = 1; i < nin; i++)
-		if (in[i - 1] >= in[i])
-			nin = 0; /* not sorted: proves nothing */
-	long n = known >= 0 ? known : scan(lo, hi, in, nin);
+	long n = known >= 0 ? known : zv_sudoff_count(lo, hi, in, nin);
 	long e = scan_edges(lo, hi);
 	if (n < 0) {
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE);

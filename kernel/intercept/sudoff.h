@@ -19,6 +19,10 @@ extern volatile int zv_sudoff_never;
  * not repeated. Returns the count, -1 if there was no scan. */
 long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable, const uint64_t *in, int nin,
 		    long known);
+/* The scan alone: the site pairs in [lo, hi) but in[0..nin), -1 if some
+ * of it could not be read. For the site cache's count, which must be known
+ * whether or not this process is armed for good already. */
+long zv_sudoff_count(uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
 /* The same for the vDSO [lo, hi), whose host code the guest may run
  * (known: the site cache's count for the same bytes, windows made). */
 long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known);
