@@ -8,15 +8,46 @@
 
 int zv_tb_strsize = 32;
 
-void tb_puts(struct zv_tb *b, const char *s)
+void tb_putn(struct zv_tb *b, const char *s, size_t n)
 {
-	size_t n = zv_strlen(s), fit = b->len < sizeof b->buf - 5 ? sizeof b->buf - 5 - b->len : 0;
+	size_t fit = b->len < sizeof b->buf - 5 ? sizeof b->buf - 5 - b->len : 0;
 	if (n > fit) {
 		n = fit;
 		b->full = 1;
 	}
 	memcpy(b->buf + b->len, s, n);
 	b->len += n;
+}
+
+void tb_puts(struct zv_tb *b, const char *s)
+{
+	tb_putn(b, s, zv_strlen(s));
+}
+
+void tb_num(struct zv_tb *b, unsigned long v, int hex, int neg, int width)
+{
+	char tmp[48];
+	char *e = tmp + sizeof tmp, *p = e;
+	int left = width < 0;
+	if (left)
+		width = -width;
+	if (width > 24)
+		width = 24;
+	do { /* constant divisors: a multiply, not a div per digit */
+		*--p = "0123456789abcdef"[hex ? v & 15 : v % 10];
+		v = hex ? v >> 4 : v / 10;
+	} while (v);
+	if (neg)
+		*--p = '-';
+	if (left) {
+		tb_putn(b, p, (size_t)(e - p));
+		for (int i = (int)(e - p); i < width; i++)
+			tb_putc(b, ' ');
+		return;
+	}
+	while (e - p < width)
+		*--p = ' ';
+	tb_putn(b, p, (size_t)(e - p));
 }
 
 /* Formats in place; as through a 256-byte string put with tb_puts: at
@@ -46,7 +77,7 @@ int zv_peek(void *dst, uint64_t addr, size_t n)
 void tb_ptr(struct zv_tb *b, uint64_t p)
 {
 	if (p)
-		tb_printf(b, "%p", (void *)p);
+		tb_hex(b, p);
 	else
 		tb_puts(b, "NULL");
 }
@@ -83,8 +114,19 @@ static void quote_byte(struct zv_tb *b, unsigned char c, int next)
 void tb_quote(struct zv_tb *b, const char *s, size_t n, int cut)
 {
 	tb_putc(b, '"');
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n;) {
+		size_t run = i; /* bytes printed as they are (a path's all), copied at once */
+		while (run < n && (unsigned char)s[run] >= ' ' && (unsigned char)s[run] < 0x7f && s[run] != '"' &&
+		       s[run] != '\\')
+			run++;
+		if (run > i) {
+			tb_putn(b, s + i, run - i);
+			i = run;
+			continue;
+		}
 		quote_byte(b, (unsigned char)s[i], i + 1 < n ? (unsigned char)s[i + 1] : -1);
+		i++;
+	}
 	tb_putc(b, '"');
 	if (cut)
 		tb_puts(b, "...");
@@ -161,7 +203,7 @@ void tb_buf(struct zv_tb *b, uint64_t p, long n)
 /* -y: the file behind the fd, 3</etc/passwd>, as strace -y prints it */
 void tb_fd(struct zv_tb *b, long fd)
 {
-	tb_printf(b, "%d", (int)fd);
+	tb_dec(b, (int)fd);
 	if (!zv_proc.trace.decode_fds || (int)fd < 0 || zv_is_kernel_fd((int)fd))
 		return;
 	char path[40], target[4096];

@@ -25,6 +25,16 @@ static inline void tb_putc(struct zv_tb *b, char c)
 		b->full = 1;
 }
 void tb_puts(struct zv_tb *b, const char *s);
+void tb_putn(struct zv_tb *b, const char *s, size_t n); /* n bytes; cut and full as tb_puts */
+/* A number as tb_printf's %ld (neg: v is the magnitude of a negative) or
+ * %lx, padded with spaces to width (negative: on the right, as %-5d), as
+ * tb_printf would print it but without parsing a format: every line has a
+ * few. */
+void tb_num(struct zv_tb *b, unsigned long v, int hex, int neg, int width);
+static inline void tb_dec(struct zv_tb *b, long v) { tb_num(b, v < 0 ? -(unsigned long)v : (unsigned long)v, 0, v < 0, 0); }
+static inline void tb_udec(struct zv_tb *b, unsigned long v) { tb_num(b, v, 0, 0, 0); }
+/* 0x%lx */
+static inline void tb_hex(struct zv_tb *b, unsigned long v) { tb_putn(b, "0x", 2); tb_num(b, v, 1, 0, 0); }
 void tb_printf(struct zv_tb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Reads n bytes of guest memory at addr: 0, or -EFAULT (never faults). */
