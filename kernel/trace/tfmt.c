@@ -15,8 +15,14 @@ void tb_putn(struct zv_tb *b, const char *s, size_t n)
 		n = fit;
 		b->full = 1;
 	}
-	memcpy(b->buf + b->len, s, n);
+	char *d = b->buf + b->len;
 	b->len += n;
+	if (n > 16) {
+		memcpy(d, s, n);
+		return;
+	}
+	while (n--) /* a line's words are short: rep movsb's start costs more than they do */
+		*d++ = *s++;
 }
 
 void tb_puts(struct zv_tb *b, const char *s)
@@ -33,10 +39,28 @@ void tb_num(struct zv_tb *b, unsigned long v, int hex, int neg, int width)
 		width = -width;
 	if (width > 24)
 		width = 24;
-	do { /* constant divisors: a multiply, not a div per digit */
-		*--p = "0123456789abcdef"[hex ? v & 15 : v % 10];
-		v = hex ? v >> 4 : v / 10;
-	} while (v);
+	if (hex) {
+		do {
+			*--p = "0123456789abcdef"[v & 15];
+			v >>= 4;
+		} while (v);
+	} else {
+		static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+					    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+					    "8081828384858687888990919293949596979899";
+		while (v >= 100) { /* two digits per (constant) division: half the chain of multiplies */
+			unsigned d = (unsigned)(v % 100);
+			v /= 100;
+			*--p = pairs[2 * d + 1];
+			*--p = pairs[2 * d];
+		}
+		if (v >= 10) {
+			*--p = pairs[2 * v + 1];
+			*--p = pairs[2 * v];
+		} else {
+			*--p = (char)('0' + v);
+		}
+	}
 	if (neg)
 		*--p = '-';
 	if (left) {
@@ -148,12 +172,18 @@ static void guest_string(struct zv_tb *b, uint64_t p, size_t max)
 			room = max + 1 - have;
 		if (zv_peek(chunk, p + have, room) < 0)
 			break;
-		for (size_t i = 0; i < room && !ended; i++) {
-			if (!chunk[i])
-				ended = 1;
-			else if (have < sizeof text)
-				text[have++] = chunk[i];
+		size_t k = 0;
+		while (k < room && chunk[k])
+			k++;
+		ended = k < room;
+		if (ended && !have) { /* the usual case: all of it in the first read */
+			tb_quote(b, chunk, k > max ? max : k, k > max);
+			return;
 		}
+		if (k > sizeof text - have)
+			k = sizeof text - have;
+		memcpy(text + have, chunk, k);
+		have += k;
 	}
 	if (!ended && !have) {
 		tb_printf(b, "%p", (void *)p);
