@@ -25,11 +25,6 @@ void tb_putn(struct zv_tb *b, const char *s, size_t n)
 		*d++ = *s++;
 }
 
-void tb_puts(struct zv_tb *b, const char *s)
-{
-	tb_putn(b, s, zv_strlen(s));
-}
-
 void tb_num(struct zv_tb *b, unsigned long v, int hex, int neg, int width)
 {
 	char tmp[48];
