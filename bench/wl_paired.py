@@ -8,7 +8,7 @@ each side's minimum and the ratios' range; '~' marks a row whose range
 exceeds its distance from 1.0.
 
   python3 bench/wl_paired.py [--reps 7] [--only make-j2,sh-loop,git-status]
-      [--runners zvisor,zvisor-trace] [--user nobody]
+      [--runners zvisor,zvisor-trace] [--user nobody] [--baseline OLD-ZVISOR]
 
 --user runs native and runner alike through `runuser -u USER --`, with the
 work directory given to that user and a cache directory of its own
@@ -23,7 +23,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import work_env                                   # noqa: E402
 import wl_batch                                               # noqa: E402
-from workloads import make_runners, measure_in_fresh_dir     # noqa: E402
+from workloads import Runner, make_runners, measure_in_fresh_dir     # noqa: E402
 
 # git refuses a repository another user owns unless told it is safe
 # (command-line scope, which git honours for safe.directory).
@@ -45,6 +45,13 @@ class AsUser:
         return getattr(self.inner, name)
 
 
+def baseline_runner(r, binary):
+    """Runner r with another zvisor binary (its argv's first word)."""
+    b = Runner("main-" + r.key, r.label, lambda f, p=r.prefix: [binary] + p(f)[1:], r.kind)
+    b.available = True
+    return b
+
+
 def give_to(user, path):
     subprocess.run(["chown", "-R", user, path], check=True)
 
@@ -56,6 +63,8 @@ def main():
     ap.add_argument("--runners", default="zvisor,zvisor-trace")
     ap.add_argument("--user", help="run everything as this user (runuser)")
     ap.add_argument("--no-install", action="store_true")
+    ap.add_argument("--baseline", metavar="ZVISOR",
+                    help="also run each zvisor runner with this binary (rows main-RUNNER), in the same pairs")
     args = ap.parse_args()
     args.quick = False
     os.environ.update(SAFE_GIT)
@@ -63,6 +72,9 @@ def main():
     runners = make_runners(argparse.Namespace(runners=args.runners, no_install=args.no_install))
     native = next(r for r in runners if r.kind == "native")
     others = [r for r in runners if r.kind != "native" and r.available]
+    if args.baseline:
+        others += [baseline_runner(r, os.path.abspath(args.baseline)) for r in list(others)
+                   if r.kind in ("zvisor", "trace")]
     for r in runners:
         if not r.available:
             print(f"{r.key}: not run: {r.reason}", file=sys.stderr)

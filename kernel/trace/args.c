@@ -13,14 +13,14 @@ void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind)
 	if (zv_proc.trace.raw && kind != 's' && kind != 'S' && kind != 'b' && kind != 'w')
 		kind = 'x';
 	switch (kind) {
-	case 'd': tb_printf(b, "%d", (int)v); break;
-	case 'D': tb_printf(b, "%ld", v); break;
-	case 'u': tb_printf(b, "%u", (unsigned)v); break;
-	case 'U': tb_printf(b, "%lu", (unsigned long)v); break;
+	case 'd': tb_dec(b, (int)v); break;
+	case 'D': tb_dec(b, v); break;
+	case 'u': tb_udec(b, (unsigned)v); break;
+	case 'U': tb_udec(b, (unsigned long)v); break;
 	case 'p': tb_ptr(b, (uint64_t)v); break;
 	case 'X':
 		if (v)
-			tb_printf(b, "0x%lx", v);
+			tb_hex(b, (unsigned long)v);
 		else
 			tb_putc(b, '0');
 		break;
@@ -66,7 +66,7 @@ void zv_dec_arg(struct zv_tb *b, const struct zv_tcall *c, int i, char kind)
 		}
 		break;
 	}
-	default: tb_printf(b, "0x%lx", v); break;
+	default: tb_hex(b, (unsigned long)v); break;
 	}
 }
 

@@ -74,7 +74,8 @@ void zv_dec_stat_struct(struct zv_tb *b, uint64_t p, int ok)
 		tb_printf(b, major ? ", st_rdev=makedev(0x%x, " : ", st_rdev=makedev(%u, ", major);
 		tb_printf(b, minor ? "0x%x)" : "%u)", minor);
 	} else {
-		tb_printf(b, ", st_size=%ld", st.size);
+		tb_putn(b, ", st_size=", 10);
+		tb_dec(b, st.size);
 	}
 	tb_puts(b, ", ...}");
 }

@@ -47,9 +47,18 @@ static long trace_call(struct zv_call *call)
 	int wall = tr->tstamp || tr->json; /* lines stamped with the time of day */
 	int64_t start = timed ? zv_trace_clock(wall ? 0 : 1) : 0;
 	int64_t mono = wall ? (timed ? zv_trace_clock(1) : 0) : start;
-	struct zv_tcall c = { .nr = nr, .exiting = 1, .vdso = vdso, .sp = uc->mc.rsp, .pre = -1, .quiet = quiet };
+	struct zv_tcall c; /* field by field: an initializer clears it with rep stosq first, every call */
+	c.nr = nr;
 	for (int i = 0; i < 6; i++)
 		c.a[i] = a[i];
+	c.ret = 0;
+	c.exiting = 1;
+	c.vdso = vdso;
+	c.sp = uc->mc.rsp;
+	c.pre = -1;
+	c.sets[0] = c.sets[1] = c.sets[2] = 0;
+	c.killed = 0;
+	c.quiet = quiet;
 	int li = show ? zv_arg_index(zv_row(nr)->socklen) : -1; /* a socklen_t the call rewrites */
 	int32_t len;
 	if (li >= 0 && a[li] && zv_peek(&len, (uint64_t)a[li], 4) == 0)

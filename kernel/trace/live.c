@@ -44,7 +44,8 @@ void zv_live_enter(struct zv_thread *t, long nr, const long *a)
 	struct live *l = slot_of(t);
 	if (!l)
 		return;
-	memcpy(l->a, a, sizeof l->a);
+	for (int i = 0; i < 6; i++)
+		l->a[i] = a[i];
 	__atomic_store_n(&l->nr, nr, __ATOMIC_RELEASE);
 }
 

@@ -9,7 +9,11 @@
  * its own line is written at once with what is kept: a line that another
  * process's line may follow causally is in the file before that one, as
  * with one write per line. All threads of a process append to the same
- * buffer under a lock, so their lines keep their order. A process that
+ * buffer under a lock, so their lines keep their order. The lock is never
+ * held across a write: the writer (one at a time, under a second lock that
+ * orders the writes) writes the bytes kept when it began while others keep
+ * appending after them, then moves what came meanwhile to the front (git
+ * status's threads slept on the lock while one wrote 32 KiB). A process that
  * shares memory (MAP_SHARED) can signal without calls: it stops keeping
  * lines. What is kept is lost only if the process dies by SIGKILL. */
 #include "zvisor.h"
@@ -24,9 +28,10 @@
 #define KEEP 32768
 
 static struct {
-	volatile int lock;
-	int fd;         /* where the kept lines go */
-	int unbuffered; /* this process shares memory: every line at once */
+	volatile int lock;  /* the buffer: held to append or take a length, never across a write */
+	volatile int wlock; /* the output: held by the one thread writing, so writes keep the order */
+	int fd;             /* where the kept lines go */
+	int unbuffered;     /* this process shares memory: every line at once */
 	size_t len;
 	char buf[KEEP];
 } out;
@@ -80,41 +85,60 @@ static int quiet_call(long nr, const long *a)
 	}
 }
 
-/* Locked: writes what is kept. */
-static void flush_locked(void)
+/* Holding wlock: writes what is kept, while other threads may append after
+ * it; what they appended meanwhile stays kept. */
+static void write_kept(void)
 {
-	if (out.len)
-		write_all(out.fd, out.buf, out.len);
-	out.len = 0;
+	zv_mutex_lock(&out.lock);
+	size_t n = out.len;
+	int fd = out.fd;
+	zv_mutex_unlock(&out.lock);
+	if (!n)
+		return;
+	write_all(fd, out.buf, n);
+	zv_mutex_lock(&out.lock);
+	memmove(out.buf, out.buf + n, out.len - n);
+	out.len -= n;
+	zv_mutex_unlock(&out.lock);
+}
+
+/* Keeps a line when it fits with what is kept (for the same fd): 1, or 0. */
+static int try_keep(int fd, const char *line, size_t n)
+{
+	zv_mutex_lock(&out.lock);
+	int fits = (!out.len || out.fd == fd) && out.len + n <= KEEP;
+	if (fits) {
+		out.fd = fd;
+		memcpy(out.buf + out.len, line, n);
+		out.len += n;
+	}
+	zv_mutex_unlock(&out.lock);
+	return fits;
 }
 
 void zv_trace_flush(void)
 {
-	if (!__atomic_load_n(&out.len, __ATOMIC_RELAXED))
-		return;
-	zv_mutex_lock(&out.lock);
-	flush_locked();
-	zv_mutex_unlock(&out.lock);
+	if (!__atomic_load_n(&out.len, __ATOMIC_ACQUIRE))
+		return; /* (bytes being written count until they are) */
+	zv_mutex_lock(&out.wlock);
+	write_kept();
+	zv_mutex_unlock(&out.wlock);
 }
 
 void zv_trace_out(int fd, const char *line, size_t n, int keep)
 {
-	zv_mutex_lock(&out.lock);
-	if (out.len && (out.fd != fd || out.len + n > KEEP))
-		flush_locked();
-	if (keep && !out.unbuffered && n <= KEEP) {
-		out.fd = fd;
-		memcpy(out.buf + out.len, line, n);
-		out.len += n;
-	} else if (out.len && out.len + n <= KEEP) {
-		memcpy(out.buf + out.len, line, n); /* one write for both */
-		out.len += n;
-		flush_locked();
+	int kept = keep && !out.unbuffered && n <= KEEP;
+	if (kept && try_keep(fd, line, n))
+		return;
+	zv_mutex_lock(&out.wlock);
+	if (!kept && __atomic_load_n(&out.len, __ATOMIC_ACQUIRE) && try_keep(fd, line, n)) {
+		write_kept(); /* one write for both */
 	} else {
-		flush_locked();
-		write_all(fd, line, n);
+		write_kept();
+		if (!kept || !try_keep(fd, line, n))
+			write_all(fd, line, n); /* (lines kept meanwhile came after it: they follow) */
 	}
-	zv_mutex_unlock(&out.lock);
+	zv_mutex_unlock(&out.wlock);
 }
 
 /* Before a call: a call that is not quiet may wait or be seen. Judged
@@ -124,7 +148,7 @@ int zv_trace_before(long nr, const long *a)
 	int quiet = quiet_call(nr, a);
 	if ((nr == __NR_mmap && !quiet) || nr == __NR_shmat)
 		out.unbuffered = 1; /* kept by a fork child, which shares it too */
-	if (__atomic_load_n(&out.len, __ATOMIC_RELAXED) && !quiet)
+	if (!quiet)
 		zv_trace_flush();
 	return quiet;
 }
@@ -133,5 +157,6 @@ int zv_trace_before(long nr, const long *a)
 void zv_trace_out_forget(void)
 {
 	out.lock = 0;
+	out.wlock = 0;
 	out.len = 0;
 }

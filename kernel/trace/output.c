@@ -89,10 +89,14 @@ static void begin_line(struct zv_tb *b, const struct zv_trace_who *t, int64_t wh
 	b->len = 0;
 	b->full = 0;
 	if (tr->follow && tr->follow != 2) {
-		if (tr->path[0])
-			tb_printf(b, "%-5d ", t->tid);
-		else if (t->tid != zv_proc.leader_pid)
-			tb_printf(b, "[pid %5d] ", t->tid);
+		if (tr->path[0]) {
+			tb_num(b, t->tid < 0 ? -(unsigned)t->tid : (unsigned)t->tid, 0, t->tid < 0, -5); /* "%-5d " */
+			tb_putc(b, ' ');
+		} else if (t->tid != zv_proc.leader_pid) {
+			tb_putn(b, "[pid ", 5); /* "[pid %5d] " */
+			tb_num(b, t->tid < 0 ? -(unsigned)t->tid : (unsigned)t->tid, 0, t->tid < 0, 5);
+			tb_putn(b, "] ", 2);
+		}
 	}
 	if (tr->tstamp) {
 		int64_t s = when / 1000000000LL, us = when % 1000000000LL / 1000;
@@ -148,11 +152,11 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 	} else if (d->ret == '=' && !zv_proc.trace.raw) {
 		d->after(b, c); /* the value and what follows it */
 	} else if (d->ret == 'x') {
-		tb_printf(b, "0x%lx", r);
+		tb_hex(b, (unsigned long)r);
 	} else if (d->ret == 'o') {
 		tb_mode(b, (uint64_t)r);
 	} else {
-		tb_printf(b, "%ld", r);
+		tb_dec(b, r);
 	}
 	if (d->after && d->ret != '=' && !(r < 0 && r > -4096) && !zv_proc.trace.raw)
 		d->after(b, c);

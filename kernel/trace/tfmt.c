@@ -8,15 +8,65 @@
 
 int zv_tb_strsize = 32;
 
-void tb_puts(struct zv_tb *b, const char *s)
+void tb_putn(struct zv_tb *b, const char *s, size_t n)
 {
-	size_t n = zv_strlen(s), fit = b->len < sizeof b->buf - 5 ? sizeof b->buf - 5 - b->len : 0;
+	size_t fit = b->len < sizeof b->buf - 5 ? sizeof b->buf - 5 - b->len : 0;
 	if (n > fit) {
 		n = fit;
 		b->full = 1;
 	}
-	memcpy(b->buf + b->len, s, n);
+	char *d = b->buf + b->len;
 	b->len += n;
+	if (n > 16) {
+		memcpy(d, s, n);
+		return;
+	}
+	while (n--) /* a line's words are short: rep movsb's start costs more than they do */
+		*d++ = *s++;
+}
+
+void tb_num(struct zv_tb *b, unsigned long v, int hex, int neg, int width)
+{
+	char tmp[48];
+	char *e = tmp + sizeof tmp, *p = e;
+	int left = width < 0;
+	if (left)
+		width = -width;
+	if (width > 24)
+		width = 24;
+	if (hex) {
+		do {
+			*--p = "0123456789abcdef"[v & 15];
+			v >>= 4;
+		} while (v);
+	} else {
+		static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+					    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+					    "8081828384858687888990919293949596979899";
+		while (v >= 100) { /* two digits per (constant) division: half the chain of multiplies */
+			unsigned d = (unsigned)(v % 100);
+			v /= 100;
+			*--p = pairs[2 * d + 1];
+			*--p = pairs[2 * d];
+		}
+		if (v >= 10) {
+			*--p = pairs[2 * v + 1];
+			*--p = pairs[2 * v];
+		} else {
+			*--p = (char)('0' + v);
+		}
+	}
+	if (neg)
+		*--p = '-';
+	if (left) {
+		tb_putn(b, p, (size_t)(e - p));
+		for (int i = (int)(e - p); i < width; i++)
+			tb_putc(b, ' ');
+		return;
+	}
+	while (e - p < width)
+		*--p = ' ';
+	tb_putn(b, p, (size_t)(e - p));
 }
 
 /* Formats in place; as through a 256-byte string put with tb_puts: at
@@ -46,7 +96,7 @@ int zv_peek(void *dst, uint64_t addr, size_t n)
 void tb_ptr(struct zv_tb *b, uint64_t p)
 {
 	if (p)
-		tb_printf(b, "%p", (void *)p);
+		tb_hex(b, p);
 	else
 		tb_puts(b, "NULL");
 }
@@ -83,8 +133,19 @@ static void quote_byte(struct zv_tb *b, unsigned char c, int next)
 void tb_quote(struct zv_tb *b, const char *s, size_t n, int cut)
 {
 	tb_putc(b, '"');
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n;) {
+		size_t run = i; /* bytes printed as they are (a path's all), copied at once */
+		while (run < n && (unsigned char)s[run] >= ' ' && (unsigned char)s[run] < 0x7f && s[run] != '"' &&
+		       s[run] != '\\')
+			run++;
+		if (run > i) {
+			tb_putn(b, s + i, run - i);
+			i = run;
+			continue;
+		}
 		quote_byte(b, (unsigned char)s[i], i + 1 < n ? (unsigned char)s[i + 1] : -1);
+		i++;
+	}
 	tb_putc(b, '"');
 	if (cut)
 		tb_puts(b, "...");
@@ -106,12 +167,18 @@ static void guest_string(struct zv_tb *b, uint64_t p, size_t max)
 			room = max + 1 - have;
 		if (zv_peek(chunk, p + have, room) < 0)
 			break;
-		for (size_t i = 0; i < room && !ended; i++) {
-			if (!chunk[i])
-				ended = 1;
-			else if (have < sizeof text)
-				text[have++] = chunk[i];
+		size_t k = 0;
+		while (k < room && chunk[k])
+			k++;
+		ended = k < room;
+		if (ended && !have) { /* the usual case: all of it in the first read */
+			tb_quote(b, chunk, k > max ? max : k, k > max);
+			return;
 		}
+		if (k > sizeof text - have)
+			k = sizeof text - have;
+		memcpy(text + have, chunk, k);
+		have += k;
 	}
 	if (!ended && !have) {
 		tb_printf(b, "%p", (void *)p);
@@ -161,7 +228,7 @@ void tb_buf(struct zv_tb *b, uint64_t p, long n)
 /* -y: the file behind the fd, 3</etc/passwd>, as strace -y prints it */
 void tb_fd(struct zv_tb *b, long fd)
 {
-	tb_printf(b, "%d", (int)fd);
+	tb_dec(b, (int)fd);
 	if (!zv_proc.trace.decode_fds || (int)fd < 0 || zv_is_kernel_fd((int)fd))
 		return;
 	char path[40], target[4096];

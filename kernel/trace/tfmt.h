@@ -24,7 +24,22 @@ static inline void tb_putc(struct zv_tb *b, char c)
 	else
 		b->full = 1;
 }
-void tb_puts(struct zv_tb *b, const char *s);
+void tb_putn(struct zv_tb *b, const char *s, size_t n); /* n bytes; cut and full as tb_puts */
+size_t zv_strlen(const char *s);
+/* A string; a literal's length is the compiler's (most of a line's words) */
+static inline __attribute__((always_inline)) void tb_puts(struct zv_tb *b, const char *s)
+{
+	tb_putn(b, s, __builtin_constant_p(__builtin_strlen(s)) ? __builtin_strlen(s) : zv_strlen(s));
+}
+/* A number as tb_printf's %ld (neg: v is the magnitude of a negative) or
+ * %lx, padded with spaces to width (negative: on the right, as %-5d), as
+ * tb_printf would print it but without parsing a format: every line has a
+ * few. */
+void tb_num(struct zv_tb *b, unsigned long v, int hex, int neg, int width);
+static inline void tb_dec(struct zv_tb *b, long v) { tb_num(b, v < 0 ? -(unsigned long)v : (unsigned long)v, 0, v < 0, 0); }
+static inline void tb_udec(struct zv_tb *b, unsigned long v) { tb_num(b, v, 0, 0, 0); }
+/* 0x%lx */
+static inline void tb_hex(struct zv_tb *b, unsigned long v) { tb_putn(b, "0x", 2); tb_num(b, v, 1, 0, 0); }
 void tb_printf(struct zv_tb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Reads n bytes of guest memory at addr: 0, or -EFAULT (never faults). */

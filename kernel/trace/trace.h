@@ -29,7 +29,8 @@ enum {
 	ZV_TC_PURE = 1 << 10,   /* no arguments, never fail */
 };
 
-/* One call as the decoders see it. */
+/* One call as the decoders see it (trace_call sets each field itself: a
+ * new field needs its line there). */
 struct zv_tcall {
 	long nr;
 	long a[6];
