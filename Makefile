@@ -33,6 +33,12 @@ $(BUILD)/obj/%.S.o: kernel/%.S Makefile
 
 $(BUILD)/zvisor: $(KOBJ)
 	$(CC) $(KLDFLAGS) -o $@ $(KOBJ)
+	@# the bounce page (arch/fastentry.S) must be the end of the one executable
+	@# segment: kernel text ends where it begins (main.c's text_end)
+	@x=$$(readelf -lW $@ | awk '$$1 == "LOAD" && $$8 == "E" { print $$3, $$6 }'); set -- $$x; \
+	 b=$$(nm $@ | awk '$$3 == "zv_bounce_page" { print $$1 }'); \
+	 if [ $$# -ne 2 ] || [ -z "$$b" ] || [ $$(($$1 + $$2)) -ne $$((0x$$b + 4096)) ]; then \
+	   echo "zvisor: the bounce page is not the last page of text ($$x; $$b)" >&2; rm -f $@; exit 1; fi
 
 # Unit tests of kernel sources (tests/unit, run by tests/test_unit.py): each
 # tests/unit/NAME.c includes the kernel .c file it tests, and is linked

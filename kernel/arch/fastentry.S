@@ -111,3 +111,18 @@ zv_fast_bounce:
 	jmp *%gs:ZV_F_BSITE		/* the SIGSYS frame there is the guest's context */
 
 	.section .note.GNU-stack,"",@progbits
+
+/* The stubs platform's bounce `syscall` (zv_fast_bounce jumps to the
+ * thread's bounce_site): a page of zvisor's image past etext, so that it is
+ * outside the kernel text SUD and seccomp exempt and the catch-all turns it
+ * into SIGSYS, and it costs no mapping of its own (a page in the kernel's
+ * window split the window's first chunk: two more VMAs for every fork to
+ * copy, and an mprotect per start). main.c checks it lies past etext. */
+	.section .zv_bounce,"ax",@progbits
+	.balign 4096
+	.globl zv_bounce_page
+	.hidden zv_bounce_page
+zv_bounce_page:
+	syscall
+	ud2			/* never reached */
+	.balign 4096

@@ -3,7 +3,6 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/kmem.h"
-#include <linux/mman.h>
 
 /* Blocks of threads that have called exit. A thread cannot unmap the stack
  * it runs on, so its block is reused once the host no longer knows its tid:
@@ -89,8 +88,11 @@ static struct zv_thread *fresh_block(void)
 	if (zv_is_err((long)raw))
 		return NULL;
 	uintptr_t base = (uintptr_t)raw;
-	/* Guard page between the struct and the stack that grows towards it. */
-	zv_mprotect((void *)(base + ZV_THREAD_BYTES), 4096, PROT_NONE);
+	/* Guard page between the struct and the stack that grows towards it:
+	 * a hole, not a PROT_NONE page, which would be a mapping of its own
+	 * and one more for every fork to copy. Nothing maps into the hole:
+	 * the window is reserved from the guest, and zv_kmap never goes back. */
+	zv_munmap((void *)(base + ZV_THREAD_BYTES), 4096);
 	return (struct zv_thread *)base;
 }
 

@@ -13,11 +13,6 @@
 #include "intercept/sudoff.h"
 #include <linux/mman.h>
 
-static long install(void)
-{
-	return zv_stubs_install();
-}
-
 static long arm_thread(struct zv_thread *t)
 {
 	long r = zv_fast_arm_thread(t, zv_stubs_bounce_site());
@@ -119,7 +114,6 @@ static void vdso_code(struct zv_thread *t, uint8_t *base, uint64_t size, const u
 
 const struct zv_platform_ops zv_plat_stubs = {
 	.name = "stubs",
-	.install = install,
 	.arm_thread = arm_thread,
 	.code_mapped = code_mapped,
 	.vdso_stubs = vdso_stubs,

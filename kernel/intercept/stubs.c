@@ -56,7 +56,6 @@ static struct region regions[MAX_REGIONS];
 static int nregions;
 static volatile int regions_lock;
 static unsigned long nstubs;
-static uint64_t bounce_page;
 
 static int bit(const uint8_t *m, uint64_t i) { return m[i >> 3] >> (i & 7) & 1; }
 static void set_bit(uint8_t *m, uint64_t i) { m[i >> 3] |= (uint8_t)(1u << (i & 7)); }
@@ -696,28 +695,11 @@ unsigned long zv_stubs_count(void)
 	return nstubs;
 }
 
-/* The bounce `syscall` (arch/fastentry.S zv_fast_bounce): in the kernel's
- * window, hidden from the guest, but outside kernel text, so that the
+/* The bounce `syscall` (arch/fastentry.S zv_fast_bounce): text's last
+ * page, outside the kernel text that SUD and seccomp exempt, so that the
  * catch-all turns it into SIGSYS. */
-long zv_stubs_install(void)
-{
-	if (bounce_page)
-		return 0;
-	uint8_t *p = zv_kmap(4096, 4096, -1);
-	if (zv_is_err((long)p))
-		return (long)p;
-	p[0] = 0x0f; /* syscall */
-	p[1] = 0x05;
-	p[2] = 0x0f; /* ud2: never reached */
-	p[3] = 0x0b;
-	long r = zv_mprotect(p, 4096, PROT_READ | PROT_EXEC);
-	if (r < 0)
-		return r;
-	bounce_page = (uint64_t)p;
-	return 0;
-}
-
+extern char zv_bounce_page[];
 uint64_t zv_stubs_bounce_site(void)
 {
-	return bounce_page;
+	return (uint64_t)zv_bounce_page;
 }

@@ -87,8 +87,7 @@ int zv_stubs_open(const struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int p
 /* Restores prot on [lo, hi) and releases the patch lock. */
 void zv_stubs_close(uint64_t lo, uint64_t hi, int prot);
 
-/* The platform: its bounce page, mapped once per process. */
-long zv_stubs_install(void);
+/* The platform's bounce `syscall`, in zvisor's image. */
 uint64_t zv_stubs_bounce_site(void);
 
 /* The address of the `syscall` a stub's key (its rcx at entry) stands for. */

@@ -49,6 +49,7 @@ void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_sigin
 long zv_sys_clone(struct zv_call *c);
 long zv_sys_clone3(struct zv_call *c);
 long zv_sys_fork(struct zv_call *c);
+int zv_sys_plain_fork(long nr, const struct zv_ucontext *uc);
 long zv_sys_vfork(struct zv_call *c);
 long zv_sys_exit(struct zv_call *c);
 long zv_sys_exit_group(struct zv_call *c);

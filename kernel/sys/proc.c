@@ -172,6 +172,11 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 				zv_clear_handlers(t->sighand);
 			if (q->stack)
 				uc->mc.rsp = q->stack + q->stack_size;
+			/* A fast call's deferred signals were held in the live
+			 * mask until the parent's bounce; they were the
+			 * parent's, so the child lets go of them here. */
+			saved &= ~t->host_held;
+			t->host_held = 0;
 		}
 		zv_host_set_mask(saved, NULL);
 		return r;
@@ -269,6 +274,19 @@ long zv_sys_fork(struct zv_call *c)
 	struct zv_ucontext *uc = c->uc;
 	struct clone_req q = { .flags = 17 /* SIGCHLD */ };
 	return do_clone(t, uc, &q);
+}
+
+/* Whether guest call nr is a plain fork (fork, or clone without CLONE_VM,
+ * CLONE_VFORK or a new stack), which the fast path makes itself instead of
+ * bouncing: its child, a copy of this memory, returns through its copy of
+ * the fast entry's stack and %gs area as the parent does, and neither
+ * needs a signal frame. The parent stays its memory's only task, so SUD may
+ * stay off (section 12, "SUD off", condition 3). */
+int zv_sys_plain_fork(long nr, const struct zv_ucontext *uc)
+{
+	if (nr == __NR_fork)
+		return 1;
+	return nr == __NR_clone && !(uc->mc.rdi & (CLONE_VM | CLONE_VFORK)) && !uc->mc.rsi;
 }
 
 long zv_sys_vfork(struct zv_call *c)
