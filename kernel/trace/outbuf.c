@@ -156,7 +156,10 @@ int zv_trace_before(long nr, const long *a)
 /* A fork child: the parent's kept lines are the parent's to write. */
 void zv_trace_out_forget(void)
 {
-	out.lock = 0;
-	out.wlock = 0;
-	out.len = 0;
+	/* written only when set: an untraced child would copy the page */
+	if (out.lock || out.wlock || out.len) {
+		out.lock = 0;
+		out.wlock = 0;
+		out.len = 0;
+	}
 }
