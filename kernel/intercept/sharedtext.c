@@ -109,6 +109,16 @@ const char *zv_sharedtext_original(uint64_t cmajor, uint64_t cminor, uint64_t ci
 	return NULL;
 }
 
+int zv_sharedtext_still_there(const char *path, const uint64_t *id)
+{
+	struct stat st;
+	uint64_t ma, mi;
+	if (zv_sys4(__NR_newfstatat, AT_FDCWD, path, &st, 0) != 0)
+		return 0;
+	dev_nums(st.st_dev, &ma, &mi);
+	return !id || (ma == id[0] && mi == id[1] && st.st_ino == id[2]);
+}
+
 const char *zv_sharedtext_named(const char *name, size_t n)
 {
 	int k = __atomic_load_n(&norigs, __ATOMIC_ACQUIRE);

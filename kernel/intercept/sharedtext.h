@@ -25,6 +25,10 @@ void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len);
  * its own numbers in *major, *minor, *ino; NULL if it is no copy. */
 const char *zv_sharedtext_original(uint64_t cmajor, uint64_t cminor, uint64_t cino, uint64_t *major, uint64_t *minor,
 				   uint64_t *ino);
+/* Whether path still names the original of a copy (its major, minor and
+ * inode in id, or just a file when id is NULL): the host shows a removed or
+ * replaced file's mapping with " (deleted)". */
+int zv_sharedtext_still_there(const char *path, const uint64_t *id);
 /* The same by the copy's path as numa_maps shows it (n bytes). */
 const char *zv_sharedtext_named(const char *name, size_t n);
 #endif

@@ -11,7 +11,6 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/syscall.h"
-#include <asm/stat.h>
 #include <linux/fcntl.h>
 
 #define MAX_REGIONS 64
@@ -101,18 +100,6 @@ static const char *new_name(int kind, const char *line, size_t n, uint64_t lo, u
 
 static int filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
 
-/* Whether path still names the original a copy stands for (its major,
- * minor and inode in id, or just a file when id is NULL): the host shows a
- * removed or replaced file's mapping with " (deleted)". */
-static int still_there(const char *path, const uint64_t *id)
-{
-	struct stat st;
-	if (zv_sys4(__NR_newfstatat, AT_FDCWD, path, &st, 0) != 0)
-		return 0;
-	uint64_t ma = (st.st_dev >> 8) & 0xfff, mi = (st.st_dev & 0xff) | ((st.st_dev >> 12) & 0xfff00);
-	return !id || (ma == id[0] && mi == id[1] && st.st_ino == id[2]);
-}
-
 /* A mapping of a shared copy of rewritten code (intercept/sharedtext.c) is
  * shown as the original file's: its device, inode and path (the offsets
  * are the same). Writes the header line so and returns 1, or 0 if it is
@@ -131,7 +118,7 @@ static int shared_copy(int kind, const char *line, size_t n, struct zv_pv_buf *o
 		const char *path = zv_sharedtext_named(v, (size_t)(e - v));
 		if (!path)
 			return 0;
-		const char *gone = still_there(path, NULL) ? "" : "\\040(deleted)";
+		const char *gone = zv_sharedtext_still_there(path, NULL) ? "" : "\\040(deleted)";
 		return zv_pv_put(out, line, (size_t)(v - line)) < 0 || zv_pv_put(out, path, zv_strlen(path)) < 0 ||
 				       zv_pv_put(out, gone, zv_strlen(gone)) < 0 ||
 				       zv_pv_put(out, e, (size_t)(line + n - e)) < 0
@@ -166,7 +153,7 @@ static int shared_copy(int kind, const char *line, size_t n, struct zv_pv_buf *o
 				  (unsigned long)mi, (unsigned long)ino);
 	uint64_t id[3] = { ma, mi, ino };
 	char name[ZV_PATH_MAX];
-	zv_snprintf(name, sizeof name, "%s%s", path, still_there(path, id) ? "" : " (deleted)");
+	zv_snprintf(name, sizeof name, "%s%s", path, zv_sharedtext_still_there(path, id) ? "" : " (deleted)");
 	return put_named(out, head, hl, name) < 0 ? -ENOMEM : 1;
 }
 
