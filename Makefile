@@ -61,11 +61,15 @@ $(BUILD)/unit/%: tests/unit/%.c tests/unit/unit.c tests/unit/unit.h tests/unit/s
 
 # Test dependencies (gcc, musl-tools, busybox-static, strace, Go, pytest) are
 # installed by the script when missing; CI runs as root without stdin.
+# With pytest-xdist the tests run in TEST_JOBS processes (default: one per
+# core; TEST_JOBS=1 runs them in one).
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+XDIST = $$(python3 -c 'import xdist' 2>/dev/null && [ $(TEST_JOBS) -gt 1 ] && printf -- '-n %s' $(TEST_JOBS))
 check:
 	sh scripts/install-deps.sh
 	$(MAKE) all unit
 	PATH="$$PATH:/usr/local/go/bin" $(MAKE) -C tests/guests
-	python3 -m pytest -q tests
+	python3 -m pytest -q $(XDIST) tests
 	$(MAKE) check-rootless
 
 # The differential tests again (guests, LTP-class guests, the load storm,
@@ -83,7 +87,7 @@ check-rootless:
 		echo "check-rootless: not root: the main pass ran as $$(id -un) already"; \
 	else \
 		echo "check-rootless: as $(ROOTLESS_USER), vm.mmap_min_addr=$$(cat /proc/sys/vm/mmap_min_addr)"; \
-		ZV_TEST_USER=$(ROOTLESS_USER) ZV_TEST_PLATFORMS=stubs python3 -m pytest -q -p no:cacheprovider \
+		ZV_TEST_USER=$(ROOTLESS_USER) ZV_TEST_PLATFORMS=stubs python3 -m pytest -q $(XDIST) -p no:cacheprovider \
 			$(ROOTLESS_TESTS); \
 	fi
 

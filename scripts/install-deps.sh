@@ -73,6 +73,19 @@ if ! python3 -c 'import pytest' >/dev/null 2>&1; then
 	fi
 fi
 
+# pytest-xdist runs the tests on every core (make check's -n). Optional:
+# without it they run in one process, so a failure here is not fatal.
+if ! python3 -c 'import xdist' >/dev/null 2>&1; then
+	have apt-get && ! dpkg_installed python3-pytest-xdist &&
+		$SUDO apt-get install -y -qq --no-install-recommends python3-pytest-xdist </dev/null >/dev/null 2>&1
+	if ! python3 -c 'import xdist' >/dev/null 2>&1; then
+		echo "install-deps: installing pytest-xdist (pip)"
+		python3 -m pip install -q pytest-xdist </dev/null >/dev/null 2>&1 ||
+			python3 -m pip install -q --break-system-packages pytest-xdist </dev/null >/dev/null 2>&1 ||
+			echo "install-deps: pytest-xdist not installed: the tests run in one process" >&2
+	fi
+fi
+
 # Go: any go on PATH or the upstream tarball's location will do.
 if ! have go && [ ! -x /usr/local/go/bin/go ]; then
 	apt_install golang-go
