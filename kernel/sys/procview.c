@@ -341,6 +341,10 @@ static int produce(struct zv_call *c, struct mark *m, size_t want)
 								 : make_records(m, (int)src, want);
 	if (own)
 		zv_close((int)src);
+	if (r < 0) { /* a batch cut short: nothing half made goes on */
+		m->text.len = 0;
+		m->whole = 0;
+	}
 	return r;
 }
 
@@ -350,7 +354,9 @@ static int produce(struct zv_call *c, struct mark *m, size_t want)
  * until it does). */
 static long seq_count(struct zv_call *c, struct mark *m, size_t p, size_t want)
 {
-	int r = produce(c, m, p + (want < 2 * m->bufsz ? want : 2 * m->bufsz));
+	/* enough for the common read in one batch: from a record's start, a
+	 * buffer's worth; from inside one, its rest too */
+	int r = produce(c, m, p + (want < m->bufsz ? want : m->bufsz) + (p ? m->bufsz : 0));
 	if (r < 0)
 		return r;
 	if (p >= m->text.len)
