@@ -285,6 +285,17 @@ def test_native_go_guest():
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode", list(get("procreads").modes))
+@pytest.mark.parametrize("name", builds("procreads", subset=True))
+def test_procview_reads(name, mode, platform):
+    """Reads of maps, smaps, numa_maps and smaps_rollup in every pattern
+    (small, large, readv, pread anywhere, lseek back, a dup, mappings
+    changed in between) give seq_file's bytes and counts; the text is made
+    only as far as the reads reach (sys/procview.c)."""
+    compare_guest(name, platform, mode)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("name", builds("forksig"))
 def test_signal_right_after_fork(name, platform):
     """A signal sent to a child at once after fork acts there (sys/proc.c,

@@ -5,13 +5,15 @@
  * The guest's fd stays the host's procfs fd, so fstat, readlink, fcntl,
  * close-on-exec and poll are native. An open of one of these files marks
  * the fd; reads of a marked fd (read, pread64, readv, preadv, preadv2) are
- * served from a snapshot that a read at offset 0 makes again, as seq_file
- * does, and the file position is the host's (so dup'ed and inherited fds
- * share it). A mark holds the file's (dev, ino), checked before serving, so
- * a stale mark (the fd closed by close_range or an exec's close-on-exec,
- * its number reused) never serves wrong bytes. The layer sees calls only
- * while a mark exists: a program that never opens these files pays
- * nothing. */
+ * served as seq_file serves them: the text is made record by record only
+ * as far as the reads reach (from the host's, filtered), made again by a
+ * read at offset 0 or anywhere but where the last read ended, and each
+ * read returns what seq_file's would. The file position is the host's (so
+ * dup'ed and inherited fds share it). A mark holds the file's (dev, ino),
+ * checked before serving, so a stale mark (the fd closed by close_range or
+ * an exec's close-on-exec, its number reused) never serves wrong bytes.
+ * The layer sees calls only while a mark exists: a program that never
+ * opens these files pays nothing. */
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/procview.h"
@@ -26,12 +28,16 @@
 #define MAX_MARKS 16
 
 struct mark {
-	int fd;          /* -1: free */
-	int kind;        /* enum zv_pv_kind */
-	int tid;         /* status: the host thread it shows */
+	int fd;            /* -1: free */
+	int kind;          /* enum zv_pv_kind */
+	int tid;           /* status: the host thread it shows */
 	uint64_t dev, ino;
-	struct zv_pv_buf snap;
-	int valid;       /* snap holds a snapshot */
+	struct zv_pv_buf text; /* the guest's text from offset 0, whole records */
+	int whole;         /* text is all of it */
+	uint64_t next_raw; /* if not: the host's offset of the next record, */
+	uint64_t next_lo;  /* and its address */
+	uint64_t read_pos; /* where the last read ended (seq_file's read_pos) */
+	size_t bufsz;      /* seq_file's buffer: the most a read gives past a record's rest */
 };
 
 static struct mark marks[MAX_MARKS] = { [0 ... MAX_MARKS - 1] = { .fd = -1 } };
@@ -109,8 +115,8 @@ static struct mark *find(int fd)
 
 static void drop(struct mark *m)
 {
-	if (m->snap.p)
-		zv_kunmap(m->snap.p, m->snap.cap);
+	if (m->text.p)
+		zv_kunmap(m->text.p, m->text.cap);
 	*m = (struct mark){ .fd = -1 };
 	nmarks--;
 }
@@ -125,7 +131,8 @@ static int add(int fd, int kind, int tid, uint64_t dev, uint64_t ino)
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < MAX_MARKS; i++)
 			if (marks[i].fd < 0) {
-				marks[i] = (struct mark){ .fd = fd, .kind = kind, .tid = tid, .dev = dev, .ino = ino };
+				marks[i] = (struct mark){ .fd = fd, .kind = kind, .tid = tid, .dev = dev, .ino = ino,
+							  .bufsz = 4096 };
 				return ++nmarks == 1;
 			}
 		for (int i = 0; i < MAX_MARKS; i++)
@@ -193,6 +200,11 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	uint64_t dev, ino;
 	if (!kind || file_id((int)fd, &dev, &ino) < 0)
 		return;
+	/* an fd that cannot read stays the host's (its reads fail there; ours
+	 * would read through an fd of our own) */
+	long fl = zv_sys2(__NR_fcntl, fd, F_GETFL);
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+		return;
 	zv_lock(&pv_lock);
 	int fold = add((int)fd, kind, (int)tid, dev, ino);
 	zv_unlock(&pv_lock);
@@ -217,19 +229,160 @@ int zv_pv_read_all(int fd, struct zv_pv_buf *b)
 	return 0;
 }
 
-static int snapshot(struct zv_call *c, struct mark *m)
+/* The host's text, CHUNK bytes at a time; also where advance reads to. */
+#define CHUNK 65536
+static char chunk[CHUNK + 1] ZV_COLD_BSS; /* under pv_lock */
+
+/* status and smaps_rollup: one record, made whole from the host's. */
+static int make_whole(struct zv_call *c, struct mark *m, int src)
 {
-	int r = zv_pv_read_all(m->fd, &raw); /* the host's whole file */
+	int r = zv_pv_read_all(src, &raw);
 	if (r < 0)
 		return r;
-	m->snap.len = 0;
-	m->valid = 0;
-	r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, raw.p, raw.len, &m->snap)
-				    : zv_pv_filter_maps(m->kind, raw.p, raw.len, &m->snap);
+	m->text.len = 0;
+	r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, raw.p, raw.len, &m->text)
+				    : zv_pv_filter_rollup(raw.p, raw.len, &m->text);
+	m->whole = r == 0;
+	return r;
+}
+
+/* Whether the host's text at s (n bytes) starts with the record at lo. */
+static int starts_at(const char *s, long n, int kind, uint64_t lo)
+{
+	const char *e;
+	return n > 0 && zv_parse_hex(s, &e) == lo && e > s && e < s + n && *e == (kind == ZV_PV_NUMA ? ' ' : '-');
+}
+
+/* maps, smaps, numa_maps: m's text goes on, record by record, until it
+ * holds more than want bytes or all of it. A first batch reads the host's
+ * text from its start. A later one goes on from the record after the last
+ * made, where src (a host fd of its own, which walks its text to that
+ * offset) shows it, if it is still there; if the text moved (a mapping
+ * made or removed, a field grown), from the start again, leaving out the
+ * records below that next record's address, as seq_file goes on from the
+ * address of the next mapping. Each later batch takes at least as much as
+ * there is, so that the walks cost at most the text's length in all. */
+static int make_records(struct mark *m, int src, size_t want)
+{
+	static struct zv_pv_filter f; /* under pv_lock */
+	size_t enough = m->text.len && want < 2 * m->text.len ? 2 * m->text.len : want;
+	uint64_t at = 0; /* the host's offset of chunk[0] */
+	size_t have = 0;
+	zv_pv_filter_begin(&f, m->kind);
+	if (m->text.len) {
+		long k = zv_sys4(__NR_pread64, src, chunk, CHUNK, m->next_raw - 1);
+		if (k > 0)
+			chunk[k] = 0;
+		if (k > 1 && chunk[0] == '\n' && starts_at(chunk + 1, k - 1, m->kind, m->next_lo)) {
+			have = (size_t)k - 1;
+			memmove(chunk, chunk + 1, have);
+			at = m->next_raw;
+		} else {
+			f.resume = m->next_lo;
+		}
+	}
+	for (;;) {
+		int eof = 0;
+		if (have < CHUNK) {
+			long k = zv_sys4(__NR_pread64, src, chunk + have, CHUNK - have, at + have);
+			if (k < 0)
+				return (int)k;
+			eof = k == 0;
+			have += (size_t)k;
+		}
+		chunk[have] = 0;
+		size_t i = 0;
+		while (i < have) {
+			const char *line = chunk + i, *nl = line;
+			while (nl < chunk + have && *nl != '\n')
+				nl++;
+			if (nl == chunk + have)
+				nl = NULL;
+			if (!nl && !eof && (i || have < CHUNK))
+				break; /* not whole yet (one longer than CHUNK is taken as it is) */
+			size_t n = nl ? (size_t)(nl - line) : have - i;
+			uint64_t lo;
+			int r = zv_pv_filter_line(&f, line, n, nl != NULL, enough, &m->text, &lo);
+			if (r < 0)
+				return r;
+			if (r == 1) {
+				m->next_raw = at + i;
+				m->next_lo = lo;
+				return 0;
+			}
+			i += n + (nl != NULL);
+		}
+		if (eof) {
+			m->whole = 1;
+			return 0;
+		}
+		memmove(chunk, chunk + i, have - i);
+		at += i;
+		have -= i;
+	}
+}
+
+/* Makes m's text longer than want bytes, or whole. The host's text is read
+ * through a host fd of our own on the same file, opened for the while:
+ * reading the guest's would move the host's read position of its file,
+ * which its next lseek or read would then walk the text from the start to
+ * find again. Without one (no /proc, no fd free), through the guest's. */
+static int produce(struct zv_call *c, struct mark *m, size_t want)
+{
+	if (m->whole || m->text.len > want)
+		return 0;
+	char path[48];
+	zv_snprintf(path, sizeof path, "/proc/thread-self/fd/%d", m->fd);
+	long src = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	int own = src >= 0;
+	if (!own)
+		src = m->fd;
+	int r = m->kind == ZV_PV_STATUS || m->kind == ZV_PV_ROLLUP ? make_whole(c, m, (int)src)
+								 : make_records(m, (int)src, want);
+	if (own)
+		zv_close((int)src);
+	if (r < 0) { /* a batch cut short: nothing half made goes on */
+		m->text.len = 0;
+		m->whole = 0;
+	}
+	return r;
+}
+
+/* How many bytes a read of want at p returns, as seq_file's: the rest of
+ * the record holding p, then whole records while fewer than want are
+ * there and they fit its buffer (the first one always: the buffer doubles
+ * until it does). */
+static long seq_count(struct zv_call *c, struct mark *m, size_t p, size_t want)
+{
+	/* enough for the common read in one batch: from a record's start, a
+	 * buffer's worth; from inside one, its rest too */
+	int r = produce(c, m, p + (want < m->bufsz ? want : m->bufsz) + (p ? m->bufsz : 0));
 	if (r < 0)
 		return r;
-	m->valid = 1;
-	return 0;
+	if (p >= m->text.len)
+		return 0;
+	size_t got = 0, count = 0, q = p;
+	if (!zv_pv_record_starts(m->kind, m->text.p, p)) {
+		q = zv_pv_record_end(m->kind, m->text.p, m->text.len, p);
+		if (q - p >= want)
+			return (long)want;
+		got = q - p;
+	}
+	while (count < want - got) {
+		if ((r = produce(c, m, q)) < 0)
+			return r;
+		if (q >= m->text.len)
+			break;
+		size_t len = zv_pv_record_end(m->kind, m->text.p, m->text.len, q) - q;
+		if (!count)
+			while (len >= m->bufsz)
+				m->bufsz *= 2;
+		else if (count + len >= m->bufsz)
+			break;
+		count += len;
+		q += len;
+	}
+	return (long)(got + (count < want - got ? count : want - got));
 }
 
 struct iov {
@@ -237,40 +390,67 @@ struct iov {
 	size_t len;
 };
 
-/* Copies the snapshot from pos into the guest's buffers; returns how
- * many bytes. */
-static long copy_out(struct mark *m, uint64_t pos, const struct iov *v, int nv)
+/* The guest's file position moves on by n from pos, as its read would have
+ * moved it: by reading n bytes of the host's text there (seq_file goes on
+ * from where it stands), not by lseek, which would make the host walk its
+ * text from the start to the new place. */
+static void advance(struct mark *m, long pos, long n)
 {
 	long done = 0;
-	for (int i = 0; i < nv && pos < m->snap.len; i++) {
-		size_t k = v[i].len;
-		if (!k)
-			continue;
-		if (k > m->snap.len - pos)
-			k = m->snap.len - pos;
-		if (zv_guest_copy(v[i].base, m->snap.p + pos, k, (uint64_t)v[i].base) < 0)
-			return done ? done : -EFAULT;
-		pos += k;
-		done += (long)k;
+	while (done < n) {
+		long k = zv_sys3(__NR_read, m->fd, chunk, n - done < CHUNK ? n - done : CHUNK);
+		if (k <= 0)
+			break;
+		done += k;
 	}
-	return done;
+	if (done != n)
+		zv_sys3(__NR_lseek, m->fd, pos + n, SEEK_SET);
 }
 
-/* A read of marked fd m; off < 0: at (and advancing) the file position. */
+/* One read of want bytes at p into the guest's buf, as seq_file's: a read
+ * at 0, or anywhere but where the last one ended, starts the text again;
+ * one where the last ended goes on. status and smaps_rollup (one record,
+ * and the rollup costs all of smaps) are made again only at 0. */
+static long seq_read(struct zv_call *c, struct mark *m, uint64_t p, void *buf, size_t want)
+{
+	int single = m->kind == ZV_PV_STATUS || m->kind == ZV_PV_ROLLUP;
+	if (p == 0 || (p != m->read_pos && !single)) {
+		m->text.len = 0;
+		m->whole = 0;
+	}
+	long n = seq_count(c, m, (size_t)p, want);
+	if (n <= 0)
+		return n;
+	if (zv_guest_copy(buf, m->text.p + p, (size_t)n, (uint64_t)buf) < 0)
+		return -EFAULT;
+	m->read_pos = p + (uint64_t)n;
+	return n;
+}
+
+/* A read of marked fd m; off < 0: at (and advancing) the file position.
+ * These files have no read_iter: readv and preadv read each buffer in
+ * turn, stopping after a short one, as the host's loop does. */
 static long serve(struct zv_call *c, struct mark *m, const struct iov *v, int nv, long off)
 {
 	int at_pos = off < 0;
 	if (at_pos && (off = zv_sys3(__NR_lseek, m->fd, 0, SEEK_CUR)) < 0)
 		return off;
-	if (off == 0 || !m->valid) {
-		int r = snapshot(c, m);
-		if (r < 0)
-			return r;
+	long done = 0;
+	for (int i = 0; i < nv; i++) {
+		if (!v[i].len)
+			continue;
+		long n = seq_read(c, m, (uint64_t)(off + done), v[i].base, v[i].len);
+		if (n < 0) {
+			done = done ? done : n;
+			break;
+		}
+		done += n;
+		if ((size_t)n != v[i].len)
+			break;
 	}
-	long n = copy_out(m, (uint64_t)off, v, nv);
-	if (n > 0 && at_pos)
-		zv_sys3(__NR_lseek, m->fd, off + n, SEEK_SET);
-	return n;
+	if (done > 0 && at_pos)
+		advance(m, off, done);
+	return done;
 }
 
 #define MAX_IOV 1024
@@ -300,6 +480,8 @@ static long read_call(struct zv_call *c, struct mark *m)
 		return -EINVAL;
 	if (c->nr == __NR_preadv2 && off < -1)
 		return -EINVAL;
+	if (c->nr == __NR_preadv2 && (a[5] & ~1L /* RWF_HIPRI */))
+		return -EOPNOTSUPP; /* the host's loop for files without read_iter */
 	return serve(c, m, v, (int)cnt, off);
 }
 

@@ -48,9 +48,36 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd);
 /* A restored stack [lo, hi) is shown as [stack] (cr/restore.c). */
 void zv_procview_stack(uint64_t lo, uint64_t hi);
 
-/* sys/procview_maps.c: the host's maps-like text raw (kind) into out,
- * without the kernel's regions. */
-int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *out);
+/* sys/procview_maps.c: the host's maps-like text (maps, smaps, numa_maps)
+ * filtered line by line, without the kernel's regions. */
+#define ZV_PV_MAX_REGIONS 64
+struct zv_pv_hidden {
+	uint64_t r[ZV_PV_MAX_REGIONS + 3][2];
+	int n;
+};
+struct zv_pv_filter {
+	int kind;
+	int skip;          /* the current record is not shown */
+	long prev;         /* maps: where the last line written starts in out (-1: none) */
+	uint64_t resume;   /* records ending at or below this address are left out (0: none) */
+	uint64_t slo, shi; /* the restored stack */
+	struct zv_pv_hidden h;
+};
+void zv_pv_filter_begin(struct zv_pv_filter *f, int kind);
+/* One line of the host's text (n bytes; nl: a newline followed) onto out.
+ * A line that starts a record while out holds more than enough bytes is
+ * not taken: returns 1 with *start its address; else 0, or -ENOMEM. */
+int zv_pv_filter_line(struct zv_pv_filter *f, const char *line, size_t n, int nl, size_t enough,
+		      struct zv_pv_buf *out, uint64_t *start);
+/* Records of a guest's text (0-terminated) as seq_file makes them: a maps
+ * or numa_maps line, an smaps mapping with its fields, all of status or
+ * smaps_rollup. Whether one starts at byte at; where the one holding byte
+ * at ends. */
+int zv_pv_record_starts(int kind, const char *text, size_t at);
+size_t zv_pv_record_end(int kind, const char *text, size_t len, size_t at);
+/* smaps_rollup's whole text raw into out, the hidden mappings' fields
+ * taken off. */
+int zv_pv_filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
 /* sys/procview_status.c: the host's status text raw into out, with the
  * signal fields of the guest's view; tid is the thread it shows (host's). */
 int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const char *raw, size_t len,

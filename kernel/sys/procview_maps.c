@@ -13,16 +13,9 @@
 #include "lib/syscall.h"
 #include <linux/fcntl.h>
 
-#define MAX_REGIONS 64
-
-struct hidden {
-	uint64_t r[MAX_REGIONS + 3][2];
-	int n;
-};
-
-static void collect(struct hidden *h)
+static void collect(struct zv_pv_hidden *h)
 {
-	h->n = zv_stubs_regions(h->r, MAX_REGIONS);
+	h->n = zv_stubs_regions(h->r, ZV_PV_MAX_REGIONS);
 	h->r[h->n][0] = ZV_KWIN_START;
 	h->r[h->n++][1] = ZV_KWIN_END;
 	if (zv_proc.platform == ZV_PLAT_ZPOLINE) {
@@ -33,7 +26,7 @@ static void collect(struct hidden *h)
 	}
 }
 
-static int is_hidden(const struct hidden *h, uint64_t lo, uint64_t hi)
+static int is_hidden(const struct zv_pv_hidden *h, uint64_t lo, uint64_t hi)
 {
 	for (int i = 0; i < h->n; i++)
 		if (lo < h->r[i][1] && h->r[i][0] < hi)
@@ -97,8 +90,6 @@ static const char *new_name(int kind, const char *line, size_t n, uint64_t lo, u
 		return "[heap]";
 	return NULL;
 }
-
-static int filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
 
 /* A mapping of a shared copy of rewritten code (intercept/sharedtext.c) is
  * shown as the original file's: its device, inode and path (the offsets
@@ -183,36 +174,33 @@ static int joins(const struct zv_pv_buf *out, long prev, const char *line, size_
 	return memcmp(atail + 1, "00:00 ", 6) != 0; /* a file */
 }
 
-int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *out)
+void zv_pv_filter_begin(struct zv_pv_filter *f, int kind)
 {
-	long prev = -1;
-	if (kind == ZV_PV_ROLLUP)
-		return filter_rollup(raw, len, out);
-	struct hidden h;
-	collect(&h);
-	uint64_t slo, shi;
-	slo = zv_pv_stack(&shi);
-	int skip = 0;
-	struct zv_pv_lines it = { raw, len, 0 };
-	size_t n;
-	int nl;
-	for (const char *line; (line = zv_pv_next_line(&it, &n, &nl));) {
-		uint64_t lo, hi;
-		const char *name = NULL;
-		if (header(line, kind, &lo, &hi)) {
-			skip = is_hidden(&h, lo, hi);
-			/* after a restore, the host's [stack] is zvisor's, not the guest's */
-			if (!skip && slo && n >= 7 && !memcmp(line + n - 7, "[stack]", 7) && !(lo <= slo && hi >= shi))
-				skip = 1;
-			if (!skip)
-				name = new_name(kind, line, n, lo, hi);
+	*f = (struct zv_pv_filter){ .kind = kind, .prev = -1 };
+	collect(&f->h);
+	f->slo = zv_pv_stack(&f->shi);
+}
+
+int zv_pv_filter_line(struct zv_pv_filter *f, const char *line, size_t n, int nl, size_t enough,
+		      struct zv_pv_buf *out, uint64_t *start)
+{
+	int kind = f->kind;
+	uint64_t lo, hi;
+	const char *name = NULL;
+	if (header(line, kind, &lo, &hi)) {
+		if (f->resume && hi <= f->resume) {
+			f->skip = 1; /* shown before the text moved */
+			return 0;
 		}
-		if (skip)
-			continue;
-		if (kind == ZV_PV_MAPS && joins(out, prev, line, n)) {
+		f->resume = 0;
+		int skip = is_hidden(&f->h, lo, hi);
+		/* after a restore, the host's [stack] is zvisor's, not the guest's */
+		if (!skip && f->slo && n >= 7 && !memcmp(line + n - 7, "[stack]", 7) && !(lo <= f->slo && hi >= f->shi))
+			skip = 1;
+		if (!skip && kind == ZV_PV_MAPS && joins(out, f->prev, line, n)) {
 			/* rewrite the previous line with this one's end */
 			char head[40];
-			const char *e, *a = out->p + prev;
+			const char *e, *a = out->p + f->prev;
 			uint64_t alo = zv_parse_hex(a, &e);
 			const char *rest = zv_strchr(a, ' ');
 			char tail[512];
@@ -221,22 +209,57 @@ int zv_pv_filter_maps(int kind, const char *raw, size_t len, struct zv_pv_buf *o
 				return -ENOMEM;
 			memcpy(tail, rest, tl);
 			int w = zv_snprintf(head, sizeof head, "%08lx-%08lx", (unsigned long)alo, (unsigned long)hi);
-			out->len = (size_t)prev;
+			out->len = (size_t)f->prev;
 			if (zv_pv_put(out, head, (size_t)w) < 0 || zv_pv_put(out, tail, tl) < 0)
 				return -ENOMEM;
-			continue;
+			return 0;
 		}
-		if (kind == ZV_PV_MAPS)
-			prev = (long)out->len;
-		int r = name ? put_named(out, line, n, name) : 0;
-		if (!name && header(line, kind, &lo, &hi))
-			r = shared_copy(kind, line, n, out);
-		if (!name && r == 0)
-			r = zv_pv_put(out, line, n);
-		if (r < 0 || (nl && zv_pv_put(out, "\n", 1) < 0))
-			return -ENOMEM;
+		if (out->len > enough) {
+			*start = lo;
+			return 1;
+		}
+		f->skip = skip;
+		if (!skip)
+			name = new_name(kind, line, n, lo, hi);
+		else
+			return 0;
+	} else if (f->skip) {
+		return 0;
 	}
+	if (kind == ZV_PV_MAPS)
+		f->prev = (long)out->len;
+	int r = name ? put_named(out, line, n, name) : 0;
+	if (!name && header(line, kind, &lo, &hi))
+		r = shared_copy(kind, line, n, out);
+	if (!name && r == 0)
+		r = zv_pv_put(out, line, n);
+	if (r < 0 || (nl && zv_pv_put(out, "\n", 1) < 0))
+		return -ENOMEM;
 	return 0;
+}
+
+int zv_pv_record_starts(int kind, const char *text, size_t at)
+{
+	uint64_t lo, hi;
+	if (at == 0)
+		return 1;
+	if (kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || text[at - 1] != '\n')
+		return 0;
+	return kind != ZV_PV_SMAPS || header(text + at, kind, &lo, &hi);
+}
+
+size_t zv_pv_record_end(int kind, const char *text, size_t len, size_t at)
+{
+	if (kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP)
+		return len;
+	for (size_t i = at;;) {
+		while (i < len && text[i] != '\n')
+			i++;
+		if (i >= len)
+			return len;
+		if (zv_pv_record_starts(kind, text, ++i))
+			return i;
+	}
 }
 
 /* smaps_rollup: the host's totals minus the hidden mappings' (summed from
@@ -282,7 +305,7 @@ static void add_kb(struct sums *s, const char *line, size_t n, int anon)
 
 static int hidden_sums(struct sums *s)
 {
-	struct hidden h;
+	struct zv_pv_hidden h;
 	collect(&h);
 	long fd = zv_openat(AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -315,7 +338,7 @@ static int hidden_sums(struct sums *s)
 	return 0;
 }
 
-static int filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out)
+int zv_pv_filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out)
 {
 	static struct sums s;
 	memset(&s, 0, sizeof s);
