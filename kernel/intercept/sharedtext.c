@@ -12,9 +12,9 @@
  * entry, which is part of the key). A hit maps that range privately over
  * the guest's mapping, with its stubs mapped from the same file at the
  * recorded offset (the jumps are relative), once the stubs the windows
- * make there are checked equal to the file's: open, fstat, one read (the
- * trailer and the stubs), the readlink of the guest's fd (the name this
- * process shows), the two mmaps and close. The stub pages are then the page
+ * make there are checked equal to the mapped ones: open, fstat, one read
+ * of the trailer (two for a large one), the readlink of the guest's fd
+ * (the name this process shows), the two mmaps and close. The stub pages are then the page
  * cache's: no anonymous memory, and no page table entries a fork copies.
  *
  * The copy is keyed by the original's identity (device, inode, size, mtime,
@@ -46,6 +46,7 @@
 #define HEAD 4096UL  /* the trailer's first page: struct trailer */
 #define MAX_PATH 240 /* the original's path, as the host names it */
 #define MAX_ORIGS 64 /* copies mapped in one image */
+#define FIRST_READ 16384UL /* a trailer's first read: small mappings' whole trailer */
 
 struct trailer {
 	struct zv_cache_key key;
@@ -189,8 +190,9 @@ static int map_copy(void *v)
 
 static uint64_t page_up(uint64_t n) { return (n + 4095) & ~4095UL; }
 
-/* The trailer read into buf (got bytes of it, and the stub region after it)
- * as b's windows and pairs, at addr; the reason if it does not check out. */
+/* The trailer read into buf (got bytes of it, maybe some of the stub
+ * region after it) as b's windows and pairs, at addr; the reason if it
+ * does not check out. */
 static const char *unpack(const struct zv_cache_key *k, uint8_t *buf, long got, uint64_t size, uint64_t addr,
 			  struct zv_stub_batch *b)
 {
@@ -202,7 +204,7 @@ static const char *unpack(const struct zv_cache_key *k, uint8_t *buf, long got, 
 		return "too many windows";
 	const uint64_t nw = t->nw, ninside = t->ninside; /* t is overwritten by the windows below */
 	uint64_t tlen = HEAD + nw * ws + ninside * 8, all = page_up(tlen) + zv_stubs_region_size((int)nw);
-	if ((uint64_t)got != all || size != off + len + all)
+	if ((uint64_t)got < tlen || size != off + len + all)
 		return "wrong size";
 	uint64_t sum = t->sum;
 	t->sum = 0;
@@ -254,12 +256,20 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 			return 0;
 		}
 		why = NULL;
-		long got = zv_sys4(__NR_pread64, cfd, buf, (uint64_t)b->max * sizeof *b->w, off + len);
+		/* the trailer, not the stubs after it (the region's check reads
+		 * those where they are mapped): a first part, then the rest */
+		uint64_t room = (uint64_t)b->max * sizeof *b->w;
+		long got = zv_sys4(__NR_pread64, cfd, buf, FIRST_READ, off + len);
 		if (got >= (long)sizeof head) {
 			memcpy(&head, buf, sizeof head);
 			if (memcmp(&head.key, &k, sizeof k)) {
 				zv_close((int)cfd); /* another range with the same hash: not damage */
 				return 0;
+			}
+			uint64_t tlen = HEAD + head.nw * sizeof *b->w + head.ninside * 8;
+			if (got == FIRST_READ && tlen > FIRST_READ && tlen <= room) {
+				long more = zv_sys4(__NR_pread64, cfd, buf + got, tlen - FIRST_READ, off + len + FIRST_READ);
+				got = more < 0 ? more : got + more;
 			}
 		}
 		if (!why)
@@ -289,7 +299,7 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		b->verdict = head.verdict == ~0UL || head.verdict > (1UL << 40) ? -1 : (long)head.verdict;
 		struct mapping m = { addr, len, off, prot, (int)cfd, 0 };
 		uint64_t tlen = page_up(HEAD + head.nw * sizeof *b->w + head.ninside * 8);
-		struct zv_stub_file f = { (int)cfd, off + len + tlen, buf + tlen };
+		struct zv_stub_file f = { (int)cfd, off + len + tlen };
 		int made = zv_stubs_commit_at(b, addr, addr + len, addr + (uint64_t)head.region, &f, map_copy, &m);
 		if (made < 0) {
 			/* not the stubs these windows make: the copy is dropped and
@@ -331,8 +341,8 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 	struct zv_cache_key k;
 	uint64_t ws = sizeof(struct zv_stub_window);
 	uint64_t tlen = HEAD + (uint64_t)b->n * ws + (uint64_t)b->ninside * 8, slen = zv_stubs_region_size(b->n);
-	/* a hit reads the trailer and the stubs into the windows' buffer */
-	if (!b->region || !b->n || b->verdict < 0 || page_up(tlen) + slen > (uint64_t)b->max * ws ||
+	/* a hit reads the trailer into the windows' buffer */
+	if (!b->region || !b->n || b->verdict < 0 || tlen > (uint64_t)b->max * ws ||
 	    !eligible(fd, off, len, prot, flags, &k))
 		return;
 	/* the trailer's first page is built in the batch's bitmaps (scratch now) */

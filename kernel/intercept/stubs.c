@@ -540,17 +540,18 @@ static uint64_t make_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, u
 }
 
 /* The region at base mapped from a copy's file (fd, at foff), kept once
- * the stubs b would make there are the file's (want: its bytes, read with
- * the trailer): one mapping, shared through the page cache. 0: its place
- * is taken; -1: the file's stubs differ. */
+ * its bytes are the stubs b would make there: one mapping, shared through
+ * the page cache (populated: the check reads every page, and the mapping
+ * of page cache pages allocates nothing). 0: its place is taken; -1: the
+ * file's stubs differ. */
 static int file_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base, size_t size,
 		       const struct zv_stub_file *f, struct rec *recs, int *nout)
 {
-	void *m = zv_mmap((void *)base, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED_NOREPLACE, f->fd,
-			  (long)f->off);
+	void *m = zv_mmap((void *)base, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED_NOREPLACE | MAP_POPULATE,
+			  f->fd, (long)f->off);
 	if (zv_is_err((long)m))
 		return 0;
-	int n = (uint64_t)m == base ? fill_region(b, lo, hi, base, size, 1, NULL, f->bytes, recs)
+	int n = (uint64_t)m == base ? fill_region(b, lo, hi, base, size, 1, NULL, m, recs)
 				    : 0; /* an old kernel that ignores NOREPLACE */
 	if (n <= 0) {
 		zv_munmap(m, size);

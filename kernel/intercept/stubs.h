@@ -64,11 +64,10 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
 		    int already_writable);
 /* A copy's file holding a stub region's bytes (intercept/sharedtext.c):
- * fd, its offset there, and the bytes as read. */
+ * fd and their offset there. */
 struct zv_stub_file {
 	int fd;
 	uint64_t off;
-	const uint8_t *bytes;
 };
 /* Makes the stubs of all of b's windows (in b's order: a shared copy's,
  * intercept/sharedtext.c) in a region at exactly base, without writing the
