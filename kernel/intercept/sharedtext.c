@@ -46,7 +46,7 @@
 #define HEAD 4096UL  /* the trailer's first page: struct trailer */
 #define MAX_PATH 240 /* the original's path, as the host names it */
 #define MAX_ORIGS 64 /* copies mapped in one image */
-#define FIRST_READ 16384UL /* a trailer's first read: small mappings' whole trailer */
+#define FIRST_READ 40960UL /* a trailer's first read: most trailers whole (libc's: 33 KB here) */
 
 struct trailer {
 	struct zv_cache_key key;
@@ -86,11 +86,12 @@ static uint64_t mix(uint64_t h, const void *v, uint64_t n)
  * plain private flags (a copy mapped over loses the guest's others), its
  * pages all within the file (natively a page past the end is SIGBUS; the
  * copy has its trailer there). */
-static int eligible(int fd, uint64_t off, uint64_t len, int prot, int flags, struct zv_cache_key *k)
+static int eligible(int fd, uint64_t off, uint64_t len, int prot, int flags, struct zv_stub_batch *b,
+		    struct zv_cache_key *k)
 {
 	int extra = flags & ~(MAP_TYPE | MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_DENYWRITE | MAP_EXECUTABLE);
 	return zv_sitecache_cap() && (prot & PROT_READ) && !(prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_PRIVATE &&
-	       !extra && !(off & 4095) && !(len & 4095) && zv_sitecache_key(fd, MAGIC_COPY, off, len, k) &&
+	       !extra && !(off & 4095) && !(len & 4095) && zv_sitecache_key(fd, b, MAGIC_COPY, off, len, k) &&
 	       k->off + k->len <= ((k->size + 4095) & ~4095UL);
 }
 
@@ -236,7 +237,7 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		      struct zv_stub_batch *b)
 {
 	struct zv_cache_key k;
-	if (!eligible(fd, off, len, prot, flags, &k) || __atomic_load_n(&norigs, __ATOMIC_ACQUIRE) == MAX_ORIGS)
+	if (!eligible(fd, off, len, prot, flags, b, &k) || __atomic_load_n(&norigs, __ATOMIC_ACQUIRE) == MAX_ORIGS)
 		return 0;
 	char path[300];
 	zv_sitecache_path(&k, "pgs", path, sizeof path);
@@ -329,7 +330,7 @@ void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len)
 {
 	struct zv_cache_key k;
 	char path[300];
-	if (zv_sitecache_key(fd, MAGIC_COPY, off, len, &k)) {
+	if (zv_sitecache_key(fd, NULL, MAGIC_COPY, off, len, &k)) {
 		zv_sitecache_path(&k, "pgs", path, sizeof path);
 		zv_sitecache_drop(path, "windows do not match the file");
 	}
@@ -343,7 +344,7 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 	uint64_t tlen = HEAD + (uint64_t)b->n * ws + (uint64_t)b->ninside * 8, slen = zv_stubs_region_size(b->n);
 	/* a hit reads the trailer into the windows' buffer */
 	if (!b->region || !b->n || b->verdict < 0 || tlen > (uint64_t)b->max * ws ||
-	    !eligible(fd, off, len, prot, flags, &k))
+	    !eligible(fd, off, len, prot, flags, b, &k))
 		return;
 	/* the trailer's first page is built in the batch's bitmaps (scratch now) */
 	struct trailer *t = (struct trailer *)b->starts;

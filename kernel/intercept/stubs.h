@@ -33,6 +33,10 @@ struct zv_stub_batch {
 	int ninside, maxinside;
 	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
 	uint64_t region; /* after a commit: its stub region (b->w then holds the windows made, in its order) */
+	/* the mapped file's identity as the cache keys it (intercept/sitecache.c):
+	 * one fstat for the copy's and the windows' lookups and stores */
+	uint64_t ident[7];
+	int has_ident;
 	/* the image's bytes, for jump tables (NULL: none; intercept/jumptab.c) */
 	zv_image_reader read;
 	void *read_ctx;
