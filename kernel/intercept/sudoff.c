@@ -87,15 +87,11 @@ static int peek(uint64_t a, void *buf, uint64_t n)
 
 #define CHUNK 65536
 /* The site byte pairs that straddle the ends of [lo, hi) (a neighbour's
- * byte and one of its own), whose own bytes are readable (counted, or the
- * vDSO): a pair across its start needs its first byte to be 05, 34 or 80,
- * one across its end its last byte to be 0f or cd; only then is the
- * neighbour read (a host call: two per mapping when always made). */
+ * byte and one of its own, when readable). */
 static long scan_edges(uint64_t lo, uint64_t hi)
 {
-	uint8_t first = *(const volatile uint8_t *)lo, last = *(const volatile uint8_t *)(hi - 1), edge[2];
-	int start = lo && (first == 0x05 || first == 0x34 || first == 0x80), end = last == 0x0f || last == 0xcd;
-	return (start && peek(lo - 1, edge, 2) && is_site(edge)) + (end && peek(hi - 1, edge, 2) && is_site(edge));
+	uint8_t edge[2];
+	return (lo && peek(lo - 1, edge, 2) && is_site(edge)) + (peek(hi - 1, edge, 2) && is_site(edge));
 }
 
 /* Counts the site byte pairs that start in [lo, hi - 1). -1: some of it
@@ -160,7 +156,7 @@ long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable,
 		return -1;
 	}
 	long n = known >= 0 ? known : zv_sudoff_count(lo, hi, in, nin);
-	long e = n >= 0 ? scan_edges(lo, hi) : 0;
+	long e = scan_edges(lo, hi);
 	if (n < 0) {
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE);
 	} else if (n + e > 0) {
@@ -170,11 +166,23 @@ long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable,
 	return n;
 }
 
+/* The vDSO's edges, mostly without reading its neighbours (two host
+ * calls): a pair across its start needs its first byte to be 05, 34 or 80
+ * (it is the ELF magic's 7f), one across its end its last byte to be 0f
+ * or cd; both bytes are its own, readable. */
+static long vdso_edges(uint64_t lo, uint64_t hi)
+{
+	uint8_t first = *(const volatile uint8_t *)lo, last = *(const volatile uint8_t *)(hi - 1);
+	if (first == 0x05 || first == 0x34 || first == 0x80 || last == 0x0f || last == 0xcd)
+		return scan_edges(lo, hi);
+	return 0;
+}
+
 long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known)
 {
 	if (zv_sudoff_never)
 		return -1;
-	long n = known >= 0 ? known : scan(lo, hi, in, nin), e = scan_edges(lo, hi);
+	long n = known >= 0 ? known : scan(lo, hi, in, nin), e = vdso_edges(lo, hi);
 	if (n < 0 || n + e > 0) {
 		uncovered += n >= 0 ? (unsigned long)(n + e) : 0;
 		zv_sudoff_taint(t, ZV_TAINT_VDSO);
