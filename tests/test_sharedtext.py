@@ -183,16 +183,27 @@ def trailer_at(data):
     raise AssertionError("no trailer")
 
 
+def trailer_len(data, t):
+    """HEAD, the windows and the pairs (struct trailer's nw, ninside)."""
+    nw, ninside = struct.unpack_from("<QQ", data, t + 88)
+    return HEAD + nw * WINDOW + ninside * 8
+
+
+def stubs_at(data, t):
+    """The offset of the stub region's bytes: the page after the trailer."""
+    return t + (trailer_len(data, t) + 4095) // 4096 * 4096
+
+
 def resum(data, t):
     """The trailer's sum again after a change (mix of sharedtext.c)."""
-    body = bytearray(data[t:])
+    body = bytearray(data[t:t + trailer_len(data, t)])
     struct.pack_into("<Q", body, 112, 0)
     h = 0x9e3779b97f4a7c15
     for (w,) in struct.iter_unpack("<Q", bytes(body[:len(body) // 8 * 8])):
         h = ((h ^ w) * 0xff51afd7ed558ccd) & MASK
         h ^= h >> 29
     struct.pack_into("<Q", body, 112, h)
-    return data[:t] + bytes(body)
+    return data[:t] + bytes(body) + data[t + len(body):]
 
 
 def the_copy(cache):
@@ -254,6 +265,94 @@ def test_damaged_copy_is_dropped_with_one_line(tmp_path):
         assert len(lines) == 1 and ".pgs" in lines[0], (how, res.stderr)
         again = zv(argv, tmp_path)
         assert "damaged" not in again.stderr and len(copies(tmp_path)) == 1, (how, again.stderr)
+
+
+def test_damaged_stubs_are_dropped_with_one_line(tmp_path):
+    """A stub region in the copy's file that is not what the windows make
+    (a byte of a stub, of the tail, of the padding): one line, the copy
+    removed, the windows written privately, the program right."""
+    argv = [built("stubwin.static")]
+    good = zv(argv, tmp_path)
+    data = the_copy(tmp_path).read_bytes()
+    x = stubs_at(data, trailer_at(data))
+    for at in (x + 3, x + 16 + 70, len(data) - 1):
+        bad = bytearray(data)
+        bad[at] ^= 0x01
+        the_copy(tmp_path).write_bytes(bytes(bad))
+        res = zv(argv, tmp_path)
+        assert (res.stdout, res.returncode) == (good.stdout, good.returncode), at
+        assert rewritten(res) == rewritten(good), res.stderr
+        lines = [l for l in res.stderr.splitlines() if "damaged cache file" in l]
+        assert len(lines) == 1 and "stubs do not match" in lines[0], (at, res.stderr)
+        assert the_copy(tmp_path).read_bytes() == data, at  # stored again, the same
+
+
+def fnv_name(key):
+    h = 0xcbf29ce484222325
+    for c in key:
+        h = ((h ^ c) * 0x100000001b3) & MASK
+    return "%016x.pgs" % h
+
+
+def test_copy_of_another_format_is_not_read(tmp_path):
+    """A copy whose key has another stubs' format (an older zvisor's,
+    without its stub region) lies under another name: it is never read,
+    the run stores its own, no line."""
+    argv = [built("stubwin.static")]
+    good = zv(argv, tmp_path)
+    c = the_copy(tmp_path)
+    data = bytearray(c.read_bytes())
+    t = trailer_at(data)
+    old = data[:stubs_at(bytes(data), t)]
+    magic = struct.unpack_from("<Q", old, t)[0] ^ ((0x02004010 ^ 0x01004010) << 24)
+    struct.pack_into("<Q", old, t, magic)
+    old = resum(bytes(old), t)[:t + trailer_len(old, t)]
+    c.unlink()
+    stale = c.parent / fnv_name(old[t:t + 80])
+    stale.write_bytes(old)
+    stale.chmod(0o600)
+    res = zv(argv, tmp_path)
+    assert (res.stdout, res.returncode) == (good.stdout, good.returncode)
+    assert without_stats(res.stderr) == "", res.stderr
+    assert stale.read_bytes() == old and c.read_bytes() == bytes(data)
+
+
+def test_stubs_from_the_copy_match_private_ones(tmp_path):
+    """A warm run maps libc's stub region from its copy (no anonymous
+    memory) and its bytes are those a cold run wrote into a private region
+    at the same offset from the code."""
+    cold = sleeping(tmp_path / "c")
+    warm = None
+    try:
+        code = [l.split() for l in host_maps(cold.pid, "maps").splitlines() if "r-xp" in l and "libc.so" in l]
+        lo, hi = (int(x, 16) for x in code[0][0].split("-"))
+        warm = sleeping(tmp_path / "c")
+        blocks = re.split(r"\n(?=[0-9a-f]+-[0-9a-f]+ )", host_maps(warm.pid))
+        heads = [b.split("\n", 1)[0].split() for b in blocks]
+        (copy, wlo), = {(h[5], int(h[0].split("-")[0], 16)) for h in heads
+                        if len(h) >= 6 and h[1] == "r-xp" and h[5].endswith(".pgs") and h[2] == code[0][2]
+                        and int(h[0].split("-")[1], 16) - int(h[0].split("-")[0], 16) == hi - lo}
+        data = Path(copy).read_bytes()
+        t = trailer_at(data)
+        region = struct.unpack_from("<q", data, t + 80)[0]
+        x = stubs_at(data, t)
+        (block,) = [b for b, h in zip(blocks, heads) if int(h[0].split("-")[0], 16) == wlo + region]
+        head = block.split("\n", 1)[0].split()
+        assert head[5] == copy and int(head[2], 16) == x, head
+        assert re.search(r"^Anonymous:\s+0 kB", block, re.M), block
+        size = int(head[0].split("-")[1], 16) - (wlo + region)
+        with open("/proc/%d/mem" % cold.pid, "rb") as mem:
+            mem.seek(lo + region)
+            private = mem.read(size)
+        assert private == data[x:x + size]
+        with open("/proc/%d/mem" % warm.pid, "rb") as mem:
+            mem.seek(wlo + region)
+            assert mem.read(size) == private
+    finally:
+        for p in (cold, warm):
+            if p:
+                p.kill()
+                p.wait()
 
 
 def test_copy_others_may_write_is_not_used(tmp_path):

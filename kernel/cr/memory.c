@@ -74,7 +74,7 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m)
 	if (!*p)
 		return -1;
 	uint64_t dev_major, dev_minor;
-	m->shared_copy = 0;
+	m->shared_copy = m->stub_region = 0;
 	if (hexval(&p, &m->lo) || *p++ != '-' || hexval(&p, &m->hi) || *p++ != ' ')
 		return -1;
 	for (int i = 0; i < 4; i++)
@@ -309,7 +309,8 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 			for (uint64_t i = 0; i < n; i++) {
 				uint64_t a = m->lo + (base + i) * PAGE;
 				/* a shared copy's window pages are not the file's */
-				int differs = worth_saving(kind, s->pm[i]) || (m->shared_copy && zv_stubs_window_page(a));
+				int differs = worth_saving(kind, s->pm[i]) || (m->shared_copy && zv_stubs_window_page(a)) ||
+					      m->stub_region;
 				if (differs && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
 					if (run_len && run_start + run_len * PAGE == a) {
 						run_len++;
@@ -396,6 +397,15 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 			zv_strlcpy(m.path, orig, sizeof m.path);
 			m.inode = ino;
 			m.shared_copy = 1;
+		}
+		/* a stub region mapped from a copy's file is saved whole, as
+		 * anonymous memory, as one made privately is */
+		if (kind == ZV_CR_FILE && zv_stubs_is_region(m.lo, m.hi)) {
+			kind = ZV_CR_ANON;
+			m.path[0] = 0;
+			m.inode = m.off = 0;
+			m.shared_copy = 0;
+			m.stub_region = 1;
 		}
 		r = save_one(&s, &m, kind);
 		if (r == 0 && kind == ZV_CR_VDSO)

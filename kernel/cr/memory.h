@@ -54,6 +54,7 @@ void zv_cr_image_layout(struct zv_cr_layout *l);
 struct zv_cr_mapline {
 	uint64_t lo, hi, off, inode, dev_major, dev_minor;
 	int shared_copy; /* a copy of rewritten code standing for path (intercept/sharedtext.c) */
+	int stub_region; /* stubs mapped from such a copy: saved as anonymous memory */
 	char perms[5];
 	char path[4096];
 };

@@ -7,12 +7,15 @@
  * windows written (a sparse file: the offsets, and the guest-visible offset
  * column of /proc/self/maps, stay the original's), followed (page-aligned)
  * by a trailer: the key, the stub region's offset from the mapping, the
- * windows in their stubs' order and the original's path. A hit maps that
- * range privately over the guest's mapping, with its stubs in a region at
- * the recorded offset (the jumps are relative); open, fstat, one read, the
- * readlink of the guest's fd (the name this process shows), the region's
- * mmap and mprotect, the copy's mmap and close, where writing the windows
- * took the entry's reads and an mprotect pair.
+ * windows in their stubs' order and the original's path; then, at the next
+ * page, the stub region's bytes (position-independent but for zvisor's
+ * entry, which is part of the key). A hit maps that range privately over
+ * the guest's mapping, with its stubs mapped from the same file at the
+ * recorded offset (the jumps are relative), once the stubs the windows
+ * make there are checked equal to the mapped ones: open, fstat, one read
+ * of the trailer (two for a large one), the readlink of the guest's fd
+ * (the name this process shows), the two mmaps and close. The stub pages are then the page
+ * cache's: no anonymous memory, and no page table entries a fork copies.
  *
  * The copy is keyed by the original's identity (device, inode, size, mtime,
  * ctime), the range and the stubs' format (ZV_STUBS_FORMAT), opened
@@ -32,14 +35,18 @@
 #include "intercept/sharedtext.h"
 #include "intercept/cachecap.h"
 #include "intercept/stubs.h"
+#include "arch/fast.h"
 #include <asm/stat.h>
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-#define MAGIC_COPY (0x59504f435aULL ^ (ZV_STUBS_FORMAT << 24)) /* "ZCOPY", and the stubs' format */
+/* "ZCOPY", the stubs' format and zvisor's entry, which the stub region's
+ * tail holds (another build maps other copies) */
+#define MAGIC_COPY (0x59504f435aULL ^ (ZV_STUBS_FORMAT << 24) ^ ((uint64_t)zv_stub_entry << 1))
 #define HEAD 4096UL  /* the trailer's first page: struct trailer */
 #define MAX_PATH 240 /* the original's path, as the host names it */
 #define MAX_ORIGS 64 /* copies mapped in one image */
+#define FIRST_READ 40960UL /* a trailer's first read: most trailers whole (libc's: 33 KB here) */
 
 struct trailer {
 	struct zv_cache_key key;
@@ -79,11 +86,12 @@ static uint64_t mix(uint64_t h, const void *v, uint64_t n)
  * plain private flags (a copy mapped over loses the guest's others), its
  * pages all within the file (natively a page past the end is SIGBUS; the
  * copy has its trailer there). */
-static int eligible(int fd, uint64_t off, uint64_t len, int prot, int flags, struct zv_cache_key *k)
+static int eligible(int fd, uint64_t off, uint64_t len, int prot, int flags, struct zv_stub_batch *b,
+		    struct zv_cache_key *k)
 {
 	int extra = flags & ~(MAP_TYPE | MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_DENYWRITE | MAP_EXECUTABLE);
 	return zv_sitecache_cap() && (prot & PROT_READ) && !(prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_PRIVATE &&
-	       !extra && !(off & 4095) && !(len & 4095) && zv_sitecache_key(fd, MAGIC_COPY, off, len, k) &&
+	       !extra && !(off & 4095) && !(len & 4095) && zv_sitecache_key(fd, b, MAGIC_COPY, off, len, k) &&
 	       k->off + k->len <= ((k->size + 4095) & ~4095UL);
 }
 
@@ -181,8 +189,11 @@ static int map_copy(void *v)
 	return !m->failed;
 }
 
-/* The trailer read into buf (got bytes of it) as b's windows and pairs, at
- * addr; the reason if it does not check out. */
+static uint64_t page_up(uint64_t n) { return (n + 4095) & ~4095UL; }
+
+/* The trailer read into buf (got bytes of it, maybe some of the stub
+ * region after it) as b's windows and pairs, at addr; the reason if it
+ * does not check out. */
 static const char *unpack(const struct zv_cache_key *k, uint8_t *buf, long got, uint64_t size, uint64_t addr,
 			  struct zv_stub_batch *b)
 {
@@ -193,8 +204,8 @@ static const char *unpack(const struct zv_cache_key *k, uint8_t *buf, long got, 
 	if (t->nw > (uint64_t)b->max - HEAD / ws || t->ninside > (uint64_t)b->maxinside)
 		return "too many windows";
 	const uint64_t nw = t->nw, ninside = t->ninside; /* t is overwritten by the windows below */
-	uint64_t tlen = HEAD + nw * ws + ninside * 8;
-	if ((uint64_t)got != tlen || size != off + len + tlen)
+	uint64_t tlen = HEAD + nw * ws + ninside * 8, all = page_up(tlen) + zv_stubs_region_size((int)nw);
+	if ((uint64_t)got < tlen || size != off + len + all)
 		return "wrong size";
 	uint64_t sum = t->sum;
 	t->sum = 0;
@@ -226,7 +237,7 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		      struct zv_stub_batch *b)
 {
 	struct zv_cache_key k;
-	if (!eligible(fd, off, len, prot, flags, &k) || __atomic_load_n(&norigs, __ATOMIC_ACQUIRE) == MAX_ORIGS)
+	if (!eligible(fd, off, len, prot, flags, b, &k) || __atomic_load_n(&norigs, __ATOMIC_ACQUIRE) == MAX_ORIGS)
 		return 0;
 	char path[300];
 	zv_sitecache_path(&k, "pgs", path, sizeof path);
@@ -246,12 +257,20 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 			return 0;
 		}
 		why = NULL;
-		long got = zv_sys4(__NR_pread64, cfd, buf, (uint64_t)b->max * sizeof *b->w, off + len);
+		/* the trailer, not the stubs after it (the region's check reads
+		 * those where they are mapped): a first part, then the rest */
+		uint64_t room = (uint64_t)b->max * sizeof *b->w;
+		long got = zv_sys4(__NR_pread64, cfd, buf, FIRST_READ, off + len);
 		if (got >= (long)sizeof head) {
 			memcpy(&head, buf, sizeof head);
 			if (memcmp(&head.key, &k, sizeof k)) {
 				zv_close((int)cfd); /* another range with the same hash: not damage */
 				return 0;
+			}
+			uint64_t tlen = HEAD + head.nw * sizeof *b->w + head.ninside * 8;
+			if (got == FIRST_READ && tlen > FIRST_READ && tlen <= room) {
+				long more = zv_sys4(__NR_pread64, cfd, buf + got, tlen - FIRST_READ, off + len + FIRST_READ);
+				got = more < 0 ? more : got + more;
 			}
 		}
 		if (!why)
@@ -280,7 +299,15 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 	if (!why) {
 		b->verdict = head.verdict == ~0UL || head.verdict > (1UL << 40) ? -1 : (long)head.verdict;
 		struct mapping m = { addr, len, off, prot, (int)cfd, 0 };
-		if (zv_stubs_commit_at(b, addr, addr + len, addr + (uint64_t)head.region, map_copy, &m) == b->n) {
+		uint64_t tlen = page_up(HEAD + head.nw * sizeof *b->w + head.ninside * 8);
+		struct zv_stub_file f = { (int)cfd, off + len + tlen };
+		int made = zv_stubs_commit_at(b, addr, addr + len, addr + (uint64_t)head.region, &f, map_copy, &m);
+		if (made < 0) {
+			/* not the stubs these windows make: the copy is dropped and
+			 * the windows written privately as on a miss */
+			why = "stubs do not match";
+			b->n = b->ninside = 0;
+		} else if (made == b->n) {
 			remember(st.st_dev, st.st_ino, &head, path, named);
 			r = ZV_SHARED_MAPPED;
 		} else {
@@ -290,9 +317,9 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 				zv_mmap((void *)addr, len, prot, MAP_PRIVATE | MAP_FIXED, fd, (long)off);
 			r = ZV_SHARED_WINDOWS;
 		}
-	} else {
-		b->n = b->ninside = 0;
 	}
+	if (why)
+		b->n = b->ninside = 0;
 	zv_close((int)cfd);
 	if (why)
 		zv_sitecache_drop(path, why);
@@ -303,7 +330,7 @@ void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len)
 {
 	struct zv_cache_key k;
 	char path[300];
-	if (zv_sitecache_key(fd, MAGIC_COPY, off, len, &k)) {
+	if (zv_sitecache_key(fd, NULL, MAGIC_COPY, off, len, &k)) {
 		zv_sitecache_path(&k, "pgs", path, sizeof path);
 		zv_sitecache_drop(path, "windows do not match the file");
 	}
@@ -314,8 +341,10 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 {
 	struct zv_cache_key k;
 	uint64_t ws = sizeof(struct zv_stub_window);
-	if (!b->region || !b->n || b->verdict < 0 || (uint64_t)b->n > (uint64_t)b->max - HEAD / ws ||
-	    !eligible(fd, off, len, prot, flags, &k))
+	uint64_t tlen = HEAD + (uint64_t)b->n * ws + (uint64_t)b->ninside * 8, slen = zv_stubs_region_size(b->n);
+	/* a hit reads the trailer into the windows' buffer */
+	if (!b->region || !b->n || b->verdict < 0 || tlen > (uint64_t)b->max * ws ||
+	    !eligible(fd, off, len, prot, flags, b, &k))
 		return;
 	/* the trailer's first page is built in the batch's bitmaps (scratch now) */
 	struct trailer *t = (struct trailer *)b->starts;
@@ -339,7 +368,6 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 	uint64_t h = mix(0x9e3779b97f4a7c15ULL, t, HEAD);
 	h = mix(h, b->w, t->nw * ws);
 	t->sum = mix(h, b->inside, t->ninside * 8);
-	uint64_t tlen = HEAD + t->nw * ws + t->ninside * 8;
 
 	char path[300], tmp[320];
 	zv_sitecache_path(&k, "pgs", path, sizeof path);
@@ -351,14 +379,15 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 	int ok = zv_sys4(__NR_pwrite64, cfd, addr, len, off) == (long)len &&
 		 zv_sys4(__NR_pwrite64, cfd, t, HEAD, at) == (long)HEAD &&
 		 zv_sys4(__NR_pwrite64, cfd, b->w, t->nw * ws, at + HEAD) == (long)(t->nw * ws) &&
-		 zv_sys4(__NR_pwrite64, cfd, b->inside, t->ninside * 8, at + HEAD + t->nw * ws) == (long)(t->ninside * 8);
+		 zv_sys4(__NR_pwrite64, cfd, b->inside, t->ninside * 8, at + HEAD + t->nw * ws) == (long)(t->ninside * 8) &&
+		 zv_sys4(__NR_pwrite64, cfd, b->region, slen, at + page_up(tlen)) == (long)slen;
 	/* written back now, not waited for: the pages processes map are then
 	 * clean, as the original's (smaps' and numa_maps' dirty counts) */
 	if (ok)
 		zv_sys4(__NR_sync_file_range, cfd, 0, 0, 2 /* SYNC_FILE_RANGE_WRITE */);
 	zv_close((int)cfd);
 	/* room within the bound, by evicting the least recently used files */
-	ok = ok && zv_cachecap_fit(zv_sitecache_dir(), len + tlen, zv_sitecache_cap(), b->targets, 2 * b->bitmap_bytes);
+	ok = ok && zv_cachecap_fit(zv_sitecache_dir(), len + page_up(tlen) + slen, zv_sitecache_cap(), b->targets, 2 * b->bitmap_bytes);
 	if (!ok || zv_sys4(__NR_renameat, AT_FDCWD, tmp, AT_FDCWD, path) != 0)
 		zv_sys3(__NR_unlinkat, AT_FDCWD, tmp, 0); /* a full disk: no copy */
 }

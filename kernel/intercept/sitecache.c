@@ -101,19 +101,32 @@ static int make_dirs(void)
 	return make_dir(base) && make_dir(dir);
 }
 
-int zv_sitecache_key(int fd, uint64_t magic, uint64_t off, uint64_t len, struct zv_cache_key *k)
+int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t off, uint64_t len,
+		     struct zv_cache_key *k)
 {
 	struct stat st;
-	if (!dir[0] || zv_sys2(__NR_fstat, fd, &st) != 0)
+	if (!dir[0])
 		return 0;
-	*k = (struct key){ magic, st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtime,
-			   st.st_mtime_nsec, (uint64_t)st.st_ctime, st.st_ctime_nsec, off, len };
+	if (!b || !b->has_ident) {
+		if (zv_sys2(__NR_fstat, fd, &st) != 0)
+			return 0;
+		uint64_t id[7] = { st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtime, st.st_mtime_nsec,
+				   (uint64_t)st.st_ctime, st.st_ctime_nsec };
+		*k = (struct key){ magic, id[0], id[1], id[2], id[3], id[4], id[5], id[6], off, len };
+		if (b) {
+			memcpy(b->ident, id, sizeof id);
+			b->has_ident = 1;
+		}
+		return 1;
+	}
+	const uint64_t *id = b->ident;
+	*k = (struct key){ magic, id[0], id[1], id[2], id[3], id[4], id[5], id[6], off, len };
 	return 1;
 }
 
-static int key_of(int fd, uint64_t off, uint64_t len, struct key *k)
+static int key_of(int fd, struct zv_stub_batch *b, uint64_t off, uint64_t len, struct key *k)
 {
-	return zv_sitecache_key(fd, MAGIC, off, len, k);
+	return zv_sitecache_key(fd, b, MAGIC, off, len, k);
 }
 
 void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n)
@@ -231,7 +244,7 @@ static int lookup(const struct key *kp, uint64_t addr, struct zv_stub_batch *b)
 int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, struct zv_stub_batch *b)
 {
 	struct key k;
-	return (prot & PROT_READ) && key_of(fd, off, len, &k) && lookup(&k, addr, b);
+	return (prot & PROT_READ) && key_of(fd, b, off, len, &k) && lookup(&k, addr, b);
 }
 
 /* Whether the code still holds b's windows and pairs; copies each window's
@@ -263,7 +276,7 @@ int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch 
 	struct key k;
 	if (check(b))
 		return 1;
-	if (key_of(fd, off, len, &k))
+	if (key_of(fd, b, off, len, &k))
 		drop_key(&k);
 	return 0;
 }
@@ -422,10 +435,10 @@ static void store(const struct key *kp, uint64_t addr, const struct zv_stub_batc
 		zv_sys3(__NR_unlinkat, AT_FDCWD, tmp, 0); /* a full disk: no entry */
 }
 
-void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const struct zv_stub_batch *b)
+void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, struct zv_stub_batch *b)
 {
 	struct key k;
-	if (key_of(fd, off, len, &k))
+	if (key_of(fd, b, off, len, &k))
 		store(&k, addr, b);
 }
 

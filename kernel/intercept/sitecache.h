@@ -18,7 +18,7 @@ int zv_sitecache_lookup(int fd, uint64_t addr, uint64_t len, uint64_t off, int p
  * the entry is dropped with one line and b emptied. */
 int zv_sitecache_check(int fd, uint64_t off, uint64_t len, struct zv_stub_batch *b);
 /* Keeps b's windows (found in that mapping) for the next time. */
-void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, const struct zv_stub_batch *b);
+void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, struct zv_stub_batch *b);
 /* The same for code that is no file's (the host's vDSO), keyed by its size
  * and the hash of its bytes before any window is made (zv_sitecache_hash;
  * 0 when there is no cache): lookup_bytes also checks the bytes (a
@@ -38,7 +38,9 @@ struct zv_cache_key {
 };
 const char *zv_sitecache_dir(void);
 uint64_t zv_sitecache_cap(void);
-int zv_sitecache_key(int fd, uint64_t magic, uint64_t off, uint64_t len, struct zv_cache_key *k);
+/* fd's identity from b's (one fstat per mapping, kept in b; b may be NULL) */
+int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t off, uint64_t len,
+		     struct zv_cache_key *k);
 void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n);
 void zv_sitecache_drop(const char *path, const char *why); /* if it is still there */
 long zv_sitecache_create(const char *tmp);

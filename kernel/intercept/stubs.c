@@ -10,9 +10,12 @@
  *           displacement is adjusted by p - X)
  *           lea 0(%rip), %rcx      rcx = K, the stub's key
  *   K:      jmp region_tail
- *   K + 5:  .quad s
+ *   K + 5:  .quad s - K
  *
- * and the region's tail is `movabs $zv_stub_entry, %r11; jmp *%r11`. rcx
+ * and the region's tail is `movabs $zv_stub_entry, %r11; jmp *%r11`. The
+ * site is stored relative to the key, so a region's bytes depend only on
+ * its offset from the code and on zvisor's entry (fixed: the image is
+ * linked at ZV_KWIN_START): a shared copy's file holds them (sharedtext.c). rcx
  * and r11 are what the host's syscall clobbers; nothing is pushed, so the
  * guest's red zone is never touched. The kernel returns to s + 2 itself
  * (arch/fastentry.S zv_stub_exit), so a stub has no code after the call.
@@ -387,7 +390,8 @@ static int write_stub(uint8_t *x, uint64_t xa, uint64_t base, const struct zv_st
 	e[7] = 0xe9; /* jmp rel32 to the region's tail */
 	int32_t r32 = (int32_t)rel;
 	memcpy(e + 8, &r32, 4);
-	memcpy(e + 12, &w->s, 8);
+	int64_t site = (int64_t)(w->s - (xa + moved + 7)); /* from the key, K */
+	memcpy(e + 12, &site, 8);
 	return 1;
 }
 
@@ -453,11 +457,62 @@ static int window_fits(const struct zv_stub_window *w, uint64_t lo, uint64_t hi,
 	       fits32((int64_t)xa - (int64_t)(from + 5));
 }
 
+/* The region's tail: movabs $zv_stub_entry, %r11; jmp *%r11; int3 padding. */
+static void write_tail(uint8_t *r)
+{
+	memset(r, 0xcc, TAIL_SIZE);
+	r[0] = 0x49;
+	r[1] = 0xbb;
+	uint64_t entry = (uint64_t)zv_stub_entry;
+	memcpy(r + 2, &entry, 8);
+	r[10] = 0x41;
+	r[11] = 0xff;
+	r[12] = 0xe3;
+}
+
+/* The stubs of b's windows for a region at base, in order, written at r,
+ * or (r NULL) compared with the bytes at want, the same region as a copy's
+ * file holds it; a window that does not fit is left out, unless all must
+ * fit (then none is made). Returns how many, in recs; -1 if want differs. */
+static int fill_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base, size_t size, int all,
+		       uint8_t *r, const uint8_t *want, struct rec *recs)
+{
+	uint8_t one[STUB_SIZE];
+	if (r) {
+		memset(r, 0xcc, size);
+		write_tail(r);
+	} else {
+		write_tail(one);
+		if (memcmp(one, want, TAIL_SIZE))
+			return -1;
+	}
+	int n = 0;
+	for (int i = 0; i < b->n; i++) {
+		const struct zv_stub_window *w = &b->w[i];
+		uint64_t xa = base + TAIL_SIZE + (uint64_t)n * STUB_SIZE;
+		uint8_t *x = r ? r + (xa - base) : one;
+		if (!r)
+			memset(one, 0xcc, STUB_SIZE);
+		if (window_fits(w, lo, hi, n ? recs[n - 1].s + 2 : 0, xa) && write_stub(x, xa, base, w)) {
+			if (!r && memcmp(one, want + (xa - base), STUB_SIZE))
+				return -1;
+			recs[n++] = (struct rec){ w->p, w->s, w->d };
+			if (n - 1 != i)
+				b->w[n - 1] = *w; /* b keeps the windows made, as the stubs' order */
+		} else if (all) {
+			return 0;
+		}
+	}
+	for (size_t i = TAIL_SIZE + (size_t)n * STUB_SIZE; !r && i < size; i++)
+		if (want[i] != 0xcc)
+			return -1;
+	return n;
+}
+
 /* Maps a region of size bytes at base (exactly there with MAP_FIXED_NOREPLACE
  * when fixed, else the first place that fits near [lo, hi)) and writes the
- * stubs of b's windows into it, in order; a window that does not fit is left
- * out, unless all must fit (then nothing is made). Returns the region's
- * address (0: none) and in recs[0..*n) the windows it serves. */
+ * stubs of b's windows into it (fill_region). Returns the region's address
+ * (0: none) and in recs[0..*n) the windows it serves. */
 static uint64_t make_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base, size_t size, int all,
 			    struct rec *recs, int *nout)
 {
@@ -474,34 +529,50 @@ static uint64_t make_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, u
 		return 0;
 	}
 	uint8_t *r = (uint8_t *)base;
-	memset(r, 0xcc, size);
-	r[0] = 0x49; /* movabs $zv_stub_entry, %r11 */
-	r[1] = 0xbb;
-	uint64_t entry = (uint64_t)zv_stub_entry;
-	memcpy(r + 2, &entry, 8);
-	r[10] = 0x41; /* jmp *%r11 */
-	r[11] = 0xff;
-	r[12] = 0xe3;
-	int n = 0;
-	for (int i = 0; i < b->n; i++) {
-		const struct zv_stub_window *w = &b->w[i];
-		uint64_t xa = base + TAIL_SIZE + (uint64_t)n * STUB_SIZE;
-		if (window_fits(w, lo, hi, n ? recs[n - 1].s + 2 : 0, xa) && write_stub(r + (xa - base), xa, base, w)) {
-			recs[n++] = (struct rec){ w->p, w->s, w->d };
-			if (n - 1 != i)
-				b->w[n - 1] = *w; /* b keeps the windows made, as the stubs' order */
-		} else if (all) {
-			n = 0;
-			break;
-		}
-	}
+	int n = fill_region(b, lo, hi, base, size, all, r, NULL, recs);
 	zv_mprotect(r, size, PROT_READ | PROT_EXEC);
-	if (!n) {
+	if (n <= 0) {
 		zv_munmap(r, size);
 		return 0;
 	}
 	*nout = n;
 	return base;
+}
+
+/* The region at base mapped from a copy's file (fd, at foff), kept once
+ * its bytes are the stubs b would make there: one mapping, shared through
+ * the page cache (populated: the check reads every page, and the mapping
+ * of page cache pages allocates nothing). 0: its place is taken; -1: the
+ * file's stubs differ. */
+static int file_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base, size_t size,
+		       const struct zv_stub_file *f, struct rec *recs, int *nout)
+{
+	void *m = zv_mmap((void *)base, size, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED_NOREPLACE | MAP_POPULATE,
+			  f->fd, (long)f->off);
+	if (zv_is_err((long)m))
+		return 0;
+	int n = (uint64_t)m == base ? fill_region(b, lo, hi, base, size, 1, NULL, m, recs)
+				    : 0; /* an old kernel that ignores NOREPLACE */
+	if (n <= 0) {
+		zv_munmap(m, size);
+		return n;
+	}
+	*nout = n;
+	return 1;
+}
+
+size_t zv_stubs_region_size(int n)
+{
+	return (TAIL_SIZE + (size_t)n * STUB_SIZE + 4095) & ~4095UL;
+}
+
+int zv_stubs_is_region(uint64_t lo, uint64_t hi)
+{
+	int n = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++)
+		if (lo < regions[i].hi && regions[i].lo < hi)
+			return 1;
+	return 0;
 }
 
 static void add_region(uint64_t base, size_t size, uint64_t lo, uint64_t hi, const struct rec *recs, int n)
@@ -524,7 +595,7 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 	if (b->n == 0 || __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) == MAX_REGIONS)
 		return 0;
 	sort_and_check(b);
-	size_t size = (TAIL_SIZE + (size_t)b->n * STUB_SIZE + 4095) & ~4095UL, rsize = (size_t)b->n * sizeof(struct rec);
+	size_t size = zv_stubs_region_size(b->n), rsize = (size_t)b->n * sizeof(struct rec);
 	struct rec *recs = zv_kmap(rsize, 4096, -1);
 	if (zv_is_err((long)recs))
 		return 0;
@@ -569,18 +640,19 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 }
 
 int zv_stubs_commit_at(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base,
-		       int (*map_code)(void *ctx), void *ctx)
+		       const struct zv_stub_file *f, int (*map_code)(void *ctx), void *ctx)
 {
 	if (b->n == 0 || (base & 4095) || __atomic_load_n(&nregions, __ATOMIC_ACQUIRE) == MAX_REGIONS)
 		return 0;
-	size_t size = (TAIL_SIZE + (size_t)b->n * STUB_SIZE + 4095) & ~4095UL, rsize = (size_t)b->n * sizeof(struct rec);
+	size_t size = zv_stubs_region_size(b->n), rsize = (size_t)b->n * sizeof(struct rec);
 	struct rec *recs = zv_kmap(rsize, 4096, -1);
 	if (zv_is_err((long)recs))
 		return 0;
-	int n = 0;
-	if (!make_region(b, lo, hi, base, size, 1, recs, &n)) {
+	int n = 0, made = f ? file_region(b, lo, hi, base, size, f, recs, &n)
+			    : make_region(b, lo, hi, base, size, 1, recs, &n) != 0;
+	if (made <= 0) {
 		zv_kunmap(recs, rsize);
-		return 0;
+		return made;
 	}
 	if (!map_code(ctx)) {
 		zv_munmap((void *)base, size);

@@ -2,6 +2,7 @@
 #ifndef ZV_INTERCEPT_STUBS_H
 #define ZV_INTERCEPT_STUBS_H
 #include <stdint.h>
+#include <stddef.h>
 #include "intercept/jumptab.h"
 
 #define ZV_STUB_MAX_MOVED 32 /* bytes of instructions a window moves into its stub */
@@ -32,6 +33,10 @@ struct zv_stub_batch {
 	int ninside, maxinside;
 	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
 	uint64_t region; /* after a commit: its stub region (b->w then holds the windows made, in its order) */
+	/* the mapped file's identity as the cache keys it (intercept/sitecache.c):
+	 * one fstat for the copy's and the windows' lookups and stores */
+	uint64_t ident[7];
+	int has_ident;
 	/* the image's bytes, for jump tables (NULL: none; intercept/jumptab.c) */
 	zv_image_reader read;
 	void *read_ctx;
@@ -62,16 +67,29 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
  * already_writable). Thread t; under the patch lock. Returns how many. */
 int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
 		    int already_writable);
+/* A copy's file holding a stub region's bytes (intercept/sharedtext.c):
+ * fd and their offset there. */
+struct zv_stub_file {
+	int fd;
+	uint64_t off;
+};
 /* Makes the stubs of all of b's windows (in b's order: a shared copy's,
  * intercept/sharedtext.c) in a region at exactly base, without writing the
- * windows (the code mapped by map_code(ctx) holds them already); if the
- * region cannot be there, a window does not fit or map_code fails, nothing
- * is left made and 0 is returned, else how many. */
+ * windows (the code mapped by map_code(ctx) holds them already): mapped
+ * from f if given, once its bytes are the stubs b makes there, else
+ * written into anonymous memory. If the region cannot be there, a window
+ * does not fit or map_code fails, nothing is left made and 0 is returned;
+ * -1 if f's bytes are not those stubs; else how many. */
 int zv_stubs_commit_at(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64_t base,
-		       int (*map_code)(void *ctx), void *ctx);
+		       const struct zv_stub_file *f, int (*map_code)(void *ctx), void *ctx);
+/* The size of a stub region of n stubs. */
+size_t zv_stubs_region_size(int n);
+/* Whether [lo, hi) meets a stub region. */
+int zv_stubs_is_region(uint64_t lo, uint64_t hi);
 /* The format of the stubs and of the jumps to them: part of the key of a
- * copy of code holding those jumps (intercept/sharedtext.c). */
-#define ZV_STUBS_FORMAT 0x01004010ULL /* version 1 (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
+ * copy of code holding those jumps and of its stub region
+ * (intercept/sharedtext.c). Version 2: the site relative to the key. */
+#define ZV_STUBS_FORMAT 0x02004010ULL /* version (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
 /* Whether the page at page holds a byte of a window or trampoline. */
 int zv_stubs_window_page(uint64_t page);
 /* already_writable for a mapping that zv_stubs_open opened (the patch lock
@@ -91,7 +109,7 @@ void zv_stubs_close(uint64_t lo, uint64_t hi, int prot);
 uint64_t zv_stubs_bounce_site(void);
 
 /* The address of the `syscall` a stub's key (its rcx at entry) stands for. */
-static inline uint64_t zv_stub_site(uint64_t key) { return *(const uint64_t *)(key + 5); }
+static inline uint64_t zv_stub_site(uint64_t key) { return key + *(const uint64_t *)(key + 5); }
 
 /* Signals and faults: the rip the guest sees for ip in a stub (rcx: the
  * thread's rcx there), and the stub address at which an rip the guest
