@@ -3,7 +3,8 @@ CC      ?= gcc
 BUILD   := build
 # The kernel is freestanding: no libc, no TLS, no vector registers (so the
 # syscall path never has to save extended state), linked at a fixed address so
-# that a seccomp filter keyed on its text range stays valid across execve.
+# that a seccomp filter keyed on its text range stays valid across execve, in
+# two segments (kernel/zvisor.ld).
 # The address is above 4 GiB, so the code is position-independent (-fpie)
 # even though the image is not.
 KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-builtin -nostdinc -isystem $(shell $(CC) -print-file-name=include) \
@@ -11,7 +12,8 @@ KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-builtin -nostdinc -isystem $(sh
            -fno-stack-protector -fpie -fvisibility=hidden -fcf-protection=none -mgeneral-regs-only \
            -fno-asynchronous-unwind-tables -fno-omit-frame-pointer -fno-strict-aliasing -fno-delete-null-pointer-checks \
            -include kernel/lib/visibility.h -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -MMD -MP
-KLDFLAGS := -static -nostdlib -no-pie -Wl,-Ttext-segment=0x7c0000000000 -Wl,-z,noexecstack \
+KLDS    := kernel/zvisor.ld
+KLDFLAGS := -static -nostdlib -no-pie -Wl,-T,$(KLDS) -Wl,-z,noexecstack \
             -Wl,--build-id=none -Wl,-e,_start
 KSRC    := $(sort $(wildcard kernel/*.c kernel/*/*.c kernel/*/*.S))
 KOBJ    := $(patsubst kernel/%,$(BUILD)/obj/%.o,$(KSRC))
@@ -31,14 +33,18 @@ $(BUILD)/obj/%.S.o: kernel/%.S Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(KCFLAGS) -c $< -o $@
 
-$(BUILD)/zvisor: $(KOBJ)
+$(BUILD)/zvisor: $(KOBJ) $(KLDS)
 	$(CC) $(KLDFLAGS) -o $@ $(KOBJ)
-	@# the bounce page (arch/fastentry.S) must be the end of the one executable
-	@# segment: kernel text ends where it begins (main.c's text_end)
-	@x=$$(readelf -lW $@ | awk '$$1 == "LOAD" && $$8 == "E" { print $$3, $$6 }'); set -- $$x; \
+	@# the bounce page (arch/fastentry.S) must end all code (kernel text ends
+	@# where it begins: main.c's text_end), and the image must be two
+	@# segments, the second with no part past its file size (kernel/zvisor.ld)
+	@x=$$(readelf -SW $@ | sed 's/^ *\[ *[0-9]*\]//' | awk '$$7 ~ /X/ { print $$3, $$5 }' | \
+	     while read a n; do echo $$((0x$$a + 0x$$n)); done | sort -n | tail -1); \
 	 b=$$(nm $@ | awk '$$3 == "zv_bounce_page" { print $$1 }'); \
-	 if [ $$# -ne 2 ] || [ -z "$$b" ] || [ $$(($$1 + $$2)) -ne $$((0x$$b + 4096)) ]; then \
-	   echo "zvisor: the bounce page is not the last page of text ($$x; $$b)" >&2; rm -f $@; exit 1; fi
+	 if [ -z "$$b" ] || [ -z "$$x" ] || [ $$x -ne $$((0x$$b + 4096)) ]; then \
+	   echo "zvisor: the bounce page is not the last page of code (code ends at 0x$$(printf %x "$$x"); page at 0x$$b)" >&2; rm -f $@; exit 1; fi; \
+	 l=$$(readelf -lW $@ | awk '$$1 == "LOAD" { n++; if ($$5 != $$6) bss++ } END { print n + 0, bss + 0 }'); \
+	 if [ "$$l" != "2 0" ]; then echo "zvisor: the image is not two segments held whole in the file ($$l)" >&2; rm -f $@; exit 1; fi
 
 # Unit tests of kernel sources (tests/unit, run by tests/test_unit.py): each
 # tests/unit/NAME.c includes the kernel .c file it tests, and is linked

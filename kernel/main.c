@@ -20,7 +20,7 @@
 struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
-extern char __executable_start[], zv_bounce_page[];
+extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
 
 __attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
 {
@@ -313,7 +313,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 
 	/* no fold here: start_guest and restore fold before any guest call */
 	host_sp = (uint64_t)sp;
-	zv_proc.text_start = (uint64_t)__executable_start;
+	zv_proc.text_start = (uint64_t)zv_text_start; /* code only: the headers share its mapping */
 	zv_proc.text_end = (uint64_t)zv_bounce_page; /* text's last page, after all kernel code (Makefile checks) */
 	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();
 

@@ -117,7 +117,8 @@ zv_fast_bounce:
  * outside the kernel text SUD and seccomp exempt and the catch-all turns it
  * into SIGSYS, and it costs no mapping of its own (a page in the kernel's
  * window split the window's first chunk: two more VMAs for every fork to
- * copy, and an mprotect per start). main.c checks it lies past etext. */
+ * copy, and an mprotect per start). The Makefile checks that no code follows
+ * it (kernel/zvisor.ld puts read-only data there). */
 	.section .zv_bounce,"ax",@progbits
 	.balign 4096
 	.globl zv_bounce_page

@@ -2,9 +2,21 @@
 #include "lib/syscall.h"
 #include <linux/mman.h>
 
-/* A bump pointer over the window, past the image; holes left by unmapping
- * are not reused (the window is a terabyte). A fork child inherits it. */
-static uint64_t next = ZV_KWIN_START + 0x1000000000UL;
+/* A bump pointer over the window, from the end of the image
+ * (kernel/zvisor.ld's zv_kmem_start); holes left by unmapping are not reused
+ * (the window is a terabyte). A fork child inherits it. Starting right
+ * after the image puts the first chunk's pages (the first thread block,
+ * the proc page, the scratch) in the image's 2 MiB of page table: the
+ * process needs one page-table page there, not a second page of page
+ * middle directory and of page table that every fork allocates, copies
+ * and frees again. */
+extern char zv_kmem_start[] __attribute__((weak)); /* absent in unit tests */
+static uint64_t next = (uint64_t)zv_kmem_start;
+
+static uint64_t window_first(void)
+{
+	return zv_kmem_start ? (uint64_t)zv_kmem_start : ZV_KWIN_START + 0x1000000000UL;
+}
 
 /* Small requests come from 4 MiB chunks of the window, each
  * mapped whole by one mmap the first time a request falls in it: a new
@@ -32,14 +44,15 @@ static int from_chunk(uint64_t at, size_t size)
 		return 1;
 	if (__atomic_load_n(&chunk_taken, __ATOMIC_RELAXED) == c)
 		return 0;
-	void *p = zv_mmap((void *)c, CHUNK, PROT_READ | PROT_WRITE,
+	uint64_t lo = c < window_first() ? window_first() : c; /* the first chunk holds the image */
+	void *p = zv_mmap((void *)lo, c + CHUNK - lo, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
-	if ((uint64_t)p == c) {
+	if ((uint64_t)p == lo) {
 		__atomic_store_n(&chunk_mapped, c, __ATOMIC_RELEASE);
 		return 1;
 	}
 	if (!zv_is_err((long)p))
-		zv_munmap(p, CHUNK); /* an old kernel ignoring NOREPLACE */
+		zv_munmap(p, c + CHUNK - lo); /* an old kernel ignoring NOREPLACE */
 	if (in_mapped_chunk(at))
 		return 1;
 	__atomic_store_n(&chunk_taken, c, __ATOMIC_RELAXED);
@@ -51,6 +64,10 @@ void *zv_kmap(size_t size, size_t align, int fd)
 	size = (size + 4095) & ~4095UL;
 	for (int tries = 0; tries < 16; tries++) {
 		uint64_t cur = __atomic_load_n(&next, __ATOMIC_RELAXED), at;
+		if (!cur) { /* unit tests: no linker-script symbol */
+			__atomic_compare_exchange_n(&next, &cur, window_first(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+			cur = __atomic_load_n(&next, __ATOMIC_RELAXED);
+		}
 		do {
 			at = (cur + align - 1) & ~(align - 1);
 		} while (!__atomic_compare_exchange_n(&next, &cur, at + size, 0, __ATOMIC_RELAXED,

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ZV_KWIN_START 0x7c0000000000UL /* the image is linked here (Makefile) */
+#define ZV_KWIN_START 0x7c0000000000UL /* the image is linked here (kernel/zvisor.ld) */
 #define ZV_KWIN_END 0x7d0000000000UL /* the host's mmap base is randomized over
                                        * the terabyte below 0x7fffffffffff; this
                                        * window stays under it */

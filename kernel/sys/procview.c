@@ -557,7 +557,13 @@ static int pv_sees(long nr)
 	}
 }
 
-static void pv_fork_child(struct zv_thread *t) { pv_lock = 0; }
+/* A lock another thread held at the fork; written only then, since a write
+ * would copy the page for nothing in every fork child. */
+static void pv_fork_child(struct zv_thread *t)
+{
+	if (pv_lock)
+		pv_lock = 0;
+}
 
 const struct zv_layer zv_procview_layer = {
 	.name = "procview", .sees = pv_sees, .active = pv_on, .call = pv_call, .fork_child = pv_fork_child,
