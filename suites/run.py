@@ -21,6 +21,7 @@ has a scratch directory of its own as TMPDIR; what it leaves mounted there
 is unmounted after it (never another running test's mounts), and what the
 suite left mounted elsewhere when the suite is done."""
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -266,6 +267,11 @@ class Ltp(Suite):
         return {name: "pass" if code == 0 else "skip" if code == 32 else "fail"}
 
 
+def unit_name(unit):
+    """A unit's name: an LTP test's or a Go package's (tuples), else itself."""
+    return unit[0] if isinstance(unit, tuple) else unit
+
+
 def main():
     global ZVISOR
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -274,6 +280,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="units run at once (default 2)")
     ap.add_argument("--timeout", type=int, default=60, help="seconds per unit (default 60; Go packages x5, CPython modules x3)")
     ap.add_argument("--quick", action="store_true", help="a small subset of each suite, for a smoke run")
+    ap.add_argument("--only", action="append", metavar="PATTERN",
+                    help="only the units whose name matches this shell pattern (repeatable): "
+                         "a stressor, Go package, CPython module or LTP test, e.g. --only 'madvise*'")
     ap.add_argument("--ltp-root", default=os.environ.get("LTP_ROOT") or "/opt/ltp")
     ap.add_argument("--report", default=str(OUT / "report.json"))
     ap.add_argument("--zvisor", default=str(ZVISOR), help="the zvisor binary (default build/zvisor)")
@@ -299,6 +308,8 @@ def main():
         t0 = time.monotonic()
         suite_mounts = mounts()
         units = suite.prepare(args.quick)
+        if args.only:
+            units = [u for u in units if any(fnmatch.fnmatchcase(unit_name(u), g) for g in args.only)]
         log("%s: %d units on native + %s" % (suite.name, len(units), ", ".join(platforms)))
         # Go packages and CPython modules are units of many tests (test_signal
         # alone takes 47 s natively), LTP and stress-ng units are one test each
@@ -326,7 +337,7 @@ def main():
                 lost = losses(out)
                 if lost:
                     lost_units.append((unit, lost))
-                label = unit[0] if isinstance(unit, tuple) else unit
+                label = unit_name(unit)
                 log("  [%d/%d] %s%s" % (done, len(units), label,
                                         "" if not lost else "  LOST: " + ", ".join("%s on %s" % x for x in lost)))
         # A loss is run again alone, native and platforms: units that run in
@@ -341,7 +352,7 @@ def main():
             for t, p in lost:
                 if (t, p) not in again:
                     report["flaky"].append({"suite": suite.name, "test": t, "platform": p})
-            label = unit[0] if isinstance(unit, tuple) else unit
+            label = unit_name(unit)
             log("  again alone: %s%s" % (label, "  LOST: " + ", ".join("%s on %s" % x for x in sorted(again))
                                          if again else "  passes (flaky in parallel)"))
         unmount_new(suite_mounts)  # what units mounted outside their scratch directories
