@@ -105,21 +105,18 @@ int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t o
 		     struct zv_cache_key *k)
 {
 	struct stat st;
+	uint64_t mine[7], *id = b ? b->ident : mine;
 	if (!dir[0])
 		return 0;
 	if (!b || !b->has_ident) {
 		if (zv_sys2(__NR_fstat, fd, &st) != 0)
 			return 0;
-		uint64_t id[7] = { st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtime, st.st_mtime_nsec,
-				   (uint64_t)st.st_ctime, st.st_ctime_nsec };
-		*k = (struct key){ magic, id[0], id[1], id[2], id[3], id[4], id[5], id[6], off, len };
-		if (b) {
-			memcpy(b->ident, id, sizeof id);
+		uint64_t now[7] = { st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtime, st.st_mtime_nsec,
+				    (uint64_t)st.st_ctime, st.st_ctime_nsec };
+		memcpy(id, now, sizeof now);
+		if (b)
 			b->has_ident = 1;
-		}
-		return 1;
 	}
-	const uint64_t *id = b->ident;
 	*k = (struct key){ magic, id[0], id[1], id[2], id[3], id[4], id[5], id[6], off, len };
 	return 1;
 }

@@ -291,18 +291,14 @@ static int make_records(struct mark *m, int src, size_t want)
 			have += (size_t)k;
 		}
 		chunk[have] = 0;
-		size_t i = 0;
-		while (i < have) {
-			const char *line = chunk + i, *nl = line;
-			while (nl < chunk + have && *nl != '\n')
-				nl++;
-			if (nl == chunk + have)
-				nl = NULL;
+		size_t i = 0, n; /* i: where the line in hand starts */
+		int nl;
+		struct zv_pv_lines it = { chunk, have, 0 };
+		for (const char *line; (line = zv_pv_next_line(&it, &n, &nl)); i = it.at) {
 			if (!nl && !eof && (i || have < CHUNK))
 				break; /* not whole yet (one longer than CHUNK is taken as it is) */
-			size_t n = nl ? (size_t)(nl - line) : have - i;
 			uint64_t lo;
-			int r = zv_pv_filter_line(&f, line, n, nl != NULL, enough, &m->text, &lo);
+			int r = zv_pv_filter_line(&f, line, n, nl, enough, &m->text, &lo);
 			if (r < 0)
 				return r;
 			if (r == 1) {
@@ -310,7 +306,6 @@ static int make_records(struct mark *m, int src, size_t want)
 				m->next_lo = lo;
 				return 0;
 			}
-			i += n + (nl != NULL);
 		}
 		if (eof) {
 			m->whole = 1;

@@ -187,7 +187,8 @@ int zv_pv_filter_line(struct zv_pv_filter *f, const char *line, size_t n, int nl
 	int kind = f->kind;
 	uint64_t lo, hi;
 	const char *name = NULL;
-	if (header(line, kind, &lo, &hi)) {
+	int head = header(line, kind, &lo, &hi);
+	if (head) {
 		if (f->resume && hi <= f->resume) {
 			f->skip = 1; /* shown before the text moved */
 			return 0;
@@ -229,7 +230,7 @@ int zv_pv_filter_line(struct zv_pv_filter *f, const char *line, size_t n, int nl
 	if (kind == ZV_PV_MAPS)
 		f->prev = (long)out->len;
 	int r = name ? put_named(out, line, n, name) : 0;
-	if (!name && header(line, kind, &lo, &hi))
+	if (!name && head)
 		r = shared_copy(kind, line, n, out);
 	if (!name && r == 0)
 		r = zv_pv_put(out, line, n);
