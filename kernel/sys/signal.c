@@ -645,19 +645,20 @@ long zv_sys_masked_wait(struct zv_call *c)
 	uint64_t m, host;
 	struct { uint64_t *set; uint64_t len; } psel;
 	const uint64_t *user = NULL;
-	if (nr == __NR_pselect6) {
-		const uint64_t *arg = (const void *)a[5];
+	const struct zv_sysent *row = zv_row(nr);
+	int idx = zv_arg_index(row->sigset);
+	if (!row->sigsize) { /* pselect6: a { set, size } pair */
+		const uint64_t *arg = (const void *)a[idx];
 		if (arg && zv_bad_guest_ptr((uint64_t)arg))
 			return -EFAULT;
 		if (arg && arg[0] && arg[1] == 8) {
 			user = (const uint64_t *)arg[0];
 			psel.set = &host;
 			psel.len = 8;
-			b[5] = (long)&psel;
+			b[idx] = (long)&psel;
 		}
 	} else {
-		int idx = nr == __NR_ppoll ? 3 : 4;
-		if (a[idx] && a[idx + 1] == 8) {
+		if (a[idx] && a[zv_arg_index(row->sigsize)] == 8) {
 			user = (const uint64_t *)a[idx];
 			b[idx] = (long)&host;
 		}
@@ -683,12 +684,12 @@ long zv_sys_sigmask_arg(struct zv_call *c)
 	struct zv_thread *t = c->t;
 	long *a = c->a;
 	long nr = c->nr;
-	int idx = nr == __NR_rt_sigtimedwait ? 0 : 1;
+	const struct zv_sysent *row = zv_row(nr);
+	int idx = zv_arg_index(row->sigset), ti = zv_arg_index(row->timeout);
 	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
 	uint64_t m;
-	if (a[idx] && a[nr == __NR_rt_sigtimedwait ? 3 : 2] == 8) {
-		if (zv_bad_guest_ptr((uint64_t)a[idx]) ||
-		    (nr == __NR_rt_sigtimedwait && a[2] && zv_bad_guest_ptr((uint64_t)a[2])))
+	if (a[idx] && a[zv_arg_index(row->sigsize)] == 8) {
+		if (zv_bad_guest_ptr((uint64_t)a[idx]) || (ti >= 0 && a[ti] && zv_bad_guest_ptr((uint64_t)a[ti])))
 			return -EFAULT;
 		m = *(const uint64_t *)a[idx] & ~zv_kernel_signals();
 		b[idx] = (long)&m;

@@ -533,7 +533,7 @@ long zv_vt_settime(struct zv_call *c)
 	if (!in || !ts_valid(&in->value) || !ts_valid(&in->interval))
 		return zv_next(c);
 	int abs = (a[1] & 1) != 0; /* TFD_TIMER_ABSTIME == TIMER_ABSTIME == 1 */
-	int clk = abs ? (nr == __NR_timerfd_settime ? timerfd_clock(a[0]) : timer_clock(a[0])) : 0;
+	int clk = abs ? (zv_row(nr)->fds ? timerfd_clock(a[0]) : timer_clock(a[0])) : 0; /* a timerfd, or a timer id */
 	if (abs && (in->value.sec || in->value.nsec) && family(clk) >= 0 && !plain(family(clk))) {
 		int64_t when = real_clock(clk, ts_ns(&in->value));
 		ns_ts(when <= 0 ? 1 : when, &knew.value);
