@@ -51,8 +51,8 @@
  * more): ioctl (TCGETS and TCSETS* with the whole termios, TIOCGWINSZ,
  * TIOCSWINSZ, TCFLSH, FIONBIO, FIONREAD, FIOCLEX, FIONCLEX, FIOASYNC,
  * TIOC[GS]PGRP, TIOCGSID, TIOCOUTQ, FICLONE and the other names of
- * names.c; other numbers as _IOC(dir, type, nr, size); an argument not
- * decoded in hex), prctl (PR_SET/GET_NAME, PDEATHSIG, DUMPABLE,
+ * trace/names_net.c; other numbers as _IOC(dir, type, nr, size); an
+ * argument not decoded in hex), prctl (PR_SET/GET_NAME, PDEATHSIG, DUMPABLE,
  * NO_NEW_PRIVS, CAPBSET_*, KEEPCAPS, TIMERSLACK, CHILD_SUBREAPER,
  * THP_DISABLE, SECUREBITS; others in hex), sendmsg/recvmsg (control data
  * as an address), setsockopt/getsockopt (int values; option names for
