@@ -1,4 +1,4 @@
-/* Jump-stub windows (DESIGN 12): code that the stubs platform moves into a
+/* Jump-stub windows (DESIGN "Jump stubs and SUD off"): code that the stubs platform moves into a
  * stub must look, to signal handlers, as if it ran in place.
  *
  *   win_getpid: mov $39, %eax      5 bytes
