@@ -98,8 +98,9 @@ check-rootless:
 			$(ROOTLESS_TESTS); \
 	fi
 
-# The kernel's dependency direction (docs/DESIGN.md section 4): includes and
-# symbols against it, beyond the known ones of scripts/deps-allowed.txt.
+# The kernel's dependency direction (docs/DESIGN.md, "Source layout"):
+# includes and symbols against it, beyond the known ones of
+# scripts/deps-allowed.txt.
 check-deps: all
 	python3 scripts/check-deps.py
 

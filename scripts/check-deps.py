@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The kernel's dependency direction (docs/DESIGN.md section 4).
+"""The kernel's dependency direction (docs/DESIGN.md, "Source layout").
 
 The folders of kernel/ form layers, each of which may use only the layers
 before it:
@@ -175,7 +175,7 @@ def main():
         print("check-deps: NEW edge against the direction: " + l, file=sys.stderr)
     if new:
         print("check-deps: %d new edges: use the layer list, an event hook or the platform interface "
-              "instead (docs/DESIGN.md section 4)" % len(new), file=sys.stderr)
+              "instead (docs/DESIGN.md, 'Source layout')" % len(new), file=sys.stderr)
         return 1
     return 0
 
