@@ -9,7 +9,7 @@
  * at any time. Nor is uname: another process may change the host name. */
 #include "zvisor.h"
 #include "sys/layer.h"
-#include "intercept/platform.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include <linux/sched.h>
 

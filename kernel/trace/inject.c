@@ -209,4 +209,4 @@ static long inject_call(struct zv_call *c)
 static int inject_on(void) { return zv_proc.trace.inject; }
 static int inject_sees(long nr) { return inject_on(); }
 
-const struct zv_layer zv_inject_layer = { .name = "inject", .sees = inject_sees, .active = inject_on, .call = inject_call };
+ZV_LAYER(inject, 200) = { .name = "inject", .sees = inject_sees, .active = inject_on, .call = inject_call };
