@@ -14,6 +14,7 @@
 #include "intercept/sites.h"
 #include "intercept/sudoff.h"
 #include "cmdline.h"
+#include "image.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -97,28 +98,24 @@ static void *alloc(size_t n)
 	return p;
 }
 
-/* --rewrite=load: the loader's executable mappings, rewritten as mapped
- * (intercept/loadsites.c) by the thread that loads them. */
-static struct zv_thread *loading_thread;
-
-static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+/* The host's auxv as it gave it to this image (after --vdso=none took its
+ * vDSO out), kept for the images an exec makes in this process: the
+ * guest's stack replaces the host's. */
+static void keep_host_auxv(const uint64_t *auxv)
 {
-	zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot, MAP_PRIVATE | MAP_FIXED);
+	int k = 0;
+	for (const uint64_t *a = auxv; a[0] != AT_NULL && k < ZV_HOST_AUXV - 1; a += 2, k++) {
+		zv_proc.host_auxv[2 * k] = a[0];
+		zv_proc.host_auxv[2 * k + 1] = a[1];
+		if (a[0] == AT_PLATFORM && a[1]) {
+			zv_strlcpy(zv_proc.host_platform, (const char *)a[1], sizeof zv_proc.host_platform);
+			zv_proc.host_auxv[2 * k + 1] = (uint64_t)zv_proc.host_platform;
+		}
+	}
+	zv_proc.host_auxv[2 * k] = AT_NULL;
+	zv_proc.host_auxv[2 * k + 1] = 0;
 }
 
-/* The process's name (/proc/self/comm, ps), as the host's execve sets it:
- * the last component of the path the guest asked for (the host set it to
- * "zvisor", or "exe" after an execve of /proc/self/exe). */
-static void set_comm(const char *execfn)
-{
-	const char *base = execfn;
-	for (const char *p = execfn; *p; p++)
-		if (*p == '/' && p[1])
-			base = p + 1;
-	zv_sys2(__NR_prctl, 15 /* PR_SET_NAME */, base);
-}
-
-static uint64_t host_sp; /* where the host's execve left zvisor's stack: /proc/self/stat's startstack */
 
 /* Loads path (already resolved to r) and starts it as the guest. */
 __attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
@@ -129,16 +126,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	long argc = 0;
 	while (argv[argc])
 		argc++;
-	char **gargv = argv;
-	if (r->nprefix) {
-		gargv = alloc((r->nprefix + argc + 1) * sizeof(char *));
-		long k = 0;
-		for (int i = 0; i < r->nprefix; i++)
-			gargv[k++] = r->prefix[i];
-		for (long i = 1; i < argc; i++)
-			gargv[k++] = argv[i];
-		gargv[k] = NULL;
-	}
+	char **gargv = zv_image_argv(r, argv, r->nprefix ? alloc((r->nprefix + argc + 1) * sizeof(char *)) : NULL);
 
 	struct zv_thread *t = zv_thread_alloc();
 	if (!t)
@@ -172,34 +160,20 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	/* SUD may go off once every executable byte is scanned (sudoff.c) */
 	zv_sudoff_never = zv_proc.platform != ZV_PLAT_STUBS || zv_proc.rewrite == ZV_REWRITE_NONE;
 	zv_vdso_setup(t, (uint64_t *)auxv);
+	keep_host_auxv(auxv);
 	zv_count_tsc_init();
 	zv_layers_fold(); /* after --time, the vDSO and -c's TSC, which change how calls are routed */
 	t->sigsys_blocked = x->sigsys_blocked;
 	zv_signals_init(t->sighand, x->ignored_known ? &x->ignored : NULL);
 
 	struct zv_image *img = alloc(sizeof *img);
-	char why[160] = "";
 	zv_sitecache_init(envp);
-	if (zv_plat->code_mapped) {
-		loading_thread = t;
-		zv_exec_mapped = rewrite_mapped;
-	}
-	e = zv_load_elf(r->elf, img, why, sizeof why);
-	zv_exec_mapped = NULL;
-	if (zv_proc.carry_fd >= 0) { /* the file is mapped: the guest never sees the copy */
-		zv_close(zv_proc.carry_fd);
-		zv_proc.carry_fd = -1;
-	}
-	if (e < 0)
-		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
-	zv_vdso_cover(t);
-	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
-	set_comm(execfn);
-	zv_brk_init(img->brk_start);
+	zv_image_load(t, path, r->elf, execfn, img);
 
 	/* The guest's stack replaces ours at the top of the host's stack. */
 	const char *host_execfn = (const char *)auxv_get(auxv, AT_EXECFN);
 	uint64_t top = ((uint64_t)host_execfn + zv_strlen(host_execfn) + 1 + 8 + 4095) & ~4095UL;
+	zv_proc.stack_top = top;
 	size_t need = 65536;
 	for (long i = 0; gargv[i]; i++)
 		need += zv_strlen(gargv[i]) + 1 + 8;
@@ -212,7 +186,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		zv_die(126, "%s: %s", path, zv_strerror(E2BIG));
 
 	/* The host reads auxv from where this image has it now: in buf. */
-	zv_publish_mm_fields(host_sp, sp, buf, top - sp);
+	zv_publish_mm_fields(zv_proc.host_sp, sp, buf, top - sp);
 	uint64_t mask = x->guest_mask & ~zv_kernel_signals();
 	t->kernel_blocked = zv_kernel_blocked(x->guest_mask);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
@@ -312,7 +286,8 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	const uint64_t *auxv = (const uint64_t *)(e + 1);
 
 	/* no fold here: start_guest and restore fold before any guest call */
-	host_sp = (uint64_t)sp;
+	zv_proc.host_sp = (uint64_t)sp;
+	zv_inexec_install();
 	zv_proc.text_start = (uint64_t)zv_text_start; /* code only: the headers share its mapping */
 	zv_proc.text_end = (uint64_t)zv_bounce_page; /* text's last page, after all kernel code (Makefile checks) */
 	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();

@@ -48,6 +48,23 @@ struct zv_thread *zv_thread_find(int htid)
 	return r;
 }
 
+int zv_thread_others(const struct zv_thread *t, int *htids, int max, int *not_threads)
+{
+	int n = 0;
+	*not_threads = 0;
+	zv_lock(&known_lock);
+	for (int i = 0; i < nknown_used; i++) {
+		const struct zv_thread *o = known[i];
+		if (!o || o == t)
+			continue;
+		*not_threads += !o->is_thread;
+		if (n < max)
+			htids[n++] = o->htid;
+	}
+	zv_unlock(&known_lock);
+	return n;
+}
+
 void zv_thread_retire(struct zv_thread *t)
 {
 	known_swap(t, NULL);

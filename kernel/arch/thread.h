@@ -41,6 +41,7 @@ struct zv_thread {
 	uint64_t guest_gs;             /* the guest's %gs base (zpoline: %gs is the kernel's) */
 	uint64_t pending_set;          /* bit per deferred signal */
 	uint64_t host_held;            /* deferred signals the host keeps blocked until delivery (sys/signal.c) */
+	int exec_exit;                 /* another thread execs: exit on the way out (sys/exec_reset.c) */
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
 	int sigsys_blocked;            /* the guest believes SIGSYS is blocked */
 	uint64_t kernel_blocked;       /* the other kernel signals (--checkpoint-on's) it believes blocked */
@@ -57,6 +58,8 @@ struct zv_thread {
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	int sud_off;                   /* SUD is off in this thread (intercept/sudoff.c) */
 	int handler_depth;             /* guest handler frames built and not returned from */
+	uint64_t robust_head;          /* the guest's set_robust_list, which execve walks (sys/exec_note.c) */
+	int clear_tid_set;             /* the host has a clear_child_tid for this thread */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;
@@ -87,6 +90,9 @@ struct zv_thread *zv_thread_find(int htid);
 void zv_thread_known(struct zv_thread *t); /* registers t under its htid (a restored thread) */
 void zv_thread_free(struct zv_thread *t);
 void zv_thread_retire(struct zv_thread *t); /* its thread is about to exit */
+/* The host tids of the live blocks but t's (up to max; returns how many
+ * were found), and how many of them are not threads (a vfork child). */
+int zv_thread_others(const struct zv_thread *t, int *htids, int max, int *not_threads);
 void zv_thread_forget_dead(void);            /* in a fork child */
 long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform setup */
 /* The same for a thread whose ids are known (a new image's first: both are zv_proc.pid). */

@@ -5,6 +5,7 @@
  * plat_stubs.c) rewrite sites so that most calls never come here; SUD is
  * their catch-all for the rest. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "trace/count.h"
@@ -130,8 +131,9 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		zv_siginfo trap;
 		if (si->si_code <= 0 && lost_trap(zv_current(), uc, &trap))
 			zv_sigsys_handler(sig, &trap, ucv); /* first the call, then this signal */
-		if (si->si_code == -1 /* SI_QUEUE */ && zv_cr_sigsys(zv_current(), si, uc))
-			return; /* a checkpoint's request or freeze (cr/freeze.c) */
+		if (si->si_code == -1 /* SI_QUEUE */ &&
+		    (zv_exec_kill_sigsys(zv_current(), si, uc) || zv_cr_sigsys(zv_current(), si, uc)))
+			return; /* another thread execs (sys/exec_reset.c); a checkpoint's request or freeze (cr/freeze.c) */
 		/* kill(SIGSYS) or the like: a signal for the guest. */
 		zv_host_sighandler(sig, si, ucv);
 		return;

@@ -767,6 +767,37 @@ unsigned long zv_stubs_count(void)
 	return nstubs;
 }
 
+/* An exec made in this process: the old images' regions are gone with
+ * them; those serving code in [lo, hi) (the vDSO, which stays) are kept.
+ * Their records stay mapped (kernel memory the next image does not read). */
+void zv_stubs_exec(uint64_t lo, uint64_t hi)
+{
+	zv_lock(&regions_lock);
+	int k = 0;
+	unsigned long stubs = 0;
+	for (int i = 0; i < nregions; i++)
+		if (regions[i].code_lo >= lo && regions[i].code_hi <= hi) {
+			regions[k++] = regions[i];
+			stubs += (unsigned long)regions[i].n;
+		}
+	__atomic_store_n(&nregions, k, __ATOMIC_RELEASE);
+	nstubs = stubs;
+	zv_unlock(&regions_lock);
+}
+
+/* The regions kept by zv_stubs_exec, for the exec's unmapping. */
+int zv_stubs_kept(uint64_t lo, uint64_t hi, uint64_t (*out)[2], int max)
+{
+	int k = 0;
+	for (int i = 0; i < nregions && k < max; i++)
+		if (regions[i].code_lo >= lo && regions[i].code_hi <= hi) {
+			out[k][0] = regions[i].lo;
+			out[k][1] = regions[i].hi;
+			k++;
+		}
+	return k;
+}
+
 /* The bounce `syscall` (arch/fastentry.S zv_fast_bounce): text's last
  * page, outside the kernel text that SUD and seccomp exempt, so that the
  * catch-all turns it into SIGSYS. */

@@ -123,4 +123,8 @@ uint64_t zv_stubs_resume_ip(uint64_t ip);
 int zv_stubs_regions(uint64_t (*r)[2], int max);
 /* Counters for --stats. */
 unsigned long zv_stubs_count(void);
+/* An exec made in this process: only the regions serving code in [lo, hi)
+ * stay (zv_stubs_kept lists them first, for the unmapping). */
+void zv_stubs_exec(uint64_t lo, uint64_t hi);
+int zv_stubs_kept(uint64_t lo, uint64_t hi, uint64_t (*out)[2], int max);
 #endif

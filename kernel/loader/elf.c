@@ -94,8 +94,8 @@ static long pread_full(int fd, void *buf, size_t n, uint64_t off)
 }
 
 /* Opens path for reading if it is a regular file (as open_exec, without
- * its checks: for a file they have passed). */
-static int open_regular(const char *path, uint64_t *size)
+ * its checks: for a file they have passed); *mode: its st_mode. */
+static int open_regular_mode(const char *path, uint64_t *size, unsigned *mode)
 {
 	struct stat st;
 	int fd = (int)zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
@@ -107,13 +107,20 @@ static int open_regular(const char *path, uint64_t *size)
 		return r < 0 ? (int)r : -EACCES;
 	}
 	*size = (uint64_t)st.st_size;
+	*mode = st.st_mode;
 	return fd;
+}
+
+static int open_regular(const char *path, uint64_t *size)
+{
+	unsigned mode;
+	return open_regular_mode(path, size, &mode);
 }
 
 /* Opens path as the host's open_exec() judges it for execve: the lookup's
  * errors, then EACCES for anything but a regular file the caller may execute.
- * Returns the fd (O_CLOEXEC) and the file size, or -errno. */
-static int open_exec(const char *path, uint64_t *size)
+ * Returns the fd (O_CLOEXEC), the file size and st_mode, or -errno. */
+static int open_exec_mode(const char *path, uint64_t *size, unsigned *mode)
 {
 	/* The host looks "" up as the current directory (an interpreter named
 	 * by PT_INTERP or #! can be empty): EACCES. */
@@ -136,7 +143,13 @@ static int open_exec(const char *path, uint64_t *size)
 		return (int)r;
 	if (!IS_REG(st.st_mode))
 		return -EACCES;
-	return open_regular(path, size);
+	return open_regular_mode(path, size, mode);
+}
+
+static int open_exec(const char *path, uint64_t *size)
+{
+	unsigned mode;
+	return open_exec_mode(path, size, &mode);
 }
 
 /* ---- ELF headers ------------------------------------------------------- */
@@ -471,7 +484,8 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 		const char *who = depth ? "#! interpreter " : "";
 		const char *sep = depth ? ": " : "";
 		const char *wname = depth ? cur : "";
-		e.fd = depth == 0 && host_checked ? open_regular(cur, &e.size) : open_exec(cur, &e.size);
+		unsigned mode = 0;
+		e.fd = depth == 0 && host_checked ? open_regular_mode(cur, &e.size, &mode) : open_exec_mode(cur, &e.size, &mode);
 		if (e.fd < 0)
 			return fail(r->why, sizeof r->why, e.fd, "%s%s%s%s", who, wname, sep, zv_strerror(-e.fd));
 		if (depth > ZV_SCRIPT_DEPTH) {
@@ -510,6 +524,7 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 		if (err)
 			return fail(r->why, sizeof r->why, err, "%s%s%s%s", who, wname, sep, sub);
 		zv_strlcpy(r->elf, cur, sizeof r->elf);
+		r->setid = (mode & 04000) || (mode & 02010) == 02010; /* S_ISUID, S_ISGID with S_IXGRP */
 		for (int i = 0; i < nrev; i++)
 			r->prefix[i] = rev[nrev - 1 - i];
 		r->nprefix = nrev;
@@ -520,6 +535,7 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r)
 {
 	r->nprefix = 0;
+	r->setid = 0;
 	r->elf[0] = 0;
 	r->why[0] = 0;
 	int err = resolve(path, host_checked, r);

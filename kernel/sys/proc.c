@@ -6,6 +6,7 @@
  * child with its own address space (fork) returns through its copy of the
  * parent's frame. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -89,7 +90,7 @@ static void after_fork_child(struct zv_thread *t, uint64_t parents)
 		t->sighand->lock = 0;
 	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
-	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = 0;
+	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = zv_proc.stat_inexec = 0;
 	zv_sites_after_fork();
 	zv_sudoff_after_fork();
 	t->tid = t->htid = t->pid = zv_proc.pid;
@@ -164,8 +165,11 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		} else {
 			r = zv_sys5(__NR_clone, flags, 0, q->ptid, q->ctid, q->tls);
 		}
+		if (r > 0)
+			zv_exec_note_clone(flags);
 		if (r == 0) {
 			after_fork_child(t, parents);
+			zv_exec_note_fork_child(t, flags);
 			zv_event_fork_child(t);
 			zv_ids_after_clone(t, flags);
 			if (flags & CLONE_CLEAR_SIGHAND)
@@ -208,6 +212,8 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		r = zv_clone_raw(flags, ksp, q->ptid, q->ctid, q->tls, child_start);
 	}
 	zv_host_set_mask(saved, NULL);
+	if (r > 0)
+		zv_exec_note_clone(flags);
 	/* A vfork child has exec'd or exited by now; its block is free again.
 	 * Blocks of threads stay: a thread cannot unmap its own stack. */
 	if (r < 0 && c->is_thread)
@@ -310,10 +316,10 @@ void zv_report_at_exit(void)
 		int taint;
 		zv_sudoff_numbers(&uncovered, &taint);
 		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu sudoff=%d uncovered=%lu taint=%d "
-			   "restorers=%lu\n",
+			   "restorers=%lu inexec=%lu\n",
 			   pid, zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
 			   zv_sites_rewritten() + zv_stubs_count(), zv_current()->sud_off, uncovered, taint,
-			   zv_proc.stat_restorers);
+			   zv_proc.stat_restorers, zv_proc.stat_inexec);
 	}
 	if (pid == zv_proc.leader_pid)
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);

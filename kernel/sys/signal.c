@@ -5,6 +5,7 @@
  * building the guest's frame as the host would; interrupting the kernel it is
  * deferred to the return to the guest, as a real kernel does. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "intercept/platform.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
@@ -146,6 +147,28 @@ void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 		if (catch_default(sig) || sig == zv_cr.signal)
 			set_host_action(sh, sig);
 	}
+}
+
+/* An exec made in this process (kernel/inexec.c), as the host's
+ * flush_signal_handlers and setup_new_exec: handled signals go back to
+ * their default, ignored ones stay ignored, every action loses its flags,
+ * mask and restorer; the altstack goes, and so does a SIGSYS held for the
+ * thread. The host's action changes only where the guest's handler or
+ * SA_NOCLD* flags were there. */
+void zv_signals_exec(struct zv_thread *t)
+{
+	struct zv_sighand *sh = t->sighand;
+	for (int sig = 1; sig <= 64; sig++) {
+		struct zv_ksigaction *g = &sh->act[sig];
+		if (!g->handler && !g->flags && !g->mask && !g->restorer)
+			continue;
+		int host = g->handler > ZV_SIG_IGN || (g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT));
+		*g = (struct zv_ksigaction){ g->handler == ZV_SIG_IGN ? ZV_SIG_IGN : ZV_SIG_DFL, 0, 0, 0 };
+		if (host)
+			set_host_action(sh, sig);
+	}
+	t->guest_ss = (struct zv_stack){ 0, ZV_SS_DISABLE, 0, 0 };
+	t->sigsys_held = 0;
 }
 
 /* A restored process (cr/restore.c): the host's actions for the guest's
@@ -452,6 +475,8 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
+	if (t->exec_exit)
+		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
 	if (t->cr.freeze)
 		zv_cr_park(t); /* a checkpoint: every register is in uc now */
 	zv_host_set_mask(~0UL, NULL);

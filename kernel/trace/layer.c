@@ -170,6 +170,10 @@ static void trace_fork_child(struct zv_thread *t)
 
 static void trace_exec(struct zv_thread *t, long nr, const long *a) { zv_trace_exec(t, nr, a, 0); }
 
+/* An exec made in this process: the other threads are gone, as from a
+ * new image's table. */
+static void trace_exec_here(struct zv_thread *t) { zv_live_forget(t); }
+
 /* The layer: every call while tracing or summing (-c); with -c alone and
  * the TSC, the fast path's direct host calls time themselves. */
 static int trace_on(void) { return zv_proc.trace.on || zv_proc.trace.summary; }
@@ -178,6 +182,7 @@ static int trace_inline(void) { return !zv_proc.trace.on && zv_proc.trace.summar
 
 const struct zv_layer zv_trace_layer = {
 	.name = "trace", .sees = trace_sees, .active = trace_on, .call = trace_call, .inline_host = trace_inline,
-	.fork_child = trace_fork_child, .exec = trace_exec, .exit = zv_trace_exit, .signal = zv_trace_signal,
+	.fork_child = trace_fork_child, .exec = trace_exec, .exec_here = trace_exec_here, .exit = zv_trace_exit,
+	.signal = zv_trace_signal,
 };
 
