@@ -33,6 +33,8 @@ struct zv_stub_batch {
 	int ninside, maxinside;
 	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
 	uint64_t region; /* after a commit: its stub region (b->w then holds the windows made, in its order) */
+	uint64_t span_lo; /* where the code's file is mapped from its offset 0 (0: unknown): a region right
+			   * below it shares its page table */
 	/* the mapped file's identity as the cache keys it (intercept/sitecache.c):
 	 * one fstat for the copy's and the windows' lookups and stores */
 	uint64_t ident[7];
