@@ -162,7 +162,8 @@ void zv_trace_exit(struct zv_thread *t, int code, int sig)
 static void trace_fork_child(struct zv_thread *t)
 {
 	struct zv_trace *tr = &zv_proc.trace;
-	t->trace.traced = t->trace.traced && tr->follow;
+	if (t->trace.traced && !tr->follow) /* a write copies the page: every fork would */
+		t->trace.traced = 0;
 	zv_live_forget(t); /* the parent's threads are not this process's */
 	zv_trace_out_fork_child();
 	zv_trace_out_forget();
