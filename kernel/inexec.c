@@ -195,7 +195,7 @@ __attribute__((noreturn)) static void enter(struct zv_thread *t, const struct zv
 	f.uc.mc.rip = entry;
 	f.uc.mc.rsp = sp;
 	f.uc.uc_sigmask = mask;
-	f.uc.uc_stack = (struct zv_stack){ (uint64_t)t + ZV_BLOCK_HEAD, 0, 0, ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
+	f.uc.uc_stack = zv_kernel_stack(t);
 	zv_sys2(__NR_arch_prctl, 0x1002 /* ARCH_SET_FS */, 0);
 	zv_enter_frame(&f.uc);
 }

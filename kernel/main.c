@@ -82,6 +82,16 @@ static const char *find_program(const char *prog, char **envp, struct zv_resolve
 	return prog;
 }
 
+/* The image's first thread's block: the first thing the window holds
+ * (lib/kmem.c), so that its guard page is the hole below it. */
+static struct zv_thread *first_thread;
+
+static void alloc_first_thread(void)
+{
+	if (!(first_thread = zv_thread_alloc()))
+		zv_die(126, "out of memory");
+}
+
 static uint64_t auxv_get(const uint64_t *auxv, uint64_t key)
 {
 	for (; auxv[0] != AT_NULL; auxv += 2)
@@ -116,21 +126,32 @@ static void keep_host_auxv(const uint64_t *auxv)
 	zv_proc.host_auxv[2 * k + 1] = 0;
 }
 
+struct start {
+	const char *path, *execfn;
+	char **argv, **envp;
+	const uint64_t *auxv;
+	struct zv_resolved *r;
+	const struct zv_exec_carry *x;
+	char shown[ZV_PATH_MAX]; /* the path as trace reads it: guest memory, as argv and envp are */
+};
 
-/* Loads path (already resolved to r) and starts it as the guest. */
-__attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
-						 const uint64_t *auxv, struct zv_resolved *r,
-						 const struct zv_exec_carry *x)
+/* Loads path (already resolved to r) and starts it as the guest, on the
+ * first thread's kernel stack, where the kernel finds its thread. */
+__attribute__((noreturn)) static void start_here(void *arg)
 {
+	struct start *s = arg;
+	const char *path = s->path, *execfn = s->execfn;
+	char **argv = s->argv, **envp = s->envp;
+	const uint64_t *auxv = s->auxv;
+	struct zv_resolved *r = s->r;
+	const struct zv_exec_carry *x = s->x;
 	/* The final argv: a #! script's words replace argv[0]. */
 	long argc = 0;
 	while (argv[argc])
 		argc++;
 	char **gargv = zv_image_argv(r, argv, r->nprefix ? alloc((r->nprefix + argc + 1) * sizeof(char *)) : NULL);
 
-	struct zv_thread *t = zv_thread_alloc();
-	if (!t)
-		zv_die(126, "out of memory");
+	struct zv_thread *t = first_thread;
 	long e = zv_platform_install();
 	if (e < 0)
 		zv_die(126, "cannot install the %s platform: %s", zv_plat->name,
@@ -146,12 +167,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (zv_proc.first_image && t->trace.traced) {
 		/* strace shows the traced program's execve; an exec'd image's
 		 * line was printed by the image before it */
-		/* trace reads the path as guest memory, which zvisor's window
-		 * (where find_program resolved it) is not: a copy on the host's
-		 * stack, as argv and envp are */
-		char shown[ZV_PATH_MAX];
-		zv_snprintf(shown, sizeof shown, "%s", path);
-		long ea[6] = { (long)shown, (long)argv, (long)envp };
+		zv_snprintf(s->shown, sizeof s->shown, "%s", path);
+		long ea[6] = { (long)s->shown, (long)argv, (long)envp };
 		t->tid = t->htid = t->pid = zv_proc.pid;
 		zv_trace_exec(t, __NR_execve, ea, 0);
 		if (zv_proc.trace.summary)
@@ -191,7 +208,17 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	t->kernel_blocked = zv_kernel_blocked(x->guest_mask);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
 	zv_host_set_mask(mask, NULL);
-	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);
+	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t - 64);
+}
+
+/* The host's stack holds argv, envp and auxv (and s: trace reads the path
+ * there, as guest memory, which zvisor's window is not). */
+__attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
+						 const uint64_t *auxv, struct zv_resolved *r,
+						 const struct zv_exec_carry *x)
+{
+	struct start s = { path, execfn, argv, envp, auxv, r, x, "" };
+	zv_switch_stack((uint64_t)first_thread, start_here, &s);
 }
 
 /* Reports go to the stderr zvisor started with, kept as a hidden fd: the
@@ -215,6 +242,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 					      int trace)
 {
 	int count = 0;
+	alloc_first_thread();
 	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
@@ -252,6 +280,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 {
 	if (argc < 4)
 		zv_die(126, "bad internal exec");
+	alloc_first_thread();
 	struct zv_exec_carry x = { 0 };
 	zv_exec_state_parse(argv[0], &x);
 	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)

@@ -75,7 +75,7 @@ long zv_platform_arm_fork_child(struct zv_thread *t)
 long zv_fast_arm_thread(struct zv_thread *t, uint64_t bounce_site)
 {
 	t->fast.self = t;
-	t->fast.kstack = (uint64_t)t + ZV_BLOCK_SIZE;
+	t->fast.kstack = (uint64_t)t; /* the kernel stack ends where the struct begins */
 	t->fast.bounce_site = bounce_site;
 	return zv_sys2(__NR_arch_prctl, 0x1001 /* ARCH_SET_GS */, t);
 }

@@ -46,6 +46,12 @@ uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 static void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 {
 	t->pending_info[sig] = *si;
+	/* A fork child before its set-up (sys/proc.c): its pending_set is
+	 * still the parent's, which it drops; its own are kept apart. */
+	if (t->forking && zv_getpid() != t->forking) {
+		__atomic_fetch_or(&t->fork_own, ZV_SIGBIT(sig), __ATOMIC_RELAXED);
+		return;
+	}
 	t->pending_set |= ZV_SIGBIT(sig);
 	t->fast.sig_pending = 1;
 	zv_sudoff_need(t); /* its delivery bounces, a syscall only SUD catches */
