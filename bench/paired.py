@@ -18,7 +18,7 @@ host calls (strace -f -c) and page faults (perf stat) per operation of
 native and each runner, each the difference between two runs of the
 microbench with different operation counts, so start-up cancels out.
 
-Example, this stop's binary against an older one:
+Example, this tree's binary against an older one:
   python3 bench/paired.py --runner new='build/zvisor run --' \\
       --runner old='/tmp/zvisor-old run --'
 """

@@ -505,6 +505,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.parked = 0;
 	zv_cr.go = 0;
 	zv_cr.restored = 1;
+	zv_proc.exec_needs_host |= ZV_EXEC_NEEDS_HOST_RESTORED; /* its stack and ids are not an image's */
 	zv_cr.orig_ppid = r->meta.ppid;
 	zv_cr.hole = r->hole;
 	zv_cr.hole_len = r->hole_len;

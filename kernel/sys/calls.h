@@ -19,6 +19,7 @@ void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);
 void zv_signals_exec(struct zv_thread *t);
+void zv_signals_leave_kernel(struct zv_thread *t, struct zv_ucontext *uc);
 uint64_t zv_signals_ignored(const struct zv_sighand *sh);
 void zv_signals_reinstall(struct zv_sighand *sh);
 void zv_host_sighandler(int sig, zv_siginfo *si, void *uc); /* arch/hostsig.c */

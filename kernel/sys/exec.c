@@ -105,7 +105,7 @@ long (*zv_exec_here)(struct zv_exec_req *q);
 static int here_possible(const struct zv_thread *t, const struct zv_resolved *r)
 {
 	if (zv_proc.exec_mode != ZV_EXEC_INPROCESS || !zv_exec_here || !t->is_thread || t->tid != zv_proc.pid ||
-	    zv_proc.exec_needs_host || zv_cr.restored || r->setid || !zv_proc.stack_top)
+	    zv_proc.exec_needs_host || r->setid || !zv_proc.stack_top)
 		return 0;
 	int htid, not_threads = 0;
 	if (zv_proc.nthreads > 1) /* the others die; a vfork child among them shares this memory */

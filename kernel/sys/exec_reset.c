@@ -11,7 +11,6 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "sys/calls.h"
-#include "intercept/sudoff.h"
 #include <linux/fcntl.h>
 #include <linux/sched.h>
 
@@ -185,9 +184,7 @@ int zv_exec_kill_sigsys(struct zv_thread *t, const void *siv, struct zv_ucontext
 	if (zv_interrupted_kernel(t, uc)) {
 		/* Out on the way out (zv_signals_on_exit): no lock held there. */
 		t->exec_exit = 1;
-		t->fast.sig_pending = 1;
-		zv_sudoff_need(t);
-		zv_kernel_interrupted(uc);
+		zv_signals_leave_kernel(t, uc);
 		return 1;
 	}
 	zv_exec_thread_exit(t);

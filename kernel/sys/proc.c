@@ -20,6 +20,10 @@
 #include <linux/sched.h>
 
 
+/* The process: every layer reads it, so it is the core's. */
+struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1,
+			   .seccomp_fd = -1, .trace.fd = -1, .rewrite_after = 1 };
+
 struct start_frame {
 	uint64_t pretcode;
 	struct zv_ucontext uc;
@@ -318,7 +322,7 @@ long zv_sys_fork(struct zv_call *c)
  * bouncing: its child, a copy of this memory, returns through its copy of
  * the fast entry's stack and %gs area as the parent does, and neither
  * needs a signal frame. The parent stays its memory's only task, so SUD may
- * stay off (section 12, "SUD off", condition 3). */
+ * stay off (DESIGN "Jump stubs and SUD off", condition 3). */
 int zv_sys_plain_fork(long nr, const struct zv_ucontext *uc)
 {
 	if (nr == __NR_fork)

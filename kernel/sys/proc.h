@@ -25,6 +25,7 @@ enum {
 	ZV_EXEC_NEEDS_HOST_MM = 1 << 2,     /* mm state an exec drops with the mm: LDT, membarrier, io_uring */
 	ZV_EXEC_NEEDS_HOST_SHARED = 1 << 3, /* a CLONE_VM child that is not a thread may live on this memory */
 	ZV_EXEC_NEEDS_HOST_AIO = 1 << 4,    /* more aio contexts than the kernel keeps track of */
+	ZV_EXEC_NEEDS_HOST_RESTORED = 1 << 5, /* a restored process (cr/restore.c) */
 };
 #define ZV_MAX_AIO 16
 
