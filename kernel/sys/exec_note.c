@@ -108,8 +108,9 @@ long zv_sys_exec_note(struct zv_call *c)
 
 /* prctl options that execve undoes or recomputes (sys/sandbox.c's
  * handler, after the host took the call). */
-void zv_exec_note_prctl(long option, long arg)
+void zv_exec_note_prctl(const long *a)
 {
+	long option = a[0], arg = a[1];
 	switch (option) {
 	case 4: /* PR_SET_DUMPABLE: execve makes the process dumpable again */
 		zv_proc.dumpable_set = 1;
@@ -121,8 +122,9 @@ void zv_exec_note_prctl(long option, long arg)
 		if (option != 47 || arg != 1 /* PR_CAP_AMBIENT_IS_SET */)
 			zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_CREDS);
 		break;
-	case 0x53564d41: /* PR_SET_VMA */
-	case 35:         /* PR_SET_MM: execve's new mm has its own fields */
+	case 53: /* PR_SET_SPECULATION_CTRL: PR_SPEC_DISABLE_NOEXEC ends at execve */
+		if (a[2] == 16)
+			zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_MM);
 		break;
 	}
 }

@@ -24,7 +24,7 @@ void zv_exec_reset(struct zv_thread *t, int fd_dir);
 
 /* sys/exec_note.c: the rows' handler, and the notes other handlers take. */
 long zv_sys_exec_note(struct zv_call *c);
-void zv_exec_note_prctl(long option, long arg);
+void zv_exec_note_prctl(const long *a);
 void zv_exec_note_creds(long nr, long flags);
 void zv_exec_note_clone(uint64_t flags);
 void zv_exec_note_fork_child(struct zv_thread *t, uint64_t flags);

@@ -77,7 +77,7 @@ long zv_sys_prctl(struct zv_call *c)
 		zv_count_tsc_off(); /* the kernel's own reads would fault too */
 	long r = zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
 	if (r >= 0)
-		zv_exec_note_prctl(a[0], a[1]);
+		zv_exec_note_prctl(a);
 	return r;
 }
 
