@@ -216,7 +216,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 						 const struct zv_exec_carry *x)
 {
 	struct start s = { path, execfn, argv, envp, auxv, r, x, "" };
-	zv_switch_stack((uint64_t)first_thread, start_here, &s);
+	zv_call_on_stack(first_thread, start_here, &s);
 }
 
 /* Reports go to the stderr zvisor started with, kept as a hidden fd: the

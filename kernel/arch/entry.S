@@ -52,19 +52,6 @@ zv_enter_guest:
 zv_guest_jump:
 	ret				/* pops entry: rsp is back at the guest's argc */
 
-/* void zv_switch_stack(uint64_t sp, void (*fn)(void *), void *arg):
- * calls fn(arg) on the stack that ends at sp; fn never returns. */
-	.globl zv_switch_stack
-	.hidden zv_switch_stack
-	.type zv_switch_stack,@function
-zv_switch_stack:
-	mov %rdi, %rsp			/* the new stack */
-	and $-16, %rsp			/* ABI alignment for the call */
-	xor %ebp, %ebp			/* outermost frame */
-	mov %rdx, %rdi			/* fn's argument */
-	call *%rsi
-	hlt				/* fn never returns */
-
 /* The restorer of every host signal handler zvisor installs. */
 	.globl zv_sigreturn
 	.hidden zv_sigreturn
