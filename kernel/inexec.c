@@ -41,8 +41,9 @@ struct args {
 	char **argv, **envp;
 	char path[ZV_PATH_MAX], execfn[ZV_PATH_MAX]; /* what the guest named (its memory goes) */
 	char *buf;
-	size_t size;   /* of buf, when it is a mapping of its own */
+	size_t size;    /* of buf, when it is a mapping of its own */
 	size_t strings; /* bytes of all strings, NULs included */
+	size_t ptrs;    /* bytes of argv's and envp's pointers */
 };
 
 /* The length of the guest's string s with its NUL: read under the fault
@@ -131,6 +132,7 @@ static long copy_args(struct zv_exec_req *q, struct args *x, char *small)
 	x->argv[nargs] = NULL;
 	x->envp[envc] = NULL;
 	x->strings = strings;
+	x->ptrs = ptrs + 2 * sizeof(char *);
 	return 0;
 }
 
@@ -239,9 +241,12 @@ static long exec_here(struct zv_exec_req *q)
 		return ZV_EXEC_TO_HOST;
 	}
 	/* The new stack: the strings at the top of [stack], 128 KiB below
-	 * them, as setup_arg_pages leaves it; what lies below goes. */
+	 * them, as setup_arg_pages leaves it (or what the pointers and auxv
+	 * need, more only with a very long argv); what lies below goes. */
 	uint64_t top = zv_proc.stack_top;
-	uint64_t keep_lo = ((top - 8 - x.strings) & ~4095UL) - STACK_EXPAND;
+	uint64_t strings_lo = (top - 8 - x.strings) & ~4095UL;
+	uint64_t need = x.ptrs + (2 * ZV_HOST_AUXV + 8) * sizeof(uint64_t) + 4096;
+	uint64_t keep_lo = strings_lo - (need > STACK_EXPAND ? ((need + 4095) & ~4095UL) : STACK_EXPAND);
 
 	/* 2. The point of no return. */
 	uint64_t guest_mask = zv_guest_mask(t, q->uc), mask = guest_mask & ~zv_kernel_signals();
