@@ -2,6 +2,7 @@
  * trace) and the options of run and trace, which go into zv_proc. A bad
  * one gets one line and the usage on stderr, status 2. */
 #include "zvisor.h"
+#include "cr/cr.h"
 #include "cmdline.h"
 #include "help.h"
 #include "intercept/platform.h"

@@ -2,6 +2,7 @@
  * command line (cmdline.c). The same image also starts every program a
  * guest execs, through the internal command "__exec" (see sys/exec.c). */
 #include "zvisor.h"
+#include "cr/cr.h"
 #include "intercept/platform.h"
 #include "intercept/sitecache.h"
 #include "sys/layer.h"
@@ -20,21 +21,6 @@
 
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
-
-__attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = zv_vsnprintf(buf, sizeof buf - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof buf - 2)
-		n = sizeof buf - 2;
-	buf[n++] = '\n';
-	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ", 8);
-	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, buf, n);
-	zv_exit_group(status);
-}
 
 static const char *getenv_from(char **envp, const char *name)
 {
@@ -302,7 +288,19 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	start_guest(path, argv[2], argv + 3, envp, auxv, r, &x);
 }
 
-__attribute__((noreturn)) void zv_main(uint64_t *sp)
+/* _start: the host's execve enters here with rsp at argc. */
+__asm__(".text\n"
+	".globl _start\n"
+	".hidden _start\n"
+	".type _start,@function\n"
+	"_start:\n"
+	"	xor %ebp, %ebp\n"	/* outermost frame */
+	"	mov %rsp, %rdi\n"	/* zv_main(initial stack pointer) */
+	"	and $-16, %rsp\n"	/* ABI alignment for the C call */
+	"	call zv_main\n"
+	"	hlt\n");		/* zv_main never returns */
+
+__attribute__((noreturn, used)) void zv_main(uint64_t *sp)
 {
 	int argc = (int)sp[0];
 	char **argv = (char **)(sp + 1);

@@ -91,11 +91,6 @@ long zv_clone3_raw(void *args, size_t size, void (*fn)(void));
 long zv_sc_cancellable(const long args[7], volatile int *pending);
 extern char zv_sc_begin[], zv_sc_end[], zv_sc_cancel[];
 struct zv_thread;
-long zv_call_guarded(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint64_t *resume_sp);
-extern char zv_guard_fault[];
-long zv_cmpxchg16_guarded(volatile uint16_t *p, uint16_t old, uint16_t new_val, uint64_t *resume_sp);
-long zv_cmpxchg32_guarded(volatile uint32_t *p, uint32_t old, uint32_t new_val, uint64_t *resume_sp);
-long zv_copy_guarded(void *dst, const void *src, size_t n, uint64_t *resume_sp);
 extern char zv_guest_jump[]; /* the jump to a new image's entry point */
 long zv_int80(const long args[7]);
 #endif

@@ -1,4 +1,4 @@
-/* The per-thread kernel area (arch/thread.c): struct zv_thread, found by
+/* The per-thread kernel area (sys/thread.c): struct zv_thread, found by
  * masking the stack pointer, and the guest's signal dispositions it points
  * to. */
 #ifndef ZV_ARCH_THREAD_H
@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include "arch/context.h"
 #include "arch/fast.h"
-#include "trace/trace.h"
-#include "cr/cr.h"
+#include "trace/state.h" /* the features' state in the block */
+#include "cr/state.h"
 
 /* Per-thread kernel area: one naturally aligned block per guest thread: a
  * guard page (unmapped: a hole, which for the first thread is the one below
@@ -98,7 +98,7 @@ static inline struct zv_stack zv_kernel_stack(const struct zv_thread *t)
 	return (struct zv_stack){ zv_block_of(t) + ZV_BLOCK_GUARD, 0, 0, ZV_THREAD_OFF - ZV_BLOCK_GUARD };
 }
 
-/* arch/thread.c */
+/* sys/thread.c */
 struct zv_thread *zv_thread_alloc(void);
 /* The block of this process's live thread with host tid htid, or NULL. */
 struct zv_thread *zv_thread_find(int htid);

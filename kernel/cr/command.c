@@ -10,7 +10,6 @@
 #include "cr/memory.h"
 #include "cr/zstd.h"
 #include "cr/sample.h"
-#include "help.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"

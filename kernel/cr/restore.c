@@ -7,7 +7,6 @@
  * platform) and each thread, a new host thread, resumes where it parked
  * (cr/freeze.c) on its own kernel stack. */
 #include "zvisor.h"
-#include "sys/procview.h"
 #include "cr/cr.h"
 #include "cr/memory.h"
 #include "cr/resources.h"

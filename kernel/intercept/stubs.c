@@ -18,7 +18,7 @@
  * linked at ZV_KWIN_START): a shared copy's file holds them (sharedtext.c). rcx
  * and r11 are what the host's syscall clobbers; nothing is pushed, so the
  * guest's red zone is never touched. The kernel returns to s + 2 itself
- * (arch/fastentry.S zv_stub_exit), so a stub has no code after the call.
+ * (intercept/fastentry.S zv_stub_exit), so a stub has no code after the call.
  *
  * A stub's instruction at X + i stands for p + i: a signal or a fault there
  * shows the guest p + i (zv_stubs_guest_ip), and a guest that resumes at an
@@ -536,7 +536,7 @@ int zv_stubs_kept(uint64_t lo, uint64_t hi, uint64_t (*out)[2], int max)
 	return k;
 }
 
-/* The bounce `syscall` (arch/fastentry.S zv_fast_bounce): text's last
+/* The bounce `syscall` (intercept/fastentry.S zv_fast_bounce): text's last
  * page, outside the kernel text that SUD and seccomp exempt, so that the
  * catch-all turns it into SIGSYS. */
 extern char zv_bounce_page[];

@@ -1,12 +1,13 @@
 /* The mapping of an x86-64 ELF executable and its interpreter into this
- * process (loader/elf.c reads and checks them).
+ * process (sys/execelf.c reads and checks them).
  *
  * zv_load_elf() maps as binfmt_elf does: ET_EXEC at its addresses, a PIE at
  * ELF_ET_DYN_BASE plus a random offset, a static PIE (ET_DYN without
  * PT_INTERP) and the interpreter anywhere in the mmap area; .bss pages are
  * read-write (and executable if the segment is) whatever the segment's
  * flags, as vm_brk_flags() maps them; nothing stays mapped between segments. */
-#include "loader/elf.h"
+#include "sys/execelf.h"
+#include "loader/loader.h"
 
 /* The personality, asked once per process image: an exec made in this
  * process finds it unchanged (a guest that changes it has its next exec

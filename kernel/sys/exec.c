@@ -13,7 +13,6 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "trace/count.h"
 #include "lib/kmem.h"
 #include <linux/fcntl.h>
 #include <linux/mman.h>

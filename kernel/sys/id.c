@@ -10,7 +10,7 @@
 #include "zvisor.h"
 #include "sys/exec_reset.h"
 #include "sys/layer.h"
-#include "intercept/platform.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include <linux/sched.h>
 

@@ -8,21 +8,34 @@
 #include "zvisor.h"
 #include "sys/exec_reset.h"
 #include "sys/layer.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "trace/count.h"
-#include "intercept/sites.h"
-#include "intercept/stubs.h"
-#include "intercept/sudoff.h"
 #include <linux/elf.h>
 #include <linux/mman.h>
 #include <linux/sched.h>
 
+/* The process, as every start sets it up before the command line and an
+ * exec's state change it. */
+struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
+			   .rewrite_after = 1 };
 
-/* The process: every layer reads it, so it is the core's. */
-struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1,
-			   .seccomp_fd = -1, .trace.fd = -1, .rewrite_after = 1 };
+/* A fatal error inside zvisor: one line on the kept stderr. */
+__attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = zv_vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof buf - 2)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ", 8);
+	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, buf, n);
+	zv_exit_group(status);
+}
 
 struct start_frame {
 	uint64_t pretcode;
@@ -75,7 +88,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	c->sigsys_blocked = t->sigsys_blocked;
 	c->kernel_blocked = t->kernel_blocked;
 	c->faults_blocked = t->faults_blocked;
-	c->trace.traced = t->trace.traced && zv_proc.trace.follow; /* strace -f */
+	zv_event_new_task(t, c);
 	zv_ids_after_clone(c, flags);
 	if (keep_altstack)
 		c->guest_ss = t->guest_ss; /* vfork keeps it; new threads start without */
@@ -103,8 +116,6 @@ static void after_fork_child(struct zv_thread *t, uint64_t parent_held, int pid)
 	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = zv_proc.stat_inexec = 0;
-	zv_sites_after_fork();
-	zv_sudoff_after_fork();
 	t->tid = t->htid = t->pid = zv_proc.pid;
 	if (t->pending_set)
 		t->pending_set = 0;
@@ -125,8 +136,7 @@ static void after_fork_child(struct zv_thread *t, uint64_t parent_held, int pid)
 	}
 	if (t->sigsys_held)
 		t->sigsys_held = 0;
-	if (!zv_sudoff_fork_child(t))
-		zv_platform_arm_fork_child(t);
+	zv_plat->fork_child(t); /* the platform's locks, its catch-all (SUD is not inherited) */
 }
 
 struct clone_req {
@@ -231,7 +241,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * and its block is freed here, not reused from the dead list. */
 	c->is_thread = (flags & CLONE_THREAD) != 0;
 	if (!c->is_thread && !shares_stack)
-		zv_sudoff_shared_vm(); /* a second task on this memory, for as long as it likes */
+		zv_plat->shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)
 		__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	/* The child starts with every signal blocked until its frame restores
@@ -338,26 +348,25 @@ long zv_sys_vfork(struct zv_call *c)
 	return do_clone(t, uc, &q);
 }
 
-/* The first guest process prints the --count report when it ends, on the
- * stderr zvisor started with; if the guest took that fd's number when no
- * other was free, on the guest's fd 2. */
+/* When the process ends, the first guest process prints the features'
+ * reports (--count's), each on the stderr zvisor started with; if the
+ * guest took that fd's number when no other was free, on the guest's fd
+ * 2. Every process prints --stats. */
 void zv_report_at_exit(void)
 {
-	zv_count_flush();
 	int fd = zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
 	long pid = zv_current()->pid; /* not zv_proc.pid: a vfork child shares it */
 	if (zv_proc.stats) {
-		unsigned long uncovered;
+		unsigned long rewritten, uncovered;
 		int taint;
-		zv_sudoff_numbers(&uncovered, &taint);
+		zv_plat->stats(&rewritten, &uncovered, &taint);
 		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu sudoff=%d uncovered=%lu taint=%d "
 			   "restorers=%lu inexec=%lu\n",
 			   pid, zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
-			   zv_sites_rewritten() + zv_stubs_count(), zv_current()->sud_off, uncovered, taint,
+			   rewritten, zv_current()->sud_off, uncovered, taint,
 			   zv_proc.stat_restorers, zv_proc.stat_inexec);
 	}
-	if (pid == zv_proc.leader_pid)
-		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
+	zv_event_report(fd, pid == zv_proc.leader_pid);
 }
 
 long zv_sys_exit_group(struct zv_call *c)

@@ -5,13 +5,15 @@
 #include <stdint.h>
 #include "arch/fast.h"
 #include "arch/thread.h"
-#include "loader/loader.h"
-#include "loader/vdso.h"
+#include "sys/exec.h"
 #include "sys/seccomp.h"
 #include "sys/vtime.h"
-#include "trace/trace.h"
+#include "trace/state.h"
 
 enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP, ZV_PLAT_ZPOLINE, ZV_PLAT_STUBS };
+/* What the guest is shown as its vDSO (--vdso: loader/vdso.c). */
+enum zv_vdso_mode { ZV_VDSO_AUTO, ZV_VDSO_KERNEL, ZV_VDSO_NONE };
+#define ZV_VDSO_STUB_AREA 64
 enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE, ZV_REWRITE_LOAD };
 /* --exec: how a guest execve replaces the image (sys/exec.c). */
 enum zv_exec_mode { ZV_EXEC_INPROCESS, ZV_EXEC_HOST };
@@ -86,6 +88,18 @@ struct zv_proc {
 };
 
 extern struct zv_proc zv_proc;
+
+/* The host signals that are the kernel's: SIGSYS and those features take
+ * for themselves (the layers' signals, folded by zv_layers_fold). */
+extern uint64_t zv_kernel_sigs;
+static inline uint64_t zv_kernel_signals(void) { return zv_kernel_sigs; }
+/* Of a guest mask m, the kernel's signals other than SIGSYS (which has its
+ * own hold: sys/signal.c): the host never blocks them, but the guest's
+ * view of its mask keeps them as it set them (t->kernel_blocked). */
+static inline uint64_t zv_kernel_blocked(uint64_t m)
+{
+	return m & zv_kernel_signals() & ~(1UL << 30);
+}
 
 /* Small spin lock; reset in a fork child since its holder may not exist. */
 static inline void zv_lock(volatile int *l)

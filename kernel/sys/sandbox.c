@@ -6,7 +6,7 @@
 #include "zvisor.h"
 #include "sys/exec_reset.h"
 #include "sys/layer.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include "lib/syscall.h"
 #include <linux/prctl.h>
 #include <linux/audit.h>
@@ -121,4 +121,4 @@ static long sandbox_call(struct zv_call *c)
 	return zv_next(c);
 }
 
-const struct zv_layer zv_sandbox_layer = { .name = "sandbox", .sees = sandbox_sees, .active = sandbox_on, .call = sandbox_call };
+ZV_LAYER(sandbox, 300) = { .name = "sandbox", .sees = sandbox_sees, .active = sandbox_on, .call = sandbox_call };

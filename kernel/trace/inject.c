@@ -216,5 +216,5 @@ static void inject_exec_here(struct zv_thread *t)
 static int inject_on(void) { return zv_proc.trace.inject; }
 static int inject_sees(long nr) { return inject_on(); }
 
-const struct zv_layer zv_inject_layer = { .name = "inject", .sees = inject_sees, .active = inject_on, .call = inject_call,
-					  .exec_here = inject_exec_here };
+ZV_LAYER(inject, 200) = { .name = "inject", .sees = inject_sees, .active = inject_on, .call = inject_call,
+			  .exec_here = inject_exec_here };

@@ -183,9 +183,15 @@ static int trace_on(void) { return zv_proc.trace.on || zv_proc.trace.summary; }
 static int trace_sees(long nr) { return trace_on(); }
 static int trace_inline(void) { return !zv_proc.trace.on && zv_proc.trace.summary && zv_count_tsc; }
 
-const struct zv_layer zv_trace_layer = {
+/* strace -f: a new task is traced if its parent is. */
+static void trace_new_task(struct zv_thread *t, struct zv_thread *c)
+{
+	c->trace.traced = t->trace.traced && zv_proc.trace.follow;
+}
+
+ZV_LAYER(trace, 100) = {
 	.name = "trace", .sees = trace_sees, .active = trace_on, .call = trace_call, .inline_host = trace_inline,
-	.fork_child = trace_fork_child, .exec = trace_exec, .exec_here = trace_exec_here, .exit = zv_trace_exit,
-	.signal = zv_trace_signal,
+	.fork_child = trace_fork_child, .new_task = trace_new_task, .exec = trace_exec, .exec_here = trace_exec_here,
+	.exit = zv_trace_exit, .signal = zv_trace_signal,
 };
 

@@ -1,6 +1,6 @@
 /* What the host's execve would run for a path: #! scripts and the checks
- * of loader/elf.c in the host's order (loader/elf.c explains it). */
-#include "loader/elf.h"
+ * of sys/execelf.c in the host's order (sys/execelf.c explains it). */
+#include "sys/execelf.h"
 
 /* ---- #! scripts -------------------------------------------------------- */
 

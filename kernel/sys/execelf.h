@@ -1,9 +1,9 @@
-/* The ELF executable as the loader reads it (loader/elf.c: reading and
- * checks; loader/resolve.c: #! scripts and what execve would run;
- * loader/elf_map.c: mapping). Internal to those files. */
+/* The ELF executable as execve's checks and the loader read it
+ * (sys/execelf.c: reading and checks; sys/resolve.c: #! scripts and what
+ * execve would run; loader/elf_map.c: mapping). Internal to those files. */
 #ifndef ZV_LOADER_ELF_H
 #define ZV_LOADER_ELF_H
-#include "loader/loader.h"
+#include "sys/exec.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"

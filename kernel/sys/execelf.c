@@ -1,5 +1,5 @@
 /* What the host's execve would run for a path: opening and checking an
- * x86-64 ELF executable and its interpreter (loader/resolve.c follows #!
+ * x86-64 ELF executable and its interpreter (sys/resolve.c follows #!
  * scripts; loader/elf_map.c maps the result into this process).
  *
  * zv_exec_resolve() follows the host's order of checks so that the guest sees
@@ -22,7 +22,7 @@
  * than the host in three ways: it refuses ELFCLASS32 and big-endian e_ident
  * (the host ignores EI_CLASS and EI_DATA of an EM_X86_64 file), more than
  * MAX_PHNUM program headers, and an interpreter that names an interpreter. */
-#include "loader/elf.h"
+#include "sys/execelf.h"
 
 /* The kernel image itself, from the default linker script: an ET_EXEC guest
  * must not land on it. Weak so that the loader links anywhere. */

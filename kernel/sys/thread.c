@@ -1,5 +1,6 @@
 /* Per-thread kernel areas: allocation and registration as the host altstack. */
 #include "zvisor.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/kmem.h"
@@ -143,7 +144,7 @@ long zv_thread_arm_as(struct zv_thread *t, int tid, int pid)
 	t->tid = t->htid = tid;
 	t->pid = pid;
 	known_swap(t, t);
-	return zv_platform_arm_thread(t);
+	return zv_plat->arm_thread(t);
 }
 
 long zv_thread_arm(struct zv_thread *t)
