@@ -80,6 +80,9 @@ static inline size_t zv_fpstate_size(const void *fp)
 /* Assembly entry points (arch/entry.S). */
 void zv_sigreturn(void);
 __attribute__((noreturn)) void zv_enter_frame(void *uc);
+/* arch/crjmp.S: fn(arg) on the stack below sp; fn never returns (restore's
+ * first stack, a new image's first thread's). */
+__attribute__((noreturn)) void zv_call_on_stack(void *sp, void (*fn)(void *), void *arg);
 __attribute__((noreturn)) void zv_enter_guest(uint64_t sp, const void *img, size_t len, uint64_t entry,
 					      uint64_t scratch_sp);
 long zv_clone_raw(unsigned long flags, void *child_sp, void *ptid, void *ctid, unsigned long tls,

@@ -308,5 +308,5 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 	hr->hole_len = hole_len;
 	hr->mm = NULL;
 	zv_munmap(in, first_len);
-	zv_cr_on_stack((char *)hole + hole_len - (2UL << 20), zv_cr_restore_stage2, hr);
+	zv_call_on_stack((char *)hole + hole_len - (2UL << 20), zv_cr_restore_stage2, hr);
 }

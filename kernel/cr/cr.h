@@ -91,5 +91,4 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 /* asm: arch/crjmp.S */
 int zv_cr_setjmp(uint64_t buf[8]) __attribute__((returns_twice));
 __attribute__((noreturn)) void zv_cr_longjmp(const uint64_t buf[8]);
-__attribute__((noreturn)) void zv_cr_on_stack(void *sp, void (*fn)(void *), void *arg);
 #endif

@@ -158,7 +158,16 @@ static long call(struct zv_call *c)
 	return timed_call(c);
 }
 
-ZV_LAYER(cr_waits, 700) = { .name = "cr-waits", .sees = sees, .call = call };
+/* The host's execve drops every rseq registration; the new image's
+ * memory must not be written as the old one's area. */
+static void exec_here(struct zv_thread *t)
+{
+	if (t->cr.rseq)
+		zv_sys4(__NR_rseq, t->cr.rseq, t->cr.rseq_len, 1 /* RSEQ_FLAG_UNREGISTER */, t->cr.rseq_sig);
+	t->cr.rseq = 0;
+}
+
+ZV_LAYER(cr_waits, 700) = { .name = "cr-waits", .sees = sees, .call = call, .exec_here = exec_here };
 
 /* rseq: the host keeps a thread's registration, which no call reads back;
  * the kernel notes it so that a restored thread registers again. */

@@ -20,4 +20,10 @@ void zv_fast_bounced(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc);
 uint64_t zv_fast_kernel_ip(uint64_t ip);
 int zv_site_safe(uint64_t site, void *uc);
+
+/* intercept/inexec.c: an exec made in this process. The platform's memory
+ * that stays (up to max [start, end) pairs), and the old images' sites,
+ * regions and copies forgotten. */
+int zv_intercept_exec_keep(uint64_t (*r)[2], int max);
+void zv_intercept_exec(void);
 #endif

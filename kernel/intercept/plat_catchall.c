@@ -6,6 +6,7 @@
  * their catch-all for the rest. */
 #include "zvisor.h"
 #include "sys/layer.h"
+#include "sys/exec_reset.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "sys/tsc.h"
@@ -88,7 +89,7 @@ void zv_platform_stats(unsigned long *rewritten, unsigned long *uncovered, int *
 long zv_fast_arm_thread(struct zv_thread *t, uint64_t bounce_site)
 {
 	t->fast.self = t;
-	t->fast.kstack = (uint64_t)t + ZV_BLOCK_SIZE;
+	t->fast.kstack = (uint64_t)t; /* the kernel stack ends where the struct begins */
 	t->fast.bounce_site = bounce_site;
 	return zv_sys2(__NR_arch_prctl, 0x1001 /* ARCH_SET_GS */, t);
 }
@@ -144,8 +145,9 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		zv_siginfo trap;
 		if (si->si_code <= 0 && lost_trap(zv_current(), uc, &trap))
 			zv_sigsys_handler(sig, &trap, ucv); /* first the call, then this signal */
-		if (si->si_code == -1 /* SI_QUEUE */ && zv_event_sigsys(zv_current(), si, uc))
-			return; /* a checkpoint's request or freeze (cr/freeze.c) */
+		if (si->si_code == -1 /* SI_QUEUE */ &&
+		    (zv_exec_kill_sigsys(zv_current(), si, uc) || zv_event_sigsys(zv_current(), si, uc)))
+			return; /* another thread execs (sys/exec_reset.c); a checkpoint's request or freeze (cr/freeze.c) */
 		/* kill(SIGSYS) or the like: a signal for the guest. */
 		zv_host_sighandler(sig, si, ucv);
 		return;

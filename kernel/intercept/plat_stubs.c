@@ -28,6 +28,7 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE); /* not scanned */
 		return;
 	}
+	b->span_lo = off <= addr ? addr - off : 0;
 	/* the cached copy, rewritten, shared with every other process
 	 * (intercept/sharedtext.c); else the windows, written privately */
 	int shared = zv_sharedtext_map(fd, addr, len, off, prot, flags, b);

@@ -9,10 +9,17 @@
 #include "sys/execelf.h"
 #include "loader/loader.h"
 
+/* The personality, asked once per process image: an exec made in this
+ * process finds it unchanged (a guest that changes it has its next exec
+ * made by the host, sys/exec_note.c). */
+static long persona = -1;
+
 static uint64_t random_pages(void)
 {
 	uint64_t v = 0;
-	long pers = zv_sys1(__NR_personality, 0xffffffffUL);
+	if (persona < 0)
+		persona = zv_sys1(__NR_personality, 0xffffffffUL);
+	long pers = persona;
 	if (pers >= 0 && (pers & ADDR_NO_RANDOMIZE_))
 		return 0;
 	zv_start_random(&v, sizeof v);

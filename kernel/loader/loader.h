@@ -39,8 +39,8 @@ extern void (*zv_exec_mapped)(int fd, uint64_t addr, uint64_t len, uint64_t off,
  * 16 AT_RANDOM bytes, AT_PLATFORM string, argv/env strings and execfn. The
  * auxv follows host_auxv (the host's pairs, in its order) with PHDR, PHENT,
  * PHNUM, BASE, ENTRY, RANDOM, EXECFN and PLATFORM replaced. Returns sp (16-byte
- * aligned; the image is top - sp bytes long, starting at buf), or 0 if it does
- * not fit in bufsize. */
+ * aligned; the image is top - sp bytes long, starting at buf, or in place at
+ * sp when buf is NULL), or 0 if it does not fit in bufsize. */
 uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const argv[],
 			char *const envp[], const struct zv_image *img, const char *execfn,
 			const uint64_t *host_auxv);

@@ -251,6 +251,40 @@ static void cover_host_code(struct zv_thread *t, uint8_t *base)
 }
 
 static uint8_t *guest_vdso; /* the vDSO the guest is shown, NULL if none */
+static int covered;         /* its host code has its stubs (cover_host_code ran) */
+
+/* [vvar*] and [vdso] around the vDSO at base (their sizes are the
+ * kernel's: the same in every image, so carried across execve as V=). */
+struct extent { uint64_t base, lo, hi; };
+static int vdso_pages(const struct zv_map *m, void *arg)
+{
+	struct extent *x = arg;
+	if (zv_strcmp(m->name, "[vdso]") && !zv_startswith(m->name, "[vvar"))
+		return 0;
+	if (m->lo < x->lo)
+		x->lo = m->lo;
+	if (m->hi > x->hi)
+		x->hi = m->hi;
+	return 0;
+}
+
+/* What an exec made in this process keeps of the vDSO (kernel/inexec.c):
+ * its pages, their extent found once per process tree. */
+static void note_extent(uint64_t base)
+{
+	uint64_t size = image_size((const Elf64_Ehdr *)base);
+	if (!size)
+		return;
+	if (!zv_proc.vvar_size) {
+		struct extent x = { base, base, base + size };
+		zv_maps_each(vdso_pages, &x);
+		if (x.lo == base)
+			return; /* no [vvar]: not a layout the exec knows */
+		zv_proc.vvar_size = base - x.lo;
+	}
+	zv_proc.vdso_lo = base - zv_proc.vvar_size;
+	zv_proc.vdso_hi = base + size;
+}
 
 static int unmap_vdso(const struct zv_map *m, void *arg)
 {
@@ -285,6 +319,8 @@ void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
 		return;
 	}
 	zv_proc.host_vdso.ok = 0;
+	if (ehdr && ehdr[1] && zv_proc.exec_mode == ZV_EXEC_INPROCESS)
+		note_extent(ehdr[1]);
 	if (ehdr && ehdr[1] && (zv_vdso_wanted() || zv_proc.vt.on || zv_proc.trace.on || zv_proc.trace.summary))
 		find_host_functions((uint8_t *)ehdr[1]);
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
@@ -298,8 +334,11 @@ void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
  * per exec. */
 void zv_vdso_cover(struct zv_thread *t)
 {
-	if (guest_vdso && zv_plat->vdso_code && (!zv_plat->vdso_code_wanted || zv_plat->vdso_code_wanted()))
+	if (guest_vdso && zv_plat->vdso_code && (!zv_plat->vdso_code_wanted || zv_plat->vdso_code_wanted()) &&
+	    !covered) {
+		covered = 1; /* an image exec'd in this process finds it done */
 		cover_host_code(t, guest_vdso);
+	}
 }
 
 /* A restored process whose vDSO was another kernel's, or whose clocks

@@ -18,6 +18,8 @@ void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
 
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);
+void zv_signals_exec(struct zv_thread *t);
+void zv_signals_leave_kernel(struct zv_thread *t, struct zv_ucontext *uc);
 uint64_t zv_signals_ignored(const struct zv_sighand *sh);
 void zv_signals_reinstall(struct zv_sighand *sh);
 void zv_host_sighandler(int sig, zv_siginfo *si, void *uc); /* sys/hostsig.c */
@@ -58,6 +60,27 @@ void zv_report_at_exit(void);
 /* sys/exec.c */
 long zv_sys_execve(struct zv_call *c);
 long zv_sys_execveat(struct zv_call *c);
+/* An execve to be made in this process (kernel/inexec.c sets the hook):
+ * the file resolved (r) and checked, argv counted. */
+struct zv_resolved;
+struct zv_exec_req {
+	struct zv_thread *t;
+	struct zv_ucontext *uc;   /* the guest's context at the call */
+	const char *path;         /* what to load (translated, or an fd's name) */
+	const char *execfn;       /* AT_EXECFN: what the guest named */
+	char *const *argv, *const *envp; /* the guest's */
+	long argc;
+	struct zv_resolved *r;
+	long nr;
+	const long *a;
+};
+/* Returns -errno (an argument's EFAULT or E2BIG, before the point of no
+ * return), ZV_EXEC_TO_HOST to leave it to the host's execve, or never. */
+extern long (*zv_exec_here)(struct zv_exec_req *q);
+#define ZV_EXEC_TO_HOST 1L
+void zv_exec_give_back_signals(struct zv_thread *t, uint64_t *saved);
+/* The guest's argv or envp has n pointers before its NULL, or -EFAULT. */
+long zv_exec_count_strings(char *const *v);
 
 /* sys/fs.c */
 const char *zv_translate_path(const char *path);

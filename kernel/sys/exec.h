@@ -19,6 +19,7 @@ struct zv_resolved {
 	 * prefix is [interp, optional-arg, ..., path] as the host builds it.
 	 * nprefix == 0: not a script, argv is used unchanged. */
 	int nprefix;
+	int setid;     /* the ELF file is set-user-ID or set-group-ID (bits the host would honour) */
 	char why[160]; /* one-line reason on failure, e.g. "not an ELF file" */
 	char *prefix[3 * ZV_SCRIPT_DEPTH + 1];
 	char elf[ZV_PATH_MAX]; /* the ELF file to map: path itself, or the final #! interpreter */

@@ -57,8 +57,8 @@ long pread_full(int fd, void *buf, size_t n, uint64_t off)
 }
 
 /* Opens path for reading if it is a regular file (as open_exec, without
- * its checks: for a file they have passed). */
-int open_regular(const char *path, uint64_t *size)
+ * its checks: for a file they have passed); *mode: its st_mode. */
+int open_regular_mode(const char *path, uint64_t *size, unsigned *mode)
 {
 	struct stat st;
 	int fd = (int)zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
@@ -70,13 +70,20 @@ int open_regular(const char *path, uint64_t *size)
 		return r < 0 ? (int)r : -EACCES;
 	}
 	*size = (uint64_t)st.st_size;
+	*mode = st.st_mode;
 	return fd;
+}
+
+int open_regular(const char *path, uint64_t *size)
+{
+	unsigned mode;
+	return open_regular_mode(path, size, &mode);
 }
 
 /* Opens path as the host's open_exec() judges it for execve: the lookup's
  * errors, then EACCES for anything but a regular file the caller may execute.
- * Returns the fd (O_CLOEXEC) and the file size, or -errno. */
-int open_exec(const char *path, uint64_t *size)
+ * Returns the fd (O_CLOEXEC), the file size and st_mode, or -errno. */
+int open_exec_mode(const char *path, uint64_t *size, unsigned *mode)
 {
 	/* The host looks "" up as the current directory (an interpreter named
 	 * by PT_INTERP or #! can be empty): EACCES. */
@@ -99,7 +106,13 @@ int open_exec(const char *path, uint64_t *size)
 		return (int)r;
 	if (!IS_REG(st.st_mode))
 		return -EACCES;
-	return open_regular(path, size);
+	return open_regular_mode(path, size, mode);
+}
+
+int open_exec(const char *path, uint64_t *size)
+{
+	unsigned mode;
+	return open_exec_mode(path, size, &mode);
 }
 
 /* ---- ELF headers ------------------------------------------------------- */

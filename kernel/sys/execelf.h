@@ -40,6 +40,8 @@ int fail(char *why, size_t wl, int err, const char *fmt, ...) __attribute__((for
 long pread_full(int fd, void *buf, size_t n, uint64_t off);
 int open_regular(const char *path, uint64_t *size);
 int open_exec(const char *path, uint64_t *size);
+int open_regular_mode(const char *path, uint64_t *size, unsigned *mode); /* and its st_mode */
+int open_exec_mode(const char *path, uint64_t *size, unsigned *mode);
 int check_ehdr(const Elf64_Ehdr *eh, char *why, size_t wl);
 long read_ehdr(struct elf *e);
 int read_phdrs(struct elf *e, char *why, size_t wl);

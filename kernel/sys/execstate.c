@@ -16,7 +16,8 @@ struct field {
 };
 
 _Static_assert(sizeof(enum zv_platform) == sizeof(int) && sizeof(enum zv_rewrite) == sizeof(int) &&
-	       sizeof(enum zv_vdso_mode) == sizeof(int), "enum fields are carried as ints");
+	       sizeof(enum zv_vdso_mode) == sizeof(int) && sizeof(enum zv_exec_mode) == sizeof(int),
+	       "enum fields are carried as ints");
 #define NUM(k, member) { k, (int *)&zv_proc.member, NULL, NULL }
 
 static int encode_mask(char *buf, size_t n, const struct zv_exec_carry *x)
@@ -75,6 +76,17 @@ static int encode_self_fd(char *buf, size_t n, const struct zv_exec_carry *x)
 	return zv_snprintf(buf, n, "%d", zv_self_fd(zv_current()));
 }
 
+static int encode_vvar(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return zv_proc.vvar_size ? zv_snprintf(buf, n, "%lx", zv_proc.vvar_size) : -1;
+}
+
+static const char *decode_vvar(const char *s, struct zv_exec_carry *x)
+{
+	zv_proc.vvar_size = zv_parse_hex(s, &s);
+	return s;
+}
+
 static const struct field fields[] = {
 	NUM('p', platform),          /* intercept/: the platform */
 	{ 'm', NULL, encode_mask, decode_mask },     /* sys/signal.c: the guest's mask */
@@ -94,6 +106,8 @@ static const struct field fields[] = {
 	NUM('v', vdso_mode),         /* loader/vdso.c: --vdso */
 	NUM('n', no_cache),          /* intercept/stubs.c: --no-cache */
 	NUM('k', carry_fd),          /* sys/exec.c: the fd the file is named through */
+	NUM('E', exec_mode),         /* sys/exec.c: --exec */
+	{ 'V', NULL, encode_vvar, decode_vvar }, /* loader/vdso.c: [vvar*]'s size below the vDSO */
 	{ 'T', NULL, zv_time_encode, zv_time_decode },             /* sys/vtime_spec.c: --time */
 	/* then the features' (ZV_EXEC_FIELD) */
 };

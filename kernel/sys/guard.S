@@ -59,6 +59,21 @@ zv_cmpxchg16_guarded:
 	movzbl %al, %eax
 	jmp zv_guard_out
 
+/* long zv_cmpxchg32_guarded(uint32_t *p, uint32_t old, uint32_t new,
+ *                           uint64_t *resume_sp)
+ * The same for 32 bits (a futex word). */
+	.globl zv_cmpxchg32_guarded
+	.hidden zv_cmpxchg32_guarded
+	.type zv_cmpxchg32_guarded,@function
+zv_cmpxchg32_guarded:
+	guard_frame
+	mov %rsp, (%rcx)		/* where a fault resumes */
+	mov %esi, %eax			/* eax = the expected word */
+	lock cmpxchg %edx, (%rdi)
+	sete %al
+	movzbl %al, %eax
+	jmp zv_guard_out
+
 /* long zv_copy_guarded(void *dst, const void *src, size_t n, uint64_t *resume_sp)
  * Copies n bytes: 0, or -EFAULT if either side faulted (guest memory the
  * tracer reads). Same frame as zv_call_guarded. */

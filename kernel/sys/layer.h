@@ -50,6 +50,10 @@ struct zv_layer {
 	void (*new_task)(struct zv_thread *t, struct zv_thread *c);
 	void (*exec)(struct zv_thread *t, long nr, const long *a); /* before the host execve */
 	void (*exec_failed)(struct zv_thread *t, long nr);
+	/* An exec made in this process (kernel/inexec.c), past its point of no
+	 * return, before the old image is unmapped: what belonged to that
+	 * image goes, as it would with the host's execve. */
+	void (*exec_here)(struct zv_thread *t);
 	void (*exit)(struct zv_thread *t, int code, int sig);    /* a thread or process ends (sig: killed) */
 	/* The process ends (exit_group, a fatal signal): reports go to fd,
 	 * zvisor's own stderr; leader: the first guest process, which prints them. */
@@ -105,6 +109,7 @@ void zv_layers_fold(void);
 void zv_event_fork_child(struct zv_thread *t);
 void zv_event_exec(struct zv_thread *t, long nr, const long *a);
 void zv_event_exec_failed(struct zv_thread *t, long nr);
+void zv_event_exec_here(struct zv_thread *t);
 void zv_event_exit(struct zv_thread *t, int code, int sig);
 void zv_event_signal(struct zv_thread *t, int sig, const void *siginfo);
 void zv_event_new_task(struct zv_thread *t, struct zv_thread *c);

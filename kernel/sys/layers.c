@@ -86,6 +86,7 @@ long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *
 void zv_event_fork_child(struct zv_thread *t) { EACH_LAYER(fork_child, t); }
 void zv_event_exec(struct zv_thread *t, long nr, const long *a) { EACH_LAYER(exec, t, nr, a); }
 void zv_event_exec_failed(struct zv_thread *t, long nr) { EACH_LAYER(exec_failed, t, nr); }
+void zv_event_exec_here(struct zv_thread *t) { EACH_LAYER(exec_here, t); }
 void zv_event_exit(struct zv_thread *t, int code, int sig) { EACH_LAYER(exit, t, code, sig); }
 void zv_event_signal(struct zv_thread *t, int sig, const void *si) { EACH_LAYER(signal, t, sig, si); }
 void zv_event_new_task(struct zv_thread *t, struct zv_thread *c) { EACH_LAYER(new_task, t, c); }

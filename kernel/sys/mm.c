@@ -3,6 +3,7 @@
  * number of pages after the executable, as the host's does, and grows and
  * shrinks with anonymous mappings. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
@@ -78,6 +79,11 @@ static const struct range *overlap(const struct range *r, int n, uint64_t addr, 
  * fail as on unmapped memory, and munmap leaves it out. */
 static long mm_call(struct zv_thread *t, long *a, long nr);
 
+static int on_vdso(uint64_t addr, uint64_t len)
+{
+	return addr < zv_proc.vdso_hi && addr + len > zv_proc.vdso_lo;
+}
+
 /* A memory call waits for a site being rewritten, whose page's protection
  * the platform changes and restores (intercept/sites.c, stubs.c). */
 long zv_sys_mm_call(struct zv_call *c)
@@ -92,6 +98,12 @@ long zv_sys_mm_call(struct zv_call *c)
 		if (mem == ZV_MEM_REMAP && (a[3] & MREMAP_FIXED))
 			zv_host_vdso_touched((uint64_t)a[4], (uint64_t)a[2]);
 	}
+	/* the vDSO moved, unmapped or changed: an exec in this process would
+	 * keep it as it is now, the host's maps a new one */
+	if (zv_proc.vdso_hi && (((nr != __NR_mmap || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE))) &&
+				 on_vdso((uint64_t)a[0], (uint64_t)a[1])) ||
+				(nr == __NR_mremap && (a[3] & MREMAP_FIXED) && on_vdso((uint64_t)a[4], (uint64_t)a[2]))))
+		zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_MM);
 	if (!zv_plat->mm_lock)
 		return mm_call(t, a, nr);
 	zv_plat->mm_lock();

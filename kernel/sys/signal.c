@@ -5,6 +5,7 @@
  * building the guest's frame as the host would; interrupting the kernel it is
  * deferred to the return to the guest, as a real kernel does. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "sys/platform.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
@@ -30,6 +31,12 @@ uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 {
 	t->pending_info[sig] = *si;
+	/* A fork child before its set-up (sys/proc.c): its pending_set is
+	 * still the parent's, which it drops; its own are kept apart. */
+	if (t->forking && zv_getpid() != t->forking) {
+		__atomic_fetch_or(&t->fork_own, ZV_SIGBIT(sig), __ATOMIC_RELAXED);
+		return;
+	}
 	t->pending_set |= ZV_SIGBIT(sig);
 	t->fast.sig_pending = 1;
 	zv_plat->need_catchall(t); /* its delivery bounces, a syscall only SUD catches */
@@ -131,6 +138,38 @@ void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 		if (catch_default(sig) || zv_kernel_blocked(ZV_SIGBIT(sig)))
 			set_host_action(sh, sig);
 	}
+}
+
+/* Something must happen on t's way out of the kernel, where uc caught it
+ * (an exec's request to exit, sys/exec_reset.c): the way out goes through
+ * zv_signals_on_exit, which bounces, a syscall only SUD catches. */
+void zv_signals_leave_kernel(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	t->fast.sig_pending = 1;
+	zv_plat->need_catchall(t); /* the way out bounces, a syscall only SUD catches */
+	zv_kernel_interrupted(uc);
+}
+
+/* An exec made in this process (kernel/inexec.c), as the host's
+ * flush_signal_handlers and setup_new_exec: handled signals go back to
+ * their default, ignored ones stay ignored, every action loses its flags,
+ * mask and restorer; the altstack goes, and so does a SIGSYS held for the
+ * thread. The host's action changes only where the guest's handler or
+ * SA_NOCLD* flags were there. */
+void zv_signals_exec(struct zv_thread *t)
+{
+	struct zv_sighand *sh = t->sighand;
+	for (int sig = 1; sig <= 64; sig++) {
+		struct zv_ksigaction *g = &sh->act[sig];
+		if (!g->handler && !g->flags && !g->mask && !g->restorer)
+			continue;
+		int host = g->handler > ZV_SIG_IGN || (g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT));
+		*g = (struct zv_ksigaction){ g->handler == ZV_SIG_IGN ? ZV_SIG_IGN : ZV_SIG_DFL, 0, 0, 0 };
+		if (host)
+			set_host_action(sh, sig);
+	}
+	t->guest_ss = (struct zv_stack){ 0, ZV_SS_DISABLE, 0, 0 };
+	t->sigsys_held = 0;
 }
 
 /* A restored process (cr/restore.c): the host's actions for the guest's
@@ -437,6 +476,8 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
+	if (t->exec_exit)
+		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
 	zv_event_to_guest(t); /* a checkpoint parks here: every register is in uc now */
 	zv_host_set_mask(~0UL, NULL);
 	while (t->pending_set) {
