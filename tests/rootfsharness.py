@@ -1,0 +1,226 @@
+"""The --root tests' harness: a Debian minbase root filesystem (built once by
+scripts/rootfs.sh and kept as a tarball in its cache), fresh copies of it,
+and the two ways of running a command inside a copy:
+
+  natively (the oracle): as root, under `chroot`, in a mount namespace of its
+  own (unshare -m) where /dev, /proc and /sys are mounted inside the copy, as
+  fakechroot's tests run their oracle; nothing reaches the host's mount table;
+
+  under zvisor: `zvisor run --root COPY --fake-root` as an ordinary user
+  (nobody, or ZV_TEST_USER), on a copy of its own that the user owns, in
+  which the ownership Debian's tarball records was restored by extracting it
+  with `tar --same-owner` under `zvisor --fake-root` (the user's copy holds
+  it in extended attributes).
+
+Both runs get the same environment (ENV) and working directory, and their
+stdout, stderr and exit status or signal are compared after the test's
+normalisation. The tests need root (for chroot, and to run as the user)."""
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import zvtest
+from zvtest import Result
+
+REPO = zvtest.REPO
+CACHE = Path(os.environ.get("ZV_ROOTFS_CACHE", "/var/cache/zvisor-tests"))
+# The platforms every --root scenario runs on.
+PLATFORMS = ["stubs", "sud", "seccomp"]
+USER = zvtest.TEST_USER or "nobody"
+# Where the local package repository (the cache's repo/) appears inside the
+# root: /etc/apt/sources.list there names it (scripts/rootfs.sh).
+REPO_GUEST = "/srv/zvisor-repo"
+TIMEOUT = 300
+
+
+def env(**more):
+    """The environment of both runs: a fixed one, as `env -i` would give a
+    login shell of root, plus the stubs platform's cache for the user (a host
+    path the guest never uses)."""
+    e = {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": "/root",
+        "LC_ALL": "C",
+        "DEBIAN_FRONTEND": "noninteractive",
+        "XDG_CACHE_HOME": os.path.join(zvtest.user_area(USER), "cache"),
+    }
+    e.update(more)
+    return e
+
+
+# --- the cache ------------------------------------------------------------------
+
+def _script(*args):
+    return subprocess.run(["sh", str(REPO / "scripts" / "rootfs.sh")] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+_tarballs = {}
+
+
+def tarball(flavor="base"):
+    """The cached tarball's path, built first if missing (as root; the script
+    locks, so parallel test processes wait for one build)."""
+    if flavor in _tarballs:
+        return _tarballs[flavor]
+    if os.geteuid() != 0:
+        pytest.skip("the --root tests need root (chroot is their oracle; the zvisor "
+                    "runs are made as %s)" % USER)
+    got = _script("path", flavor)
+    if got.returncode != 0:
+        built = _script("build", flavor)
+        got = _script("path", flavor)
+        if got.returncode != 0:
+            pytest.fail("scripts/rootfs.sh build %s failed:\n%s" % (flavor, built.stderr[-3000:]))
+    _tarballs[flavor] = Path(got.stdout.strip())
+    return _tarballs[flavor]
+
+
+def repo():
+    tarball()
+    return Path(_script("repo").stdout.strip())
+
+
+# --- what this zvisor can do ------------------------------------------------------
+
+_help = None
+
+
+def has_option(opt):
+    """Whether `zvisor run` knows opt (its --help names it)."""
+    global _help
+    if _help is None:
+        _help = zvtest.run([zvtest.ZVISOR, "run", "--help"]).stdout if zvtest.zvisor_available() else ""
+    return opt in _help
+
+
+def need_view():
+    if not has_option("--root"):
+        pytest.skip("this zvisor has no --root")
+    if not has_option("--fake-root"):
+        pytest.skip("this zvisor has no --fake-root")
+
+
+# --- copies -----------------------------------------------------------------------
+
+def _area():
+    d = tempfile.mkdtemp(dir=zvtest.user_area(USER), prefix="rootfs-")
+    os.chmod(d, 0o755)
+    return Path(d)
+
+
+def native_copy(flavor="base"):
+    """A fresh copy for the oracle: extracted by root, owners and device
+    nodes as in the tarball."""
+    d = _area() / "native"
+    d.mkdir()
+    subprocess.run(["tar", "--numeric-owner", "-xpf", str(tarball(flavor)), "-C", str(d)], check=True)
+    return d
+
+
+def zv_copy(flavor="base"):
+    """A fresh copy for zvisor's runs, the user's: extracted by the user
+    under `zvisor run --fake-root` with tar --same-owner, so that the owners,
+    set-id bits and device nodes are kept as fakeid records them."""
+    d = _area() / "zvisor"
+    d.mkdir()
+    zvtest.chown_tree(str(d), USER)
+    tar = ["tar", "--numeric-owner", "--same-owner", "-xpf", str(tarball(flavor)), "-C", str(d)]
+    res = zvtest.run(zvtest.as_user([zvtest.ZVISOR, "run", "--fake-root", "--"] + tar, USER),
+                     env=env(), cwd=str(d), timeout=TIMEOUT)
+    if res.returncode != 0:
+        pytest.fail("extracting the root as %s under zvisor --fake-root failed (%s):\n%s"
+                    % (USER, zvtest.status_text(res.returncode), res.stderr[-3000:]))
+    return d
+
+
+def remove(d):
+    shutil.rmtree(d.parent if d.name in ("native", "zvisor") else d, ignore_errors=True)
+
+
+# --- running ----------------------------------------------------------------------
+
+def _binds(binds):
+    """[(host, guest)] from 'HOST' or 'HOST:GUEST' strings or pairs."""
+    out = []
+    for b in binds:
+        if isinstance(b, str):
+            host, _, guest = b.partition(":")
+            b = (host, guest or host)
+        out.append((str(b[0]), str(b[1])))
+    return out
+
+
+# The oracle's mounts: what zvisor binds by default, then the test's binds.
+_NATIVE_SH = r'''set -e
+r=$1; cwd=$2; shift 2
+mount --rbind /dev "$r/dev"
+mount -t proc proc "$r/proc"
+mount --rbind /sys "$r/sys"
+while [ "$1" != -- ]; do mount --bind "$1" "$r$2"; shift 2; done
+shift
+exec chroot "$r" /usr/bin/env -i -C "$cwd" "$@"'''
+
+
+def native_argv(root, argv, binds=(), cwd="/", environ=None):
+    environ = env() if environ is None else environ
+    cmd = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", _NATIVE_SH,
+           "sh", str(root), cwd]
+    for host, guest in _binds(binds):
+        cmd += [host, guest]
+    return cmd + ["--"] + ["%s=%s" % kv for kv in sorted(environ.items())] + [str(a) for a in argv]
+
+
+def run_native(root, argv, binds=(), cwd="/", environ=None, input=None, timeout=TIMEOUT):
+    """argv as root under chroot into root, in cwd, with the binds."""
+    return zvtest.run(native_argv(root, argv, binds, cwd, environ), input=input, timeout=timeout,
+                      cwd="/")
+
+
+def zv_argv(root, argv, platform, binds=(), cwd="/", fake_root=True, opts=()):
+    cmd = [str(zvtest.ZVISOR), "run"] + zvtest.platform_opts(platform)
+    cmd += ["--root", str(root)]
+    if fake_root:
+        cmd.append("--fake-root")
+    for host, guest in _binds(binds):
+        cmd += ["--bind", host if host == guest else "%s:%s" % (host, guest)]
+    if cwd is not None:
+        cmd += ["--cwd", cwd]
+    return cmd + list(opts) + ["--"] + [str(a) for a in argv]
+
+
+def run_zv(root, argv, platform, binds=(), cwd="/", environ=None, input=None, fake_root=True,
+           opts=(), timeout=TIMEOUT, host_cwd=None):
+    """argv under `zvisor run --root root [--fake-root]` as the user."""
+    need_view()
+    environ = env() if environ is None else environ
+    cmd = zvtest.as_user(zv_argv(root, argv, platform, binds, cwd, fake_root, opts), USER)
+    return zvtest.run(cmd, input=input, env=environ, timeout=timeout, cwd=host_cwd or "/")
+
+
+def compare(native_root, zv_root, argv, platform, normalize=None, expect_native=None,
+            binds=(), cwd="/", environ=None, input=None, opts=(), timeout=TIMEOUT,
+            stderr=True):
+    """argv natively in native_root and under zvisor in zv_root: the same
+    stdout, stderr (unless stderr=False) and exit status. normalize(text)
+    applies to both stdouts and stderrs. Returns (native, zvisor)."""
+    native = run_native(native_root, argv, binds, cwd, environ, input, timeout)
+    if expect_native:
+        expect_native(native)
+    zv = run_zv(zv_root, argv, platform, binds, cwd, environ, input, opts=opts, timeout=timeout)
+    n, z = native, zv
+    if normalize:
+        n = Result(normalize(n.stdout), normalize(n.stderr), n.returncode)
+        z = Result(normalize(z.stdout), normalize(z.stderr), z.returncode)
+    if not stderr:
+        n, z = n._replace(stderr=""), z._replace(stderr="")
+    zvtest.assert_same(n, z, "command: %s (platform %s)" % (" ".join(map(str, argv)), platform))
+    return native, zv
+
+
+def sh(script):
+    return ["/bin/sh", "-c", script]
