@@ -1,5 +1,5 @@
 /* zvisor's command line: the command (help, --version, check-elf, run,
- * trace) and the options of run and trace, which go into zv_proc. A bad
+ * trace, proot) and the options of run and trace, which go into zv_proc. A bad
  * one gets one line and the usage on stderr, status 2. */
 #include "zvisor.h"
 #include "cmdline.h"
@@ -16,8 +16,10 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 	zv_exit_group(2);
 }
 
-int zv_cmdline_command(int argc, char **argv)
+int zv_cmdline_command(int *argcp, char ***argvp)
 {
+	int argc = *argcp;
+	char **argv = *argvp;
 	if (argc < 2)
 		usage_error("zvisor: no command given%s\n", "");
 	const char *cmd = argv[1];
@@ -36,6 +38,10 @@ int zv_cmdline_command(int argc, char **argv)
 		zv_exit_group(zv_check_main(argc - 2, argv + 2));
 	if (zv_strcmp(cmd, "run") == 0 || zv_strcmp(cmd, "trace") == 0)
 		return cmd[0] == 't';
+	if (zv_strcmp(cmd, "proot") == 0) { /* PRoot's options, as zvisor run's */
+		*argcp = zv_proot_argv(argc, argv, argvp);
+		return 0;
+	}
 	usage_error("zvisor: unknown command '%s'\n", cmd);
 }
 

@@ -326,7 +326,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)
 		zv_cr_restore_main(argc - 2, argv + 2, auxv); /* signals stay blocked until each thread resumes */
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &initial_mask, NULL, 8);
-	int trace = zv_cmdline_command(argc, argv); /* run or trace: the others are answered there */
+	int trace = zv_cmdline_command(&argc, &argv); /* run, trace or proot: the others are answered there */
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);
 	cmd_run(argc - 2, argv + 2, envp, auxv, trace);
 }
