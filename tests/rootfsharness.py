@@ -157,33 +157,39 @@ def _binds(binds):
 
 # The oracle's mounts: what zvisor binds by default, then the test's binds.
 _NATIVE_SH = r'''set -e
-r=$1; cwd=$2; shift 2
-mount --rbind /dev "$r/dev"
-mount -t proc proc "$r/proc"
-mount --rbind /sys "$r/sys"
+r=$1; cwd=$2; defaults=$3; shift 3
+if [ "$defaults" = 1 ]; then
+	mount --rbind /dev "$r/dev"
+	mount -t proc proc "$r/proc"
+	mount --rbind /sys "$r/sys"
+fi
 while [ "$1" != -- ]; do mount --bind "$1" "$r$2"; shift 2; done
 shift
 exec chroot "$r" /usr/bin/env -i -C "$cwd" "$@"'''
 
 
-def native_argv(root, argv, binds=(), cwd="/", environ=None):
+def native_argv(root, argv, binds=(), cwd="/", environ=None, default_binds=True):
     environ = env() if environ is None else environ
     cmd = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", _NATIVE_SH,
-           "sh", str(root), cwd]
+           "sh", str(root), cwd, "1" if default_binds else "0"]
     for host, guest in _binds(binds):
         cmd += [host, guest]
     return cmd + ["--"] + ["%s=%s" % kv for kv in sorted(environ.items())] + [str(a) for a in argv]
 
 
-def run_native(root, argv, binds=(), cwd="/", environ=None, input=None, timeout=TIMEOUT):
-    """argv as root under chroot into root, in cwd, with the binds."""
-    return zvtest.run(native_argv(root, argv, binds, cwd, environ), input=input, timeout=timeout,
-                      cwd="/")
+def run_native(root, argv, binds=(), cwd="/", environ=None, input=None, timeout=TIMEOUT,
+               default_binds=True):
+    """argv as root under chroot into root, in cwd, with the binds (and
+    /dev, /proc and /sys unless default_binds is false)."""
+    return zvtest.run(native_argv(root, argv, binds, cwd, environ, default_binds), input=input,
+                      timeout=timeout, cwd="/")
 
 
-def zv_argv(root, argv, platform, binds=(), cwd="/", fake_root=True, opts=()):
+def zv_argv(root, argv, platform, binds=(), cwd="/", fake_root=True, opts=(), default_binds=True):
     cmd = [str(zvtest.ZVISOR), "run"] + zvtest.platform_opts(platform)
     cmd += ["--root", str(root)]
+    if not default_binds:
+        cmd.append("--no-default-binds")
     if fake_root:
         cmd.append("--fake-root")
     for host, guest in _binds(binds):
@@ -194,24 +200,28 @@ def zv_argv(root, argv, platform, binds=(), cwd="/", fake_root=True, opts=()):
 
 
 def run_zv(root, argv, platform, binds=(), cwd="/", environ=None, input=None, fake_root=True,
-           opts=(), timeout=TIMEOUT, host_cwd=None):
+           opts=(), timeout=TIMEOUT, host_cwd=None, default_binds=True):
     """argv under `zvisor run --root root [--fake-root]` as the user."""
     need_view()
     environ = env() if environ is None else environ
-    cmd = zvtest.as_user(zv_argv(root, argv, platform, binds, cwd, fake_root, opts), USER)
+    cmd = zvtest.as_user(zv_argv(root, argv, platform, binds, cwd, fake_root, opts, default_binds),
+                         USER)
     return zvtest.run(cmd, input=input, env=environ, timeout=timeout, cwd=host_cwd or "/")
 
 
 def compare(native_root, zv_root, argv, platform, normalize=None, expect_native=None,
             binds=(), cwd="/", environ=None, input=None, opts=(), timeout=TIMEOUT,
-            stderr=True):
+            stderr=True, default_binds=True, native=None):
     """argv natively in native_root and under zvisor in zv_root: the same
     stdout, stderr (unless stderr=False) and exit status. normalize(text)
-    applies to both stdouts and stderrs. Returns (native, zvisor)."""
-    native = run_native(native_root, argv, binds, cwd, environ, input, timeout)
+    applies to both stdouts and stderrs. native: the native Result, when the
+    caller has it already. Returns (native, zvisor)."""
+    if native is None:
+        native = run_native(native_root, argv, binds, cwd, environ, input, timeout, default_binds)
     if expect_native:
         expect_native(native)
-    zv = run_zv(zv_root, argv, platform, binds, cwd, environ, input, opts=opts, timeout=timeout)
+    zv = run_zv(zv_root, argv, platform, binds, cwd, environ, input, opts=opts, timeout=timeout,
+                default_binds=default_binds)
     n, z = native, zv
     if normalize:
         n = Result(normalize(n.stdout), normalize(n.stderr), n.returncode)
@@ -224,3 +234,66 @@ def compare(native_root, zv_root, argv, platform, normalize=None, expect_native=
 
 def sh(script):
     return ["/bin/sh", "-c", script]
+
+
+# --- a pair of copies -------------------------------------------------------------
+
+# The guests put in every copy, at /usr/local/bin/NAME: the probe in its
+# builds (static, static-pie, musl and dynamic against the root's own libc)
+# and the static Go program.
+GUESTS = ["rootprobe", "rootprobe.static", "rootprobe.static-pie", "rootprobe.musl", "rootgo"]
+
+
+def install_guests(root, user=None):
+    dest = root / "usr" / "local" / "bin"
+    for g in GUESTS:
+        src = Path(zvtest.guest(g))
+        if not src.exists():
+            pytest.fail("%s is not built: make -C tests/guests" % src)
+        shutil.copy2(src, dest / g)
+        os.chmod(dest / g, 0o755)
+        if user:
+            uid, gid = zvtest.user_ids(user)
+            os.lchown(dest / g, uid, gid)
+
+
+def as_owner(path, user=None):
+    """Hand a file made by root in a copy to its owner (the user for
+    zvisor's copies), as if the one who runs in the copy had made it."""
+    if user:
+        zvtest.chown_tree(str(path), user)
+
+
+class Pair:
+    """A native copy and a zvisor copy of the same root, each with the
+    guests; mkdir/write make the same file in both."""
+
+    def __init__(self, flavor="base"):
+        need_view()
+        self.native = native_copy(flavor)
+        self.zv = zv_copy(flavor)
+        install_guests(self.native)
+        install_guests(self.zv, USER)
+
+    def remove(self):
+        remove(self.native)
+        remove(self.zv)
+
+    def both(self):
+        return ((self.native, None), (self.zv, USER))
+
+    def mkdir(self, guest_path):
+        for root, user in self.both():
+            p = root / guest_path.lstrip("/")
+            p.mkdir(parents=True, exist_ok=True)
+            as_owner(p, user)
+
+    def write(self, guest_path, text, mode=0o644):
+        for root, user in self.both():
+            p = root / guest_path.lstrip("/")
+            p.write_text(text)
+            os.chmod(p, mode)
+            as_owner(p, user)
+
+    def compare(self, argv, platform, **kw):
+        return compare(self.native, self.zv, argv, platform, **kw)
