@@ -56,9 +56,9 @@ static const char *find_program(const char *prog, char **envp, struct zv_resolve
 	}
 	const char *path = getenv_from(envp, "PATH");
 	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
+		path = "/bin:/usr/bin"; /* glibc's execvp without PATH (confstr's _CS_PATH) */
 	long first = -ENOENT;
-	while (*path) {
+	for (;;) { /* every entry, the empty ones too ("", "a:", "a::b"): each is "." */
 		const char *colon = zv_strchr(path, ':');
 		size_t dl = colon ? (size_t)(colon - path) : zv_strlen(path);
 		if (dl + zv_strlen(prog) + 2 < ZV_PATH_MAX) {
