@@ -191,5 +191,8 @@ const char zv_proot_help[] =
 	"  -V, --version          show the version\n"
 	"  -h, --help             show this help\n"
 	"\n"
+	"zvisor run's --platform=, --rewrite=, --time=, --vdso=, --no-cache, --count\n"
+	"and --stats are accepted as they are.\n"
+	"\n"
 	"Refused (exit 2): -q/--qemu (no emulator: x86-64 programs only),\n"
 	"-k/--kernel-release, -p/--port, -n/--netcoop, -P.\n";

@@ -9,7 +9,10 @@
  * PRoot's lists of host paths, each only if it exists; without -r the guest
  * root is the host's; PRoot binds nothing by itself, so neither does this
  * (--no-default-binds); a relative -w is relative to the host's working
- * directory; with no command, /bin/sh. */
+ * directory; with no command, /bin/sh.
+ *
+ * zvisor run's own long options that PRoot does not have (--platform=,
+ * --time=, --count, ...) are passed on as they are. */
 #include "zvisor.h"
 #include "cmdline.h"
 #include "help.h"
@@ -157,6 +160,21 @@ static const char *getenv_in(char **envp, const char *name)
 	return NULL;
 }
 
+/* zvisor run's options accepted as they are (none is one of PRoot's). */
+static const char *const run_options[] = {
+	"--platform=", "--rewrite=", "--time=", "--vdso=", "--no-cache", "--count", "--stats", NULL,
+};
+
+static int run_option(const char *a)
+{
+	for (const char *const *r = run_options; *r; r++) {
+		size_t n = zv_strlen(*r);
+		if ((*r)[n - 1] == '=' ? zv_strncmp(a, *r, n) == 0 : zv_strcmp(a, *r) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* What the options say, gathered before the argv is written. */
 static struct {
 	const char *root; /* NULL: the host's */
@@ -216,7 +234,7 @@ static const struct option *match(const char *arg, const char **value)
 
 int zv_proot_argv(int argc, char **argv, char ***out_argv)
 {
-	struct out o = { 0 }, binds = { 0 };
+	struct out o = { 0 }, binds = { 0 }, passed = { 0 };
 	char **envp = argv + argc + 1; /* the initial stack: envp follows argv */
 	if (argc < 3)
 		bad("no option and no command: see 'zvisor proot --help'%s%s", "", "");
@@ -228,6 +246,10 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 		if (zv_strcmp(a, "--") == 0) {
 			i++;
 			break;
+		}
+		if (run_option(a)) {
+			push(&passed, a);
+			continue;
 		}
 		const struct option *op = match(a, &v);
 		if (!op)
@@ -311,6 +333,8 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 
 	push(&o, argv[0]);
 	push(&o, "run");
+	for (int k = 0; k < passed.n; k++)
+		push(&o, passed.v[k]);
 	if (want.root || binds.n) {
 		push(&o, "--root");
 		push(&o, want.root ? want.root : "/");
