@@ -20,20 +20,6 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
-#include <sys/stat.h>
-
-/* PRoot's recommended bindings (-R), and the minimal ones of -S; "*path*"
- * is the guest root itself, bound at its own host path. */
-static const char *const bindings_R[] = {
-	"/etc/host.conf", "/etc/hosts", "/etc/hosts.equiv", "/etc/mtab", "/etc/netgroup",
-	"/etc/networks", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/resolv.conf",
-	"/etc/localtime", "/dev/", "/sys/", "/proc/", "/tmp/", "/run/",
-	"/var/run/dbus/system_bus_socket", "$HOME", "*path*", NULL,
-};
-static const char *const bindings_S[] = {
-	"/etc/host.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/resolv.conf", "/dev/", "/sys/",
-	"/proc/", "/tmp/", "/run/shm", "$HOME", "*path*", NULL,
-};
 
 enum opt {
 	O_ROOT, O_BIND, O_CWD, O_KILL, O_VERBOSE, O_VERSION, O_HELP, O_ROOT_ID, O_CHANGE_ID,
@@ -145,21 +131,6 @@ static const char *absolute(struct out *o, const char *path)
 	return join(o, join(o, cwd, zv_strcmp(cwd, "/") ? "/" : NULL), path);
 }
 
-static int exists(const char *path)
-{
-	struct stat st;
-	return zv_sys4(__NR_newfstatat, -100 /* AT_FDCWD */, path, &st, 0) == 0;
-}
-
-static const char *getenv_in(char **envp, const char *name)
-{
-	size_t n = zv_strlen(name);
-	for (; envp && *envp; envp++)
-		if (zv_strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
-
 /* zvisor run's options accepted as they are (none is one of PRoot's). */
 static const char *const run_options[] = {
 	"--platform=", "--rewrite=", "--time=", "--vdso=", "--no-cache", "--count", "--stats", NULL,
@@ -180,27 +151,9 @@ static struct {
 	const char *root; /* NULL: the host's */
 	const char *cwd;
 	const char *ids; /* "0:0" for -0 and -S */
+	const char *preset; /* -R: "host", -S: "build" */
 	int kill, verbose;
 } want;
-
-static void bind_list(struct out *binds, const char *const *list, const char *root, char **envp)
-{
-	for (; *list; list++) {
-		const char *path = *list;
-		if (zv_strcmp(path, "*path*") == 0)
-			path = root;
-		else if (zv_strcmp(path, "$HOME") == 0 && !(path = getenv_in(envp, "HOME")))
-			continue;
-		size_t n = zv_strlen(path);
-		if (n > 1 && path[n - 1] == '/') { /* "/dev/": PRoot's spelling of a directory */
-			char *p = join(binds, path, NULL);
-			p[n - 1] = 0;
-			path = p;
-		}
-		if (exists(path))
-			push(binds, path);
-	}
-}
 
 static int parse_int(const char *s, int *v)
 {
@@ -235,7 +188,6 @@ static const struct option *match(const char *arg, const char **value)
 int zv_proot_argv(int argc, char **argv, char ***out_argv)
 {
 	struct out o = { 0 }, binds = { 0 }, passed = { 0 };
-	char **envp = argv + argc + 1; /* the initial stack: envp follows argv */
 	if (argc < 3)
 		bad("no option and no command: see 'zvisor proot --help'%s%s", "", "");
 	int i = 2; /* after "zvisor proot" */
@@ -324,7 +276,7 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 			want.root = absolute(&o, v);
 			if (op->opt == O_ALIAS_S)
 				want.ids = "0:0";
-			bind_list(&binds, op->opt == O_ALIAS_R ? bindings_R : bindings_S, want.root, envp);
+			want.preset = op->opt == O_ALIAS_R ? "--bind-preset=host" : "--bind-preset=build";
 			break;
 		default:
 			break;
@@ -340,6 +292,8 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 		push(&o, want.root ? want.root : "/");
 		push(&o, "--no-default-binds");
 	}
+	if (want.preset)
+		push(&o, want.preset);
 	for (int b = 0; b < binds.n; b++) {
 		push(&o, "--bind");
 		push(&o, binds.v[b]);

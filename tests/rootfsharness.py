@@ -108,8 +108,12 @@ def need_view():
 # --- copies -----------------------------------------------------------------------
 
 def _area():
+    """A directory of the user's for one copy: the copy, and beside it the
+    ownership database (COPY.owners.db) of the records a file cannot hold
+    itself (a symbolic link's)."""
     d = tempfile.mkdtemp(dir=zvtest.user_area(USER), prefix="rootfs-")
     os.chmod(d, 0o755)
+    zvtest.chown_tree(d, USER)
     return Path(d)
 
 
@@ -130,7 +134,9 @@ def zv_copy(flavor="base"):
     d.mkdir()
     zvtest.chown_tree(str(d), USER)
     tar = ["tar", "--numeric-owner", "--same-owner", "-xpf", str(tarball(flavor)), "-C", str(d)]
-    res = zvtest.run(zvtest.as_user([zvtest.ZVISOR, "run", "--fake-root", "--"] + tar, USER),
+    # the database --root will use later for this copy: the one beside it
+    fake = ["--fake-root", "--fake-db", str(d) + ".owners.db"]
+    res = zvtest.run(zvtest.as_user([zvtest.ZVISOR, "run"] + fake + ["--"] + tar, USER),
                      env=env(), cwd=str(d), timeout=TIMEOUT)
     if res.returncode != 0:
         pytest.fail("extracting the root as %s under zvisor --fake-root failed (%s):\n%s"
