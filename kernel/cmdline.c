@@ -84,6 +84,8 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			zv_cr_absolute(v, zv_cr.on_signal.dir, sizeof zv_cr.on_signal.dir);
 		} else if (zv_strcmp(a, "--leave-running") == 0) {
 			zv_cr.on_signal.leave_running = 1;
+		} else if (zv_strcmp(a, "--kill-on-exit") == 0) {
+			zv_proc.kill_fd = -2; /* made once the options are read */
 		} else if (zv_strcmp(a, "--stats") == 0) {
 			zv_proc.stats = 1;
 		} else if (zv_strcmp(a, "--no-cache") == 0) {

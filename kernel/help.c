@@ -55,6 +55,7 @@ const char zv_run_help[] =
 	"  --vdso=MODE      auto (default): the host's vDSO code runs unless the kernel\n"
 	"                   must see time calls (--count, --time); kernel: vDSO calls\n"
 	"                   always go through the kernel; none: no vDSO, as vdso=0\n"
+	"  --kill-on-exit   when PROGRAM ends, kill the processes of the run left behind\n"
 	"  --stats          print how each process's calls reached the kernel at exit\n"
 	"  --checkpoint-on=SIGNAL  SIGNAL (USR2, or a number) takes a checkpoint\n"
 	"                   instead of reaching the program ('zvisor checkpoint --help')\n"

@@ -17,7 +17,7 @@
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
+struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .kill_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
@@ -253,6 +253,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	zv_proc.leader_pid = zv_proc.pid;
+	if (zv_proc.kill_fd == -2 && (err = zv_killexit_start()) < 0)
+		zv_die(126, "--kill-on-exit: %s", zv_strerror((int)-err));
 	zv_proc.trace.exec_traced = 1; /* the first thread is traced */
 	zv_proc.first_image = 1;
 	if (zv_proc.trace.summary && !count) {

@@ -113,3 +113,40 @@ def test_default_command_is_the_guests_sh():
     """No command: /bin/sh (here the host's, without -r), reading stdin."""
     res = run([ZV, "proot", "--"], input="echo from sh; exit 4\n")
     assert (res.stdout, res.returncode) == ("from sh\n", 4), res
+
+
+def _alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+# each sleep's output away from the pipe the test reads to its end
+KILL_SCRIPT = ("sleep 60 >/dev/null 2>&1 & echo $!; "
+               "setsid sh -c 'sleep 61 >/dev/null 2>&1 & echo $!' & wait $!; "
+               "(sh -c 'sleep 62 >/dev/null 2>&1 & echo $!' &); sleep 0.2; exit 7")
+
+
+@pytest.mark.parametrize("platform", ["stubs", "sud", "seccomp"])
+@pytest.mark.parametrize("how", [["proot", "--kill-on-exit"], ["run", "--kill-on-exit", "--"], ["proot"]])
+def test_kill_on_exit(how, platform):
+    """The run's processes left when the program exits (a child, one in a
+    session of its own, an orphan) are killed with --kill-on-exit, and left
+    running without it, as natively."""
+    import time
+    cmd = [ZV, how[0], "--platform=" + platform] + how[1:] + ["sh", "-c", KILL_SCRIPT]
+    res = run(cmd)
+    pids = [int(p) for p in res.stdout.split()]
+    try:
+        assert res.returncode == 7 and len(pids) == 3, res
+        time.sleep(0.5)
+        alive = [p for p in pids if _alive(p)]
+        assert alive == ([] if "--kill-on-exit" in how else pids), (how, pids, alive)
+    finally:
+        for p in pids:
+            try:
+                os.kill(p, 9)
+            except ProcessLookupError:
+                pass

@@ -54,6 +54,10 @@ long zv_sys_vfork(struct zv_call *c);
 long zv_sys_exit(struct zv_call *c);
 long zv_sys_exit_group(struct zv_call *c);
 void zv_report_at_exit(void);
+/* --kill-on-exit (killexit.c): the run's mark, made at start; at the first
+ * process's end, the run's other processes killed. */
+int zv_killexit_start(void);
+void zv_killexit_at_exit(void);
 
 /* sys/exec.c */
 long zv_sys_execve(struct zv_call *c);

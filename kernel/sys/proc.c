@@ -315,8 +315,10 @@ void zv_report_at_exit(void)
 			   zv_sites_rewritten() + zv_stubs_count(), zv_current()->sud_off, uncovered, taint,
 			   zv_proc.stat_restorers);
 	}
-	if (pid == zv_proc.leader_pid)
+	if (pid == zv_proc.leader_pid) {
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
+		zv_killexit_at_exit();
+	}
 }
 
 long zv_sys_exit_group(struct zv_call *c)
