@@ -11,6 +11,7 @@
  *   walk.c      the resolver: a guest path to (host dir fd, last component)
  *   dcache.c    the directories and symlinks resolved before (and their invalidation)
  *   procfs.c    /proc's magic links (root, exe) and the links' targets in guest terms
+ *   mounts.c    /proc/self/mountinfo and mounts: / and the binds
  *   layer.c     the layer: which calls it sees, the kinds of sysent's column
  *   pathcall.c  a PATH row made in its *at form
  *   cwd.c       chdir, fchdir, getcwd, chroot
@@ -66,6 +67,7 @@ struct fsv_state {
 	int nbinds;
 	struct fsv_bind binds[FSV_MAX_BINDS];
 	char basenames[512];   /* the binds' last components, each followed by '/' */
+	char gluenames[512];   /* the other components of their guest paths */
 	size_t pool_len;
 	char pool[16384];
 };
@@ -80,8 +82,11 @@ int fsv_pool_add(const char *s, size_t n, uint16_t *off);
 const struct fsv_bind *fsv_bind_at(const char *p, size_t n);
 /* Whether some bind lies strictly below guest view path p (n bytes). */
 int fsv_bind_below(const char *p, size_t n);
-/* Whether name (n bytes) is the last component of some bind. */
+/* Whether name (n bytes) is the last component of some bind, or another
+ * component of one's guest path; fsv_names_add records a bind's. */
 int fsv_bind_basename(const char *name, size_t n);
+int fsv_glue_name(const char *name, size_t n);
+void fsv_names_add(const char *guest);
 /* The view path of a host path into out; -1 if the view does not reach it. */
 long fsv_view_of_host(const char *host, char *out, size_t n);
 /* A view path as the process names it (its chroot): -1 outside its root. */
@@ -158,6 +163,10 @@ static inline int fsv_proc_magic_name(const char *name, size_t n)
 /* A readlink of a /proc link: the host's answer buf (n bytes) in guest
  * terms, written back into buf (size cap); the new length. */
 long fsv_proc_readlink(char *buf, long n, long cap);
+
+/* mounts.c: zv_view_mounts */
+struct zv_pv_buf;
+extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, struct zv_pv_buf *out);
 
 /* cwd.c */
 long fsv_cwd_call(struct zv_call *c);

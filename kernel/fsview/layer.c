@@ -67,6 +67,7 @@ void fsv_hooks_on(void)
 	fsv.on = 1;
 	zv_view_lookup = lookup;
 	zv_view_guest_path = fsv_guest_path;
+	zv_view_mounts = fsv_mounts_hook;
 }
 
 const struct zv_layer zv_fsview_layer = {

@@ -172,12 +172,7 @@ static void add_bind(const char *host, const char *guest, int required, int link
 	struct { long type; long rest[15]; } sfs;
 	b->procfs = kind == FSV_BIND_DIR && zv_sys2(__NR_fstatfs, fd, &sfs) == 0 && sfs.type == PROC_SUPER_MAGIC &&
 		    st.st_ino == 1;
-	size_t bl = zv_strlen(fsv.basenames), nl = zv_strlen(base);
-	if (!fsv_bind_basename(base, nl) && bl + nl + 2 < sizeof fsv.basenames) {
-		memcpy(fsv.basenames + bl, base, nl);
-		fsv.basenames[bl + nl] = '/';
-		fsv.basenames[bl + nl + 1] = 0;
-	}
+	fsv_names_add(fsv_str(b->guest));
 	fsv.nbinds++;
 	hide((int)fd, &b->fd);
 }

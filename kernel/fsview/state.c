@@ -92,6 +92,7 @@ const char *zv_fsv_decode(const char *s, struct zv_exec_carry *x)
 	fsv.nbinds = 0;
 	fsv.pool_len = 0;
 	fsv.basenames[0] = 0;
+	fsv.gluenames[0] = 0;
 	for (long i = 0; i < nb && i < FSV_MAX_BINDS; i++) {
 		struct fsv_bind *b = &fsv.binds[fsv.nbinds++];
 		s = get_num(s, &v), b->fd = (int)v;
@@ -101,12 +102,7 @@ const char *zv_fsv_decode(const char *s, struct zv_exec_carry *x)
 		fsv_pool_add(str, zv_strlen(str), &b->guest);
 		const char *base = zv_strrchr(fsv_str(b->guest), '/') + 1;
 		b->base = (uint16_t)(base - fsv.pool);
-		size_t bl = zv_strlen(fsv.basenames), nl = zv_strlen(base);
-		if (!fsv_bind_basename(base, nl) && bl + nl + 2 < sizeof fsv.basenames) {
-			memcpy(fsv.basenames + bl, base, nl);
-			fsv.basenames[bl + nl] = '/';
-			fsv.basenames[bl + nl + 1] = 0;
-		}
+		fsv_names_add(fsv_str(b->guest));
 		s = get_str(s, str, sizeof str);
 		fsv_pool_add(str, zv_strlen(str), &b->host);
 		s = get_str(s, str, sizeof str);

@@ -49,15 +49,39 @@ int fsv_bind_below(const char *p, size_t n)
 	return 0;
 }
 
-int fsv_bind_basename(const char *name, size_t n)
+static int in_list(const char *list, const char *name, size_t n)
 {
-	for (const char *b = fsv.basenames; *b;) {
+	for (const char *b = list; *b;) {
 		const char *e = zv_strchr(b, '/');
 		if ((size_t)(e - b) == n && !memcmp(b, name, n))
 			return 1;
 		b = e + 1;
 	}
 	return 0;
+}
+
+int fsv_bind_basename(const char *name, size_t n) { return in_list(fsv.basenames, name, n); }
+int fsv_glue_name(const char *name, size_t n) { return in_list(fsv.gluenames, name, n); }
+
+static void list_add(char *list, size_t size, const char *name, size_t n)
+{
+	size_t l = zv_strlen(list);
+	if (!in_list(list, name, n) && l + n + 2 < size) {
+		memcpy(list + l, name, n);
+		list[l + n] = '/';
+		list[l + n + 1] = 0;
+	}
+}
+
+void fsv_names_add(const char *guest)
+{
+	const char *base = zv_strrchr(guest, '/') + 1;
+	list_add(fsv.basenames, sizeof fsv.basenames, base, zv_strlen(base));
+	for (const char *p = guest + 1; p < base;) {
+		const char *e = zv_strchr(p, '/');
+		list_add(fsv.gluenames, sizeof fsv.gluenames, p, (size_t)(e - p));
+		p = e + 1;
+	}
 }
 
 /* out = prefix + rest (rest empty or starting with '/'); its length or -1. */

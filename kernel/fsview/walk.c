@@ -147,8 +147,10 @@ static int in_procfs(struct fsv_res *res, struct walk *w)
 static long goto_view(struct fsv_res *res, const char *v, size_t n);
 
 /* Puts target in front of what is left of the walk (a symlink read at
- * the current directory). */
-static long splice(struct fsv_res *res, struct walk *w, const char *target, size_t tn)
+ * the current directory). A symlink gone through as a directory with nothing
+ * left after it (its name had a trailing slash) must still be one: its
+ * target gets a trailing slash. */
+static long splice_as(struct fsv_res *res, struct walk *w, const char *target, size_t tn, int as_dir)
 {
 	if (++res->links > FSV_MAXSYMLINKS)
 		return -ELOOP;
@@ -161,8 +163,9 @@ static long splice(struct fsv_res *res, struct walk *w, const char *target, size
 		return -ENAMETOOLONG;
 	memmove(w->rest + tn + 1, w->rest + w->at, left + 1);
 	memcpy(w->rest, target, tn);
-	w->rest[tn] = left ? '/' : 0;
-	w->len = tn + (left ? 1 + left : 0);
+	w->rest[tn] = left || (as_dir && w->mode != FSV_DIR) ? '/' : 0;
+	w->len = tn + (left ? 1 + left : w->rest[tn] == '/');
+	w->rest[w->len] = 0;
 	w->at = 0;
 	if (target[0] == '/') {
 		if (w->resolve & FSV_R_BENEATH)
@@ -173,6 +176,11 @@ static long splice(struct fsv_res *res, struct walk *w, const char *target, size
 		w->depth = 0;
 	}
 	return 0;
+}
+
+static long splice(struct fsv_res *res, struct walk *w, const char *target, size_t tn)
+{
+	return splice_as(res, w, target, tn, 0);
 }
 
 /* `..` from the current directory. */
@@ -245,7 +253,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 					if (k < 0)
 						return k;
 					t[k] = 0;
-					return splice(res, w, t, (size_t)k);
+					return splice_as(res, w, t, (size_t)k, 1);
 				}
 				set_dir(res, b->fd, 0);
 				view_set(res, v, at + 1 + n);
@@ -261,7 +269,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 		/* a symlink seen before */
 		char t[FSV_PATH_MAX];
 		size_t tn = fsv_dcache_target(d, t, sizeof t);
-		return splice(res, w, t, tn);
+		return splice_as(res, w, t, tn, 1);
 	}
 	if (d)
 		cfd = d->fd;
@@ -292,7 +300,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 				const char *target;
 				if (fsv_proc_magic_name(c, n) && need_view(res) == 0 &&
 				    fsv_proc_magic(res->view, res->viewlen, c, n, &target))
-					return splice(res, w, target, zv_strlen(target));
+					return splice_as(res, w, target, zv_strlen(target), 1);
 				if (w->resolve & (FSV_R_NO_MAGICLINKS | FSV_R_NO_SYMLINKS))
 					return -ELOOP;
 				if (w->resolve & (FSV_R_BENEATH | FSV_R_IN_ROOT))
@@ -306,9 +314,9 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 				return 0;
 			}
 			fsv_dcache_put_link(res, c, n, t, (size_t)k);
-			return splice(res, w, t, (size_t)k);
+			return splice_as(res, w, t, (size_t)k, 1);
 		}
-		if (fd == -ENOENT && need_view(res) == 0) {
+		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0) {
 			/* a directory of the view that only holds mountpoints */
 			char v[FSV_PATH_MAX];
 			size_t at = res->viewlen == 1 ? 0 : res->viewlen;
@@ -411,6 +419,25 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 	memcpy(res->name, c, n);
 	res->name[n] = 0;
 	res->namelen = n;
+	/* a directory of the view that only holds mountpoints, which the root lacks */
+	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0) {
+		char v[FSV_PATH_MAX];
+		size_t at = res->viewlen == 1 ? 0 : res->viewlen;
+		if (at + 1 + n < sizeof v) {
+			memcpy(v, res->view, at);
+			v[at] = '/';
+			memcpy(v + at + 1, c, n);
+			long fd = -1;
+			if (fsv_bind_below(v, at + 1 + n) &&
+			    (fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0)) == -ENOENT) {
+				set_dir(res, fsv.emptyfd, 0);
+				view_set(res, v, at + 1 + n);
+				goto self;
+			}
+			if (fd >= 0)
+				zv_close((int)fd);
+		}
+	}
 	/* root and exe in a pid's directory of /proc are the view's */
 	if (w->inproc != 0 && fsv_proc_magic_name(c, n) && need_view(res) == 0 &&
 	    fsv_proc_magic(res->view, res->viewlen, c, n, &w->magic)) {

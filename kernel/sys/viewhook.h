@@ -27,6 +27,12 @@ extern long (*zv_view_lookup)(const char *path, int nofollow, struct zv_at *at);
  * where the guest sees the host path itself. */
 extern long (*zv_view_guest_path)(const char *host, char *out, size_t n);
 
+/* /proc/self/mountinfo (info) or mounts as the guest sees them, from the
+ * host's text raw (len bytes), into out (sys/procview.h); 0 or -ENOMEM.
+ * Set, procview serves those files through it. */
+struct zv_pv_buf;
+extern int (*zv_view_mounts)(int info, const char *raw, size_t len, struct zv_pv_buf *out);
+
 /* The lookup with or without the view. */
 long zv_at_lookup(const char *path, int nofollow, struct zv_at *at);
 void zv_at_release(struct zv_at *at);
