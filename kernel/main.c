@@ -14,6 +14,8 @@
 #include "intercept/sites.h"
 #include "intercept/sudoff.h"
 #include "cmdline.h"
+#include "fsview/setup.h"
+#include "fsview/state.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -244,6 +246,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
+	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);
@@ -323,6 +326,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	uint64_t all = ~0UL;
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, &initial_mask, 8);
 
+	zv_fsv_register(); /* its exec state field */
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)
