@@ -158,7 +158,8 @@ static long do_open(struct zv_call *c, struct fsv_res *r, int mode, long flags, 
 			long fl = host_follows(r, mode) || mode == FSV_NOFOLLOW ? flags : flags | O_NOFOLLOW;
 			ret = next(c, __NR_openat, r->dirfd, (long)r->name, fl, fmode, 0, 0);
 		}
-		if (ret != -ELOOP || !unknown)
+		/* a symlink opened with O_NOFOLLOW: ELOOP, or ENOTDIR with O_DIRECTORY */
+		if (!unknown || (ret != -ELOOP && !(ret == -ENOTDIR && (flags & O_DIRECTORY))))
 			return ret;
 		long p = past_link(r, mode, resolve);
 		if (p <= 0)
