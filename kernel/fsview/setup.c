@@ -295,8 +295,14 @@ void zv_fsv_start(char **envp)
 		if (r == 0)
 			r = zv_sys1(__NR_fchdir, res.dirfd);
 		fsv_res_done(&res);
-		if (r < 0)
+		if (r < 0 && !fsv_opts.cwd_soft)
 			die2("--cwd", fsv_opts.cwd, r);
+		if (r < 0) { /* PRoot's warning, and / */
+			if (fsv_opts.cwd_soft == 1)
+				zv_dprintf(2, "zvisor: proot: cannot chdir to %s in the guest root (%s): the "
+					   "working directory is /\n", fsv_opts.cwd, zv_strerror((int)-r));
+			zv_sys1(__NR_fchdir, fsv.rootfd);
+		}
 	} else if (zv_sys2(__NR_getcwd, host, sizeof host) < 0 || fsv_view_of_host(host, view, sizeof view) < 0) {
 		zv_sys1(__NR_fchdir, fsv.rootfd);
 	}

@@ -9,6 +9,7 @@ struct fsv_opts {
 	int any;              /* some view option was given */
 	const char *root;     /* --root (NULL: the host's /) */
 	const char *cwd;      /* --cwd */
+	int cwd_soft;         /* zvisor proot: a --cwd the view lacks is / (2: without a word), as PRoot's */
 	int no_default;       /* --no-default-binds */
 	int preset;           /* --bind-preset */
 	int nbinds;
