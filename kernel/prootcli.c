@@ -6,10 +6,12 @@
  * PRoot's semantics kept here: options end at the first word that does not
  * start with '-'; long options take their value after '=' and short ones as
  * the next word; -r, -w and -i/-0/-S: the last one counts; -R and -S bind
- * PRoot's lists of host paths, each only if it exists; without -r the guest
- * root is the host's; PRoot binds nothing by itself, so neither does this
- * (--no-default-binds); a relative -w is relative to the host's working
- * directory; with no command, /bin/sh.
+ * PRoot's lists of host paths, those that exist (run's --bind-preset=host
+ * and =build); without -r the guest root is the host's; PRoot binds nothing
+ * by itself, so neither does this (--no-default-binds); the working
+ * directory, -w or by default the host's working directory's path (a
+ * relative one joined to it), is looked up in the guest root, and is / with
+ * a warning if the root lacks it; with no command, /bin/sh.
  *
  * zvisor run's own long options that PRoot does not have (--platform=,
  * --time=, --count, ...) are passed on as they are. */
@@ -20,6 +22,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "fsview/setup.h"
 
 enum opt {
 	O_ROOT, O_BIND, O_CWD, O_KILL, O_VERBOSE, O_VERSION, O_HELP, O_ROOT_ID, O_CHANGE_ID,
@@ -298,7 +301,14 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 		push(&o, "--bind");
 		push(&o, binds.v[b]);
 	}
-	if (want.cwd) {
+	if (want.root || binds.n) {
+		/* PRoot's working directory: -w, else the host's working
+		 * directory's path; looked up in the guest root, and / (with a
+		 * warning unless -v is negative) if it is not there */
+		push(&o, "--cwd");
+		push(&o, want.cwd ? want.cwd : absolute(&o, "."));
+		fsv_opts.cwd_soft = want.verbose < 0 ? 2 : 1;
+	} else if (want.cwd) {
 		push(&o, "--cwd");
 		push(&o, want.cwd);
 	}

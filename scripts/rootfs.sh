@@ -12,7 +12,9 @@
 # repository,
 #     deb [trusted=yes] file:/srv/zvisor-repo ./
 # which the tests bind there (it is not in the tarball). Maintainer scripts
-# start no service: invoke-rc.d finds no init system and refuses.
+# start and stop no service: /usr/sbin/policy-rc.d says no (exit 101), as in
+# container images, so that invoke-rc.d skips the action and succeeds (a
+# package's prerm that stops its service, sudo's, then succeeds too).
 #
 # The cache: $ZV_ROOTFS_CACHE, default /var/cache/zvisor-tests:
 #   bookworm-base.tar, bookworm-dev.tar   the root filesystems (owners kept,
@@ -38,7 +40,7 @@ MIRROR=${MIRROR:-http://deb.debian.org/debian}
 REPO_PKGS="python3 uuid-runtime sudo"
 DEV_PKGS="gcc,make,libc6-dev"
 # Bump when the way the tarballs or the repository are made changes.
-RECIPE="4 $SUITE minbase repo=[$REPO_PKGS] dev=[$DEV_PKGS] sources=local"
+RECIPE="5 $SUITE minbase repo=[$REPO_PKGS] dev=[$DEV_PKGS] sources=local policy-rc.d"
 
 say() { echo "rootfs: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -87,7 +89,9 @@ fi
 # cleans its package lists and cache.
 offline='echo "deb [trusted=yes] file:/srv/zvisor-repo ./" > "$1/etc/apt/sources.list" &&
 	rm -f "$1"/etc/apt/sources.list.d/*.list "$1"/etc/apt/sources.list.d/*.sources &&
-	mkdir -p "$1/srv/zvisor-repo"'
+	mkdir -p "$1/srv/zvisor-repo" &&
+	printf "#!/bin/sh\n# no service is started or stopped in this root\nexit 101\n" > "$1/usr/sbin/policy-rc.d" &&
+	chmod 755 "$1/usr/sbin/policy-rc.d"'
 
 build_tar() { # FLAVOR OUT [mmdebstrap options...]
 	f=$1 out=$2
@@ -95,7 +99,9 @@ build_tar() { # FLAVOR OUT [mmdebstrap options...]
 	say "building $out (mmdebstrap --variant=minbase $SUITE, $f)"
 	t0=$(date +%s)
 	log=$CACHE/build-$f.log
-	if ! mmdebstrap --variant=minbase --mode=root --format=tar --dpkgopt=force-unsafe-io "$@" \
+	# mmdebstrap's own policy-rc.d would replace ours and go at the end
+	if ! mmdebstrap --variant=minbase --mode=root --format=tar --dpkgopt=force-unsafe-io \
+		--skip=chroot/policy-rc.d "$@" \
 		--customize-hook="$offline" "$SUITE" "$out.tmp" "$MIRROR" >"$log" 2>&1; then
 		tail -20 "$log" >&2
 		rm -f "$out.tmp"

@@ -87,19 +87,21 @@ def repo():
 
 # --- what this zvisor can do ------------------------------------------------------
 
-_help = None
+_known = {}
 
 
-def has_option(opt):
-    """Whether `zvisor run` knows opt (its --help names it)."""
-    global _help
-    if _help is None:
-        _help = zvtest.run([zvtest.ZVISOR, "run", "--help"]).stdout if zvtest.zvisor_available() else ""
-    return opt in _help
+def has_option(*opt):
+    """Whether `zvisor run OPT... -- /bin/true` takes the option (its help
+    may not name it yet)."""
+    if opt not in _known:
+        res = zvtest.run([zvtest.ZVISOR, "run"] + list(opt) + ["--", "/bin/true"]) \
+            if zvtest.zvisor_available() else None
+        _known[opt] = res is not None and "unknown option" not in res.stderr
+    return _known[opt]
 
 
 def need_view():
-    if not has_option("--root"):
+    if not has_option("--root", "/"):
         pytest.skip("this zvisor has no --root")
     if not has_option("--fake-root"):
         pytest.skip("this zvisor has no --fake-root")
@@ -212,6 +214,7 @@ def run_zv(root, argv, platform, binds=(), cwd="/", environ=None, input=None, fa
     environ = env() if environ is None else environ
     cmd = zvtest.as_user(zv_argv(root, argv, platform, binds, cwd, fake_root, opts, default_binds),
                          USER)
+    cmd[0] = shutil.which(cmd[0])  # the program's PATH may be empty: not setpriv's
     return zvtest.run(cmd, input=input, env=environ, timeout=timeout, cwd=host_cwd or "/")
 
 

@@ -26,39 +26,38 @@ def translated(args, env=None):
 
 
 NOPE = "/nonexistent-root"
+ROOT = ["run", "--root", NOPE, "--no-default-binds"]
+CWD = ["--cwd", HOST_CWD]  # PRoot's default: the host's working directory's path, in the guest
 
 
 @pytest.mark.parametrize("args,expect", [
-    (["-r", NOPE, "true"], ["run", "--root", NOPE, "--no-default-binds", "--", "true"]),
-    (["--rootfs=" + NOPE, "ls", "-l"], ["run", "--root", NOPE, "--no-default-binds", "--", "ls", "-l"]),
-    (["-r", "/etc", "-r", NOPE], ["run", "--root", NOPE, "--no-default-binds", "--", "/bin/sh"]),
+    (["-r", NOPE, "true"], ROOT + CWD + ["--", "true"]),
+    (["--rootfs=" + NOPE, "ls", "-l"], ROOT + CWD + ["--", "ls", "-l"]),
+    (["-r", "/etc", "-r", NOPE], ROOT + CWD + ["--", "/bin/sh"]),
     (["-r", NOPE, "-b", "/proc", "-b", "/tmp:/t", "-m", "rel:/x", "--bind=/a:/b", "--mount=/c", "id"],
-     ["run", "--root", NOPE, "--no-default-binds", "--bind", "/proc", "--bind", "/tmp:/t", "--bind",
-      HOST_CWD + "/rel:/x", "--bind", "/a:/b", "--bind", "/c", "--", "id"]),
-    (["-r", NOPE, "-w", "/root", "-w", "sub", "pwd"],
-     ["run", "--root", NOPE, "--no-default-binds", "--cwd", HOST_CWD + "/sub", "--", "pwd"]),
-    (["-r", NOPE, "--cwd=/a", "pwd"], ["run", "--root", NOPE, "--no-default-binds", "--cwd", "/a", "--", "pwd"]),
-    (["-r", NOPE, "--pwd=.", "pwd"], ["run", "--root", NOPE, "--no-default-binds", "--cwd", HOST_CWD, "--", "pwd"]),
-    (["-r", NOPE, "-0", "id"], ["run", "--root", NOPE, "--no-default-binds", "--fake-root", "--", "id"]),
-    (["-r", NOPE, "--root-id", "-i", "12:34", "id"],
-     ["run", "--root", NOPE, "--no-default-binds", "--ids", "12:34", "--", "id"]),
-    (["-r", NOPE, "--change-id=5:6", "-0", "id"],
-     ["run", "--root", NOPE, "--no-default-binds", "--fake-root", "--", "id"]),
-    (["-R", NOPE, "id"], ["run", "--root", NOPE, "--no-default-binds", "--bind-preset=host", "--", "id"]),
-    (["-S", NOPE], ["run", "--root", NOPE, "--no-default-binds", "--bind-preset=build", "--fake-root", "--",
-                    "/bin/sh"]),
-    (["-S", NOPE, "-i", "1:2", "x"], ["run", "--root", NOPE, "--no-default-binds", "--bind-preset=build",
-                                      "--ids", "1:2", "--", "x"]),
+     ROOT + ["--bind", "/proc", "--bind", "/tmp:/t", "--bind", HOST_CWD + "/rel:/x", "--bind", "/a:/b",
+             "--bind", "/c"] + CWD + ["--", "id"]),
+    (["-r", NOPE, "-w", "/root", "-w", "sub", "pwd"], ROOT + ["--cwd", HOST_CWD + "/sub", "--", "pwd"]),
+    (["-r", NOPE, "--cwd=/a", "pwd"], ROOT + ["--cwd", "/a", "--", "pwd"]),
+    (["-r", NOPE, "--pwd=.", "pwd"], ROOT + ["--cwd", HOST_CWD, "--", "pwd"]),
+    (["-r", NOPE, "-0", "id"], ROOT + CWD + ["--fake-root", "--", "id"]),
+    (["-r", NOPE, "--root-id", "-i", "12:34", "id"], ROOT + CWD + ["--ids", "12:34", "--", "id"]),
+    (["-r", NOPE, "--change-id=5:6", "-0", "id"], ROOT + CWD + ["--fake-root", "--", "id"]),
+    (["-R", NOPE, "id"], ROOT + ["--bind-preset=host"] + CWD + ["--", "id"]),
+    (["-S", NOPE], ROOT + ["--bind-preset=build"] + CWD + ["--fake-root", "--", "/bin/sh"]),
+    (["-S", NOPE, "-i", "1:2", "x"], ROOT + ["--bind-preset=build"] + CWD + ["--ids", "1:2", "--", "x"]),
     (["-r", NOPE, "--kill-on-exit", "-l", "--link2symlink", "--mixed-mode", "no", "-v", "-1", "-v", "2", "x"],
-     ["run", "--root", NOPE, "--no-default-binds", "--kill-on-exit", "--", "x"]),
+     ROOT + CWD + ["--kill-on-exit", "--", "x"]),
     (["--platform=sud", "--count", "-r", NOPE, "x"],
-     ["run", "--platform=sud", "--count", "--root", NOPE, "--no-default-binds", "--", "x"]),
-    (["-r", NOPE, "--", "-x", "-r"], ["run", "--root", NOPE, "--no-default-binds", "--", "-x", "-r"]),
-    (["-r", NOPE, "sh", "-r", "y"], ["run", "--root", NOPE, "--no-default-binds", "--", "sh", "-r", "y"]),
-    (["-b", "/etc:/x", "ls"], ["run", "--root", "/", "--no-default-binds", "--bind", "/etc:/x", "--", "ls"]),
+     ["run", "--platform=sud", "--count"] + ROOT[1:] + CWD + ["--", "x"]),
+    (["-r", NOPE, "--", "-x", "-r"], ROOT + CWD + ["--", "-x", "-r"]),
+    (["-r", NOPE, "sh", "-r", "y"], ROOT + CWD + ["--", "sh", "-r", "y"]),
+    (["-b", "/etc:/x", "ls"], ["run", "--root", "/", "--no-default-binds", "--bind", "/etc:/x"] + CWD +
+     ["--", "ls"]),
     (["-0", "id"], ["run", "--fake-root", "--", "id"]),
+    (["-w", "/tmp", "pwd"], ["run", "--cwd", "/tmp", "--", "pwd"]),
 ], ids=["r", "rootfs", "last-r", "binds", "last-w", "cwd", "pwd-dot", "root-id", "last-id", "last-id0",
-        "R", "S", "S-i", "accepted", "run-options", "dashdash", "command-args", "bind-no-r", "no-r"])
+        "R", "S", "S-i", "accepted", "run-options", "dashdash", "command-args", "bind-no-r", "no-r", "w-no-r"])
 def test_translation(args, expect):
     assert translated(args) == expect
 
