@@ -18,6 +18,7 @@
 #include <linux/mman.h>
 
 struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
+			   .owner_db_fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
@@ -192,6 +193,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	}
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
+	zv_event_image(t, r->elf); /* before the auxv: it may say who the program runs as */
 	zv_vdso_cover(t);
 	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
 	set_comm(execfn);

@@ -117,7 +117,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	char **nv = zv_kmap(vsize, 4096, -1);
 	if (zv_is_err((long)nv))
 		return -ENOMEM;
-	char state[3072]; /* trace options included */
+	char state[4096]; /* trace options and virtual ids included */
 	zv_proc.seccomp_fd = zv_seccomp_save();
 	if (zv_proc.seccomp_fd < 0 && zv_proc.seccomp.mode) {
 		/* The guest's filters could not be carried over: never let a

@@ -38,6 +38,9 @@ struct zv_layer {
 	void (*exec_failed)(struct zv_thread *t, long nr);
 	void (*exit)(struct zv_thread *t, int code, int sig);    /* a thread or process ends (sig: killed) */
 	void (*signal)(struct zv_thread *t, int sig, const void *siginfo); /* delivered to a guest handler */
+	/* A new image's first thread: path, the ELF file it runs (a script's
+	 * interpreter), is mapped; its stack and auxv are not built yet. */
+	void (*image)(struct zv_thread *t, const char *path);
 };
 
 /* The layers, in order (sys/layers.c). */
@@ -68,4 +71,5 @@ void zv_event_exec(struct zv_thread *t, long nr, const long *a);
 void zv_event_exec_failed(struct zv_thread *t, long nr);
 void zv_event_exit(struct zv_thread *t, int code, int sig);
 void zv_event_signal(struct zv_thread *t, int sig, const void *siginfo);
+void zv_event_image(struct zv_thread *t, const char *path);
 #endif

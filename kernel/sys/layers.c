@@ -89,3 +89,4 @@ void zv_event_exec(struct zv_thread *t, long nr, const long *a) { EACH_LAYER(exe
 void zv_event_exec_failed(struct zv_thread *t, long nr) { EACH_LAYER(exec_failed, t, nr); }
 void zv_event_exit(struct zv_thread *t, int code, int sig) { EACH_LAYER(exit, t, code, sig); }
 void zv_event_signal(struct zv_thread *t, int sig, const void *si) { EACH_LAYER(signal, t, sig, si); }
+void zv_event_image(struct zv_thread *t, const char *path) { EACH_LAYER(image, t, path); }
