@@ -14,6 +14,7 @@
 #include "intercept/sites.h"
 #include "intercept/sudoff.h"
 #include "cmdline.h"
+#include "fakeid/fakeid.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -254,6 +255,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	if (err < 0)
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
+	zv_fakeid_start(envp, NULL);
 	zv_proc.leader_pid = zv_proc.pid;
 	zv_proc.trace.exec_traced = 1; /* the first thread is traced */
 	zv_proc.first_image = 1;

@@ -11,6 +11,7 @@ static const struct zv_layer *const layers[] = {
 	&zv_sandbox_layer, /* sys/sandbox.c: the guest's own SUD and seccomp */
 	&zv_fdguard_layer, /* sys/fs.c: the kernel's hidden fds look closed */
 	&zv_procview_layer, /* sys/procview.c: /proc/self/maps and status without zvisor */
+	&zv_fakeid_layer,  /* fakeid/layer.c: --fake-root, --ids: virtual ids, owners and modes (host paths) */
 	&zv_cr_pids_layer, /* cr/pids.c: a restored process's own ids, for the host */
 	&zv_cr_waits_layer, /* cr/waits.c: a wait a checkpoint interrupted goes on with the time left */
 	&zv_vtime_layer,   /* sys/vtime.c: --time, the kernel's clock reads */

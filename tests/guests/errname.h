@@ -20,6 +20,9 @@ static const char *errname(int e)
 	case ELOOP: return "ELOOP";
 	case EXDEV: return "EXDEV";
 	case ENOSYS: return "ENOSYS";
+	case EEXIST: return "EEXIST";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENODATA: return "ENODATA";
 	default:
 		snprintf(buf, sizeof buf, "errno %d", e);
 		return buf;
