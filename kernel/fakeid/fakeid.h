@@ -7,6 +7,7 @@
  *   record.c    a file's record and its text (user.containers.override_stat)
  *   xattr.c     records in the file's extended attribute
  *   db.c        records in the database file, by device and inode
+ *   cache.c     what a file's attribute said, while its ctime stands still
  *   store.c     a file's record wherever it is kept; the view stat shows
  *   statcalls.c stat, lstat, fstat, newfstatat, statx
  *   owncalls.c  chown, chmod and mknod families
@@ -72,6 +73,7 @@ struct zv_fid_stat {
 	uint64_t dev, ino;      /* dev: major << 32 | minor */
 	uint32_t mode, uid, gid, nlink;
 	uint32_t rmajor, rminor;
+	uint64_t ctime_ns;      /* its change time: a cached attribute's key */
 };
 
 /* creds.c */
@@ -115,6 +117,11 @@ int zv_fid_db_open(const char *path);
 int zv_fid_db_get(uint64_t dev, uint64_t ino, struct zv_fid_rec *r);
 long zv_fid_db_put(uint64_t dev, uint64_t ino, const struct zv_fid_rec *r); /* r NULL: remove */
 int zv_fid_db_empty(void);
+
+/* cache.c */
+int zv_fid_cache_get(const struct zv_fid_stat *s, struct zv_fid_rec *r);
+void zv_fid_cache_put(const struct zv_fid_stat *s, const struct zv_fid_rec *r);
+void zv_fid_cache_drop(const struct zv_fid_stat *s);
 
 /* store.c */
 uint64_t zv_fid_dev(uint64_t encoded);

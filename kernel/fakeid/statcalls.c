@@ -8,11 +8,13 @@
 #include <linux/fcntl.h>
 #include <linux/stat.h>
 
-/* The host's struct stat on x86-64: the fields the view changes. */
+/* The host's struct stat on x86-64: the fields the view reads or changes. */
 struct kstat_head {
 	uint64_t dev, ino, nlink;
 	uint32_t mode, uid, gid, pad0;
 	uint64_t rdev;
+	int64_t size, blksize, blocks;
+	uint64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns;
 };
 
 /* As the host encodes a device number in struct stat (new_encode_dev). */
@@ -25,7 +27,7 @@ static void patch_stat(int dirfd, const char *path, int flags, struct kstat_head
 {
 	uint64_t rdev = zv_fid_dev(st->rdev);
 	struct zv_fid_stat s = { zv_fid_dev(st->dev), st->ino, st->mode, st->uid, st->gid, (uint32_t)st->nlink,
-				 (uint32_t)(rdev >> 32), (uint32_t)rdev };
+				 (uint32_t)(rdev >> 32), (uint32_t)rdev, st->ctime * 1000000000UL + st->ctime_ns };
 	zv_fid_view(dirfd, path, flags, &s);
 	st->mode = s.mode;
 	st->uid = s.uid;
@@ -40,7 +42,8 @@ static void patch_statx(int dirfd, const char *path, int flags, struct statx *sx
 	if (!(m & STATX_INO) || !(m & (STATX_TYPE | STATX_MODE | STATX_UID | STATX_GID)))
 		return;
 	struct zv_fid_stat s = { (uint64_t)sx->stx_dev_major << 32 | sx->stx_dev_minor, sx->stx_ino, sx->stx_mode,
-				 sx->stx_uid, sx->stx_gid, sx->stx_nlink, sx->stx_rdev_major, sx->stx_rdev_minor };
+				 sx->stx_uid, sx->stx_gid, sx->stx_nlink, sx->stx_rdev_major, sx->stx_rdev_minor,
+				 (m & STATX_CTIME) ? sx->stx_ctime.tv_sec * 1000000000UL + sx->stx_ctime.tv_nsec : ~0UL };
 	zv_fid_view(dirfd, path, flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), &s);
 	if (m & STATX_TYPE)
 		sx->stx_mode = (uint16_t)((sx->stx_mode & ~S_IFMT) | (s.mode & S_IFMT));

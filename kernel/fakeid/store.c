@@ -35,7 +35,8 @@ long zv_fid_fstatat(int dirfd, const char *path, int flags, struct zv_fid_stat *
 	if (r < 0)
 		return r;
 	*s = (struct zv_fid_stat){ zv_fid_dev(st.dev), st.ino, st.mode, st.uid, st.gid, (uint32_t)st.nlink,
-				   (uint32_t)(zv_fid_dev(st.rdev) >> 32), (uint32_t)zv_fid_dev(st.rdev) };
+				   (uint32_t)(zv_fid_dev(st.rdev) >> 32), (uint32_t)zv_fid_dev(st.rdev),
+				   st.times[4] * 1000000000UL + st.times[5] };
 	return 0;
 }
 
@@ -61,12 +62,20 @@ static void no_xattrs_on(uint64_t dev)
 int zv_fid_lookup(int dirfd, const char *path, int flags, const struct zv_fid_stat *s, struct zv_fid_rec *r)
 {
 	if (xattr_capable(s)) {
-		char buf[96];
-		long n = zv_fid_xattr_get(dirfd, path, flags, buf, sizeof buf);
-		if (n >= 0 && zv_fid_rec_parse(buf, (size_t)n, r))
+		int known = zv_fid_cache_get(s, r);
+		if (known > 0)
 			return 1;
-		if (n == -EOPNOTSUPP)
-			no_xattrs_on(s->dev);
+		if (known < 0) {
+			char buf[96];
+			long n = zv_fid_xattr_get(dirfd, path, flags, buf, sizeof buf);
+			int found = n >= 0 && zv_fid_rec_parse(buf, (size_t)n, r);
+			if (n == -EOPNOTSUPP)
+				no_xattrs_on(s->dev);
+			else if (n >= 0 || n == -ENODATA)
+				zv_fid_cache_put(s, found ? r : NULL);
+			if (found)
+				return 1;
+		}
 	}
 	return zv_fid_db_get(s->dev, s->ino, r);
 }
@@ -84,6 +93,7 @@ long zv_fid_store(int dirfd, const char *path, int flags, const struct zv_fid_st
 {
 	if (r && !zv_fid_rec_needed(r, s))
 		r = NULL;
+	zv_fid_cache_drop(s);
 	if (xattr_capable(s)) {
 		long e;
 		if (r) {
