@@ -16,6 +16,7 @@
 #include "cmdline.h"
 #include "fsview/setup.h"
 #include "fsview/state.h"
+#include "fsview/shared.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -196,6 +197,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
 	zv_vdso_cover(t);
 	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
+	zv_fsv_image_started(); /* --root: other processes' /proc/PID/exe */
 	set_comm(execfn);
 	zv_brk_init(img->brk_start);
 

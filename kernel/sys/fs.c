@@ -113,7 +113,7 @@ long zv_sys_path_call(struct zv_call *c)
  * and updates the variable). Four are the core's; features register more
  * (fsview's root and binds), each image anew. -1 where unused. */
 #define ZV_FIXED_HIDDEN 4
-#define ZV_MAX_EXTRA 48
+#define ZV_MAX_EXTRA 128
 static int *const fixed[ZV_FIXED_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
 					     &zv_proc.self_fd };
 static int *extra[ZV_MAX_EXTRA];
