@@ -9,6 +9,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "fakeid/fakeid.h"
+#include "fsview/setup.h"
 
 __attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
 {
@@ -66,6 +67,8 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			else
 				zv_write(1, zv_run_help, zv_strlen(zv_run_help));
 			zv_exit_group(0);
+		} else if ((k = zv_fsv_option(argc - i, argv + i)) > 0) {
+			i += k - 1; /* --root, --bind, --cwd, ... (fsview/options.c) */
 		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
 			*count = 1;
 		} else if (zv_startswith(a, "--checkpoint-on=") || zv_strcmp(a, "--checkpoint-on") == 0) {

@@ -15,11 +15,13 @@
 #include "intercept/sudoff.h"
 #include "cmdline.h"
 #include "fakeid/fakeid.h"
+#include "fsview/setup.h"
+#include "fsview/state.h"
+#include "fsview/shared.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
 struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
-			   .owner_db_fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
@@ -197,6 +199,7 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	zv_event_image(t, r->elf); /* before the auxv: it may say who the program runs as */
 	zv_vdso_cover(t);
 	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
+	zv_fsv_image_started(); /* --root: other processes' /proc/PID/exe */
 	set_comm(execfn);
 	zv_brk_init(img->brk_start);
 
@@ -247,6 +250,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
+	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
+	zv_fakeid_start(envp, fsv_opts.root); /* --fake-root, --ids: the database beside the root */
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);
@@ -255,7 +260,6 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	if (err < 0)
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
-	zv_fakeid_start(envp, NULL);
 	zv_proc.leader_pid = zv_proc.pid;
 	zv_proc.trace.exec_traced = 1; /* the first thread is traced */
 	zv_proc.first_image = 1;
@@ -325,6 +329,8 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	uint64_t all = ~0UL;
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, &initial_mask, 8);
 
+	zv_fsv_register(); /* its exec state field */
+	zv_fakeid_register();
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)

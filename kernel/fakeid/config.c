@@ -6,13 +6,14 @@
 #include "zvisor.h"
 #include "sys/execstate.h"
 #include "sys/procview.h"
+#include "sys/viewhook.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include <linux/fcntl.h>
 #include <linux/prctl.h>
 
-struct zv_fakeid zv_fid = { .xattrat = -1 };
+struct zv_fakeid zv_fid = { .xattrat = -1, .db_fd = -1 };
 static const char *db_path;     /* --fake-db */
 static struct zv_cred carried;  /* the exec'ing thread's, for the new image's first */
 static int have_carried;
@@ -77,20 +78,23 @@ static int make_dir(const char *path)
 	return r == 0 || r == -EEXIST;
 }
 
-/* The database's default place: beside the root (root.owners.db), else
- * $XDG_STATE_HOME/zvisor/owners.db (~/.local/state/...). 0 if none. */
-static int default_db(char **envp, const char *root, char *out, size_t n)
+/* The database beside the root: ROOT.owners.db. 0 if the name is too long. */
+static int beside(const char *root, char *out, size_t n)
 {
-	if (root) {
-		size_t l = zv_strlen(root);
-		while (l > 1 && root[l - 1] == '/')
-			l--;
-		if (l + 10 > n)
-			return 0;
-		memcpy(out, root, l);
-		memcpy(out + l, ".owners.db", 11);
-		return 1;
-	}
+	size_t l = zv_strlen(root);
+	while (l > 1 && root[l - 1] == '/')
+		l--;
+	if (l + 11 > n)
+		return 0;
+	memcpy(out, root, l);
+	memcpy(out + l, ".owners.db", 11);
+	return 1;
+}
+
+/* $XDG_STATE_HOME/zvisor/owners.db (~/.local/state/...), its directories
+ * made. 0 if there is no such place. */
+static int in_state_dir(char **envp, char *out, size_t n)
+{
 	const char *xdg = NULL, *home = NULL;
 	for (; *envp; envp++) {
 		if (zv_startswith(*envp, "XDG_STATE_HOME=/"))
@@ -146,34 +150,42 @@ void zv_fakeid_start(char **envp, const char *root)
 	for (long i = 0; i < n && start_ngroups < ZV_CRED_GROUPS; i++)
 		start_groups[start_ngroups++] = zv_fid_guest_gid(host[i]);
 	char path[4096];
-	const char *db = db_path;
-	if (!db && default_db(envp, root, path, sizeof path))
-		db = path;
-	int e = db ? zv_fid_db_open(db) : -ENOENT;
-	if (e < 0 && db_path)
-		zv_die(2, "--fake-db: %s: %s", db_path,
-		       e == -EINVAL ? "not a zvisor ownership database" : zv_strerror(-e));
-	if (e < 0) { /* no place of its own: the records last for this run */
-		if (zv_proc.owner_db_fd >= 0)
-			zv_close(zv_proc.owner_db_fd);
-		zv_proc.owner_db_fd = -1;
-		zv_fid.db_map = NULL;
-		if (zv_fid_db_open(NULL) < 0)
+	int e = -ENOENT;
+	if (db_path) {
+		if ((e = zv_fid_db_open(db_path)) < 0)
+			zv_die(2, "--fake-db: %s: %s", db_path,
+			       e == -EINVAL ? "not a zvisor ownership database" : zv_strerror(-e));
+	} else {
+		/* beside the root, else the user's state directory, else (no place
+		 * of its own) in memory, for this run's processes */
+		if (root && beside(root, path, sizeof path))
+			e = zv_fid_db_open(path);
+		if (e < 0 && in_state_dir(envp, path, sizeof path))
+			e = zv_fid_db_open(path);
+		if (e < 0 && zv_fid_db_open(NULL) < 0)
 			zv_die(126, "--fake-root: cannot make a database in memory");
 	}
 	hooks();
 }
 
+static const char *decode(const char *s, struct zv_exec_carry *x);
+static int encode(char *buf, size_t n, const struct zv_exec_carry *x);
+
+void zv_fakeid_register(void)
+{
+	zv_exec_state_field('I', encode, decode);
+}
+
 /* Exec state field I: the options, the database's fd, the exec'ing
  * thread's credentials; hexadecimal numbers separated by dots. */
-int zv_fakeid_encode(char *buf, size_t n, const struct zv_exec_carry *x)
+static int encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	if (!zv_fid.on)
 		return -1;
 	const struct zv_cred *c = &zv_current()->cred;
 	int k = zv_snprintf(buf, n, "%x.%x.%x.%x.%x.%x.%x.%lx.%x.%x.%x.%x.%x.%x.%x.%x.%x.%x.%lx.%lx.%lx.%lx.%lx.%x.%x",
 			    zv_fid.db_only, zv_fid.no_new_privs, zv_fid.uid, zv_fid.gid, zv_fid.host_uid, zv_fid.host_gid,
-			    zv_fid.last_cap + 1, (unsigned long)zv_fid.cap_bnd, zv_proc.owner_db_fd + 1, c->uid,
+			    zv_fid.last_cap + 1, (unsigned long)zv_fid.cap_bnd, zv_fid.db_fd + 1, c->uid,
 			    c->euid, c->suid, c->fsuid, c->gid, c->egid, c->sgid, c->fsgid,
 			    zv_fid.xattrat + 1, (unsigned long)c->cap_inh, (unsigned long)c->cap_prm,
 			    (unsigned long)c->cap_eff, (unsigned long)c->cap_bnd, (unsigned long)c->cap_amb,
@@ -190,7 +202,7 @@ static uint64_t next(const char **s)
 	return zv_parse_hex(*s, s);
 }
 
-const char *zv_fakeid_decode(const char *s, struct zv_exec_carry *x)
+static const char *decode(const char *s, struct zv_exec_carry *x)
 {
 	struct zv_cred *c = &carried;
 	zv_fid.on = 1;
@@ -202,7 +214,9 @@ const char *zv_fakeid_decode(const char *s, struct zv_exec_carry *x)
 	zv_fid.host_gid = (uint32_t)next(&s);
 	zv_fid.last_cap = (int)next(&s) - 1;
 	zv_fid.cap_bnd = next(&s);
-	zv_proc.owner_db_fd = (int)next(&s) - 1;
+	zv_fid.db_fd = (int)next(&s) - 1;
+	if (zv_fid.db_fd >= 0)
+		zv_keep_hidden_fd(&zv_fid.db_fd);
 	c->uid = (uint32_t)next(&s);
 	c->euid = (uint32_t)next(&s);
 	c->suid = (uint32_t)next(&s);
@@ -243,15 +257,19 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 		zv_fid_start_cred(&t->cred);
 	t->cred_valid = 1;
 	image_thread = t;
-	struct zv_fid_stat s;
-	if (zv_fid_fstatat(AT_FDCWD, path, 0, &s) < 0)
-		return;
-	zv_fid_view(AT_FDCWD, path, 0, &s);
+	struct zv_fid_stat s = { 0 };
+	struct zv_at at = { 0 };
+	if (zv_at_lookup(path, 0, &at) == 0 && zv_fid_fstatat(at.dirfd, at.name, at.at_flags, &s) == 0)
+		zv_fid_view(at.dirfd, at.name, at.at_flags, &s);
 	int suid_ok = 0;
 	if ((s.mode & 06000) && !zv_fid.no_new_privs) { /* nor from a nosuid mount */
 		struct { uint64_t type, bsize, blocks, bfree, bavail, files, ffree, fsid, namelen, frsize, flags, spare[4]; } fs;
-		suid_ok = zv_sys2(__NR_statfs, path, &fs) == 0 && !(fs.flags & 2 /* ST_NOSUID */);
+		long fd = zv_openat(at.dirfd, at.name, O_PATH | O_CLOEXEC | (at.at_flags ? O_NOFOLLOW : 0), 0);
+		suid_ok = fd >= 0 && zv_sys2(__NR_fstatfs, fd, &fs) == 0 && !(fs.flags & 2 /* ST_NOSUID */);
+		if (fd >= 0)
+			zv_close((int)fd);
 	}
+	zv_at_release(&at);
 	image_secure = zv_fid_exec(&t->cred, s.mode, s.uid, s.gid, suid_ok);
 }
 

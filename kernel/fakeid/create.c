@@ -62,7 +62,7 @@ long zv_fid_create_call(struct zv_call *call)
 	case __NR_creat: pi = 0, mi = 1, oflags = O_CREAT; break;
 	case __NR_openat: dirfd = (int)a[0], pi = 1, oflags = (int)a[2], mi = 3; break;
 	case __NR_openat2:
-		if ((size_t)a[3] < sizeof how || zv_guest_copy(&how, (const void *)a[2], sizeof how, (uint64_t)a[2]) < 0)
+		if ((size_t)a[3] < sizeof how || zv_fid_arg_copy(&how, (uint64_t)a[2], sizeof how) < 0)
 			return zv_next(call); /* the host's errno */
 		dirfd = (int)a[0], pi = 1, oflags = (int)how.flags;
 		break;

@@ -57,8 +57,8 @@ static uint64_t table_end(uint64_t t)
 
 static struct header *hdr(void)
 {
-	if (!zv_fid.db_map && zv_proc.owner_db_fd >= 0) {
-		void *m = zv_kmap(MAP_BYTES, PAGE, zv_proc.owner_db_fd);
+	if (!zv_fid.db_map && zv_fid.db_fd >= 0) {
+		void *m = zv_kmap(MAP_BYTES, PAGE, zv_fid.db_fd);
 		if (!zv_is_err((long)m))
 			zv_fid.db_map = m;
 	}
@@ -131,7 +131,7 @@ static long lock(int on)
 		zv_mutex_lock(&zv_fid.db_lock);
 	long r;
 	do
-		r = zv_sys3(__NR_fcntl, zv_proc.owner_db_fd, on ? F_SETLKW : F_SETLK, &fl);
+		r = zv_sys3(__NR_fcntl, zv_fid.db_fd, on ? F_SETLKW : F_SETLK, &fl);
 	while (r == -EINTR);
 	if (!on || r < 0)
 		zv_mutex_unlock(&zv_fid.db_lock);
@@ -141,13 +141,13 @@ static long lock(int on)
 static long grow_file(uint64_t end)
 {
 	struct { uint64_t x[18]; } st; /* struct stat: its size at 48 */
-	long r = zv_sys2(__NR_fstat, zv_proc.owner_db_fd, &st);
+	long r = zv_sys2(__NR_fstat, zv_fid.db_fd, &st);
 	if (r < 0)
 		return r;
 	end = (end + PAGE - 1) & ~(PAGE - 1);
 	if (end > MAP_BYTES)
 		return -ENOSPC;
-	return st.x[6] >= end ? 0 : zv_sys2(__NR_ftruncate, zv_proc.owner_db_fd, end);
+	return st.x[6] >= end ? 0 : zv_sys2(__NR_ftruncate, zv_fid.db_fd, end);
 }
 
 /* A new table for at least want live slots, filled from the current one;
@@ -223,24 +223,35 @@ out:
 	return e < 0 ? e : 0;
 }
 
+static void db_close(void)
+{
+	if (zv_fid.db_map)
+		zv_kunmap(zv_fid.db_map, MAP_BYTES);
+	zv_fid.db_map = NULL;
+	zv_forget_hidden_fd(&zv_fid.db_fd);
+	zv_close(zv_fid.db_fd);
+	zv_fid.db_fd = -1;
+}
+
 /* Opens the database at path (created if missing), or a new one in memory
  * for this run's processes (path NULL); made a hidden fd that crosses
- * execve. Returns 0 or -errno. */
+ * execve. Returns 0 or -errno (EINVAL: not a database). */
 int zv_fid_db_open(const char *path)
 {
 	long fd = path ? zv_openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_NOFOLLOW, 0600)
 		       : zv_sys2(__NR_memfd_create, "zvisor-owners", 0);
 	if (fd < 0)
 		return (int)fd;
-	zv_proc.owner_db_fd = zv_hide_fd((int)fd);
+	zv_fid.db_fd = zv_hide_fd((int)fd);
+	zv_keep_hidden_fd(&zv_fid.db_fd);
 	struct header *h = hdr();
-	if (!h)
-		return -ENOMEM;
-	long e = lock(1);
-	if (e < 0)
+	long e = h ? lock(1) : -ENOMEM;
+	if (e < 0) {
+		db_close();
 		return (int)e;
+	}
 	struct { uint64_t x[18]; } st;
-	e = zv_sys2(__NR_fstat, zv_proc.owner_db_fd, &st);
+	e = zv_sys2(__NR_fstat, zv_fid.db_fd, &st);
 	if (e >= 0 && st.x[6] == 0) { /* new: the header and an empty table */
 		e = grow_file(PAGE + (sizeof(struct slot) << MIN_LG));
 		if (e >= 0) {
@@ -254,5 +265,7 @@ int zv_fid_db_open(const char *path)
 		e = -EINVAL;
 	}
 	lock(0);
+	if (e < 0)
+		db_close();
 	return (int)(e < 0 ? e : 0);
 }

@@ -54,7 +54,8 @@ struct zv_fakeid {
 	int xattrat;                 /* the host has getxattrat and the like (Linux 6.13): 1, 0 or -1 unknown */
 	int no_new_privs;            /* the program's (the seccomp platform sets the host's itself) */
 	volatile int db_lock;        /* the database's writers within this process */
-	/* the database (db.c): its fd is zv_proc.owner_db_fd */
+	/* the database (db.c): a hidden fd, carried across execve, and its mapping */
+	int db_fd;
 	void *db_map;
 	uint64_t no_xattr_dev[8];    /* devices whose filesystem refused user xattrs */
 };
@@ -136,6 +137,12 @@ int zv_fakeid_ids(const char *spec);
 void zv_fakeid_db(const char *path);
 void zv_fakeid_db_only(void);
 void zv_fakeid_start(char **envp, const char *root);
+void zv_fakeid_register(void); /* its exec state field, I */
+
+/* layer.c: n bytes of a call's argument at p, which a layer before may
+ * have put in kernel memory (fsview's rewritten structs), or the guest's:
+ * 0 or -EFAULT. */
+long zv_fid_arg_copy(void *dst, uint64_t p, size_t n);
 
 /* The layer's handlers. */
 struct zv_call;

@@ -6,8 +6,12 @@
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
 #include "sys/layer.h"
+#include "lib/kmem.h"
+#include "lib/string.h"
 
 #define NR_fchmodat2 452
+#define NR_getxattrat 464
+#define NR_listxattrat 465
 
 static zv_hook *handler_of(long nr)
 {
@@ -33,12 +37,21 @@ static zv_hook *handler_of(long nr)
 		return zv_fid_sock_call;
 	case __NR_getdents: case __NR_getdents64:
 		return zv_fid_dents_call;
-	case __NR_getxattr: case __NR_lgetxattr: case __NR_fgetxattr:
-	case __NR_listxattr: case __NR_llistxattr: case __NR_flistxattr:
+	case __NR_getxattr: case __NR_lgetxattr: case __NR_fgetxattr: case NR_getxattrat:
+	case __NR_listxattr: case __NR_llistxattr: case __NR_flistxattr: case NR_listxattrat:
 		return zv_fid_xattr_call;
 	default:
 		return NULL;
 	}
+}
+
+long zv_fid_arg_copy(void *dst, uint64_t p, size_t n)
+{
+	if (p >= ZV_KWIN_START && p + n <= ZV_KWIN_END) {
+		memcpy(dst, (const void *)p, n);
+		return 0;
+	}
+	return zv_guest_copy(dst, (const void *)p, n, p);
 }
 
 static int fid_on(void) { return zv_fid.on; }

@@ -79,8 +79,8 @@ static long send(struct zv_call *call)
 	long *a = call->a;
 	struct kmsghdr m;
 	char buf[MAX_CONTROL];
-	if (zv_guest_copy(&m, (const void *)a[1], sizeof m, (uint64_t)a[1]) < 0 || !m.controllen ||
-	    m.controllen > MAX_CONTROL || zv_guest_copy(buf, (const void *)m.control, m.controllen, m.control) < 0)
+	if (zv_fid_arg_copy(&m, (uint64_t)a[1], sizeof m) < 0 || !m.controllen || m.controllen > MAX_CONTROL ||
+	    zv_fid_arg_copy(buf, m.control, m.controllen) < 0)
 		return zv_next(call); /* nothing to judge, or the host's EFAULT */
 	int n = each_cred(buf, m.controllen, to_host);
 	if (n <= 0)

@@ -12,10 +12,13 @@
 #define NAME_LEN (sizeof ZV_FID_XATTR) /* with its NUL */
 #define LIST_MAX 65536                 /* XATTR_LIST_MAX */
 
+#define NR_getxattrat 464
+#define NR_listxattrat 465
+
 static int is_ours(uint64_t name)
 {
 	char buf[NAME_LEN];
-	return zv_guest_copy(buf, (const void *)name, NAME_LEN, name) == 0 && !memcmp(buf, ZV_FID_XATTR, NAME_LEN);
+	return zv_fid_arg_copy(buf, name, NAME_LEN) == 0 && !memcmp(buf, ZV_FID_XATTR, NAME_LEN);
 }
 
 /* The list of names at buf (n bytes) without ours; its new length. */
@@ -32,21 +35,26 @@ static long strip(char *buf, long n)
 	return n;
 }
 
-static long list(struct zv_call *call)
+/* listxattr and its kin: the list (argument li) and its size (li + 1). */
+static long list(struct zv_call *call, int li)
 {
 	long *a = call->a;
 	char *buf = zv_kmap(LIST_MAX, 4096, -1);
 	if (zv_is_err((long)buf))
 		return zv_next(call);
-	long b[6] = { a[0], (long)buf, LIST_MAX, a[3], a[4], a[5] };
-	long n = zv_next_with(call, b);
+	long b[6];
+	memcpy(b, a, sizeof b);
+	b[li] = (long)buf;
+	b[li + 1] = LIST_MAX;
+	long n = zv_next_with(call, b), size = a[li + 1];
+	uint64_t out = (uint64_t)a[li];
 	if (n >= 0) {
 		n = strip(buf, n);
-		if (a[2] && n > a[2])
+		if (size && n > size)
 			n = -ERANGE;
-		else if (a[2] && n && zv_guest_copy((void *)a[1], buf, (size_t)n, (uint64_t)a[1]) < 0)
+		else if (size && n && zv_guest_copy((void *)out, buf, (size_t)n, out) < 0)
 			n = -EFAULT;
-	} else if (n == -E2BIG && a[2] == 0) {
+	} else if (n == -E2BIG && size == 0) {
 		n = zv_next(call);
 	}
 	zv_kunmap(buf, LIST_MAX);
@@ -57,10 +65,13 @@ long zv_fid_xattr_call(struct zv_call *call)
 {
 	switch (call->nr) {
 	case __NR_listxattr: case __NR_llistxattr: case __NR_flistxattr:
-		return list(call);
+		return list(call, 1);
+	case NR_listxattrat:
+		return list(call, 3);
 	default: {
 		long r = zv_next(call);
-		return (r >= 0 || r == -ERANGE) && is_ours((uint64_t)call->a[1]) ? -ENODATA : r;
+		uint64_t name = (uint64_t)call->a[call->nr == NR_getxattrat ? 3 : 1];
+		return (r >= 0 || r == -ERANGE) && is_ours(name) ? -ENODATA : r;
 	}
 	}
 }

@@ -32,6 +32,7 @@
 #include "lib/string.h"
 #include "lib/syscall.h"
 #include "lib/random.h"
+#include "sys/viewhook.h"
 #include <asm/stat.h>
 #include <linux/elf.h>
 #include <linux/fcntl.h>
@@ -93,12 +94,13 @@ static long pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return (long)got;
 }
 
-/* Opens path for reading if it is a regular file (as open_exec, without
- * its checks: for a file they have passed). */
-static int open_regular(const char *path, uint64_t *size)
+/* Opens the file at (at->dirfd, at->name) for reading if it is a regular
+ * file (as open_exec, without its checks: for a file they have passed). */
+static int open_regular_at(const struct zv_at *at, uint64_t *size)
 {
 	struct stat st;
-	int fd = (int)zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+	int nofollow = at->at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0;
+	int fd = (int)zv_openat(at->dirfd, at->name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | nofollow, 0);
 	if (fd < 0)
 		return fd;
 	long r = zv_sys2(__NR_fstat, fd, &st);
@@ -108,6 +110,17 @@ static int open_regular(const char *path, uint64_t *size)
 	}
 	*size = (uint64_t)st.st_size;
 	return fd;
+}
+
+/* The path as the guest names it (through the view, sys/viewhook.h). */
+static int open_regular(const char *path, uint64_t *size)
+{
+	struct zv_at at;
+	long r = zv_at_lookup(path, 0, &at);
+	if (r == 0)
+		r = open_regular_at(&at, size);
+	zv_at_release(&at);
+	return (int)r;
 }
 
 /* Opens path as the host's open_exec() judges it for execve: the lookup's
@@ -121,22 +134,26 @@ static int open_exec(const char *path, uint64_t *size)
 		path = ".";
 	if (zv_strlen(path) >= ZV_PATH_MAX)
 		return -ENAMETOOLONG;
-	long r = -ENOSYS;
+	struct zv_at at;
+	long r = zv_at_lookup(path, 0, &at);
+	if (r < 0)
+		return (int)r;
+	r = -ENOSYS;
 #ifdef __NR_faccessat2
-	r = zv_sys4(__NR_faccessat2, AT_FDCWD, path, X_OK_, AT_EACCESS);
+	r = zv_sys4(__NR_faccessat2, at.dirfd, at.name, X_OK_, AT_EACCESS | at.at_flags);
 #endif
 	if (r == -ENOSYS)
-		r = zv_sys3(__NR_faccessat, AT_FDCWD, path, X_OK_);
-	if (r < 0)
-		return (int)r;
+		r = zv_sys3(__NR_faccessat, at.dirfd, at.name, X_OK_);
 	/* stat before open: opening a FIFO or a device could block or act. */
 	struct stat st;
-	r = zv_sys4(__NR_newfstatat, AT_FDCWD, path, &st, 0);
-	if (r < 0)
-		return (int)r;
-	if (!IS_REG(st.st_mode))
-		return -EACCES;
-	return open_regular(path, size);
+	if (r == 0)
+		r = zv_sys4(__NR_newfstatat, at.dirfd, at.name, &st, at.at_flags);
+	if (r == 0 && !IS_REG(st.st_mode))
+		r = -EACCES;
+	if (r == 0)
+		r = open_regular_at(&at, size);
+	zv_at_release(&at);
+	return (int)r;
 }
 
 /* ---- ELF headers ------------------------------------------------------- */
@@ -672,14 +689,17 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 	return 0;
 }
 
-/* The canonical path of the open file, as /proc/self/exe will show it. */
+/* The canonical path of the open file, as /proc/self/exe will show it (the
+ * guest's name for it). */
 static void file_path(int fd, const char *path, char *out)
 {
 	char link[40];
 	zv_snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, link, out, ZV_PATH_MAX - 1);
+	char host[ZV_PATH_MAX];
+	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, link, host, ZV_PATH_MAX - 1);
 	if (n > 0 && n < ZV_PATH_MAX - 1) {
-		out[n] = 0;
+		host[n] = 0;
+		zv_guest_path_of(host, out, ZV_PATH_MAX);
 		return;
 	}
 	/* No /proc: the path made absolute, not canonical. */

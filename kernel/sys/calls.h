@@ -70,6 +70,11 @@ int zv_hide_fd(int fd);
 int zv_is_kernel_fd(int fd);
 int zv_names_kernel_fd(long nr, const long *a);
 int zv_hidden_fds_exist(void);
+/* A feature's hidden fd (already moved by zv_hide_fd): *keeper holds its
+ * number, which the kernel updates when the guest takes that number. */
+int zv_keep_hidden_fd(int *keeper);
+void zv_forget_hidden_fd(int *keeper);
+int zv_hidden_fd_list(int *out, int n); /* the hidden fds, at most n */
 long zv_sys_chroot(struct zv_call *c);
 
 /* sys/sandbox.c */

@@ -96,7 +96,6 @@ static const struct field fields[] = {
 	NUM('n', no_cache),          /* intercept/stubs.c: --no-cache */
 	NUM('k', carry_fd),          /* sys/exec.c: the fd the file is named through */
 	{ 'w', NULL, zv_sitecache_encode_vdso, zv_sitecache_decode_vdso }, /* intercept/sitecache.c: the vDSO's windows */
-	{ 'I', NULL, zv_fakeid_encode, zv_fakeid_decode },          /* fakeid/config.c: --fake-root, --ids */
 	{ 'K', NULL, zv_cr_encode, zv_cr_decode },                  /* cr/freeze.c: --checkpoint-on */
 	{ 'T', NULL, zv_time_encode, zv_time_decode },             /* sys/vtime_spec.c: --time */
 	{ 'X', NULL, zv_trace_encode_out, zv_trace_decode_out },   /* trace/: the output */
@@ -104,11 +103,36 @@ static const struct field fields[] = {
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
+/* Fields of features that register them at start (zv_exec_state_field),
+ * written before the table's last, Y. */
+#define MAX_EXTRA 4
+static struct field extra[MAX_EXTRA];
+static int nextra;
+
+void zv_exec_state_field(char key, zv_state_encoder *encode, zv_state_decoder *decode)
+{
+	for (int i = 0; i < nextra; i++)
+		if (extra[i].key == key)
+			return;
+	if (nextra < MAX_EXTRA)
+		extra[nextra++] = (struct field){ key, NULL, encode, decode };
+}
+
+/* The i-th field in the word's order: the table's, the extras before Y. */
+static const struct field *field_at(size_t i)
+{
+	if (i < NFIELDS - 1)
+		return &fields[i];
+	if (i < NFIELDS - 1 + (size_t)nextra)
+		return &extra[i - (NFIELDS - 1)];
+	return i == NFIELDS - 1 + (size_t)nextra ? &fields[NFIELDS - 1] : NULL;
+}
+
 int zv_exec_state_format(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < NFIELDS; i++) {
-		const struct field *f = &fields[i];
+	const struct field *f;
+	for (size_t i = 0; (f = field_at(i)); i++) {
 		if (k + 3 >= n)
 			return (int)n; /* cut: as snprintf, a length beyond the buffer */
 		size_t at = k + zv_snprintf(buf + k, n - k, k ? ",%c=" : "%c=", f->key);
@@ -126,11 +150,11 @@ void zv_exec_state_parse(const char *s, struct zv_exec_carry *x)
 {
 	while (*s) {
 		size_t i = 0;
-		while (i < NFIELDS && fields[i].key != s[0])
+		const struct field *f;
+		while ((f = field_at(i)) && f->key != s[0])
 			i++;
-		if (i == NFIELDS || s[1] != '=')
+		if (!f || s[1] != '=')
 			zv_die(126, "bad internal state");
-		const struct field *f = &fields[i];
 		s += 2;
 		if (f->decode)
 			s = f->decode(s, x);

@@ -28,9 +28,11 @@ int zv_exec_state_format(char *buf, size_t n, const struct zv_exec_carry *x);
 /* Sets zv_proc and *x; a malformed word ends zvisor (status 126). */
 void zv_exec_state_parse(const char *s, struct zv_exec_carry *x);
 
+/* A feature's field (main.c registers them before the state is read or
+ * written): key, and how its value is written and read. */
+void zv_exec_state_field(char key, zv_state_encoder *encode, zv_state_decoder *decode);
+
 /* The subsystems' fields. */
-zv_state_encoder zv_fakeid_encode;      /* fakeid/config.c: I= the options, the database, the thread's ids */
-zv_state_decoder zv_fakeid_decode;
 zv_state_encoder zv_time_encode;        /* sys/vtime_spec.c: T= */
 zv_state_decoder zv_time_decode;
 zv_state_encoder zv_trace_encode_out;   /* trace: X= the output fd and whether the thread is traced */

@@ -11,6 +11,7 @@
 #include <linux/fcntl.h>
 #include <linux/openat2.h>
 
+
 /* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/<own pid>/exe" (and
  * the task form) become the guest's executable; other paths are unchanged. */
 const char *zv_translate_path(const char *p)
@@ -107,17 +108,26 @@ long zv_sys_path_call(struct zv_call *c)
 	return r;
 }
 
-/* Hidden fds: at most a few, moved out of the guest's way on demand; -1
- * where unused. */
-#define ZV_MAX_HIDDEN 5
-static int *const hidden[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
-					    &zv_proc.self_fd, &zv_proc.owner_db_fd };
+/* Hidden fds: the kernel's own, moved out of the guest's way, each known by
+ * the variable that keeps its number (the guest's dup2 onto one moves it
+ * and updates the variable). Four are the core's; features register more
+ * (fsview's root and binds), each image anew. -1 where unused. */
+#define ZV_FIXED_HIDDEN 4
+#define ZV_MAX_EXTRA 128
+static int *const fixed[ZV_FIXED_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
+					     &zv_proc.self_fd };
+static int *extra[ZV_MAX_EXTRA];
+static int nextra, extra_lo; /* extra_lo: the lowest registered fd, a quick no for the guest's */
 
 static int *hidden_slot(int fd)
 {
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
-		if (*hidden[i] >= 0 && *hidden[i] == fd)
-			return hidden[i];
+	for (int i = 0; i < ZV_FIXED_HIDDEN; i++)
+		if (*fixed[i] >= 0 && *fixed[i] == fd)
+			return fixed[i];
+	if (nextra && fd >= extra_lo)
+		for (int i = 0; i < ZV_MAX_EXTRA; i++)
+			if (extra[i] && *extra[i] == fd)
+				return extra[i];
 	return NULL;
 }
 
@@ -125,10 +135,55 @@ int zv_is_kernel_fd(int fd) { return fd >= 0 && hidden_slot(fd) != NULL; }
 
 int zv_hidden_fds_exist(void)
 {
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
-		if (*hidden[i] >= 0)
+	for (int i = 0; i < ZV_FIXED_HIDDEN; i++)
+		if (*fixed[i] >= 0)
 			return 1;
-	return 0;
+	return nextra != 0;
+}
+
+static void extra_bounds(void)
+{
+	extra_lo = 0x7fffffff;
+	for (int i = 0; i < ZV_MAX_EXTRA; i++)
+		if (extra[i] && *extra[i] >= 0 && *extra[i] < extra_lo)
+			extra_lo = *extra[i];
+}
+
+int zv_keep_hidden_fd(int *keeper)
+{
+	int was = zv_hidden_fds_exist();
+	for (int i = 0; i < ZV_MAX_EXTRA; i++)
+		if (!extra[i] || extra[i] == keeper) {
+			nextra += !extra[i];
+			extra[i] = keeper;
+			extra_bounds();
+			if (!was)
+				zv_layers_fold(); /* fd calls now check for it */
+			return 0;
+		}
+	return -EMFILE;
+}
+
+void zv_forget_hidden_fd(int *keeper)
+{
+	for (int i = 0; i < ZV_MAX_EXTRA; i++)
+		if (extra[i] == keeper) {
+			extra[i] = NULL;
+			nextra--;
+		}
+	extra_bounds();
+}
+
+int zv_hidden_fd_list(int *out, int n)
+{
+	int k = 0;
+	for (int i = 0; i < ZV_FIXED_HIDDEN && k < n; i++)
+		if (*fixed[i] >= 0)
+			out[k++] = *fixed[i];
+	for (int i = 0; i < ZV_MAX_EXTRA && k < n; i++)
+		if (extra[i] && *extra[i] >= 0)
+			out[k++] = *extra[i];
+	return k;
 }
 
 /* Whether call nr names one of the kernel's fds (its row's fd arguments):
@@ -193,6 +248,7 @@ static void evict(int fd)
 		*slot = -1;
 	}
 	zv_close(fd);
+	extra_bounds();
 }
 
 long zv_sys_close(struct zv_call *c)
@@ -213,11 +269,10 @@ long zv_sys_close_range(struct zv_call *c)
 	unsigned flags = (unsigned)a[2];
 	if (lo > hi)
 		return -EINVAL;
-	int ks[ZV_MAX_HIDDEN];
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
-		ks[i] = *hidden[i];
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++) /* ascending */
-		for (int j = i + 1; j < ZV_MAX_HIDDEN; j++)
+	int ks[ZV_FIXED_HIDDEN + ZV_MAX_EXTRA];
+	int nk = zv_hidden_fd_list(ks, ZV_FIXED_HIDDEN + ZV_MAX_EXTRA);
+	for (int i = 0; i < nk; i++) /* ascending */
+		for (int j = i + 1; j < nk; j++)
 			if (ks[j] < ks[i]) {
 				int x = ks[i];
 				ks[i] = ks[j];
@@ -225,7 +280,7 @@ long zv_sys_close_range(struct zv_call *c)
 			}
 	unsigned long from = lo; /* 64-bit: one past UINT_MAX must not wrap */
 	long r = 0;
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++) {
+	for (int i = 0; i < nk; i++) {
 		if (ks[i] < 0 || (unsigned)ks[i] < from || (unsigned)ks[i] > hi)
 			continue;
 		if ((unsigned)ks[i] > from)

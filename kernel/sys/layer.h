@@ -19,6 +19,7 @@ struct zv_call {
 	long nr;
 	long *a;                /* its six arguments (a layer may pass others on) */
 	unsigned pending;       /* the layers still to see it (bits of the list's order) */
+	int at;                 /* the layer that has it now (its index in the list) */
 };
 
 struct zv_layer {
@@ -45,7 +46,7 @@ struct zv_layer {
 
 /* The layers, in order (sys/layers.c). */
 extern const struct zv_layer zv_trace_layer, zv_inject_layer, zv_sandbox_layer, zv_fdguard_layer,
-	zv_procview_layer, zv_vtime_layer, zv_count_layer, zv_cr_pids_layer,
+	zv_fsview_layer, zv_procview_layer, zv_vtime_layer, zv_count_layer, zv_cr_pids_layer,
 	zv_cr_waits_layer, zv_fakeid_layer;
 
 /* Passes the call to the next layer that sees it, or to its handler or
@@ -60,6 +61,10 @@ static inline long zv_next_with(struct zv_call *c, long *a)
 	c->a = orig;
 	return r;
 }
+/* The same as another call: a layer that makes the guest's call in another
+ * form (fsview's *at forms) passes it on as nr with arguments a, to the
+ * layers after it that see nr, then to nr's handler or the host. */
+long zv_next_nr(struct zv_call *c, long nr, long *a);
 /* Runs guest call nr through every layer that sees it. */
 long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 /* Recomputes which layers see each call and the fast path's kinds: at

@@ -10,6 +10,7 @@ static const struct zv_layer *const layers[] = {
 	&zv_inject_layer,  /* trace/inject.c: -e inject= */
 	&zv_sandbox_layer, /* sys/sandbox.c: the guest's own SUD and seccomp */
 	&zv_fdguard_layer, /* sys/fs.c: the kernel's hidden fds look closed */
+	&zv_fsview_layer,  /* fsview/layer.c: --root: paths resolved in the guest's view (then the host's *at forms) */
 	&zv_procview_layer, /* sys/procview.c: /proc/self/maps and status without zvisor */
 	&zv_fakeid_layer,  /* fakeid/layer.c: --fake-root, --ids: virtual ids, owners and modes (host paths) */
 	&zv_cr_pids_layer, /* cr/pids.c: a restored process's own ids, for the host */
@@ -65,6 +66,7 @@ long zv_next(struct zv_call *c)
 	if (m) {
 		int i = __builtin_ctz(m);
 		c->pending = m & (m - 1);
+		c->at = i;
 		return layers[i]->call(c);
 	}
 	zv_handler *h = zv_row(c->nr)->handler;
@@ -74,9 +76,25 @@ long zv_next(struct zv_call *c)
 	return zv_host_call(c->t, c->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+long zv_next_nr(struct zv_call *c, long nr, long *a)
+{
+	long nr0 = c->nr, *a0 = c->a;
+	unsigned m0 = c->pending;
+	int at = c->at;
+	c->nr = nr;
+	c->a = a;
+	c->pending = seen_by[(unsigned long)nr < 512 ? nr : 512] & ~((2u << at) - 1);
+	long r = zv_next(c);
+	c->nr = nr0;
+	c->a = a0;
+	c->pending = m0;
+	c->at = at;
+	return r;
+}
+
 long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
 {
-	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512] };
+	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512], -1 };
 	return zv_next(&c);
 }
 

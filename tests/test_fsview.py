@@ -1,0 +1,222 @@
+"""`zvisor run --root DIR`: the guest's own root filesystem (kernel/fsview/).
+
+Each test builds a small root (tests/fsviewroot.py: busybox-static applets,
+static C and Go programs, the host's libc for a dynamic one) and runs a
+script in it under zvisor on each platform; where the suite runs as root it
+also runs it under chroot with /proc, /dev and /sys mounted (the oracle) and
+the outputs must match. The leak probe (tests/guests/leakprobe.c) asks every
+path-taking call for host-only and root-only files; test_probe_covers_sysent
+makes a path call added to sysent without a probe case fail."""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from fsviewroot import dynamic_root, leak_trees, run_chroot, snapshot, tiny_root, busybox_is_static
+from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, assert_same, status_text, TEST_USER, run
+
+pytestmark = pytest.mark.skipif(not busybox_is_static(), reason="busybox-static is not installed")
+
+
+def zv_root(root, argv, platform=None, opts=(), **kw):
+    return run_zv(argv, platform, ["--root", str(root)] + list(opts), **kw)
+
+
+def same_as_chroot(root, argv, zv):
+    """The oracle, when the suite runs as root: the same under chroot."""
+    if TEST_USER:
+        return
+    native = run_chroot(root, argv)
+    if native is not None:
+        assert_same(native, zv, "chroot vs zvisor --root")
+
+
+# --- the leak probe --------------------------------------------------------------
+
+def sysent_path_rows():
+    """The names of sysent's rows whose fsview column is not empty."""
+    text = (REPO / "kernel/sys/sysent.c").read_text()
+    names = set()
+    for m in re.finditer(r"^\tROW\((\w+), .*?(PATH1|PATH2|FSV\()", text, re.M):
+        names.add(m.group(1))
+    for m in re.finditer(r"^\t\[\d+\] = \{.*(PATH1|PATH2|FSV\().*/\* (\w+)", text, re.M):
+        names.add(m.group(2))
+    return names
+
+
+@pytest.mark.native_only
+def test_probe_covers_sysent():
+    """Every row with a path (sysent's fsview column) has a case in the leak
+    probe, and the probe has no case for a call without one."""
+    listed = subprocess.run([guest("leakprobe.static"), "--list"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    rows = sysent_path_rows()
+    assert len(rows) > 80, rows
+    assert rows - set(listed) == set(), "path calls the leak probe does not ask"
+    assert set(listed) - rows == set(), "probed calls sysent does not mark as taking a path"
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_leakprobe(platform, tmp_path):
+    root, host = leak_trees(tmp_path)
+    before = snapshot(host)
+    res = zv_root(root, ["/r/prog", str(host)], platform, timeout=120)
+    lines = res.stdout.splitlines()
+    bad = [l for l in lines if not l.endswith(": ok")]
+    assert bad == ["0 problems"], res.stdout + res.stderr
+    assert res.returncode == 0
+    listed = subprocess.run([guest("leakprobe.static"), "--list"], capture_output=True, text=True).stdout.split()
+    assert [l.split(":")[0] for l in lines[:-1]] != [] and set(l.split(":")[0] for l in lines[:-1]) == set(listed)
+    assert snapshot(host) == before, "the host-only tree changed"
+
+
+# --- symlinks, .., binds, the working directory ---------------------------------
+
+SYMLINKS = r'''
+cd /tmp
+mkdir -p a/b && echo in-a > a/f
+ln -s /etc/passwd abs; head -1 abs
+ln -s ../../../../../../../etc/os-release esc; head -1 esc
+head -1 /../../../../etc/os-release
+cd a/b; head -1 ../../abs; cd /tmp
+ln -s a/b rel; cd -P rel && pwd -P; cd /tmp
+ln -s loop2 loop1; ln -s loop1 loop2; cat loop1 2>&1 | sed 's/^.*: //'
+ln -s /tmp/a dira; ls dira/; ls dira/../ | head -3
+readlink abs; readlink -f esc; realpath rel
+test -e dangling || echo no-dangling
+ln -s nowhere dangling; echo made > dangling; cat nowhere
+stat -c '%F' abs abs/ 2>&1 | sed 's/^.*: //'
+cat a/f/ 2>&1 | sed 's/^.*: //'
+mkdir -p deep/x/y/z; cd deep/x/y/z; cd -P ../../../../../../../..; pwd -P
+cd /proc/self/cwd && pwd -P; cd /; ls -d /proc/self/root/tmp/a
+'''
+
+SYMLINKS_OUT = [
+    "root:x:0:0:root:/root:/bin/sh", 'PRETTY_NAME="zvisor tiny root"', 'PRETTY_NAME="zvisor tiny root"',
+    "root:x:0:0:root:/root:/bin/sh", "/tmp/a/b", "Too many levels of symbolic links", "b", "f", "a", "abs",
+    "dira", "/etc/passwd", "/etc/os-release", "/tmp/a/b", "no-dangling", "made", "symbolic link",
+    "Not a directory", "Not a directory", "/", "/", "/proc/self/root/tmp/a", "",
+]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_symlinks(platform, tmp_path):
+    """Absolute and relative symlinks, ones that climb out with .., loops,
+    dangling ones made by a write, trailing slashes, /proc/self/root."""
+    argv = ["/bin/sh", "-c", SYMLINKS]
+    res = zv_root(tiny_root(tmp_path / "root"), argv, platform)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split("\n") == SYMLINKS_OUT, res.stdout
+    same_as_chroot(tiny_root(tmp_path / "oracle"), argv, res)
+
+
+def host_tree(base):
+    """A host directory to bind: hostdir/x, hostdir/sub/y, and a file."""
+    d = base / "hostdir"
+    (d / "sub").mkdir(parents=True)
+    (d / "b").mkdir()
+    (d / "x").write_text("host-x\n")
+    (d / "sub" / "y").write_text("host-y\n")
+    f = base / "hostfile"
+    f.write_text("host-file\n")
+    return d, f
+
+
+BINDS = r'''
+cat /mnt/h/x /mnt/h/sub/y /etc/hostname
+ls /mnt/h; cd /mnt/h/sub && pwd && cd ../.. && pwd; ls /mnt/h/..
+cat /mnt/h/sub/../x; cd /mnt/h; cd -P ..; pwd -P
+cat /deep/new/dir/x; ls /deep/new; ls -d /deep  # stands for them, empty
+cat /mnt/h/b/x
+read dev mp rest < /etc/mtab; echo $mp; readlink /etc/mtab
+rm /etc/hostname 2>&1 | sed 's/^.*: //'; rmdir /mnt/h 2>&1 | sed 's/^.*: //'
+mv /mnt/h /mnt/g 2>&1 | sed 's/^.*: //'
+'''
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_binds(platform, tmp_path):
+    """A directory and a file bound over the root, one nested in another,
+    one below directories the root lacks; .. from a bind's top; /etc/mtab,
+    a symlink of the root into the bound /proc; a mountpoint is busy."""
+    root = tiny_root(tmp_path / "root")
+    (root / "mnt/h").mkdir(parents=True)
+    (root / "etc/hostname").write_text("root's\n")
+    os.symlink("../proc/self/mounts", root / "etc/mtab")
+    hd, hf = host_tree(tmp_path)
+    opts = ["--bind", "%s:/mnt/h" % hd, "--bind", "%s:/etc/hostname" % hf, "--bind", "%s:/deep/new/dir" % hd,
+            "--bind", "%s:/mnt/h/b" % hd]
+    res = zv_root(root, ["/bin/sh", "-c", BINDS], platform, opts)
+    assert res.stdout.split("\n") == [
+        "host-x", "host-y", "host-file", "b", "sub", "x", "/mnt/h/sub", "/mnt", "h", "host-x", "/mnt",
+        "host-x", "/deep", "host-x", "/", "../proc/self/mounts", "Device or resource busy",
+        "Device or resource busy", "Device or resource busy", "",
+    ], res.stdout + res.stderr
+    assert os.path.exists(hf) and os.path.isdir(hd / "sub")
+
+
+def test_no_default_binds(tmp_path):
+    root = tiny_root(tmp_path / "root")
+    res = zv_root(root, ["/bin/sh", "-c", "find /proc /dev /sys | wc -l; test -e /proc/self || echo none"],
+                  opts=["--no-default-binds"])
+    assert res.stdout == "3\nnone\n", res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("spec, err", [
+    (["--root", "/nonexistent/r"], "zvisor: --root: /nonexistent/r: No such file or directory\n"),
+    (["--root", "/etc/passwd"], "zvisor: --root: /etc/passwd: Not a directory\n"),
+    (["--bind", "/nonexistent:/x"], "zvisor: --bind: /nonexistent: No such file or directory\n"),
+    (["--bind", ":/x"], "zvisor: --bind: ':/x' is not HOST[:GUEST]\n"),
+    (["--bind-preset=cloud"], "zvisor: --bind-preset: unknown preset (host, build, none): 'cloud'\n"),
+    (["--cwd", "/nonexistent"], "zvisor: --cwd: /nonexistent: No such file or directory\n"),
+    (["--root"], "zvisor: --root: no value given\n"),
+])
+def test_bad_options(spec, err, tmp_path):
+    """A root, bind or working directory that cannot be had: one line, status 2."""
+    root = tiny_root(tmp_path / "root")
+    argv = [str(ZVISOR), "run"] + (spec if spec[0] == "--root" else ["--root", str(root)] + spec)
+    res = run(argv + (["--", "/bin/true"] if spec != ["--root"] else []), user=TEST_USER)
+    assert (res.returncode, res.stderr) == (2, err)
+
+
+CWD = "pwd; cd ..; pwd; readlink /proc/self/cwd"
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_cwd(platform, tmp_path):
+    """--cwd, and without it the host's working directory when the view
+    reaches it (in the root or a bind), else /."""
+    root = tiny_root(tmp_path / "root")
+    (root / "home/u/w").mkdir(parents=True)
+    hd, _ = host_tree(tmp_path)
+    argv = ["/bin/sh", "-c", CWD]
+    assert zv_root(root, argv, platform, ["--cwd", "/home/u/w"]).stdout == "/home/u/w\n/home/u\n/home/u\n"
+    assert zv_root(root, argv, platform, ["--cwd", "etc"]).stdout == "/etc\n/\n/\n"
+    assert zv_root(root, argv, platform, cwd=str(root / "home/u")).stdout == "/home/u\n/home\n/home\n"
+    assert zv_root(root, argv, platform, ["--bind", "%s:/b" % hd], cwd=str(hd / "sub")).stdout == "/b/sub\n/b\n/b\n"
+    assert zv_root(root, argv, platform, cwd=str(tmp_path)).stdout == "/\n/\n/\n"
+
+
+PROCLINKS = r'''
+for l in exe root cwd; do readlink /proc/self/$l; done
+cd /etc; exec 3</etc/passwd
+for l in self/fd/3 $$/cwd $$/exe thread-self/root; do readlink /proc/$l; done
+cat /proc/self/root/etc/os-release | head -1; ls /proc/self/cwd/passwd
+ls -l /proc/self/fd/3 | sed 's/.* -> //'
+'''
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_proc_links(platform, tmp_path):
+    """/proc/self/exe, root, cwd and fd/* name the guest's paths; going
+    through root stays in the view."""
+    root = tiny_root(tmp_path / "root")
+    argv = ["/bin/sh", "-c", PROCLINKS]
+    res = zv_root(root, argv, platform)
+    assert res.stdout.split("\n") == [
+        "/usr/bin/busybox", "/", "/", "/etc/passwd", "/etc", "/usr/bin/busybox", "/",
+        'PRETTY_NAME="zvisor tiny root"', "/proc/self/cwd/passwd", "/etc/passwd", "",
+    ], res.stdout + res.stderr
+    same_as_chroot(tiny_root(tmp_path / "oracle"), argv, res)
