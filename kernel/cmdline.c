@@ -8,6 +8,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "fakeid/fakeid.h"
 #include "fsview/setup.h"
 
 __attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
@@ -89,6 +90,19 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			zv_cr.on_signal.leave_running = 1;
 		} else if (zv_strcmp(a, "--kill-on-exit") == 0) {
 			zv_proc.kill_fd = -2; /* made once the options are read */
+		} else if (zv_strcmp(a, "--fake-root") == 0) {
+			zv_fakeid_root();
+		} else if (zv_startswith(a, "--ids=") || zv_strcmp(a, "--ids") == 0) {
+			const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : "");
+			if (zv_fakeid_ids(v) < 0)
+				usage_error("zvisor: --ids: '%s' is not UID:GID (numbers)\n", v);
+		} else if (zv_startswith(a, "--fake-db=") || zv_strcmp(a, "--fake-db") == 0) {
+			const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
+			if (!*v)
+				usage_error("zvisor: --fake-db: no file given%s\n", "");
+			zv_fakeid_db(v);
+		} else if (zv_strcmp(a, "--fake-db-only") == 0) {
+			zv_fakeid_db_only();
 		} else if (zv_strcmp(a, "--stats") == 0) {
 			zv_proc.stats = 1;
 		} else if (zv_strcmp(a, "--no-cache") == 0) {

@@ -14,8 +14,10 @@
 #include "intercept/sites.h"
 #include "intercept/sudoff.h"
 #include "cmdline.h"
+#include "fakeid/fakeid.h"
 #include "fsview/setup.h"
 #include "fsview/state.h"
+#include "fsview/shared.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -194,8 +196,10 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	}
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
+	zv_event_image(t, r->elf); /* before the auxv: it may say who the program runs as */
 	zv_vdso_cover(t);
 	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
+	zv_fsv_image_started(); /* --root: other processes' /proc/PID/exe */
 	set_comm(execfn);
 	zv_brk_init(img->brk_start);
 
@@ -247,6 +251,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
 	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
+	zv_fakeid_start(envp, fsv_opts.root); /* --fake-root, --ids: the database beside the root */
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);
@@ -327,6 +332,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, &initial_mask, 8);
 
 	zv_fsv_register(); /* its exec state field */
+	zv_fakeid_register();
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)

@@ -8,6 +8,7 @@
 #include "arch/fast.h"
 #include "trace/trace.h"
 #include "cr/cr.h"
+#include "sys/cred.h"
 
 /* Per-thread kernel area: one naturally aligned block per guest thread. The
  * block's first pages hold this struct, a guard page follows, and the rest is
@@ -36,8 +37,7 @@ struct zv_thread {
 	int htid;                      /* the host's */
 	int pid;                       /* of this thread's process (a vfork child has its own) */
 	int call_cancelled;            /* the current call's host syscall never started */
-	int cred_valid;                /* uid..egid below are the host's */
-	uint32_t uid, euid, gid, egid;
+	int cred_valid;                /* cred holds the ids (sys/id.c) */
 	uint64_t guest_gs;             /* the guest's %gs base (zpoline: %gs is the kernel's) */
 	uint64_t pending_set;          /* bit per deferred signal */
 	uint64_t host_held;            /* deferred signals the host keeps blocked until delivery (sys/signal.c) */
@@ -64,6 +64,7 @@ struct zv_thread {
 	} gsud;
 	/* Last, the large and rarely written: the fields above, which every
 	 * call may write, then share one page, which a fork copies once. */
+	struct zv_cred cred;           /* its ids: the host's, cached, or virtual (sys/cred.h) */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	zv_siginfo pending_info[65];

@@ -107,8 +107,9 @@ static int in_proc(struct fsv_res *r)
 static long do_readlink(struct zv_call *c, struct fsv_res *r, int mode, long buf, long size)
 {
 	const char *target;
+	char tbuf[FSV_PATH_MAX];
 	if (fsv_proc_magic_name(r->name, r->namelen) && r->viewlen != (size_t)-1 && r->viewlen &&
-	    fsv_proc_magic(r->view, r->viewlen, r->name, r->namelen, &target)) {
+	    fsv_proc_magic(r->view, r->viewlen, r->name, r->namelen, tbuf, sizeof tbuf, &target)) {
 		size_t n = zv_strlen(target);
 		if ((long)n > size)
 			n = (size_t)size;

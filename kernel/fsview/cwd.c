@@ -149,7 +149,7 @@ static long do_chroot(struct zv_call *c)
 			zv_keep_hidden_fd(&fsv.vrootfd);
 			memcpy(fsv.vroot, v, (size_t)vn + 1);
 			fsv.vroot_len = (size_t)vn;
-			fsv_dcache_flush();
+			fsv_dc_flush();
 		}
 	}
 	fsv_res_done(&res);

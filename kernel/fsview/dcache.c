@@ -1,10 +1,272 @@
-/* The view's directory cache (dcache.h). */
+/* The directory cache (dcache.h). 2-way sets of entries keyed by (parent,
+ * parent's generation, name). A directory entry holds a hidden O_PATH fd
+ * (sys/fs.c's registry keeps the guest off its number); at most MAX_FDS of
+ * them, the least used giving way.
+ *
+ * What may make an entry wrong is a rename or removal of a directory or
+ * symlink on its path, by this process or another: every process of the
+ * view that makes one bumps the shared epoch (shared.c), and a walk that
+ * finds the epoch moved starts from an empty cache. A rename of a file
+ * (dpkg's, one per file) bumps it only when the name was that of a cached
+ * symlink (a filter of their names in the shared page) or the file turned
+ * out to be a directory or symlink. Changes made outside the view's
+ * processes are not seen (docs/FSVIEW.md). */
 #include "fsview/fsview.h"
 #include "fsview/dcache.h"
+#include "fsview/shared.h"
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include <linux/fcntl.h>
 
-struct fsv_dent *fsv_dcache_get(struct fsv_res *res, const char *c, size_t n) { return NULL; }
-size_t fsv_dcache_target(const struct fsv_dent *d, char *out, size_t n) { return 0; }
-int fsv_dcache_put_dir(struct fsv_res *res, const char *c, size_t n, int fd) { return -1; }
-void fsv_dcache_put_link(struct fsv_res *res, const char *c, size_t n, const char *t, size_t tn) {}
-void fsv_dcache_init(void) {}
-void fsv_dcache_flush(void) {}
+#define SETS 256
+#define WAYS 2
+#define NAME_MAX_ 47
+#define TARGET_MAX 95
+#define MAX_FDS 64
+#define GRAVE (2 * MAX_FDS)
+
+struct ent {
+	int16_t parent;  /* a slot, or FSV_DC_ROOT; 0 with key 0: free */
+	uint32_t pgen;
+	uint32_t gen;    /* bumped when the entry goes: its children go with it */
+	uint64_t key;
+	uint32_t used;
+	int fd;          /* a directory's, or -1 for a symlink */
+	uint8_t nlen, tlen;
+	char name[NAME_MAX_ + 1];
+	char target[TARGET_MAX + 1];
+};
+
+static struct ent ents[SETS * WAYS] ZV_COLD_BSS;
+static uint32_t root_gen = 1, clock;
+static uint64_t epoch;
+static int nfds;
+static volatile int lock, walkers;
+static int grave[GRAVE], ngrave;
+
+static uint64_t key_of(int parent, uint32_t pgen, const char *c, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)(uint32_t)parent ^ ((uint64_t)pgen << 32);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)c[i]) * 0x100000001b3ULL;
+	return h | 1; /* never 0: a free entry's */
+}
+
+static int usable(void) { return fsv.vroot_len == 1 && zv_current()->is_thread; }
+
+/* Under lock: the entry goes; its fd when no walk may hold it (this
+ * thread's own included: fsv_dc_end closes it). */
+static void drop(struct ent *e)
+{
+	if (e->fd >= 0) {
+		zv_forget_hidden_fd(&e->fd);
+		if (ngrave == GRAVE)
+			zv_close(e->fd); /* not seen: the walks ahead are fewer than the fds */
+		else
+			grave[ngrave++] = e->fd;
+		nfds--;
+	}
+	e->fd = -1;
+	e->key = 0;
+	e->gen++;
+}
+
+static void flush_locked(void)
+{
+	for (int i = 0; i < SETS * WAYS; i++)
+		if (ents[i].key)
+			drop(&ents[i]);
+	root_gen++;
+}
+
+void fsv_dc_flush(void)
+{
+	zv_lock(&lock);
+	flush_locked();
+	zv_unlock(&lock);
+}
+
+int fsv_dc_begin(void)
+{
+	__atomic_fetch_add(&walkers, 1, __ATOMIC_ACQUIRE);
+	uint64_t e = fsv_epoch();
+	if (e != epoch) {
+		zv_lock(&lock);
+		if (e != epoch) {
+			flush_locked();
+			epoch = e;
+		}
+		zv_unlock(&lock);
+	}
+	return usable();
+}
+
+void fsv_dc_end(void)
+{
+	if (__atomic_sub_fetch(&walkers, 1, __ATOMIC_RELEASE) || !ngrave)
+		return;
+	zv_lock(&lock);
+	if (!walkers)
+		while (ngrave)
+			zv_close(grave[--ngrave]);
+	zv_unlock(&lock);
+}
+
+static uint32_t gen_of(int slot) { return slot == FSV_DC_ROOT ? root_gen : ents[slot].gen; }
+
+struct fsv_dref fsv_dc_root(void) { return (struct fsv_dref){ FSV_DC_ROOT, root_gen }; }
+
+static struct ent *find_locked(struct fsv_dref d, const char *c, size_t n)
+{
+	if (d.slot == FSV_DC_NONE || n > NAME_MAX_ || gen_of(d.slot) != d.gen)
+		return NULL;
+	uint64_t k = key_of(d.slot, d.gen, c, n);
+	struct ent *set = &ents[(k >> 8) % SETS * WAYS];
+	for (int w = 0; w < WAYS; w++) {
+		struct ent *e = &set[w];
+		if (e->key == k && e->parent == d.slot && e->pgen == d.gen && e->nlen == n && !memcmp(e->name, c, n))
+			return e;
+	}
+	return NULL;
+}
+
+int fsv_dc_find(struct fsv_dref d, const char *c, size_t n, struct fsv_dref *child, int *fd, char *t, size_t *tn)
+{
+	zv_lock(&lock);
+	struct ent *e = find_locked(d, c, n);
+	if (e) {
+		e->used = ++clock;
+		child->slot = (int)(e - ents);
+		child->gen = e->gen;
+		*fd = e->fd;
+		*tn = e->tlen;
+		if (e->tlen)
+			memcpy(t, e->target, (size_t)e->tlen + 1);
+	}
+	zv_unlock(&lock);
+	return e != NULL;
+}
+
+struct fsv_dref fsv_dc_parent(struct fsv_dref d, int *fd)
+{
+	struct fsv_dref p = { FSV_DC_NONE, 0 };
+	zv_lock(&lock);
+	if (d.slot >= 0 && ents[d.slot].gen == d.gen && gen_of(ents[d.slot].parent) == ents[d.slot].pgen) {
+		p.slot = ents[d.slot].parent;
+		p.gen = ents[d.slot].pgen;
+		*fd = p.slot == FSV_DC_ROOT ? fsv.rootfd : ents[p.slot].fd;
+	}
+	zv_unlock(&lock);
+	return p;
+}
+
+/* Under lock: a slot for a new entry under d (the less used of its set's). */
+static struct ent *slot_for(struct fsv_dref d, const char *c, size_t n, uint64_t *k)
+{
+	*k = key_of(d.slot, d.gen, c, n);
+	struct ent *set = &ents[(*k >> 8) % SETS * WAYS], *e = &set[0];
+	for (int w = 0; w < WAYS; w++) {
+		if (!set[w].key) {
+			e = &set[w];
+			break;
+		}
+		if (set[w].used < e->used)
+			e = &set[w];
+	}
+	if (e->key)
+		drop(e);
+	return e;
+}
+
+static void fill(struct ent *e, struct fsv_dref d, uint64_t k, const char *c, size_t n)
+{
+	e->key = k;
+	e->parent = (int16_t)d.slot;
+	e->pgen = d.gen;
+	e->used = ++clock;
+	e->nlen = (uint8_t)n;
+	memcpy(e->name, c, n);
+	e->name[n] = 0;
+}
+
+/* Under lock: a directory fd to give up for a new one (the least used). */
+static void make_room(void)
+{
+	struct ent *old = NULL;
+	for (int i = 0; i < SETS * WAYS; i++)
+		if (ents[i].key && ents[i].fd >= 0 && (!old || ents[i].used < old->used))
+			old = &ents[i];
+	if (old)
+		drop(old);
+}
+
+int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fdp, struct fsv_dref *child)
+{
+	if (d.slot == FSV_DC_NONE || n > NAME_MAX_ || !usable())
+		return 0;
+	/* out of the guest's way first (a host call: not under the lock) */
+	struct fsv_res tmp = { .dirfd = *fdp, .owned = 1 };
+	fsv_res_high(&tmp);
+	*fdp = tmp.dirfd;
+	zv_lock(&lock);
+	if (gen_of(d.slot) != d.gen || find_locked(d, c, n) || *fdp < 0) {
+		zv_unlock(&lock); /* gone, or another thread kept it: walk on without */
+		return 0;
+	}
+	if (nfds >= MAX_FDS)
+		make_room();
+	uint64_t k;
+	struct ent *e = slot_for(d, c, n, &k);
+	fill(e, d, k, c, n);
+	e->fd = *fdp;
+	e->tlen = 0;
+	if (zv_keep_hidden_fd(&e->fd) < 0) {
+		e->key = 0;
+		e->fd = -1;
+		zv_unlock(&lock);
+		return 0;
+	}
+	nfds++;
+	child->slot = (int)(e - ents);
+	child->gen = e->gen;
+	zv_unlock(&lock);
+	return 1;
+}
+
+void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, size_t tn)
+{
+	if (d.slot == FSV_DC_NONE || n > NAME_MAX_ || !tn || tn > TARGET_MAX || !usable())
+		return;
+	fsv_link_name_seen(c, n);
+	zv_lock(&lock);
+	if (gen_of(d.slot) == d.gen && !find_locked(d, c, n)) {
+		uint64_t k;
+		struct ent *e = slot_for(d, c, n, &k);
+		fill(e, d, k, c, n);
+		e->fd = -1;
+		e->tlen = (uint8_t)tn;
+		memcpy(e->target, t, tn);
+		e->target[tn] = 0;
+	}
+	zv_unlock(&lock);
+}
+
+void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
+{
+	if (kind == 'd' || kind == 'l' || fsv_link_name_known(c, n))
+		fsv_epoch_bump(); /* every process of the view starts afresh */
+	zv_lock(&lock);
+	struct ent *e = find_locked(d, c, n);
+	if (e)
+		drop(e);
+	zv_unlock(&lock);
+}
+
+void fsv_dc_fork_child(void)
+{
+	lock = 0;
+	walkers = 0;
+	while (ngrave)
+		zv_close(grave[--ngrave]);
+}

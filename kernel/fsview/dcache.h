@@ -1,24 +1,43 @@
-/* The directories and symlinks of the view that earlier lookups found
- * (dcache.c), by view path, so that a walk through them costs no host
- * call. */
+/* The view's directories and symlinks that earlier walks found
+ * (dcache.c): a walk through them costs no host call. An entry is a name
+ * under a parent entry (a slot and the parent's generation, so that an
+ * entry dropped or reused leaves its children unreachable): a directory,
+ * with a hidden O_PATH fd of it, or a symlink, with its target. Only walks
+ * in the root itself use it (not in binds, whose sources other processes
+ * change); CLONE_VM children that are not threads never do (their fd
+ * table is not this memory's). */
 #ifndef ZV_FSVIEW_DCACHE_H
 #define ZV_FSVIEW_DCACHE_H
 #include <stddef.h>
 #include <stdint.h>
 
-struct fsv_res;
+#define FSV_DC_NONE (-1) /* a directory the cache does not know */
+#define FSV_DC_ROOT (-2) /* the view's root */
 
-struct fsv_dent {
-	int fd;          /* a directory: its O_PATH fd (hidden), or -1 */
-	uint16_t target; /* a symlink: its target's length (0: a directory) */
+struct fsv_dref {
+	int slot;     /* FSV_DC_NONE, FSV_DC_ROOT or an entry */
+	uint32_t gen; /* the entry's generation when the walk got there */
 };
 
-/* The entry of the name c (n bytes) in the current directory of res, or NULL. */
-struct fsv_dent *fsv_dcache_get(struct fsv_res *res, const char *c, size_t n);
-/* A symlink entry's target into out (n bytes); its length. */
-size_t fsv_dcache_target(const struct fsv_dent *d, char *out, size_t n);
-/* The directory c, opened as fd, is kept: returns the fd the walk may use
- * (the cache's), or -1 when it is not kept (the walk keeps fd). */
-int fsv_dcache_put_dir(struct fsv_res *res, const char *c, size_t n, int fd);
-void fsv_dcache_put_link(struct fsv_res *res, const char *c, size_t n, const char *t, size_t tn);
+/* A walk begins (1: it may use the cache) and ends: fds the cache drops
+ * while walks are under way are closed when the last ends. */
+int fsv_dc_begin(void);
+void fsv_dc_end(void);
+/* The entry of name c (n bytes) under d: 1 with *child and *fd (a
+ * directory's, -1 for a symlink) and the target (t, *tn), or 0. */
+int fsv_dc_find(struct fsv_dref d, const char *c, size_t n, struct fsv_dref *child, int *fd, char *t, size_t *tn);
+/* The view's root. */
+struct fsv_dref fsv_dc_root(void);
+/* The parent of d (FSV_DC_NONE if unknown). */
+struct fsv_dref fsv_dc_parent(struct fsv_dref d, int *fd);
+/* Keeps directory c, opened as *fd, under d: 1 with *child (*fd, perhaps
+ * another number now, is the cache's), or 0 (*fd stays the caller's). */
+int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fd, struct fsv_dref *child);
+void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, size_t tn);
+/* After the process removed or renamed name c under d: its entry goes;
+ * other processes are told (shared.c) when it was a directory or a symlink
+ * (kind: 'd', 'l', or 0 when not known: the names of cached symlinks). */
+void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind);
+void fsv_dc_flush(void);
+void fsv_dc_fork_child(void);
 #endif

@@ -13,7 +13,8 @@
  *   procfs.c    /proc's magic links (root, exe) and the links' targets in guest terms
  *   mounts.c    /proc/self/mountinfo and mounts: / and the binds
  *   layer.c     the layer: which calls it sees, the kinds of sysent's column
- *   pathcall.c  a PATH row made in its *at form
+ *   pathcall.c  a PATH row: its paths resolved, then made in its *at form (atcalls.c)
+ *   oneshot.c   an open the host can resolve alone, in one call
  *   cwd.c       chdir, fchdir, getcwd, chroot
  *   sock.c      AF_UNIX addresses in and out
  *   state.c     carried across exec, fork's children, the shared page
@@ -24,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sys/viewhook.h"
+#include "fsview/dcache.h"
 
 struct zv_thread;
 struct zv_call;
@@ -115,6 +117,9 @@ struct fsv_res {
 	size_t viewlen;
 	int links;                 /* symlinks followed so far */
 	int inroot;                /* RESOLVE_IN_ROOT: the guest's dirfd that is the root */
+	int begun;                 /* fsv_resolve began a walk of the cache: fsv_res_done ends it */
+	int dc;                    /* the cache may be used */
+	struct fsv_dref ent;       /* dirfd's entry in the cache (dcache.h) */
 };
 
 /* openat2's restrictions a guest may ask for (RESOLVE_*) */
@@ -140,6 +145,11 @@ int fsv_magic_last(struct fsv_res *res, const char *target);
  * (for calls that cannot tell by their result). */
 long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve);
 void fsv_res_done(struct fsv_res *res);
+/* A name in a directory the guest holds, where the host's lookup is the
+ * view's (no '/', ".", "..", nor a bind's or /proc link's name): *res
+ * without a walk. */
+int fsv_simple_name(const char *p);
+void fsv_res_direct(struct fsv_res *res, int dirfd, const char *name);
 /* Before a call that makes an fd: the walk's own fd (a low number the guest
  * would get) moves out of its way. */
 void fsv_res_high(struct fsv_res *res);
@@ -153,8 +163,9 @@ long fsv_dirfd_view(int dirfd, char *out, size_t n);
 /* A magic link of /proc as the guest sees it. The link is name (n bytes) in
  * the pid directory at view path dir (relative to the /proc bind: "<pid>"
  * or "<pid>/task/<tid>"). Returns 1 with *target the view path to go on at
- * (root, exe), or 0: the host's link stands. */
-int fsv_proc_magic(const char *dir, size_t dlen, const char *name, size_t n, const char **target);
+ * (root, exe; perhaps in buf), or 0: the host's link stands. */
+int fsv_proc_magic(const char *dir, size_t dlen, const char *name, size_t n, char *buf, size_t bn,
+		   const char **target);
 /* Whether name (n bytes) is one of the links fsv_proc_magic may change. */
 static inline int fsv_proc_magic_name(const char *name, size_t n)
 {
@@ -175,14 +186,14 @@ void fsv_cwd_forget(void);
 
 /* pathcall.c */
 long fsv_path_call(struct zv_call *c);
+/* oneshot.c: an open by the host in one call, or -ELOOP/-EXDEV: walk it. */
+struct open_how;
+long fsv_open_oneshot(struct zv_call *c, int dirfd, const char *path, const struct open_how *how);
 
 /* sock.c */
 long fsv_sock_call(struct zv_call *c);
 long fsv_sockout_call(struct zv_call *c);
 
-/* dcache.c */
-void fsv_dcache_init(void);
-void fsv_dcache_flush(void);
 
 /* state.c */
 void fsv_hooks_on(void);

@@ -7,6 +7,7 @@
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "lib/string.h"
+#include "lib/syscall.h"
 #include <linux/fcntl.h>
 #include <asm-generic/errno.h>
 
@@ -55,10 +56,18 @@ static long lookup(const char *path, int nofollow, struct zv_at *at)
 		fsv_res_done(&res);
 		return r;
 	}
-	at->dirfd = res.dirfd;
-	at->owned = res.owned;
+	/* the loader keeps the directory past the walk: its own fd */
+	int fd = res.dirfd;
+	if (!res.owned && fd >= 0 && (fd = (int)zv_sys3(__NR_fcntl, fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		fsv_res_done(&res);
+		return fd;
+	}
+	at->dirfd = fd;
+	at->owned = fd >= 0;
 	zv_strlcpy(at->buf, res.name, sizeof at->buf);
 	at->at_flags = res.last == FSV_LAST_MAGIC ? 0 : AT_SYMLINK_NOFOLLOW;
+	res.owned = 0; /* now the loader's */
+	fsv_res_done(&res);
 	return 0;
 }
 

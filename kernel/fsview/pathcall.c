@@ -103,12 +103,8 @@ long fsv_path_call(struct zv_call *c)
 		modes[i] = mode_of(p, a, path[i], &how);
 		if (modes[i] < 0) {
 			/* the dirfd itself: the guest's own fd */
-			res[i].dirfd = dirfd;
-			res[i].owned = 0;
-			res[i].bind = -1;
+			fsv_res_direct(&res[i], dirfd, "");
 			res[i].last = FSV_LAST_SELF;
-			res[i].name[0] = 0;
-			res[i].namelen = 0;
 			done = i + 1;
 			continue;
 		}
@@ -116,6 +112,14 @@ long fsv_path_call(struct zv_call *c)
 			r = -ENOENT;
 			break;
 		}
+		if (!resolve && fsv_simple_name(path[i])) {
+			/* one name in a directory of the view: the host's lookup */
+			fsv_res_direct(&res[i], dirfd, path[i]);
+			done = i + 1;
+			continue;
+		}
+		if (n == 1 && !resolve && (r = fsv_open_oneshot(c, dirfd, path[0], &how)) != -ELOOP && r != -EXDEV)
+			return r;
 		r = fsv_resolve(dirfd, path[i], modes[i], resolve, &res[i]);
 		done = i + 1;
 		if (r < 0)

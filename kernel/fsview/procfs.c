@@ -3,6 +3,7 @@
  * a process's root, which is the view's, and the process's own exe, which
  * is its program (zvisor on the host). */
 #include "fsview/fsview.h"
+#include "fsview/shared.h"
 #include "zvisor.h"
 #include "lib/string.h"
 
@@ -46,7 +47,8 @@ static int piddir(const char *dir, size_t n, long *pid)
 	return 0;
 }
 
-int fsv_proc_magic(const char *dir, size_t dlen, const char *name, size_t n, const char **target)
+int fsv_proc_magic(const char *dir, size_t dlen, const char *name, size_t n, char *buf, size_t bn,
+		   const char **target)
 {
 	long pid;
 	if (!fsv_proc_magic_name(name, n) || !piddir(dir, dlen, &pid))
@@ -55,10 +57,15 @@ int fsv_proc_magic(const char *dir, size_t dlen, const char *name, size_t n, con
 		*target = "/";
 		return 1;
 	}
-	/* exe: this process's program; another's stays the host's link */
-	if (pid != zv_proc.hpid || !zv_proc.exe_path[0])
+	/* exe: this process's program, or another's of the view (shared.c);
+	 * a process outside the view keeps the host's link */
+	if (pid == zv_proc.hpid && zv_proc.exe_path[0]) {
+		*target = zv_proc.exe_path;
+		return 1;
+	}
+	if (!fsv_exe_of((int)pid, buf, bn))
 		return 0;
-	*target = zv_proc.exe_path;
+	*target = buf;
 	return 1;
 }
 

@@ -6,6 +6,7 @@
 #include "fsview/fsview.h"
 #include "fsview/setup.h"
 #include "fsview/atcalls.h"
+#include "fsview/shared.h"
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -275,6 +276,7 @@ void zv_fsv_start(char **envp)
 		add_preset(fsv_opts.preset == FSV_PRESET_HOST ? preset_host : preset_build, envp);
 	for (int i = 0; i < fsv_opts.nbinds; i++)
 		user_bind(fsv_opts.binds[i]);
+	fsv_shared_make();
 	fsv_hooks_on();
 	/* binds under directories the root lacks need one to stand for them */
 	for (int i = 0; i < fsv.nbinds && fsv.emptyfd < 0; i++) {

@@ -4,6 +4,7 @@
  * them back before it looks its program up. */
 #include "fsview/fsview.h"
 #include "fsview/atcalls.h"
+#include "fsview/shared.h"
 #include "zvisor.h"
 #include "sys/execstate.h"
 #include "lib/string.h"
@@ -58,7 +59,8 @@ int zv_fsv_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	if (!fsv.on)
 		return -1;
-	int k = zv_snprintf(buf, n, "%d;%d;%d;%d;%d;", fsv.rootfd, fsv.emptyfd, fsv.vrootfd, fsv_have_xattrat, fsv.nbinds);
+	int k = zv_snprintf(buf, n, "%d;%d;%d;%d;%d;%d;", fsv.rootfd, fsv.emptyfd, fsv.vrootfd, fsv_shared_fd,
+			    fsv_have_xattrat, fsv.nbinds);
 	int w;
 #define PUT(s) do { if ((w = put_str(buf + k, n - (size_t)k, (s))) < 0) return (int)n; k += w; } while (0)
 	PUT(fsv.root_host);
@@ -83,6 +85,7 @@ const char *zv_fsv_decode(const char *s, struct zv_exec_carry *x)
 	s = get_num(s, &v), fsv.rootfd = (int)v;
 	s = get_num(s, &v), fsv.emptyfd = (int)v;
 	s = get_num(s, &v), fsv.vrootfd = (int)v;
+	s = get_num(s, &v), fsv_shared_attach((int)v);
 	s = get_num(s, &v), fsv_have_xattrat = (int)v;
 	s = get_num(s, &nb);
 	s = get_str(s, fsv.root_host, sizeof fsv.root_host);

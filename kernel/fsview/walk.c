@@ -17,7 +17,6 @@
  * current directory is kept as the walk goes (as far as it is known: a
  * walk from a dirfd learns it only when a bind, `..` or a symlink needs it). */
 #include "fsview/fsview.h"
-#include "fsview/dcache.h"
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -42,6 +41,7 @@ struct walk {
 	int inproc;           /* the current directory is in /proc (-1: not known) */
 	const char *magic;    /* last: the view path a magic link of /proc leads to */
 	char rootbuf[FSV_PATH_MAX]; /* IN_ROOT: the dirfd's view path */
+	char magicbuf[FSV_PATH_MAX]; /* another process's exe */
 };
 
 static void set_dir(struct fsv_res *res, int fd, int owned)
@@ -55,7 +55,12 @@ static void set_dir(struct fsv_res *res, int fd, int owned)
 void fsv_res_done(struct fsv_res *res)
 {
 	set_dir(res, -1, 0);
+	if (res->begun)
+		fsv_dc_end();
+	res->begun = 0;
 }
+
+static const struct fsv_dref none = { FSV_DC_NONE, 0 };
 
 /* The lowest fd number the view's own fds may take (the guest's are below),
  * and the hidden fds' numbers move there. */
@@ -172,6 +177,7 @@ static long splice_as(struct fsv_res *res, struct walk *w, const char *target, s
 			return -EXDEV;
 		set_dir(res, w->rootfd, 0);
 		view_set(res, w->rootview, w->rootlen);
+		res->ent = res->dc && w->rootfd == fsv.rootfd ? fsv_dc_root() : none;
 		w->inproc = -1;
 		w->depth = 0;
 	}
@@ -197,6 +203,7 @@ static long go_up(struct fsv_res *res, struct walk *w)
 		if (fd < 0)
 			return fd;
 		set_dir(res, (int)fd, 1);
+		res->ent = none;
 		w->inproc = -1;
 		return 0;
 	}
@@ -218,10 +225,17 @@ static long go_up(struct fsv_res *res, struct walk *w)
 		w->inproc = -1;
 		return goto_view(res, up, n);
 	}
-	long fd = zv_openat(res->dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
-	set_dir(res, (int)fd, 1);
+	int pfd;
+	struct fsv_dref p = fsv_dc_parent(res->ent, &pfd);
+	if (p.slot != FSV_DC_NONE) {
+		set_dir(res, pfd, 0);
+	} else {
+		long fd = zv_openat(res->dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		if (fd < 0)
+			return fd;
+		set_dir(res, (int)fd, 1);
+	}
+	res->ent = p;
 	res->viewlen = n;
 	res->view[n] = 0;
 	return 0;
@@ -257,23 +271,29 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 				}
 				set_dir(res, b->fd, 0);
 				view_set(res, v, at + 1 + n);
+				res->ent = none;
 				w->inproc = b->procfs;
 				return 0;
 			}
 		}
 	}
 	int inproc = w->inproc;
-	int cfd = -1;
-	struct fsv_dent *d = fsv_dcache_get(res, c, n);
-	if (d && d->target) {
-		/* a symlink seen before */
+	if (res->ent.slot != FSV_DC_NONE) {
+		/* a directory or symlink seen before */
+		struct fsv_dref child;
+		int cfd;
 		char t[FSV_PATH_MAX];
-		size_t tn = fsv_dcache_target(d, t, sizeof t);
-		return splice_as(res, w, t, tn, 1);
+		size_t tn;
+		if (fsv_dc_find(res->ent, c, n, &child, &cfd, t, &tn)) {
+			if (cfd < 0)
+				return splice_as(res, w, t, tn, 1);
+			set_dir(res, cfd, 0);
+			res->ent = child;
+			view_push(res, c, n);
+			return 0;
+		}
 	}
-	if (d)
-		cfd = d->fd;
-	if (cfd < 0) {
+	{
 		char name[NAME_MAX + 2];
 		if (n > NAME_MAX)
 			return -ENAMETOOLONG;
@@ -299,7 +319,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 				/* a magic link: the host's, except root and exe */
 				const char *target;
 				if (fsv_proc_magic_name(c, n) && need_view(res) == 0 &&
-				    fsv_proc_magic(res->view, res->viewlen, c, n, &target))
+				    fsv_proc_magic(res->view, res->viewlen, c, n, w->magicbuf, sizeof w->magicbuf, &target))
 					return splice_as(res, w, target, zv_strlen(target), 1);
 				if (w->resolve & (FSV_R_NO_MAGICLINKS | FSV_R_NO_SYMLINKS))
 					return -ELOOP;
@@ -310,10 +330,11 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 					return fd;
 				set_dir(res, (int)fd, 1);
 				res->viewlen = (size_t)-1;
+				res->ent = none;
 				w->inproc = -1;
 				return 0;
 			}
-			fsv_dcache_put_link(res, c, n, t, (size_t)k);
+			fsv_dc_add_link(res->ent, c, n, t, (size_t)k);
 			return splice_as(res, w, t, (size_t)k, 1);
 		}
 		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0) {
@@ -327,22 +348,21 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 				if (fsv_bind_below(v, at + 1 + n)) {
 					set_dir(res, fsv.emptyfd, 0);
 					view_set(res, v, at + 1 + n);
+					res->ent = none;
 					return 0;
 				}
 			}
 		}
 		if (fd < 0)
 			return fd;
-		cfd = fsv_dcache_put_dir(res, c, n, (int)fd);
-		if (cfd < 0) {
-			set_dir(res, (int)fd, 1);
-			view_push(res, c, n);
-			return 0;
-		}
+		int cfd = (int)fd;
+		struct fsv_dref child;
+		int kept = fsv_dc_add_dir(res->ent, c, n, &cfd, &child);
+		set_dir(res, cfd, !kept);
+		res->ent = kept ? child : none;
+		view_push(res, c, n);
+		return 0;
 	}
-	set_dir(res, cfd, 0);
-	view_push(res, c, n);
-	return 0;
 }
 
 /* The last component c (n bytes): where the call acts. */
@@ -405,11 +425,13 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 				res->bind = (int)(b - fsv.binds);
 				set_dir(res, b->fd, 0);
 				view_set(res, v, at + 1 + n);
+				res->ent = none;
 				goto self;
 			}
 			if (b) {
 				res->bind = (int)(b - fsv.binds);
 				set_dir(res, b->fd, 0);
+				res->ent = none;
 				res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
 				res->last = b->kind == FSV_BIND_FILE ? FSV_LAST_NOLINK : FSV_LAST_UNKNOWN;
 				return 0;
@@ -432,6 +454,7 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			    (fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0)) == -ENOENT) {
 				set_dir(res, fsv.emptyfd, 0);
 				view_set(res, v, at + 1 + n);
+				res->ent = none;
 				goto self;
 			}
 			if (fd >= 0)
@@ -440,7 +463,7 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 	}
 	/* root and exe in a pid's directory of /proc are the view's */
 	if (w->inproc != 0 && fsv_proc_magic_name(c, n) && need_view(res) == 0 &&
-	    fsv_proc_magic(res->view, res->viewlen, c, n, &w->magic)) {
+	    fsv_proc_magic(res->view, res->viewlen, c, n, w->magicbuf, sizeof w->magicbuf, &w->magic)) {
 		if (w->mode == FSV_NOFOLLOW)
 			return 0;
 		if (w->resolve & (FSV_R_NO_MAGICLINKS | FSV_R_NO_SYMLINKS))
@@ -449,9 +472,15 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			return -EXDEV;
 		return 1; /* followed: the walk goes on at w->magic */
 	}
-	struct fsv_dent *d = fsv_dcache_get(res, c, n);
-	if (d)
-		res->last = d->target ? FSV_LAST_UNKNOWN : FSV_LAST_NOLINK;
+	if (res->ent.slot != FSV_DC_NONE) {
+		/* a directory seen before is no symlink */
+		struct fsv_dref child;
+		int cfd;
+		char t[FSV_PATH_MAX];
+		size_t tn;
+		if (fsv_dc_find(res->ent, c, n, &child, &cfd, t, &tn) && cfd >= 0)
+			res->last = FSV_LAST_NOLINK;
+	}
 	return 0;
 self:
 	zv_strlcpy(res->name, ".", sizeof res->name);
@@ -534,6 +563,7 @@ static long goto_view(struct fsv_res *res, const char *v, size_t n)
 	w2.len = n;
 	set_dir(res, fsv.rootfd, 0);
 	view_set(res, "/", 1);
+	res->ent = res->dc ? fsv_dc_root() : none;
 	int links = res->links;
 	long r = walk(res, &w2);
 	res->links = links;
@@ -561,6 +591,9 @@ long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct
 {
 	struct walk w_on_stack, *w = &w_on_stack;
 	start(res, w, mode, resolve);
+	res->begun = 1; /* fsv_res_done ends it, whatever this returns */
+	res->dc = fsv_dc_begin();
+	res->ent = none;
 	size_t len = zv_strlen(path);
 	if (!len)
 		return -ENOENT;
@@ -584,11 +617,38 @@ long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct
 			return -EXDEV;
 		set_dir(res, w->rootfd, 0);
 		view_set(res, w->rootview, w->rootlen);
+		if (res->dc)
+			res->ent = fsv_dc_root();
 	} else {
 		set_dir(res, dirfd, 0);
 		res->viewlen = (size_t)-1;
 	}
 	return walk(res, w);
+}
+
+int fsv_simple_name(const char *p)
+{
+	size_t n = 0;
+	for (; p[n]; n++)
+		if (p[n] == '/')
+			return 0;
+	if (!n || (p[0] == '.' && (n == 1 || (n == 2 && p[1] == '.'))))
+		return 0;
+	return n <= NAME_MAX && !fsv_bind_basename(p, n) && !fsv_glue_name(p, n) && !fsv_proc_magic_name(p, n);
+}
+
+void fsv_res_direct(struct fsv_res *res, int dirfd, const char *name)
+{
+	res->dirfd = dirfd;
+	res->owned = 0;
+	res->bind = -1;
+	res->links = 0;
+	res->last = FSV_LAST_UNKNOWN;
+	res->begun = 0;
+	res->dc = 0;
+	res->ent = none;
+	res->viewlen = (size_t)-1;
+	res->namelen = zv_strlcpy(res->name, name, sizeof res->name);
 }
 
 long fsv_follow_last(struct fsv_res *res, const char *target, int mode, unsigned resolve)

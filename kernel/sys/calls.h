@@ -14,7 +14,7 @@ long zv_sys_gettid(struct zv_call *c);
 long zv_sys_id_get(struct zv_call *c);
 long zv_sys_id_set(struct zv_call *c);
 long zv_sys_arch_prctl(struct zv_call *c);
-void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
+void zv_ids_after_clone(struct zv_thread *t, const struct zv_thread *parent, uint64_t flags);
 
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);

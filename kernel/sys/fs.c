@@ -113,7 +113,7 @@ long zv_sys_path_call(struct zv_call *c)
  * and updates the variable). Four are the core's; features register more
  * (fsview's root and binds), each image anew. -1 where unused. */
 #define ZV_FIXED_HIDDEN 4
-#define ZV_MAX_EXTRA 48
+#define ZV_MAX_EXTRA 128
 static int *const fixed[ZV_FIXED_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
 					     &zv_proc.self_fd };
 static int *extra[ZV_MAX_EXTRA];
@@ -314,6 +314,14 @@ long zv_sys_getdents64(struct zv_call *c)
 	long r = zv_host_call(t, __NR_getdents64, a[0], a[1], a[2], 0, 0, 0);
 	if (r <= 0 || !zv_hidden_fds_exist())
 		return r;
+	char *buf = (char *)a[1];
+	int named = 0; /* an entry named as a hidden fd: only then is the directory asked about */
+	for (long off = 0; off < r && !named; off += *(unsigned short *)(buf + off + 16)) {
+		unsigned long fd;
+		named = zv_parse_ulong(buf + off + 19, &fd) == 0 && zv_is_kernel_fd((int)fd);
+	}
+	if (!named)
+		return r;
 	char link[64], path[32];
 	zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
 	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, path, link, sizeof link - 1);
@@ -322,7 +330,6 @@ long zv_sys_getdents64(struct zv_call *c)
 	link[n] = 0;
 	if (!zv_startswith(link, "/proc/") || n < 4 || zv_strcmp(link + n - 3, "/fd") != 0)
 		return r;
-	char *buf = (char *)a[1];
 	long out = 0;
 	for (long off = 0; off < r;) {
 		unsigned short reclen = *(unsigned short *)(buf + off + 16);

@@ -39,12 +39,15 @@ struct zv_layer {
 	void (*exec_failed)(struct zv_thread *t, long nr);
 	void (*exit)(struct zv_thread *t, int code, int sig);    /* a thread or process ends (sig: killed) */
 	void (*signal)(struct zv_thread *t, int sig, const void *siginfo); /* delivered to a guest handler */
+	/* A new image's first thread: path, the ELF file it runs (a script's
+	 * interpreter), is mapped; its stack and auxv are not built yet. */
+	void (*image)(struct zv_thread *t, const char *path);
 };
 
 /* The layers, in order (sys/layers.c). */
 extern const struct zv_layer zv_trace_layer, zv_inject_layer, zv_sandbox_layer, zv_fdguard_layer,
 	zv_fsview_layer, zv_procview_layer, zv_vtime_layer, zv_count_layer, zv_cr_pids_layer,
-	zv_cr_waits_layer;
+	zv_cr_waits_layer, zv_fakeid_layer;
 
 /* Passes the call to the next layer that sees it, or to its handler or
  * the host. */
@@ -73,4 +76,5 @@ void zv_event_exec(struct zv_thread *t, long nr, const long *a);
 void zv_event_exec_failed(struct zv_thread *t, long nr);
 void zv_event_exit(struct zv_thread *t, int code, int sig);
 void zv_event_signal(struct zv_thread *t, int sig, const void *siginfo);
+void zv_event_image(struct zv_thread *t, const char *path);
 #endif

@@ -12,6 +12,7 @@ static const struct zv_layer *const layers[] = {
 	&zv_fdguard_layer, /* sys/fs.c: the kernel's hidden fds look closed */
 	&zv_fsview_layer,  /* fsview/layer.c: --root: paths resolved in the guest's view (then the host's *at forms) */
 	&zv_procview_layer, /* sys/procview.c: /proc/self/maps and status without zvisor */
+	&zv_fakeid_layer,  /* fakeid/layer.c: --fake-root, --ids: virtual ids, owners and modes (host paths) */
 	&zv_cr_pids_layer, /* cr/pids.c: a restored process's own ids, for the host */
 	&zv_cr_waits_layer, /* cr/waits.c: a wait a checkpoint interrupted goes on with the time left */
 	&zv_vtime_layer,   /* sys/vtime.c: --time, the kernel's clock reads */
@@ -107,3 +108,4 @@ void zv_event_exec(struct zv_thread *t, long nr, const long *a) { EACH_LAYER(exe
 void zv_event_exec_failed(struct zv_thread *t, long nr) { EACH_LAYER(exec_failed, t, nr); }
 void zv_event_exit(struct zv_thread *t, int code, int sig) { EACH_LAYER(exit, t, code, sig); }
 void zv_event_signal(struct zv_thread *t, int sig, const void *si) { EACH_LAYER(signal, t, sig, si); }
+void zv_event_image(struct zv_thread *t, const char *path) { EACH_LAYER(image, t, path); }

@@ -71,7 +71,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	c->kernel_blocked = t->kernel_blocked;
 	c->faults_blocked = t->faults_blocked;
 	c->trace.traced = t->trace.traced && zv_proc.trace.follow; /* strace -f */
-	zv_ids_after_clone(c, flags);
+	zv_ids_after_clone(c, t, flags);
 	if (keep_altstack)
 		c->guest_ss = t->guest_ss; /* vfork keeps it; new threads start without */
 	return (void *)((fp - 256) & ~15UL);
@@ -167,7 +167,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		if (r == 0) {
 			after_fork_child(t, parents);
 			zv_event_fork_child(t);
-			zv_ids_after_clone(t, flags);
+			zv_ids_after_clone(t, t, flags);
 			if (flags & CLONE_CLEAR_SIGHAND)
 				zv_clear_handlers(t->sighand);
 			if (q->stack)

@@ -27,6 +27,8 @@ static const char *errname(int e)
 	case EROFS: return "EROFS";
 	case EBUSY: return "EBUSY";
 	case ENOEXEC: return "ENOEXEC";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENODATA: return "ENODATA";
 	default:
 		snprintf(buf, sizeof buf, "errno %d", e);
 		return buf;
