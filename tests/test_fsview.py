@@ -220,3 +220,26 @@ def test_proc_links(platform, tmp_path):
         'PRETTY_NAME="zvisor tiny root"', "/proc/self/cwd/passwd", "/etc/passwd", "",
     ], res.stdout + res.stderr
     same_as_chroot(tiny_root(tmp_path / "oracle"), argv, res)
+
+
+CHANGES = r'''
+mkdir -p /tmp/d/sub /tmp/a /tmp/b; touch /tmp/a/x /tmp/b/y
+test -e /tmp/d/sub/g || echo no-g
+ln -s /tmp/a /tmp/l; test -e /tmp/l/x && echo x-through-l
+/bin/mv /tmp/d /tmp/e; /bin/mkdir -p /tmp/d/sub; /bin/touch /tmp/d/sub/g
+test -e /tmp/d/sub/g && echo g-in-new-d
+/bin/rm /tmp/l; /bin/ln -s /tmp/b /tmp/l
+test -e /tmp/l/y && echo y-through-new-l
+/bin/rm -r /tmp/d/sub; test -e /tmp/d/sub || echo sub-gone
+/bin/sh -c 'cd /tmp/d && /bin/mkdir sub && cd sub && pwd'
+'''
+
+
+@pytest.mark.parametrize("platform", ["stubs", "seccomp"])
+def test_changes_seen(platform, tmp_path):
+    """Directories and symlinks another process of the guest renames,
+    removes or makes again are seen at once (the cache of the view's
+    directories starts afresh)."""
+    res = zv_root(tiny_root(tmp_path / "root"), ["/bin/sh", "-c", CHANGES], platform)
+    assert res.stdout.split() == ["no-g", "x-through-l", "g-in-new-d", "y-through-new-l", "sub-gone", "/tmp/d/sub"], \
+        res.stdout + res.stderr

@@ -45,6 +45,16 @@ static int nfds;
 static volatile int lock, walkers;
 static int grave[GRAVE], ngrave;
 
+/* What a stat just said of a name: no symlink. One hint per thread (by tid,
+ * a few), for the calls that follow the same name at once (ls: statx, then
+ * getxattr), until the epoch moves or the thread changes a name. */
+#define HINTS 16
+static struct {
+	int tid;
+	struct fsv_dref d;
+	uint64_t key, epoch;
+} hints[HINTS];
+
 static uint64_t key_of(int parent, uint32_t pgen, const char *c, size_t n)
 {
 	uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)(uint32_t)parent ^ ((uint64_t)pgen << 32);
@@ -254,6 +264,7 @@ void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, 
 
 void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
 {
+	hints[zv_current()->htid % HINTS].tid = 0;
 	if (kind == 'd' || kind == 'l' || fsv_link_name_known(c, n))
 		fsv_epoch_bump(); /* every process of the view starts afresh */
 	zv_lock(&lock);
@@ -261,6 +272,39 @@ void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
 	if (e)
 		drop(e);
 	zv_unlock(&lock);
+}
+
+int fsv_dc_valid(struct fsv_dref d, int *fd)
+{
+	int ok = 0;
+	zv_lock(&lock);
+	if (d.slot == FSV_DC_ROOT && d.gen == root_gen)
+		*fd = fsv.rootfd, ok = 1;
+	else if (d.slot >= 0 && ents[d.slot].key && ents[d.slot].gen == d.gen && ents[d.slot].fd >= 0)
+		*fd = ents[d.slot].fd, ok = 1;
+	zv_unlock(&lock);
+	return ok;
+}
+
+void fsv_dc_hint(struct fsv_dref d, const char *c, size_t n)
+{
+	if (d.slot == FSV_DC_NONE)
+		return;
+	int tid = zv_current()->htid;
+	int i = tid % HINTS;
+	hints[i].tid = tid;
+	hints[i].d = d;
+	hints[i].key = key_of(d.slot, d.gen, c, n);
+	hints[i].epoch = fsv_epoch();
+}
+
+int fsv_dc_hinted(struct fsv_dref d, const char *c, size_t n)
+{
+	if (d.slot == FSV_DC_NONE)
+		return 0;
+	int tid = zv_current()->htid, i = tid % HINTS;
+	return hints[i].tid == tid && hints[i].d.slot == d.slot && hints[i].d.gen == d.gen &&
+	       hints[i].key == key_of(d.slot, d.gen, c, n) && hints[i].epoch == fsv_epoch() && gen_of(d.slot) == d.gen;
 }
 
 void fsv_dc_fork_child(void)

@@ -182,6 +182,8 @@ extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, struc
 /* cwd.c */
 long fsv_cwd_call(struct zv_call *c);
 long fsv_cwd_view(char *out, size_t n); /* the working directory's view path */
+/* A walk from the working directory starts at its cache entry, if it has one. */
+void fsv_cwd_start(struct fsv_res *res);
 void fsv_cwd_forget(void);
 
 /* pathcall.c */

@@ -79,6 +79,12 @@ void fsv_hooks_on(void)
 	zv_view_mounts = fsv_mounts_hook;
 }
 
+static void fsv_fork_child(struct zv_thread *t)
+{
+	if (fsv.on)
+		fsv_dc_fork_child();
+}
+
 const struct zv_layer zv_fsview_layer = {
-	.name = "fsview", .sees = fsv_sees, .active = fsv_active, .call = fsv_call,
+	.name = "fsview", .sees = fsv_sees, .active = fsv_active, .call = fsv_call, .fork_child = fsv_fork_child,
 };

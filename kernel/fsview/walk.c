@@ -622,6 +622,8 @@ long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct
 	} else {
 		set_dir(res, dirfd, 0);
 		res->viewlen = (size_t)-1;
+		if (dirfd == AT_FDCWD && res->dc)
+			fsv_cwd_start(res); /* from the working directory's entry, when it has one */
 	}
 	return walk(res, w);
 }
@@ -711,6 +713,8 @@ long fsv_past_link(struct fsv_res *res, const char *t, int mode, unsigned resolv
 
 long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
 {
+	if (res->last == FSV_LAST_UNKNOWN && fsv_dc_hinted(res->ent, res->name, res->namelen))
+		res->last = FSV_LAST_NOLINK; /* a stat of it just said so */
 	while (res->last == FSV_LAST_UNKNOWN) {
 		char t[FSV_PATH_MAX];
 		long k = zv_sys4(__NR_readlinkat, res->dirfd, res->name, t, sizeof t - 1);
