@@ -249,6 +249,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
 	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
+	if (zv_fsv_on())
+		zv_sitecache_keep_dir(); /* zvisor's own, not the guest's HOME */
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);

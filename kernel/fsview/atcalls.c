@@ -125,18 +125,16 @@ static long do_readlink(struct zv_call *c, struct fsv_res *r, int mode, long buf
 			n = (size_t)size;
 		return zv_guest_copy((void *)buf, target, n, (uint64_t)buf) < 0 ? -EFAULT : (long)n;
 	}
-	long k = next(c, __NR_readlinkat, r->dirfd, (long)r->name, buf, size, 0, 0);
-	char first = 0;
-	if (k > 0)
-		zv_guest_copy(&first, (const void *)buf, 1, (uint64_t)buf);
-	if (k <= 0 || first != '/' || !in_proc(r))
-		return k;
-	/* a magic link's target, in the guest's terms */
+	if (size <= 0)
+		return next(c, __NR_readlinkat, r->dirfd, (long)r->name, buf, size, 0, 0); /* EINVAL */
+	/* into a buffer of the kernel's: a magic link's host path must never
+	 * reach the guest's, not even past the length returned */
 	char t[FSV_PATH_MAX];
-	k = zv_sys4(__NR_readlinkat, r->dirfd, r->name, t, sizeof t - 1);
+	long k = next(c, __NR_readlinkat, r->dirfd, (long)r->name, (long)t, sizeof t - 1, 0, 0);
+	if (k > 0 && t[0] == '/' && in_proc(r))
+		k = fsv_proc_readlink(t, k, sizeof t - 1);
 	if (k <= 0)
 		return k;
-	k = fsv_proc_readlink(t, k, sizeof t - 1);
 	if (k > size)
 		k = size;
 	return zv_guest_copy((void *)buf, t, (size_t)k, (uint64_t)buf) < 0 ? -EFAULT : k;
