@@ -44,13 +44,13 @@ long fsv_cwd_view(char *out, size_t n)
 {
 	if (cwd_len && cwd_epoch != fsv_epoch())
 		fsv_cwd_forget(); /* a directory moved: perhaps one of its */
-	if (!cwd_len || !zv_current()->is_thread) {
+	if (!cwd_len || fsv_vm_child()) {
 		char host[FSV_PATH_MAX];
 		long k = zv_sys2(__NR_getcwd, host, sizeof host);
 		if (k < 0)
 			return k;
 		long v = fsv_view_of_host(host, out, n);
-		if (v > 0 && zv_current()->is_thread)
+		if (v > 0 && !fsv_vm_child())
 			cwd_set(out, (size_t)v);
 		return v;
 	}
@@ -62,7 +62,7 @@ long fsv_cwd_view(char *out, size_t n)
 
 void fsv_cwd_start(struct fsv_res *res)
 {
-	if (!zv_current()->is_thread)
+	if (fsv_vm_child())
 		return;
 	char v[FSV_PATH_MAX];
 	long n = fsv_cwd_view(v, sizeof v);

@@ -45,4 +45,8 @@ int fsv_dc_valid(struct fsv_dref d, int *fd);
 void fsv_dc_hint(struct fsv_dref d, const char *c, size_t n);
 int fsv_dc_hinted(struct fsv_dref d, const char *c, size_t n);
 void fsv_dc_fork_child(void);
+/* Handed on across exec: the exec'ing image writes the live entries to a
+ * memfd (its fd, or -1), the new image takes them from it (and closes it). */
+int fsv_dc_save(void);
+void fsv_dc_load(int fd);
 #endif
