@@ -252,6 +252,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		zv_exit_group(2);
 	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
 	zv_fakeid_start(envp, fsv_opts.root); /* --fake-root, --ids: the database beside the root */
+	if (zv_fsv_on())
+		zv_sitecache_keep_dir(); /* zvisor's own, not the guest's HOME */
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);

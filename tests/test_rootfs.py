@@ -210,7 +210,10 @@ def host_tree():
 def test_bind_directory_and_file(pair, host_tree, platform):
     pair.mkdir("/mnt/hostdir")
     binds = [(host_tree, "/mnt/hostdir"), (os.path.join(host_tree, "motd"), "/etc/motd")]
-    pair.compare(sh("cat /etc/motd; ls -ln --time-style=+ /mnt/hostdir; cat /mnt/hostdir/a.txt "
+    # (owners aside: a host file's owner is mapped as in a user namespace,
+    # the user's to the fake identity and others' to 65534)
+    pair.compare(sh("cat /etc/motd; ls -A1F /mnt/hostdir; stat -c '%n %a %F %s' /mnt/hostdir/* "
+                    "/etc/motd; cat /mnt/hostdir/a.txt "
                     "/mnt/hostdir/link /mnt/hostdir/sub/b.txt; readlink /mnt/hostdir/link; "
                     "cd /mnt/hostdir/sub && pwd && cd .. && pwd && cd .. && pwd; "
                     "stat -c '%n %F' /mnt/hostdir /etc/motd; ls /mnt"),

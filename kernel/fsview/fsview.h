@@ -78,6 +78,15 @@ extern struct fsv_state fsv;
 
 static inline const char *fsv_str(uint16_t off) { return fsv.pool + off; }
 
+/* A CLONE_VM child that is not a thread (vfork): this memory is its
+ * parent's, its fd table and working directory its own. (Before an
+ * image's first thread exists, set-up is the process's only flow.) */
+int fsv_vm_child(void);
+extern int fsv_in_setup;
+/* One made with CLONE_VFORK: its parent waits, so what the memory holds
+ * stays as it was (it may read the cache, not change it). */
+int fsv_vfork_child(void);
+
 /* view.c */
 int fsv_pool_add(const char *s, size_t n, uint16_t *off);
 /* The bind at guest view path p (n bytes), or NULL. */
@@ -153,6 +162,9 @@ void fsv_res_direct(struct fsv_res *res, int dirfd, const char *name);
 /* Before a call that makes an fd: the walk's own fd (a low number the guest
  * would get) moves out of its way. */
 void fsv_res_high(struct fsv_res *res);
+/* fd moved above the guest's range (closed, the new number returned; the
+ * same when it cannot move). */
+int fsv_fd_high(int fd, int cloexec);
 /* A copy of the guest's string at p: 0, -EFAULT, or -ENAMETOOLONG. */
 long fsv_copy_path(const char *p, char *out, size_t n);
 /* The view path of the directory behind the guest's dirfd (AT_FDCWD: its
@@ -182,6 +194,8 @@ extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, struc
 /* cwd.c */
 long fsv_cwd_call(struct zv_call *c);
 long fsv_cwd_view(char *out, size_t n); /* the working directory's view path */
+/* A walk from the working directory starts at its cache entry, if it has one. */
+void fsv_cwd_start(struct fsv_res *res);
 void fsv_cwd_forget(void);
 
 /* pathcall.c */

@@ -66,26 +66,31 @@ static const struct fsv_dref none = { FSV_DC_NONE, 0 };
  * and the hidden fds' numbers move there. */
 static int fd_floor(void)
 {
-	struct { uint64_t cur, max; } lim;
-	if (zv_sys4(__NR_prlimit64, 0, 7 /* RLIMIT_NOFILE */, NULL, &lim) < 0 || lim.cur < 256)
-		return -1;
-	return (int)(lim.cur > 65536 ? 65536 - 256 : lim.cur - 192);
+	long top = zv_hidden_fd_top(); /* below the usual limit: a long fd table costs every fork */
+	return top < 256 ? -1 : (int)top - 192;
+}
+
+int fsv_fd_high(int fd, int cloexec)
+{
+	static int floor;
+	if (!floor)
+		floor = fd_floor();
+	if (floor < 0 || fd >= floor)
+		return fd;
+	int cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD;
+	long hi = zv_sys3(__NR_fcntl, fd, cmd, floor);
+	if (hi == -EINVAL) /* the limit went down */
+		hi = zv_sys3(__NR_fcntl, fd, cmd, floor = fd_floor());
+	if (hi < 0)
+		return fd;
+	zv_close(fd);
+	return (int)hi;
 }
 
 void fsv_res_high(struct fsv_res *res)
 {
-	if (!res->owned || res->dirfd < 0)
-		return;
-	static int floor;
-	if (!floor)
-		floor = fd_floor();
-	if (floor < 0 || res->dirfd >= floor)
-		return;
-	long fd = zv_sys3(__NR_fcntl, res->dirfd, F_DUPFD_CLOEXEC, floor);
-	if (fd == -EINVAL) /* the limit went down */
-		fd = zv_sys3(__NR_fcntl, res->dirfd, F_DUPFD_CLOEXEC, floor = fd_floor());
-	if (fd >= 0)
-		set_dir(res, (int)fd, 1);
+	if (res->owned && res->dirfd >= 0)
+		res->dirfd = fsv_fd_high(res->dirfd, 1);
 }
 
 long fsv_copy_path(const char *p, char *out, size_t n)
@@ -622,6 +627,8 @@ long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct
 	} else {
 		set_dir(res, dirfd, 0);
 		res->viewlen = (size_t)-1;
+		if (dirfd == AT_FDCWD && res->dc)
+			fsv_cwd_start(res); /* from the working directory's entry, when it has one */
 	}
 	return walk(res, w);
 }
@@ -711,12 +718,16 @@ long fsv_past_link(struct fsv_res *res, const char *t, int mode, unsigned resolv
 
 long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
 {
+	if (res->last == FSV_LAST_UNKNOWN && fsv_dc_hinted(res->ent, res->name, res->namelen))
+		res->last = FSV_LAST_NOLINK; /* a stat of it just said so */
 	while (res->last == FSV_LAST_UNKNOWN) {
 		char t[FSV_PATH_MAX];
 		long k = zv_sys4(__NR_readlinkat, res->dirfd, res->name, t, sizeof t - 1);
 		if (k < 0) {
-			if (k == -EINVAL)
+			if (k == -EINVAL) {
 				res->last = FSV_LAST_NOLINK;
+				fsv_dc_hint(res->ent, res->name, res->namelen);
+			}
 			return 0; /* missing or unreadable: the call's own answer */
 		}
 		t[k] = 0;

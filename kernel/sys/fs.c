@@ -216,14 +216,26 @@ const struct zv_layer zv_fdguard_layer = {
 	.name = "fdguard", .sees = fdguard_sees, .active = zv_hidden_fds_exist, .call = fdguard_call, .inline_host = fdguard_inline,
 };
 
-/* Moves fd to the highest free number below the fd limit, so that the guest's
- * lowest-free-number allocations never meet it. Returns the new fd. */
-int zv_hide_fd(int fd)
+/* Where hidden fds go: up to the fd limit, but no higher than 1024, the
+ * usual soft limit. A process's fd table is as long as its highest fd, and
+ * fork copies it: at the top of a limit of a million, every fork and exec
+ * would copy and allocate megabytes. */
+long zv_hidden_fd_top(void)
 {
 	struct { uint64_t cur, max; } lim;
 	if (zv_sys4(__NR_prlimit64, 0, 7 /* RLIMIT_NOFILE */, NULL, &lim) < 0)
+		return -1;
+	return lim.cur < 1024 ? (long)lim.cur : 1024;
+}
+
+/* Moves fd to the highest free number below zv_hidden_fd_top, so that the
+ * guest's lowest-free-number allocations seldom meet it. Returns the new fd. */
+int zv_hide_fd(int fd)
+{
+	long top = zv_hidden_fd_top();
+	if (top < 0)
 		return fd;
-	for (long n = (long)lim.cur - 1; n > fd && n > (long)lim.cur - 64; n--) {
+	for (long n = top - 1; n > fd && n > top - 64; n--) {
 		if (zv_sys3(__NR_fcntl, n, F_GETFD, 0) != -EBADF)
 			continue;
 		if (zv_sys2(__NR_dup2, fd, n) == n) {

@@ -2,8 +2,9 @@
  * knows about it (struct zv_sysent in sysent.h explains the columns):
  * its handler, whether it needs the host's signal frame or starts a task,
  * which arguments are fds, paths the kernel translates or timeouts, how
- * it restarts after a signal handler, virtual time's hook, and how zvisor
- * trace prints it. Calls without a handler run on the host unchanged, from
+ * it restarts after a signal handler, virtual time's hook, how its paths
+ * are resolved under --root (the fsview column: kernel/fsview/), and how
+ * zvisor trace prints it. Calls without a handler run on the host unchanged, from
  * kernel text, cancellable by a deferred signal.
  *
  * The trace column: its argument count, strace's classes, and how to print
