@@ -185,7 +185,7 @@ FILE_HEAVY = ("find /usr >/dev/null; ls -lR /usr >/dev/null; "
               "cat /usr/share/doc/*/copyright >/dev/null")
 EXEC_LOOP = "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"
 DPKG = "dpkg -i /srv/zvisor-repo/uuid-runtime_*.deb /srv/zvisor-repo/sudo_*.deb >/dev/null"
-DPKG_RESET = "dpkg -P sudo uuid-runtime >/dev/null"
+DPKG_RESET = "SUDO_FORCE_REMOVE=yes dpkg -P sudo uuid-runtime >/dev/null"  # sudo asks for it
 APT = "apt-get install -y -q --no-install-recommends python3 >/dev/null"
 APT_RESET = "apt-get purge -y -q --autoremove python3 >/dev/null"
 MAKE = "make -s -C /tmp/proj -j2 && /tmp/proj/prog >/dev/null"

@@ -157,7 +157,7 @@ DPKG_STEPS = [
     "/usr/libexec/sudo/sudo_intercept.so; getent passwd uuidd; getent group uuidd; "
     "dpkg -s sudo uuid-runtime | grep -E '^(Package|Status)'; dpkg --verify sudo uuid-runtime; "
     "sudo -V | head -1",
-    "dpkg -r uuid-runtime && dpkg -P sudo && ls /usr/bin/sudo /var/lib/libuuid 2>&1; "
+    "dpkg -r uuid-runtime && SUDO_FORCE_REMOVE=yes dpkg -P sudo && ls /usr/bin/sudo /var/lib/libuuid 2>&1; "
     "getent passwd uuidd",
 ]
 
