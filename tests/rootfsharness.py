@@ -15,6 +15,7 @@ and the two ways of running a command inside a copy:
 Both runs get the same environment (ENV) and working directory, and their
 stdout, stderr and exit status or signal are compared after the test's
 normalisation. The tests need root (for chroot, and to run as the user)."""
+import atexit
 import os
 import shutil
 import subprocess
@@ -283,6 +284,7 @@ class Pair:
         self.zv = zv_copy(flavor)
         install_guests(self.native)
         install_guests(self.zv, USER)
+        self.natives = {}  # the oracle's result by command
 
     def remove(self):
         remove(self.native)
@@ -304,5 +306,29 @@ class Pair:
             os.chmod(p, mode)
             as_owner(p, user)
 
-    def compare(self, argv, platform, **kw):
-        return compare(self.native, self.zv, argv, platform, **kw)
+    def native_once(self, argv, binds=(), cwd="/", environ=None, default_binds=True):
+        """The oracle's run of a command, made once for every platform: the
+        commands leave the same state whichever platform comes first."""
+        key = (tuple(map(str, argv)), tuple(map(tuple, _binds(binds))), cwd,
+               tuple(sorted((environ or {}).items())), default_binds)
+        if key not in self.natives:
+            self.natives[key] = run_native(self.native, argv, binds, cwd, environ,
+                                           default_binds=default_binds)
+        return self.natives[key]
+
+    def compare(self, argv, platform, binds=(), cwd="/", environ=None, default_binds=True, **kw):
+        native = self.native_once(argv, binds, cwd, environ, default_binds)
+        return compare(self.native, self.zv, argv, platform, binds=binds, cwd=cwd, environ=environ,
+                       default_binds=default_binds, native=native, **kw)
+
+
+_shared = []
+
+
+def shared_pair():
+    """The pair of copies that the scenario modules share in this test
+    process (each works in directories of its own), removed at exit."""
+    if not _shared:
+        _shared.append(Pair())
+        atexit.register(_shared[0].remove)
+    return _shared[0]

@@ -33,18 +33,12 @@ from zvtest import native_ok
 PLATFORMS = h.PLATFORMS
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def pair():
-    """One pair of copies for the scenarios that change nothing outside
-    their own directory (/tmp/NAME-PLATFORM)."""
-    p = h.Pair()
-    yield p
-    p.remove()
-
-
-def fresh_pair():
-    """A pair of its own, for scenarios that change the root."""
-    return h.Pair()
+    """The pair of copies the scenarios share, which change nothing outside
+    their own directories (/tmp/NAME-PLATFORM); the package scenarios make
+    copies of their own."""
+    return h.shared_pair()
 
 
 # --- the root as a program sees it -------------------------------------------------

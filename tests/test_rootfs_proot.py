@@ -20,7 +20,7 @@ the Debian root of test_rootfs.py, on the stubs, sud and seccomp platforms:
 
 Where PRoot's semantics are those of a real chroot with bind mounts, the
 oracle is that (rootfsharness.py: chroot as root, binds mounted, /proc only
-where -b /proc asks); where they are not (a bind at a path the root lacks,
+where -b /proc asks; one run per command serves every platform); where they are not (a bind at a path the root lacks,
 the identity under -i), the test states what PRoot's test expects."""
 import os
 import shutil
@@ -36,11 +36,9 @@ from zvtest import Result, assert_same
 PLATFORMS = h.PLATFORMS
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def pair():
-    p = h.Pair()
-    yield p
-    p.remove()
+    return h.shared_pair()
 
 
 @pytest.fixture(scope="module")
@@ -69,23 +67,8 @@ def proot(pair, platform, args, argv, environ=None, host_cwd="/"):
     return zvtest.run(cmd, env=h.env() if environ is None else environ, cwd=host_cwd, timeout=h.TIMEOUT)
 
 
-def oracle(pair, argv, binds=(), cwd="/", environ=None):
-    """The same under chroot as root, with only the binds given (PRoot
-    binds nothing by itself)."""
-    return h.run_native(pair.native, argv, binds=binds, cwd=cwd, environ=environ,
-                        default_binds=False)
-
-
-# The oracle's runs by command: one per test process serves every platform
-# (each command leaves the same state, whichever platform comes first).
-_oracle = {}
-
-
 def same(pair, platform, args, argv, binds=(), cwd="/", environ=None, normalize=None):
-    key = (id(pair), tuple(argv), tuple(binds), cwd, tuple(sorted((environ or {}).items())))
-    if key not in _oracle:
-        _oracle[key] = oracle(pair, argv, binds, cwd, environ)
-    n = _oracle[key]
+    n = pair.native_once(argv, binds, cwd, environ, default_binds=False)
     z = proot(pair, platform, args, argv, environ)
     if normalize:
         n = Result(normalize(n.stdout), normalize(n.stderr), n.returncode)
@@ -367,10 +350,10 @@ def test_identity(pair, platform):
     # set-uid and set-gid programs owned by root, run under -i (test-getresid)
     for name, mode in (("suid", "4755"), ("sgid", "2755")):
         res = proot(pair, platform, ["-r", "{R}", "-0"],
-                    sh("cp /usr/local/bin/rootprobe.static /usr/local/bin/%s && chown 0:0 "
-                       "/usr/local/bin/%s && chmod %s /usr/local/bin/%s" % (name, name, mode, name)))
+                    sh("mkdir -p /tmp/setid && cp /usr/local/bin/rootprobe.static /tmp/setid/%s && "
+                       "chown 0:0 /tmp/setid/%s && chmod %s /tmp/setid/%s" % (name, name, mode, name)))
         expect(res, "", what="installing a set-id probe under -0")
-    res = proot(pair, platform, ["-r", "{R}", "-i", "1000:1000"], sh("suid ids; sgid ids"))
+    res = proot(pair, platform, ["-r", "{R}", "-i", "1000:1000"], sh("/tmp/setid/suid ids; /tmp/setid/sgid ids"))
     expect(res, "ids: uid=1000,0,0 gid=1000,1000,1000 groups= auxv=1000,0,1000,1000\n"
            "ids: uid=1000,1000,1000 gid=1000,0,0 groups= auxv=1000,1000,1000,0\n",
            what="set-id programs under -i 1000:1000")
