@@ -168,7 +168,8 @@ static int parse_int(const char *s, int *v)
 	return 0;
 }
 
-/* The word after the option's name: its value, or "" when it has none. */
+/* The option arg names; *value is its value when arg holds it too
+ * ("--rootfs=DIR"), else NULL. */
 static const struct option *match(const char *arg, const char **value)
 {
 	for (size_t i = 0; i < sizeof options / sizeof options[0]; i++) {
@@ -223,8 +224,9 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 			want.root = absolute(&o, v);
 			break;
 		case O_BIND: {
-			/* HOST[:GUEST[!]]: the host path made absolute; '!' (do
-			 * not follow a symbolic link at GUEST) is passed on */
+			/* HOST[:GUEST[!]]: the host path made absolute; GUEST's
+			 * '!' (do not follow a symbolic link at GUEST) dropped: a
+			 * bind is laid at GUEST as written */
 			const char *colon = zv_strchr(v, ':');
 			if (!colon) {
 				push(&binds, absolute(&o, v));
@@ -233,7 +235,11 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 				size_t n = (size_t)(colon - v) < sizeof host ? (size_t)(colon - v) : sizeof host - 1;
 				memcpy(host, v, n);
 				host[n] = 0;
-				push(&binds, join(&o, absolute(&o, join(&o, host, NULL)), colon));
+				char *b = join(&o, absolute(&o, join(&o, host, NULL)), colon);
+				size_t bl = zv_strlen(b);
+				if (bl > 2 && b[bl - 1] == '!')
+					b[bl - 1] = 0;
+				push(&binds, b);
 			}
 			break;
 		}
@@ -301,16 +307,13 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 		push(&o, "--bind");
 		push(&o, binds.v[b]);
 	}
-	if (want.root || binds.n) {
+	if (want.root || binds.n || want.cwd) {
 		/* PRoot's working directory: -w, else the host's working
 		 * directory's path; looked up in the guest root, and / (with a
 		 * warning unless -v is negative) if it is not there */
 		push(&o, "--cwd");
 		push(&o, want.cwd ? want.cwd : absolute(&o, "."));
 		fsv_opts.cwd_soft = want.verbose < 0 ? 2 : 1;
-	} else if (want.cwd) {
-		push(&o, "--cwd");
-		push(&o, want.cwd);
 	}
 	if (want.ids && zv_strcmp(want.ids, "0:0") == 0) {
 		push(&o, "--fake-root");
