@@ -5,7 +5,8 @@ rootfs (scripts/rootfs.sh's dev flavor: Debian 12 minbase with gcc and make):
   chroot    native: chroot as root, in a mount namespace of its own with
             /dev, /proc and /sys mounted (the reference)
   zvisor    zvisor run --root R --fake-root, as nobody
-  proot     PRoot built from source (scripts/build-proot.sh), seccomp on,
+  proot     PRoot built from source (PROOT_SRC=... scripts/build-proot.sh;
+            this script runs it when PROOT is missing), seccomp on,
             proot -0 -r R -b /dev -b /proc -b /sys, as nobody
   bwrap     bubblewrap with a user namespace of its own (--unshare-user
             --uid 0), as nobody; only where user namespaces are allowed
@@ -321,7 +322,7 @@ def main():
     if "proot" in want and not os.access(PROOT, os.X_OK):
         r = subprocess.run(["sh", os.path.join(ROOT, "scripts", "build-proot.sh")])
         if r.returncode != 0 or not os.access(PROOT, os.X_OK):
-            notes.append("PRoot: not built (scripts/build-proot.sh: set PROOT_SRC)")
+            notes.append("PRoot: left out: not built (PROOT_SRC=SOURCE scripts/build-proot.sh)")
             want.remove("proot")
     tar = script("path", "dev")
     if not tar:

@@ -7,26 +7,22 @@
 #   PROOT_SRC=SOURCE scripts/build-proot.sh
 #
 # SOURCE: a PRoot source tree (has src/GNUmakefile), or a bare git directory
-# (its HEAD is exported), or nothing: the snapshot under /work/.mirror if
-# there is one. Its build dependencies (libtalloc-dev, uthash-dev, make,
-# gcc, pkg-config) come from apt when missing (as root). Idempotent: when
-# $PROOT_ROOT holds a build of the same source, it says so and stops.
-# Exit 0 when installed; 2 when there is no source (nothing to do).
+# (its HEAD is exported); required. Its build dependencies (libtalloc-dev,
+# uthash-dev, make, gcc, pkg-config) come from apt when missing (as root).
+# Idempotent: when $PROOT_ROOT holds a build of the same source, it says so
+# and stops. Exit 0 when installed; 2 when PROOT_SRC is not set.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROOT_ROOT=${PROOT_ROOT:-/opt/proot}
-MIRROR=/work/.mirror/proot-me+proot/repo
 SRC_ARG=${PROOT_SRC:-}
-[ -n "$SRC_ARG" ] || { [ -d "$MIRROR" ] && SRC_ARG=$MIRROR; } || true
 BUILD=$ROOT/build/proot-src
 STAMP=$PROOT_ROOT/.zvisor-proot-source
 
 say() { echo "build-proot: $*"; }
 
 if [ -z "$SRC_ARG" ]; then
-	say "no PRoot source: set PROOT_SRC to a PRoot source tree or git directory" >&2
-	say "(git clone https://github.com/proot-me/proot on a machine with network)" >&2
+	say "PROOT_SRC is not set: set it to a PRoot source tree or bare git directory (git clone https://github.com/proot-me/proot)" >&2
 	exit 2
 fi
 
