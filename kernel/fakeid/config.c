@@ -258,9 +258,15 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 	t->cred_valid = 1;
 	image_thread = t;
 	struct zv_fid_stat s = { 0 };
+	struct zv_fid_rec rec;
 	struct zv_at at = { 0 };
-	if (zv_at_lookup(path, 0, &at) == 0 && zv_fid_fstatat(at.dirfd, at.name, at.at_flags, &s) == 0)
-		zv_fid_view(at.dirfd, at.name, at.at_flags, &s);
+	int mapped_uid = 0, mapped_gid = 0; /* the kernel ignores set-ID bits of an owner its map lacks */
+	if (zv_at_lookup(path, 0, &at) == 0 && zv_fid_fstatat(at.dirfd, at.name, at.at_flags, &s) == 0) {
+		int found = zv_fid_lookup(at.dirfd, at.name, at.at_flags, &s, &rec);
+		mapped_uid = found || s.uid == zv_fid.host_uid;
+		mapped_gid = found || s.gid == zv_fid.host_gid;
+		zv_fid_apply(&s, found ? &rec : NULL);
+	}
 	int suid_ok = 0;
 	if ((s.mode & 06000) && !zv_fid.no_new_privs) { /* nor from a nosuid mount */
 		struct { uint64_t type, bsize, blocks, bfree, bavail, files, ffree, fsid, namelen, frsize, flags, spare[4]; } fs;
@@ -270,7 +276,7 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 			zv_close((int)fd);
 	}
 	zv_at_release(&at);
-	image_secure = zv_fid_exec(&t->cred, s.mode, s.uid, s.gid, suid_ok);
+	image_secure = zv_fid_exec(&t->cred, s.mode, s.uid, s.gid, suid_ok && mapped_uid, suid_ok && mapped_gid);
 }
 
 /* AT_UID, AT_EUID, AT_GID, AT_EGID and AT_SECURE of the new image. */

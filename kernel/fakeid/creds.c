@@ -276,15 +276,16 @@ long zv_fid_prctl(struct zv_cred *c, long op, unsigned long a2, unsigned long a3
 	}
 }
 
-/* An exec of a file with mode (virtual), owned by uid:gid; suid_ok: the
- * set-id bits may apply (no nosuid mount, no no_new_privs). Returns
- * AT_SECURE. Files carry no capabilities here. */
-int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok)
+/* An exec of a file with mode (virtual), owned by uid:gid; suid_ok,
+ * sgid_ok: the set-user-ID and set-group-ID bits may apply (no nosuid
+ * mount, no no_new_privs, an owner the id map knows). Returns AT_SECURE.
+ * Files carry no capabilities here. */
+int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok)
 {
 	struct zv_cred old = *c;
 	if (suid_ok && (mode & 04000))
 		c->euid = uid;
-	if (suid_ok && (mode & 02010) == 02010)
+	if (sgid_ok && (mode & 02010) == 02010)
 		c->egid = gid;
 	int effective = 0;
 	uint64_t prm = 0;

@@ -92,7 +92,7 @@ void zv_fid_set_groups(struct zv_cred *c, const uint32_t *g, uint32_t n);
 long zv_fid_capset(struct zv_cred *c, uint64_t eff, uint64_t prm, uint64_t inh);
 long zv_fid_prctl(struct zv_cred *c, long op, unsigned long a2, unsigned long a3, unsigned long a4,
 		  unsigned long a5);
-int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok);
+int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok);
 
 /* config.c */
 uint32_t zv_fid_guest_uid(uint32_t host);
