@@ -80,14 +80,11 @@ struct zv_fid_stat {
 /* creds.c */
 int zv_fid_capable(const struct zv_cred *c, int cap);
 int zv_fid_in_group(const struct zv_cred *c, uint32_t gid);
-long zv_fid_setuid(struct zv_cred *c, uint32_t uid);
-long zv_fid_setreuid(struct zv_cred *c, uint32_t r, uint32_t e);
-long zv_fid_setresuid(struct zv_cred *c, uint32_t r, uint32_t e, uint32_t s);
-long zv_fid_setfsuid(struct zv_cred *c, uint32_t fs);
-long zv_fid_setgid(struct zv_cred *c, uint32_t gid);
-long zv_fid_setregid(struct zv_cred *c, uint32_t r, uint32_t e);
-long zv_fid_setresgid(struct zv_cred *c, uint32_t r, uint32_t e, uint32_t s);
-long zv_fid_setfsgid(struct zv_cred *c, uint32_t fs);
+/* the uid calls (gid 0) and the gid calls (gid 1) */
+long zv_fid_set_id(struct zv_cred *c, int gid, uint32_t v);
+long zv_fid_set_reid(struct zv_cred *c, int gid, uint32_t r, uint32_t e);
+long zv_fid_set_resid(struct zv_cred *c, int gid, uint32_t r, uint32_t e, uint32_t s);
+long zv_fid_set_fsid(struct zv_cred *c, int gid, uint32_t fs);
 void zv_fid_set_groups(struct zv_cred *c, const uint32_t *g, uint32_t n);
 long zv_fid_capset(struct zv_cred *c, uint64_t eff, uint64_t prm, uint64_t inh);
 long zv_fid_prctl(struct zv_cred *c, long op, unsigned long a2, unsigned long a3, unsigned long a4,
