@@ -6,7 +6,6 @@
  * copy to and from the guest. */
 #include "fakeid/fakeid.h"
 #include <linux/errno.h>
-#include <linux/capability.h>
 #include <linux/securebits.h>
 #include <linux/prctl.h>
 

@@ -24,6 +24,7 @@
 #include "sys/cred.h"
 #include <asm/unistd_64.h>
 #include <linux/errno.h>
+#include <linux/capability.h>
 
 /* File types and mode bits (linux/stat.h leaves them to libc when a libc
  * header came first). */
@@ -140,6 +141,11 @@ void zv_fakeid_register(void); /* its exec state field, I */
  * have put in kernel memory (fsview's rewritten structs), or the guest's:
  * 0 or -EFAULT. */
 long zv_fid_arg_copy(void *dst, uint64_t p, size_t n);
+
+/* create.c: what a new file gets */
+uint32_t zv_fid_keep_bits(const struct zv_cred *c, uint32_t type);
+long zv_fid_created(const struct zv_cred *c, int dirfd, const char *path, int flags, uint32_t lacks,
+		    const struct zv_fid_rec *dev);
 
 /* The layer's handlers. */
 struct zv_call;

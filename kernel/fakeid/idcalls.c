@@ -5,7 +5,6 @@
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
 #include "sys/layer.h"
-#include <linux/capability.h>
 #include <linux/prctl.h>
 
 #define NGROUPS_MAX 65536
@@ -34,7 +33,7 @@ static long getgroups(const struct zv_cred *c, long size, uint64_t list)
 
 static long setgroups(struct zv_cred *c, long size, uint64_t list)
 {
-	if (!zv_fid_capable(c, 6 /* CAP_SETGID */))
+	if (!zv_fid_capable(c, CAP_SETGID))
 		return -EPERM;
 	if ((unsigned)size > NGROUPS_MAX)
 		return -EINVAL;
