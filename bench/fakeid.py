@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What --fake-root costs a stat: host calls per operation (strace -f -c of
-the whole run) and time, paired: each repetition runs native, `zvisor run`
+"""What --fake-root costs a stat: host calls per operation (strace -f of
+the whole run, counted) and time, paired: each repetition runs native, `zvisor run`
 and `zvisor run --fake-root` back to back; reported per runner are the
 median of the per-pair ratios to native and each side's minimum.
 
@@ -113,7 +113,7 @@ def main():
                                 text=True).stdout.strip()
         info = common.machine_info()
         f.write("Commit %s; " % commit + "; ".join("%s %s" % (k, v) for k, v in info.items() if v) + ".\n\n")
-        f.write("## Host calls per operation (strace -f -c of the whole run)\n\n")
+        f.write("## Host calls per operation (strace -f of the whole run, counted)\n\n")
         f.write(common.markdown_table(["operation", "host call", "native", "zvisor", "zvisor --fake-root"],
                                       rows_calls) + "\n\n")
         f.write("## Time, paired (median of per-pair ratios to native; minima)\n\n")
