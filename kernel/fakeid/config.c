@@ -5,7 +5,6 @@
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
 #include "sys/execstate.h"
-#include "sys/procview.h"
 #include "sys/viewhook.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -123,13 +122,15 @@ static void hooks(void);
 
 /* zvisor run's set-up once the options are read: the host's ids,
  * capabilities and groups, the database. root: --root's directory, or
- * NULL. */
-void zv_fakeid_start(char **envp, const char *root)
+ * NULL. Returns 0, or the exit status after one line on stderr. */
+int zv_fakeid_start(char **envp, const char *root)
 {
-	if (!zv_fid.on && (db_path || zv_fid.db_only))
-		zv_die(2, "%s needs --fake-root or --ids", db_path ? "--fake-db" : "--fake-db-only");
+	if (!zv_fid.on && (db_path || zv_fid.db_only)) {
+		zv_dprintf(2, "zvisor: %s needs --fake-root or --ids\n", db_path ? "--fake-db" : "--fake-db-only");
+		return 2;
+	}
 	if (!zv_fid.on)
-		return;
+		return 0;
 	uint32_t r[3], g[3];
 	zv_sys3(__NR_getresuid, &r[0], &r[1], &r[2]);
 	zv_sys3(__NR_getresgid, &g[0], &g[1], &g[2]);
@@ -152,9 +153,11 @@ void zv_fakeid_start(char **envp, const char *root)
 	char path[4096];
 	int e = -ENOENT;
 	if (db_path) {
-		if ((e = zv_fid_db_open(db_path)) < 0)
-			zv_die(2, "--fake-db: %s: %s", db_path,
-			       e == -EINVAL ? "not a zvisor ownership database" : zv_strerror(-e));
+		if ((e = zv_fid_db_open(db_path)) < 0) {
+			zv_dprintf(2, "zvisor: --fake-db: %s: %s\n", db_path,
+				   e == -EINVAL ? "not a zvisor ownership database" : zv_strerror(-e));
+			return 2;
+		}
 	} else {
 		/* beside the root, else the user's state directory, else (no place
 		 * of its own) in memory, for this run's processes */
@@ -162,10 +165,13 @@ void zv_fakeid_start(char **envp, const char *root)
 			e = zv_fid_db_open(path);
 		if (e < 0 && in_state_dir(envp, path, sizeof path))
 			e = zv_fid_db_open(path);
-		if (e < 0 && zv_fid_db_open(NULL) < 0)
-			zv_die(126, "--fake-root: cannot make a database in memory");
+		if (e < 0 && (e = zv_fid_db_open(NULL)) < 0) {
+			zv_dprintf(2, "zvisor: --fake-root: cannot make a database in memory: %s\n", zv_strerror(-e));
+			return 126;
+		}
 	}
 	hooks();
+	return 0;
 }
 
 static const char *decode(const char *s, struct zv_exec_carry *x);
@@ -329,7 +335,7 @@ static int status_line(struct zv_thread *o, const char *line, size_t kl, char *b
 
 static void hooks(void)
 {
-	zv_proc.cred_virtual = 1;
+	zv_ids_make_virtual();
 	zv_aux_hook = aux;
-	zv_pv_status_hook = status_line;
+	zv_ids_status_hook = status_line;
 }

@@ -21,7 +21,7 @@
 #define ZV_FAKEID_FAKEID_H
 #include <stdint.h>
 #include <stddef.h>
-#include "sys/cred.h"
+#include "arch/thread.h"
 #include <asm/unistd_64.h>
 #include <linux/errno.h>
 #include <linux/capability.h>
@@ -134,7 +134,7 @@ void zv_fakeid_root(void);
 int zv_fakeid_ids(const char *spec);
 void zv_fakeid_db(const char *path);
 void zv_fakeid_db_only(void);
-void zv_fakeid_start(char **envp, const char *root);
+int zv_fakeid_start(char **envp, const char *root); /* 0, or an exit status */
 void zv_fakeid_register(void); /* its exec state field, I */
 
 /* layer.c: n bytes of a call's argument at p, which a layer before may
