@@ -251,7 +251,9 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
 	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
-	zv_fakeid_start(envp, fsv_opts.root); /* --fake-root, --ids: the database beside the root */
+	int st = zv_fakeid_start(envp, fsv_opts.root); /* --fake-root, --ids: the database beside the root */
+	if (st)
+		zv_exit_group(st);
 	if (zv_fsv_on())
 		zv_sitecache_keep_dir(); /* zvisor's own, not the guest's HOME */
 	char **gargv = argv + i;

@@ -284,6 +284,24 @@ def test_kept_across_runs(store, user, tmp_path):
     assert third.stdout == "p 0:0\nl 0:0\n", third
 
 
+def test_database_shared_by_concurrent_runs(tmp_path):
+    """Four runs at once write 150 records each into one database (its table
+    rebuilt several times as it grows) and one run reads them all back."""
+    area = scratch(tmp_path, None, "area")
+    db = os.path.join(area, "owners.db")
+    write = ('cd "$1"; i=0; while [ $i -lt 150 ]; do ln -s x "l$2.$i"; chown -h "$2:$i" "l$2.$i"; '
+             'i=$((i + 1)); done')
+    procs = [subprocess.Popen(zv_argv(["sh", "-c", write, "sh", area, str(k)], None,
+                                      ["--fake-root", "--fake-db", db]), stderr=subprocess.PIPE)
+             for k in range(1, 5)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    res = fake(["sh", "-c", 'cd "$1"; for f in l*; do stat -c "%n %u:%g" "$f"; done', "sh", area], db=db)
+    want = sorted("l%d.%d %d:%d" % (k, i, k, i) for k in range(1, 5) for i in range(150))
+    assert sorted(res.stdout.splitlines()) == want, res.stderr
+
+
 def test_records_from_other_tools(tmp_path):
     """An attribute containers/storage wrote (three fields, or a device's
     type with more parts) is read as it reads it; a malformed one is not."""

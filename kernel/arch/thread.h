@@ -8,7 +8,6 @@
 #include "arch/fast.h"
 #include "trace/trace.h"
 #include "cr/cr.h"
-#include "sys/cred.h"
 
 /* Per-thread kernel area: one naturally aligned block per guest thread. The
  * block's first pages hold this struct, a guard page follows, and the rest is
@@ -19,6 +18,24 @@
 #define ZV_BLOCK_SIZE (256UL * 1024)
 #define ZV_THREAD_BYTES 12288UL /* room for struct zv_thread */
 #define ZV_BLOCK_HEAD (ZV_THREAD_BYTES + 4096UL) /* struct + guard page */
+
+/* A thread's credentials as the guest sees them: the host's, cached by
+ * sys/id.c, or virtual ones that a feature keeps (zv_proc.cred_virtual:
+ * --fake-root, --ids), which no host call changes and which the getuid
+ * family answers from alone. */
+/* Supplementary groups a virtual identity can hold (the host's limit,
+ * NGROUPS_MAX, is 65536: a longer list is refused with EINVAL). */
+#define ZV_CRED_GROUPS 32
+
+struct zv_cred {
+	uint32_t uid, euid, suid, fsuid;
+	uint32_t gid, egid, sgid, fsgid;
+	/* the rest is kept for virtual credentials only */
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	uint32_t securebits;
+	uint32_t ngroups;
+	uint32_t groups[ZV_CRED_GROUPS]; /* sorted, as the host keeps them */
+};
 
 /* The guest's signal dispositions: shared by threads made with
  * CLONE_SIGHAND, copied for a CLONE_VM child without it (vfork), which may
@@ -65,7 +82,7 @@ struct zv_thread {
 	} gsud;
 	/* Last, the large and rarely written: the fields above, which every
 	 * call may write, then share one page, which a fork copies once. */
-	struct zv_cred cred;           /* its ids: the host's, cached, or virtual (sys/cred.h) */
+	struct zv_cred cred;           /* its ids: the host's, cached, or virtual (above) */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	zv_siginfo pending_info[65];

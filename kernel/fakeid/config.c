@@ -5,7 +5,6 @@
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
 #include "sys/execstate.h"
-#include "sys/procview.h"
 #include "sys/viewhook.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -123,13 +122,15 @@ static void hooks(void);
 
 /* zvisor run's set-up once the options are read: the host's ids,
  * capabilities and groups, the database. root: --root's directory, or
- * NULL. */
-void zv_fakeid_start(char **envp, const char *root)
+ * NULL. Returns 0, or the exit status after one line on stderr. */
+int zv_fakeid_start(char **envp, const char *root)
 {
-	if (!zv_fid.on && (db_path || zv_fid.db_only))
-		zv_die(2, "%s needs --fake-root or --ids", db_path ? "--fake-db" : "--fake-db-only");
+	if (!zv_fid.on && (db_path || zv_fid.db_only)) {
+		zv_dprintf(2, "zvisor: %s needs --fake-root or --ids\n", db_path ? "--fake-db" : "--fake-db-only");
+		return 2;
+	}
 	if (!zv_fid.on)
-		return;
+		return 0;
 	uint32_t r[3], g[3];
 	zv_sys3(__NR_getresuid, &r[0], &r[1], &r[2]);
 	zv_sys3(__NR_getresgid, &g[0], &g[1], &g[2]);
@@ -152,9 +153,11 @@ void zv_fakeid_start(char **envp, const char *root)
 	char path[4096];
 	int e = -ENOENT;
 	if (db_path) {
-		if ((e = zv_fid_db_open(db_path)) < 0)
-			zv_die(2, "--fake-db: %s: %s", db_path,
-			       e == -EINVAL ? "not a zvisor ownership database" : zv_strerror(-e));
+		if ((e = zv_fid_db_open(db_path)) < 0) {
+			zv_dprintf(2, "zvisor: --fake-db: %s: %s\n", db_path,
+				   e == -EINVAL ? "not a zvisor ownership database" : zv_strerror(-e));
+			return 2;
+		}
 	} else {
 		/* beside the root, else the user's state directory, else (no place
 		 * of its own) in memory, for this run's processes */
@@ -162,10 +165,13 @@ void zv_fakeid_start(char **envp, const char *root)
 			e = zv_fid_db_open(path);
 		if (e < 0 && in_state_dir(envp, path, sizeof path))
 			e = zv_fid_db_open(path);
-		if (e < 0 && zv_fid_db_open(NULL) < 0)
-			zv_die(126, "--fake-root: cannot make a database in memory");
+		if (e < 0 && (e = zv_fid_db_open(NULL)) < 0) {
+			zv_dprintf(2, "zvisor: --fake-root: cannot make a database in memory: %s\n", zv_strerror(-e));
+			return 126;
+		}
 	}
 	hooks();
+	return 0;
 }
 
 static const char *decode(const char *s, struct zv_exec_carry *x);
@@ -258,9 +264,15 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 	t->cred_valid = 1;
 	image_thread = t;
 	struct zv_fid_stat s = { 0 };
+	struct zv_fid_rec rec;
 	struct zv_at at = { 0 };
-	if (zv_at_lookup(path, 0, &at) == 0 && zv_fid_fstatat(at.dirfd, at.name, at.at_flags, &s) == 0)
-		zv_fid_view(at.dirfd, at.name, at.at_flags, &s);
+	int mapped_uid = 0, mapped_gid = 0; /* the kernel ignores set-ID bits of an owner its map lacks */
+	if (zv_at_lookup(path, 0, &at) == 0 && zv_fid_fstatat(at.dirfd, at.name, at.at_flags, &s) == 0) {
+		int found = zv_fid_lookup(at.dirfd, at.name, at.at_flags, &s, &rec);
+		mapped_uid = found || s.uid == zv_fid.host_uid;
+		mapped_gid = found || s.gid == zv_fid.host_gid;
+		zv_fid_apply(&s, found ? &rec : NULL);
+	}
 	int suid_ok = 0;
 	if ((s.mode & 06000) && !zv_fid.no_new_privs) { /* nor from a nosuid mount */
 		struct { uint64_t type, bsize, blocks, bfree, bavail, files, ffree, fsid, namelen, frsize, flags, spare[4]; } fs;
@@ -270,7 +282,7 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 			zv_close((int)fd);
 	}
 	zv_at_release(&at);
-	image_secure = zv_fid_exec(&t->cred, s.mode, s.uid, s.gid, suid_ok);
+	image_secure = zv_fid_exec(&t->cred, s.mode, s.uid, s.gid, suid_ok && mapped_uid, suid_ok && mapped_gid);
 }
 
 /* AT_UID, AT_EUID, AT_GID, AT_EGID and AT_SECURE of the new image. */
@@ -323,7 +335,7 @@ static int status_line(struct zv_thread *o, const char *line, size_t kl, char *b
 
 static void hooks(void)
 {
-	zv_proc.cred_virtual = 1;
+	zv_ids_make_virtual();
 	zv_aux_hook = aux;
-	zv_pv_status_hook = status_line;
+	zv_ids_status_hook = status_line;
 }

@@ -14,8 +14,6 @@
 #include <linux/openat2.h>
 #include <linux/stat.h>
 
-#define CAP_DAC_OVERRIDE 1
-
 /* The bits a fake root adds to a new file's mode on the host. */
 uint32_t zv_fid_keep_bits(const struct zv_cred *c, uint32_t type)
 {

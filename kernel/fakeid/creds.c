@@ -6,7 +6,6 @@
  * copy to and from the guest. */
 #include "fakeid/fakeid.h"
 #include <linux/errno.h>
-#include <linux/capability.h>
 #include <linux/securebits.h>
 #include <linux/prctl.h>
 
@@ -56,135 +55,98 @@ static void fix_caps(struct zv_cred *c, const struct zv_cred *old, int fs_only)
 		c->cap_eff |= c->cap_prm & CAP_FS_SET;
 }
 
-long zv_fid_setuid(struct zv_cred *c, uint32_t uid)
+/* The uid calls and the gid calls follow the same rules on their four ids
+ * (real, effective, saved, fs: consecutive in struct zv_cred), with
+ * CAP_SETUID or CAP_SETGID; only uid changes move capabilities. */
+enum { R, E, S, FS };
+
+static uint32_t *ids_of(struct zv_cred *c, int gid)
 {
-	if (uid == NONE)
+	return gid ? &c->gid : &c->uid;
+}
+
+static int may(const struct zv_cred *c, int gid)
+{
+	return zv_fid_capable(c, gid ? CAP_SETGID : CAP_SETUID);
+}
+
+static long changed(struct zv_cred *c, const struct zv_cred *old, int gid)
+{
+	if (!gid)
+		fix_caps(c, old, 0);
+	return 0;
+}
+
+/* setuid, setgid */
+long zv_fid_set_id(struct zv_cred *c, int gid, uint32_t v)
+{
+	uint32_t *id = ids_of(c, gid);
+	if (v == NONE)
 		return -EINVAL;
 	struct zv_cred old = *c;
-	if (zv_fid_capable(c, CAP_SETUID))
-		c->uid = c->suid = uid;
-	else if (uid != c->uid && uid != c->suid)
+	if (may(c, gid))
+		id[R] = id[S] = v;
+	else if (v != id[R] && v != id[S])
 		return -EPERM;
-	c->euid = c->fsuid = uid;
-	fix_caps(c, &old, 0);
-	return 0;
+	id[E] = id[FS] = v;
+	return changed(c, &old, gid);
 }
 
-long zv_fid_setreuid(struct zv_cred *c, uint32_t r, uint32_t e)
+/* setreuid, setregid */
+long zv_fid_set_reid(struct zv_cred *c, int gid, uint32_t r, uint32_t e)
 {
+	uint32_t *id = ids_of(c, gid), o[3] = { id[R], id[E], id[S] };
+	int cap = may(c, gid);
+	if (r != NONE && r != o[R] && r != o[E] && !cap)
+		return -EPERM;
+	if (e != NONE && e != o[R] && e != o[E] && e != o[S] && !cap)
+		return -EPERM;
 	struct zv_cred old = *c;
-	int cap = zv_fid_capable(c, CAP_SETUID);
-	if (r != NONE && r != old.uid && r != old.euid && !cap)
-		return -EPERM;
-	if (e != NONE && e != old.uid && e != old.euid && e != old.suid && !cap)
-		return -EPERM;
 	if (r != NONE)
-		c->uid = r;
+		id[R] = r;
 	if (e != NONE)
-		c->euid = e;
-	if (r != NONE || (e != NONE && e != old.uid))
-		c->suid = c->euid;
-	c->fsuid = c->euid;
-	fix_caps(c, &old, 0);
-	return 0;
+		id[E] = e;
+	if (r != NONE || (e != NONE && e != o[R]))
+		id[S] = id[E];
+	id[FS] = id[E];
+	return changed(c, &old, gid);
 }
 
-static int is_new(uint32_t id, uint32_t a, uint32_t b, uint32_t c)
+static int is_new(uint32_t v, const uint32_t *o)
 {
-	return id != NONE && id != a && id != b && id != c;
+	return v != NONE && v != o[R] && v != o[E] && v != o[S];
 }
 
-long zv_fid_setresuid(struct zv_cred *c, uint32_t r, uint32_t e, uint32_t s)
+/* setresuid, setresgid */
+long zv_fid_set_resid(struct zv_cred *c, int gid, uint32_t r, uint32_t e, uint32_t s)
 {
-	struct zv_cred old = *c;
-	if ((r == NONE || r == old.uid) && (e == NONE || (e == old.euid && e == old.fsuid)) &&
-	    (s == NONE || s == old.suid))
+	uint32_t *id = ids_of(c, gid);
+	if ((r == NONE || r == id[R]) && (e == NONE || (e == id[E] && e == id[FS])) && (s == NONE || s == id[S]))
 		return 0;
-	if ((is_new(r, old.uid, old.euid, old.suid) || is_new(e, old.uid, old.euid, old.suid) ||
-	     is_new(s, old.uid, old.euid, old.suid)) && !zv_fid_capable(c, CAP_SETUID))
+	if ((is_new(r, id) || is_new(e, id) || is_new(s, id)) && !may(c, gid))
 		return -EPERM;
+	struct zv_cred old = *c;
 	if (r != NONE)
-		c->uid = r;
+		id[R] = r;
 	if (e != NONE)
-		c->euid = e;
+		id[E] = e;
 	if (s != NONE)
-		c->suid = s;
-	c->fsuid = c->euid;
-	fix_caps(c, &old, 0);
-	return 0;
+		id[S] = s;
+	id[FS] = id[E];
+	return changed(c, &old, gid);
 }
 
-/* Returns the old fsuid, whether or not it changed. */
-long zv_fid_setfsuid(struct zv_cred *c, uint32_t fs)
+/* setfsuid, setfsgid: the old fs id, whether or not it changed. */
+long zv_fid_set_fsid(struct zv_cred *c, int gid, uint32_t fs)
 {
+	uint32_t *id = ids_of(c, gid), was = id[FS];
+	if (fs == NONE || fs == was || !(fs == id[R] || fs == id[E] || fs == id[S] || may(c, gid)))
+		return was;
 	struct zv_cred old = *c;
-	if (fs == NONE)
-		return old.fsuid;
-	if ((fs == c->uid || fs == c->euid || fs == c->suid || fs == c->fsuid || zv_fid_capable(c, CAP_SETUID)) &&
-	    fs != c->fsuid) {
-		c->fsuid = fs;
+	id[FS] = fs;
+	if (!gid)
 		fix_caps(c, &old, 1);
-	}
-	return old.fsuid;
-}
-
-long zv_fid_setgid(struct zv_cred *c, uint32_t gid)
-{
-	if (gid == NONE)
-		return -EINVAL;
-	if (zv_fid_capable(c, CAP_SETGID))
-		c->gid = c->sgid = gid;
-	else if (gid != c->gid && gid != c->sgid)
-		return -EPERM;
-	c->egid = c->fsgid = gid;
-	return 0;
-}
-
-long zv_fid_setregid(struct zv_cred *c, uint32_t r, uint32_t e)
-{
-	struct zv_cred old = *c;
-	int cap = zv_fid_capable(c, CAP_SETGID);
-	if (r != NONE && r != old.gid && r != old.egid && !cap)
-		return -EPERM;
-	if (e != NONE && e != old.gid && e != old.egid && e != old.sgid && !cap)
-		return -EPERM;
-	if (r != NONE)
-		c->gid = r;
-	if (e != NONE)
-		c->egid = e;
-	if (r != NONE || (e != NONE && e != old.gid))
-		c->sgid = c->egid;
-	c->fsgid = c->egid;
-	return 0;
-}
-
-long zv_fid_setresgid(struct zv_cred *c, uint32_t r, uint32_t e, uint32_t s)
-{
-	struct zv_cred old = *c;
-	if ((r == NONE || r == old.gid) && (e == NONE || (e == old.egid && e == old.fsgid)) &&
-	    (s == NONE || s == old.sgid))
-		return 0;
-	if ((is_new(r, old.gid, old.egid, old.sgid) || is_new(e, old.gid, old.egid, old.sgid) ||
-	     is_new(s, old.gid, old.egid, old.sgid)) && !zv_fid_capable(c, CAP_SETGID))
-		return -EPERM;
-	if (r != NONE)
-		c->gid = r;
-	if (e != NONE)
-		c->egid = e;
-	if (s != NONE)
-		c->sgid = s;
-	c->fsgid = c->egid;
-	return 0;
-}
-
-long zv_fid_setfsgid(struct zv_cred *c, uint32_t fs)
-{
-	uint32_t old = c->fsgid;
-	if (fs == NONE)
-		return old;
-	if (fs == c->gid || fs == c->egid || fs == c->sgid || fs == c->fsgid || zv_fid_capable(c, CAP_SETGID))
-		c->fsgid = fs;
-	return old;
+	return was;
 }
 
 /* The list sorted, as the host keeps it (groups_sort). */
@@ -276,15 +238,16 @@ long zv_fid_prctl(struct zv_cred *c, long op, unsigned long a2, unsigned long a3
 	}
 }
 
-/* An exec of a file with mode (virtual), owned by uid:gid; suid_ok: the
- * set-id bits may apply (no nosuid mount, no no_new_privs). Returns
- * AT_SECURE. Files carry no capabilities here. */
-int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok)
+/* An exec of a file with mode (virtual), owned by uid:gid; suid_ok,
+ * sgid_ok: the set-user-ID and set-group-ID bits may apply (no nosuid
+ * mount, no no_new_privs, an owner the id map knows). Returns AT_SECURE.
+ * Files carry no capabilities here. */
+int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok)
 {
 	struct zv_cred old = *c;
 	if (suid_ok && (mode & 04000))
 		c->euid = uid;
-	if (suid_ok && (mode & 02010) == 02010)
+	if (sgid_ok && (mode & 02010) == 02010)
 		c->egid = gid;
 	int effective = 0;
 	uint64_t prm = 0;

@@ -21,9 +21,10 @@
 #define ZV_FAKEID_FAKEID_H
 #include <stdint.h>
 #include <stddef.h>
-#include "sys/cred.h"
+#include "arch/thread.h"
 #include <asm/unistd_64.h>
 #include <linux/errno.h>
+#include <linux/capability.h>
 
 /* File types and mode bits (linux/stat.h leaves them to libc when a libc
  * header came first). */
@@ -80,19 +81,16 @@ struct zv_fid_stat {
 /* creds.c */
 int zv_fid_capable(const struct zv_cred *c, int cap);
 int zv_fid_in_group(const struct zv_cred *c, uint32_t gid);
-long zv_fid_setuid(struct zv_cred *c, uint32_t uid);
-long zv_fid_setreuid(struct zv_cred *c, uint32_t r, uint32_t e);
-long zv_fid_setresuid(struct zv_cred *c, uint32_t r, uint32_t e, uint32_t s);
-long zv_fid_setfsuid(struct zv_cred *c, uint32_t fs);
-long zv_fid_setgid(struct zv_cred *c, uint32_t gid);
-long zv_fid_setregid(struct zv_cred *c, uint32_t r, uint32_t e);
-long zv_fid_setresgid(struct zv_cred *c, uint32_t r, uint32_t e, uint32_t s);
-long zv_fid_setfsgid(struct zv_cred *c, uint32_t fs);
+/* the uid calls (gid 0) and the gid calls (gid 1) */
+long zv_fid_set_id(struct zv_cred *c, int gid, uint32_t v);
+long zv_fid_set_reid(struct zv_cred *c, int gid, uint32_t r, uint32_t e);
+long zv_fid_set_resid(struct zv_cred *c, int gid, uint32_t r, uint32_t e, uint32_t s);
+long zv_fid_set_fsid(struct zv_cred *c, int gid, uint32_t fs);
 void zv_fid_set_groups(struct zv_cred *c, const uint32_t *g, uint32_t n);
 long zv_fid_capset(struct zv_cred *c, uint64_t eff, uint64_t prm, uint64_t inh);
 long zv_fid_prctl(struct zv_cred *c, long op, unsigned long a2, unsigned long a3, unsigned long a4,
 		  unsigned long a5);
-int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok);
+int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok);
 
 /* config.c */
 uint32_t zv_fid_guest_uid(uint32_t host);
@@ -136,13 +134,18 @@ void zv_fakeid_root(void);
 int zv_fakeid_ids(const char *spec);
 void zv_fakeid_db(const char *path);
 void zv_fakeid_db_only(void);
-void zv_fakeid_start(char **envp, const char *root);
+int zv_fakeid_start(char **envp, const char *root); /* 0, or an exit status */
 void zv_fakeid_register(void); /* its exec state field, I */
 
 /* layer.c: n bytes of a call's argument at p, which a layer before may
  * have put in kernel memory (fsview's rewritten structs), or the guest's:
  * 0 or -EFAULT. */
 long zv_fid_arg_copy(void *dst, uint64_t p, size_t n);
+
+/* create.c: what a new file gets */
+uint32_t zv_fid_keep_bits(const struct zv_cred *c, uint32_t type);
+long zv_fid_created(const struct zv_cred *c, int dirfd, const char *path, int flags, uint32_t lacks,
+		    const struct zv_fid_rec *dev);
 
 /* The layer's handlers. */
 struct zv_call;

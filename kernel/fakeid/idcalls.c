@@ -5,7 +5,6 @@
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
 #include "sys/layer.h"
-#include <linux/capability.h>
 #include <linux/prctl.h>
 
 #define NGROUPS_MAX 65536
@@ -34,7 +33,7 @@ static long getgroups(const struct zv_cred *c, long size, uint64_t list)
 
 static long setgroups(struct zv_cred *c, long size, uint64_t list)
 {
-	if (!zv_fid_capable(c, 6 /* CAP_SETGID */))
+	if (!zv_fid_capable(c, CAP_SETGID))
 		return -EPERM;
 	if ((unsigned)size > NGROUPS_MAX)
 		return -EINVAL;
@@ -119,14 +118,14 @@ long zv_fid_id_call(struct zv_call *call)
 	case __NR_getresgid: return put_ids(a, c->gid, c->egid, c->sgid);
 	case __NR_getgroups: return getgroups(c, a[0], (uint64_t)a[1]);
 	case __NR_setgroups: return setgroups(c, a[0], (uint64_t)a[1]);
-	case __NR_setuid: return zv_fid_setuid(c, x);
-	case __NR_setreuid: return zv_fid_setreuid(c, x, y);
-	case __NR_setresuid: return zv_fid_setresuid(c, x, y, z);
-	case __NR_setfsuid: return zv_fid_setfsuid(c, x);
-	case __NR_setgid: return zv_fid_setgid(c, x);
-	case __NR_setregid: return zv_fid_setregid(c, x, y);
-	case __NR_setresgid: return zv_fid_setresgid(c, x, y, z);
-	case __NR_setfsgid: return zv_fid_setfsgid(c, x);
+	case __NR_setuid: return zv_fid_set_id(c, 0, x);
+	case __NR_setreuid: return zv_fid_set_reid(c, 0, x, y);
+	case __NR_setresuid: return zv_fid_set_resid(c, 0, x, y, z);
+	case __NR_setfsuid: return zv_fid_set_fsid(c, 0, x);
+	case __NR_setgid: return zv_fid_set_id(c, 1, x);
+	case __NR_setregid: return zv_fid_set_reid(c, 1, x, y);
+	case __NR_setresgid: return zv_fid_set_resid(c, 1, x, y, z);
+	case __NR_setfsgid: return zv_fid_set_fsid(c, 1, x);
 	case __NR_capget: return capget(t, call, (uint64_t)a[0], (uint64_t)a[1]);
 	case __NR_capset: return capset(t, (uint64_t)a[0], (uint64_t)a[1]);
 	case __NR_prctl: {

@@ -13,15 +13,7 @@
 #include <linux/stat.h>
 
 #define NR_fchmodat2 452
-#define CAP_CHOWN 0
-#define CAP_FOWNER 3
-#define CAP_FSETID 4
-#define CAP_MKNOD 27
 #define NONE 0xffffffffu
-
-uint32_t zv_fid_keep_bits(const struct zv_cred *c, uint32_t type);
-long zv_fid_created(const struct zv_cred *c, int dirfd, const char *path, int flags, uint32_t lacks,
-		    const struct zv_fid_rec *dev);
 
 /* The file at (dirfd, path, flags) as the host stats it and as the view
  * shows it. */

@@ -12,8 +12,6 @@
 #define SCM_CREDENTIALS 2
 #define SO_PEERCRED 17
 #define SO_PEERGROUPS 59
-#define CAP_SETGID 6
-#define CAP_SETUID 7
 #define MAX_CONTROL 4096
 
 struct kmsghdr {

@@ -15,6 +15,14 @@ long zv_sys_id_get(struct zv_call *c);
 long zv_sys_id_set(struct zv_call *c);
 long zv_sys_arch_prctl(struct zv_call *c);
 void zv_ids_after_clone(struct zv_thread *t, const struct zv_thread *parent, uint64_t flags);
+/* From now on each thread's cred is the answer (a feature keeps it). */
+void zv_ids_make_virtual(void);
+/* Called, when set, for each line of /proc/.../status procview does not
+ * rewrite itself ("Key:\tvalue", the key keylen bytes long with its colon)
+ * of thread o (NULL: a thread not this process's): the line rewritten into
+ * buf and its length, or 0 to keep it (the ids and capabilities of virtual
+ * credentials). */
+extern int (*zv_ids_status_hook)(struct zv_thread *o, const char *line, size_t keylen, char *buf, size_t size);
 
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);

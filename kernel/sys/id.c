@@ -4,7 +4,7 @@
  * Linux; each thread caches its own, dropped by its setuid-family calls).
  * A process that enters or creates a user namespace stops caching ids: its
  * uid can change when another process writes its uid_map. Virtual ids
- * (zv_proc.cred_virtual, sys/cred.h) are never dropped: they are the
+ * (zv_proc.cred_virtual, struct zv_cred) are never dropped: they are the
  * answer.
  *
  * getppid is not cached: the parent may exit and the process be reparented
@@ -70,6 +70,13 @@ long zv_sys_id_set(struct zv_call *c)
 	if ((nr == __NR_unshare && (a[0] & CLONE_NEWUSER)) || nr == __NR_setns)
 		zv_proc.no_cred_cache = 1;
 	return r;
+}
+
+int (*zv_ids_status_hook)(struct zv_thread *o, const char *line, size_t keylen, char *buf, size_t size);
+
+void zv_ids_make_virtual(void)
+{
+	zv_proc.cred_virtual = 1;
 }
 
 /* A new task t made by parent (t itself after a fork) starts with its

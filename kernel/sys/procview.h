@@ -84,9 +84,4 @@ int zv_pv_filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
  * signal fields of the guest's view; tid is the thread it shows (host's). */
 int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const char *raw, size_t len,
 			struct zv_pv_buf *out);
-/* Called, when set, for each other line of status ("Key:\tvalue", key
- * keylen bytes long, its colon included) of thread o (NULL: a thread not
- * this process's): the line rewritten into buf and its length, or 0 to
- * keep it. */
-extern int (*zv_pv_status_hook)(struct zv_thread *o, const char *line, size_t keylen, char *buf, size_t size);
 #endif

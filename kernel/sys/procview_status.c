@@ -16,7 +16,6 @@
 
 #define SIGSYS_BIT (1UL << 30)
 
-int (*zv_pv_status_hook)(struct zv_thread *o, const char *line, size_t keylen, char *buf, size_t size);
 
 /* The dispositions the guest set: ignored (ign) or caught. */
 static void dispositions(struct zv_thread *t, uint64_t *ign, uint64_t *cgt)
@@ -84,8 +83,8 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 	if (KEY("Seccomp_filters:"))
 		return zv_snprintf(buf, size, "Seccomp_filters:\t%d", zv_proc.seccomp.nfilters);
 #undef KEY
-	if (zv_pv_status_hook)
-		return zv_pv_status_hook(own ? t : zv_thread_find(tid), line, kl, buf, size);
+	if (zv_ids_status_hook)
+		return zv_ids_status_hook(own ? t : zv_thread_find(tid), line, kl, buf, size);
 	return 0;
 }
 
