@@ -312,7 +312,8 @@ def test_checkpoint_restore(platform, tmp_path):
     the root, its working directory, /proc/self/cwd (docs/CHECKPOINT.md)."""
     import crharness
     root = tiny_root(tmp_path / "root")
-    argv = [str(ZVISOR), "run", "--platform=" + platform, "--root", str(root), "--", "/usr/bin/fsloop.static", "30"]
+    prog = "/usr/bin/%s.static" % "fsloop"  # tiny_root copies the guest there
+    argv = [str(ZVISOR), "run", "--platform=" + platform, "--root", str(root), "--", prog, "30"]
     r = crharness.Running(argv, as_user=TEST_USER)
     try:
         r.wait_first_line()
