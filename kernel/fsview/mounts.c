@@ -80,29 +80,37 @@ static int put_line(struct zv_pv_buf *out, const char *line, size_t n, int mp, c
 	return zv_pv_put(out, "\n", 1);
 }
 
-/* The line of the host mount that holds host path p (the longest mount
- * point that is a prefix of it): its start and length in raw, and its
- * mount point's length. */
-static const char *holder(const char *raw, size_t len, int mp, const char *p, size_t *ln, size_t *mplen)
+/* The next line of the host's text with a mount point (field mp), which
+ * goes into m: the line, or NULL at the end. */
+static const char *next_mount(struct zv_pv_lines *it, int mp, size_t *n, char *m, size_t cap)
 {
-	const char *best = NULL;
-	size_t pn = zv_strlen(p);
-	*mplen = 0;
-	for (struct zv_pv_lines it = { raw, len, 0 };;) {
+	for (;;) {
 		int nl;
-		size_t n;
-		const char *line = zv_pv_next_line(&it, &n, &nl);
-		if (!line)
-			break;
+		const char *line = zv_pv_next_line(it, n, &nl);
 		const char *f[FIELDS];
 		size_t fl[FIELDS];
-		if (split(line, n, f, fl) <= mp)
-			continue;
-		char m[FSV_PATH_MAX];
-		unescape(f[mp], fl[mp], m, sizeof m);
+		if (!line)
+			return NULL;
+		if (split(line, *n, f, fl) > mp) {
+			unescape(f[mp], fl[mp], m, cap);
+			return line;
+		}
+	}
+}
+
+/* The line of the host mount that holds host path p (the longest mount
+ * point that is a prefix of it, the last of equal ones: the one on top),
+ * its length and its mount point's length. */
+static const char *holder(const char *raw, size_t len, int mp, const char *p, size_t *ln, size_t *mplen)
+{
+	const char *best = NULL, *line;
+	size_t pn = zv_strlen(p), n;
+	char m[FSV_PATH_MAX];
+	*mplen = 0;
+	for (struct zv_pv_lines it = { raw, len, 0 }; (line = next_mount(&it, mp, &n, m, sizeof m));) {
 		size_t mn = zv_strlen(m);
 		int under = (mn == 1 && m[0] == '/') || (pn >= mn && !memcmp(p, m, mn) && (p[mn] == '/' || !p[mn]));
-		if (under && mn >= *mplen) { /* the last of equal ones is the one on top */
+		if (under && mn >= *mplen) {
 			best = line;
 			*ln = n;
 			*mplen = mn;
@@ -139,18 +147,10 @@ static int mounts(int info, const char *raw, size_t len, struct zv_pv_buf *out)
 			return -ENOMEM;
 	}
 	/* the host's mounts the view reaches */
-	for (struct zv_pv_lines it = { raw, len, 0 };;) {
-		int nl;
-		size_t n;
-		const char *line = zv_pv_next_line(&it, &n, &nl);
-		if (!line)
-			break;
-		const char *f[FIELDS];
-		size_t fl[FIELDS];
-		if (split(line, n, f, fl) <= mp)
-			continue;
-		char m[FSV_PATH_MAX];
-		unescape(f[mp], fl[mp], m, sizeof m);
+	const char *line;
+	size_t n;
+	char m[FSV_PATH_MAX];
+	for (struct zv_pv_lines it = { raw, len, 0 }; (line = next_mount(&it, mp, &n, m, sizeof m));) {
 		if (!zv_strcmp(m, fsv.root_host) || fsv_guest_path(m, guest, sizeof guest) < 0)
 			continue;
 		if (put_line(out, line, n, mp, guest, NULL) < 0)

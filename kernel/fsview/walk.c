@@ -143,6 +143,20 @@ static void view_set(struct fsv_res *res, const char *v, size_t n)
 	res->viewlen = n;
 }
 
+/* The view path of name c (n bytes) in the current directory (whose view
+ * path is known) into v (FSV_PATH_MAX bytes): its length, 0 if too long. */
+static size_t child_view(const struct fsv_res *res, const char *c, size_t n, char *v)
+{
+	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
+	if (at + 1 + n >= FSV_PATH_MAX)
+		return 0;
+	memcpy(v, res->view, at);
+	v[at] = '/';
+	memcpy(v + at + 1, c, n);
+	v[at + 1 + n] = 0;
+	return at + 1 + n;
+}
+
 static int in_procfs(struct fsv_res *res, struct walk *w)
 {
 	if (w->inproc < 0) {
@@ -253,33 +267,28 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 	if (w->resolve & FSV_R_BENEATH)
 		w->depth++;
 	/* a bind's mountpoint: only a name some bind ends with can be one */
-	if (fsv_bind_basename(c, n) && need_view(res) == 0) {
-		char v[FSV_PATH_MAX];
-		size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-		if (at + 1 + n < sizeof v) {
-			memcpy(v, res->view, at);
-			v[at] = '/';
-			memcpy(v + at + 1, c, n);
-			const struct fsv_bind *b = fsv_bind_at(v, at + 1 + n);
-			if (b) {
-				if (w->resolve & FSV_R_NO_XDEV)
-					return -EXDEV;
-				if (b->kind == FSV_BIND_FILE)
-					return -ENOTDIR;
-				if (b->kind == FSV_BIND_LINK) {
-					char t[FSV_PATH_MAX];
-					long k = zv_sys4(__NR_readlinkat, b->fd, fsv_str(b->name), t, sizeof t - 1);
-					if (k < 0)
-						return k;
-					t[k] = 0;
-					return splice_as(res, w, t, (size_t)k, 1);
-				}
-				set_dir(res, b->fd, 0);
-				view_set(res, v, at + 1 + n);
-				res->ent = none;
-				w->inproc = b->procfs;
-				return 0;
+	char v[FSV_PATH_MAX];
+	size_t vn;
+	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v))) {
+		const struct fsv_bind *b = fsv_bind_at(v, vn);
+		if (b) {
+			if (w->resolve & FSV_R_NO_XDEV)
+				return -EXDEV;
+			if (b->kind == FSV_BIND_FILE)
+				return -ENOTDIR;
+			if (b->kind == FSV_BIND_LINK) {
+				char t[FSV_PATH_MAX];
+				long k = zv_sys4(__NR_readlinkat, b->fd, fsv_str(b->name), t, sizeof t - 1);
+				if (k < 0)
+					return k;
+				t[k] = 0;
+				return splice_as(res, w, t, (size_t)k, 1);
 			}
+			set_dir(res, b->fd, 0);
+			view_set(res, v, vn);
+			res->ent = none;
+			w->inproc = b->procfs;
+			return 0;
 		}
 	}
 	int inproc = w->inproc;
@@ -342,21 +351,13 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 			fsv_dc_add_link(res->ent, c, n, t, (size_t)k);
 			return splice_as(res, w, t, (size_t)k, 1);
 		}
-		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0) {
+		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 &&
+		    (vn = child_view(res, c, n, v)) && fsv_bind_below(v, vn)) {
 			/* a directory of the view that only holds mountpoints */
-			char v[FSV_PATH_MAX];
-			size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-			if (at + 1 + n < sizeof v && fsv.emptyfd >= 0) {
-				memcpy(v, res->view, at);
-				v[at] = '/';
-				memcpy(v + at + 1, c, n);
-				if (fsv_bind_below(v, at + 1 + n)) {
-					set_dir(res, fsv.emptyfd, 0);
-					view_set(res, v, at + 1 + n);
-					res->ent = none;
-					return 0;
-				}
-			}
+			set_dir(res, fsv.emptyfd, 0);
+			view_set(res, v, vn);
+			res->ent = none;
+			return 0;
 		}
 		if (fd < 0)
 			return fd;
@@ -387,24 +388,19 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			res->name[n] = 0;
 		}
 		res->namelen = n;
-		if (fsv_bind_basename(c, n - !!trailing) && need_view(res) == 0) {
-			char v[FSV_PATH_MAX];
-			size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-			if (at + 1 + n < sizeof v) {
-				memcpy(v, res->view, at);
-				v[at] = '/';
-				memcpy(v + at + 1, c, n - !!trailing);
-				const struct fsv_bind *b = fsv_bind_at(v, at + n - !!trailing + 1);
-				if (b) {
-					res->bind = (int)(b - fsv.binds);
-					if (b->kind == FSV_BIND_DIR) {
-						set_dir(res, b->fd, 0);
-						zv_strlcpy(res->name, ".", sizeof res->name);
-						res->namelen = 1;
-					} else {
-						set_dir(res, b->fd, 0);
-						res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
-					}
+		char v[FSV_PATH_MAX];
+		size_t vn, cn = n - !!trailing;
+		if (fsv_bind_basename(c, cn) && need_view(res) == 0 && (vn = child_view(res, c, cn, v))) {
+			const struct fsv_bind *b = fsv_bind_at(v, vn);
+			if (b) {
+				res->bind = (int)(b - fsv.binds);
+				if (b->kind == FSV_BIND_DIR) {
+					set_dir(res, b->fd, 0);
+					zv_strlcpy(res->name, ".", sizeof res->name);
+					res->namelen = 1;
+				} else {
+					set_dir(res, b->fd, 0);
+					res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
 				}
 			}
 		}
@@ -418,53 +414,41 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			return r;
 		goto self;
 	}
-	if (fsv_bind_basename(c, n) && need_view(res) == 0) {
-		char v[FSV_PATH_MAX];
-		size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-		if (at + 1 + n < sizeof v) {
-			memcpy(v, res->view, at);
-			v[at] = '/';
-			memcpy(v + at + 1, c, n);
-			const struct fsv_bind *b = fsv_bind_at(v, at + 1 + n);
-			if (b && b->kind == FSV_BIND_DIR) {
-				res->bind = (int)(b - fsv.binds);
-				set_dir(res, b->fd, 0);
-				view_set(res, v, at + 1 + n);
-				res->ent = none;
-				goto self;
-			}
-			if (b) {
-				res->bind = (int)(b - fsv.binds);
-				set_dir(res, b->fd, 0);
-				res->ent = none;
-				res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
-				res->last = b->kind == FSV_BIND_FILE ? FSV_LAST_NOLINK : FSV_LAST_UNKNOWN;
-				return 0;
-			}
+	char v[FSV_PATH_MAX];
+	size_t vn;
+	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v))) {
+		const struct fsv_bind *b = fsv_bind_at(v, vn);
+		if (b && b->kind == FSV_BIND_DIR) {
+			res->bind = (int)(b - fsv.binds);
+			set_dir(res, b->fd, 0);
+			view_set(res, v, vn);
+			res->ent = none;
+			goto self;
+		}
+		if (b) {
+			res->bind = (int)(b - fsv.binds);
+			set_dir(res, b->fd, 0);
+			res->ent = none;
+			res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
+			res->last = b->kind == FSV_BIND_FILE ? FSV_LAST_NOLINK : FSV_LAST_UNKNOWN;
+			return 0;
 		}
 	}
 	memcpy(res->name, c, n);
 	res->name[n] = 0;
 	res->namelen = n;
 	/* a directory of the view that only holds mountpoints, which the root lacks */
-	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0) {
-		char v[FSV_PATH_MAX];
-		size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-		if (at + 1 + n < sizeof v) {
-			memcpy(v, res->view, at);
-			v[at] = '/';
-			memcpy(v + at + 1, c, n);
-			long fd = -1;
-			if (fsv_bind_below(v, at + 1 + n) &&
-			    (fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0)) == -ENOENT) {
-				set_dir(res, fsv.emptyfd, 0);
-				view_set(res, v, at + 1 + n);
-				res->ent = none;
-				goto self;
-			}
-			if (fd >= 0)
-				zv_close((int)fd);
+	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v)) &&
+	    fsv_bind_below(v, vn)) {
+		long fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd == -ENOENT) {
+			set_dir(res, fsv.emptyfd, 0);
+			view_set(res, v, vn);
+			res->ent = none;
+			goto self;
 		}
+		if (fd >= 0)
+			zv_close((int)fd);
 	}
 	/* root and exe in a pid's directory of /proc are the view's */
 	if (w->inproc != 0 && fsv_proc_magic_name(c, n) && need_view(res) == 0 &&
