@@ -190,8 +190,7 @@ static inline int fsv_proc_magic_name(const char *name, size_t n)
 long fsv_proc_readlink(char *buf, long n, long cap);
 
 /* mounts.c: zv_view_mounts */
-struct zv_pv_buf;
-extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, struct zv_pv_buf *out);
+extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, zv_view_put *put, void *ctx);
 
 /* cwd.c */
 long fsv_cwd_call(struct zv_call *c);
