@@ -75,6 +75,7 @@ check:
 	sh scripts/install-deps.sh
 	$(MAKE) rootfs
 	$(MAKE) all unit
+	python3 scripts/check-deps.py
 	PATH="$$PATH:/usr/local/go/bin" $(MAKE) -C tests/guests
 	python3 -m pytest -q $(XDIST) tests
 	$(MAKE) check-rootless
@@ -105,6 +106,12 @@ rootfs:
 	@if [ "$$(id -u)" = 0 ]; then sh scripts/rootfs.sh build || \
 		echo "rootfs: the build failed: the --root tests will fail" >&2; \
 	else echo "rootfs: not root: the --root tests need root and are skipped"; fi
+
+# The kernel's dependency direction (docs/DESIGN.md, "Source layout"):
+# includes and symbols against it, beyond the known ones of
+# scripts/deps-allowed.txt.
+check-deps: all
+	python3 scripts/check-deps.py
 
 # Third-party suites natively and under each platform (not in `check`: it
 # takes long). SUITES_ARGS passes options, e.g. SUITES_ARGS=--quick or
@@ -140,5 +147,5 @@ clean:
 	rm -rf $(BUILD)
 	$(MAKE) -C tests/guests clean
 
-.PHONY: all unit check check-rootless check-suites rootfs clean bench bench-workloads install uninstall
+.PHONY: all unit check check-deps check-rootless check-suites rootfs clean bench bench-workloads install uninstall
 -include $(KOBJ:.o=.d)

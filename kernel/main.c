@@ -337,6 +337,8 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 
 	zv_fsv_register(); /* its exec state field */
 	zv_fakeid_register();
+	/* the site cache's directory, kept across exec under a root (fsview) */
+	zv_exec_state_field('C', zv_sitecache_encode_dir, zv_sitecache_decode_dir);
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from fsviewroot import dynamic_root, leak_trees, run_chroot, snapshot, tiny_root, busybox_is_static
-from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, assert_same, status_text, TEST_USER, run
+from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, assert_same, TEST_USER, run, chown_tree
 
 pytestmark = pytest.mark.skipif(not busybox_is_static(), reason="busybox-static is not installed")
 
@@ -61,6 +61,8 @@ def test_probe_covers_sysent():
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_leakprobe(platform, tmp_path):
     root, host = leak_trees(tmp_path)
+    if TEST_USER:
+        chown_tree(tmp_path, TEST_USER)  # as the run will: not the probe's change
     before = snapshot(host)
     res = zv_root(root, ["/r/prog", str(host)], platform, timeout=120)
     lines = res.stdout.splitlines()
@@ -312,7 +314,8 @@ def test_checkpoint_restore(platform, tmp_path):
     the root, its working directory, /proc/self/cwd (docs/CHECKPOINT.md)."""
     import crharness
     root = tiny_root(tmp_path / "root")
-    argv = [str(ZVISOR), "run", "--platform=" + platform, "--root", str(root), "--", "/usr/bin/fsloop.static", "30"]
+    prog = "/usr/bin/%s.static" % "fsloop"  # tiny_root copies the guest there
+    argv = [str(ZVISOR), "run", "--platform=" + platform, "--root", str(root), "--", prog, "30"]
     r = crharness.Running(argv, as_user=TEST_USER)
     try:
         r.wait_first_line()

@@ -113,14 +113,22 @@ static uint32_t guest_euid(struct zv_call *c)
 	return (uint32_t)zv_sys_id_get(&q);
 }
 
-static long do_chdir(struct zv_call *c)
+/* The directory the guest's path (argument 0) names. */
+static long resolve_dir(struct zv_call *c, struct fsv_res *res)
 {
 	char path[FSV_PATH_MAX];
 	long r = fsv_copy_path((const char *)c->a[0], path, sizeof path);
-	if (r < 0)
+	if (r < 0) {
+		fsv_res_direct(res, -1, "");
 		return r;
+	}
+	return fsv_resolve(AT_FDCWD, path, FSV_DIR, 0, res);
+}
+
+static long do_chdir(struct zv_call *c)
+{
 	struct fsv_res res;
-	r = fsv_resolve(AT_FDCWD, path, FSV_DIR, 0, &res);
+	long r = resolve_dir(c, &res);
 	if (r == 0) {
 		long a[6] = { res.dirfd };
 		if (res.dirfd == AT_FDCWD) /* "." or a path back to it */
@@ -157,12 +165,8 @@ static long do_getcwd(struct zv_call *c)
 
 static long do_chroot(struct zv_call *c)
 {
-	char path[FSV_PATH_MAX];
-	long r = fsv_copy_path((const char *)c->a[0], path, sizeof path);
-	if (r < 0)
-		return r;
 	struct fsv_res res;
-	r = fsv_resolve(AT_FDCWD, path, FSV_DIR, 0, &res);
+	long r = resolve_dir(c, &res);
 	if (r == 0 && guest_euid(c) != 0)
 		r = -EPERM; /* CAP_SYS_CHROOT, checked after the lookup as the host does */
 	char v[FSV_PATH_MAX];

@@ -9,15 +9,17 @@
  *   setup.c     the view at start: the root, the binds, the working directory
  *   view.c      the view's state: binds by guest path, host paths back to guest ones
  *   walk.c      the resolver: a guest path to (host dir fd, last component)
- *   dcache.c    the directories and symlinks resolved before (and their invalidation)
+ *   walkutil.c  its fds, the guest's string, single names, a last symlink
+ *   dcache.c    the directories and symlinks resolved before
+ *   shared.c    the page the view's processes share: the cache's epoch, each one's program
  *   procfs.c    /proc's magic links (root, exe) and the links' targets in guest terms
  *   mounts.c    /proc/self/mountinfo and mounts: / and the binds
- *   layer.c     the layer: which calls it sees, the kinds of sysent's column
+ *   layer.c     the layer: which calls it sees, the kinds of sysent's column, the hooks
  *   pathcall.c  a PATH row: its paths resolved, then made in its *at form (atcalls.c)
  *   oneshot.c   an open the host can resolve alone, in one call
  *   cwd.c       chdir, fchdir, getcwd, chroot
  *   sock.c      AF_UNIX addresses in and out
- *   state.c     carried across exec, fork's children, the shared page
+ *   state.c     the view across exec (the exec state's V field)
  * The core reaches it only through the layer list and the hooks of
  * sys/viewhook.h. */
 #ifndef ZV_FSVIEW_H
@@ -188,8 +190,7 @@ static inline int fsv_proc_magic_name(const char *name, size_t n)
 long fsv_proc_readlink(char *buf, long n, long cap);
 
 /* mounts.c: zv_view_mounts */
-struct zv_pv_buf;
-extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, struct zv_pv_buf *out);
+extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, zv_view_put *put, void *ctx);
 
 /* cwd.c */
 long fsv_cwd_call(struct zv_call *c);

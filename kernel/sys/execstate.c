@@ -97,7 +97,6 @@ static const struct field fields[] = {
 	NUM('n', no_cache),          /* intercept/stubs.c: --no-cache */
 	NUM('k', carry_fd),          /* sys/exec.c: the fd the file is named through */
 	{ 'w', NULL, zv_sitecache_encode_vdso, zv_sitecache_decode_vdso }, /* intercept/sitecache.c: the vDSO's windows */
-	{ 'C', NULL, zv_sitecache_encode_dir, zv_sitecache_decode_dir },   /* intercept/sitecache.c: its directory, kept */
 	{ 'K', NULL, zv_cr_encode, zv_cr_decode },                  /* cr/freeze.c: --checkpoint-on */
 	{ 'T', NULL, zv_time_encode, zv_time_decode },             /* sys/vtime_spec.c: --time */
 	{ 'X', NULL, zv_trace_encode_out, zv_trace_decode_out },   /* trace/: the output */
