@@ -53,7 +53,7 @@ def tiny_root(root):
     (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534::/:/bin/false\n")
     (root / "etc/group").write_text("root:x:0:\nnogroup:x:65534:\n")
     (root / "etc/os-release").write_text('PRETTY_NAME="zvisor tiny root"\nID=tiny\n')
-    for g in ("goguest", "hello.static"):
+    for g in ("goguest", "hello.static", "fsloop.static"):
         if os.path.exists(guest(g)):
             shutil.copy(guest(g), root / "usr/bin" / g)
     return root

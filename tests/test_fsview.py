@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from fsviewroot import dynamic_root, leak_trees, run_chroot, snapshot, tiny_root, busybox_is_static
-from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, assert_same, status_text, TEST_USER, run
+from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, assert_same, TEST_USER, run, chown_tree
 
 pytestmark = pytest.mark.skipif(not busybox_is_static(), reason="busybox-static is not installed")
 
@@ -61,6 +61,8 @@ def test_probe_covers_sysent():
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_leakprobe(platform, tmp_path):
     root, host = leak_trees(tmp_path)
+    if TEST_USER:
+        chown_tree(tmp_path, TEST_USER)  # as the run will: not the probe's change
     before = snapshot(host)
     res = zv_root(root, ["/r/prog", str(host)], platform, timeout=120)
     lines = res.stdout.splitlines()
@@ -220,3 +222,135 @@ def test_proc_links(platform, tmp_path):
         'PRETTY_NAME="zvisor tiny root"', "/proc/self/cwd/passwd", "/etc/passwd", "",
     ], res.stdout + res.stderr
     same_as_chroot(tiny_root(tmp_path / "oracle"), argv, res)
+
+
+CHANGES = r'''
+mkdir -p /tmp/d/sub /tmp/a /tmp/b; touch /tmp/a/x /tmp/b/y
+test -e /tmp/d/sub/g || echo no-g
+ln -s /tmp/a /tmp/l; test -e /tmp/l/x && echo x-through-l
+/bin/mv /tmp/d /tmp/e; /bin/mkdir -p /tmp/d/sub; /bin/touch /tmp/d/sub/g
+test -e /tmp/d/sub/g && echo g-in-new-d
+/bin/rm /tmp/l; /bin/ln -s /tmp/b /tmp/l
+test -e /tmp/l/y && echo y-through-new-l
+/bin/rm -r /tmp/d/sub; test -e /tmp/d/sub || echo sub-gone
+/bin/sh -c 'cd /tmp/d && /bin/mkdir sub && cd sub && pwd'
+'''
+
+
+@pytest.mark.parametrize("platform", ["stubs", "seccomp"])
+def test_changes_seen(platform, tmp_path):
+    """Directories and symlinks another process of the guest renames,
+    removes or makes again are seen at once (the cache of the view's
+    directories starts afresh)."""
+    res = zv_root(tiny_root(tmp_path / "root"), ["/bin/sh", "-c", CHANGES], platform)
+    assert res.stdout.split() == ["no-g", "x-through-l", "g-in-new-d", "y-through-new-l", "sub-gone", "/tmp/d/sub"], \
+        res.stdout + res.stderr
+
+
+def exec_root(tmp_path, name="root"):
+    root = tiny_root(tmp_path / name)
+    dynamic_root(root)
+    (root / "usr/bin/s1").write_text("#!/bin/sh\necho script $0 \"$@\"\n")
+    (root / "usr/bin/s2").write_text("#!/usr/bin/s1 arg\n")
+    (root / "usr/bin/noexec").write_text("#!/bin/sh\necho no\n")
+    (root / "usr/bin/nointerp").write_text("#!/usr/bin/missing\n")
+    for f in ("s1", "s2", "nointerp"):
+        os.chmod(root / "usr/bin" / f, 0o755)
+    return root
+
+
+EXEC = r'''
+s1 a b; s2 x; /usr/bin/s2 y
+hello | head -1; hello.static | head -1
+/lib64/ld-linux-x86-64.so.2 /usr/bin/hello | head -1
+/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 --verify /usr/bin/hello; echo verify $?
+noexec; echo $?; nointerp; echo $?; missing; echo $?
+goguest exec | head -3
+sh -c 'exit 7'; echo $?
+sh -c 'kill -SEGV $$'; echo $?
+env -i PATH=/usr/bin sh -c 'readlink /proc/self/exe'
+'''
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_exec(platform, tmp_path):
+    """Programs of the root: its own ld.so and libc for a dynamic one
+    (PT_INTERP through the root's absolute /lib64 symlink), `ld.so PROG`,
+    #! scripts and nested ones, static C and Go, PATH lookup, the errnos of
+    a failed exec, exit statuses and deaths by signal."""
+    argv = ["/bin/sh", "-c", EXEC]
+    res = zv_root(exec_root(tmp_path), argv, platform)
+    lines = res.stdout.split("\n")
+    assert lines[:9] == ["script /usr/bin/s1 a b", "script /usr/bin/s1 arg /usr/bin/s2 x",
+                         "script /usr/bin/s1 arg /usr/bin/s2 y", "hello, world", "hello, world", "hello, world",
+                         "verify 0", "126", "127"], res.stdout + res.stderr
+    same_as_chroot(exec_root(tmp_path, "oracle"), argv, res)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_static_go(platform, tmp_path):
+    """A static Go program in the root: goroutines, os/exec of the root's
+    programs, files, signals."""
+    root = tiny_root(tmp_path / "root")
+    for mode in ("chan", "exec", "files", "signal"):
+        res = zv_root(root, ["/usr/bin/goguest", mode], platform)
+        native = run([guest("goguest"), mode], user=TEST_USER)
+        assert (res.stdout, res.returncode) == (native.stdout, native.returncode), mode + "\n" + res.stderr
+
+
+def test_run_program_lookup(tmp_path):
+    """zvisor run's PROGRAM is looked up in the guest's PATH, in the root."""
+    root = tiny_root(tmp_path / "root")
+    res = run([str(ZVISOR), "run", "--root", str(root), "--", "readlink", "/proc/self/exe"], user=TEST_USER,
+              env=dict(os.environ, PATH="/usr/bin"))
+    assert (res.stdout, res.returncode) == ("/usr/bin/busybox\n", 0), res.stderr
+    res = run([str(ZVISOR), "run", "--root", str(root), "--", "python3"], user=TEST_USER)
+    assert (res.returncode, res.stderr) == (127, "zvisor: python3: No such file or directory\n")
+
+
+@pytest.mark.parametrize("platform", ["stubs", "sud"])
+def test_checkpoint_restore(platform, tmp_path):
+    """A program checkpointed under --root goes on after restore in its view:
+    the root, its working directory, /proc/self/cwd (docs/CHECKPOINT.md)."""
+    import crharness
+    root = tiny_root(tmp_path / "root")
+    prog = "/usr/bin/%s.static" % "fsloop"  # tiny_root copies the guest there
+    argv = [str(ZVISOR), "run", "--platform=" + platform, "--root", str(root), "--", prog, "30"]
+    r = crharness.Running(argv, as_user=TEST_USER)
+    try:
+        r.wait_first_line()
+        assert r.wait_for(lambda out: out.count("\n") >= 5)
+        crharness.checkpoint(r.pid, tmp_path / "img", as_user=TEST_USER)
+        first = r.finish()
+    finally:
+        r.kill()
+    rest = crharness.zv("restore", tmp_path / "img", as_user=TEST_USER, cwd=str(tmp_path))
+    lines = (first.stdout + rest.stdout).splitlines()
+    want = ['%d PRETTY_NAME="zvisor tiny root" /etc /etc usr/bin' % i for i in range(30)]
+    assert lines == want, first.stderr + rest.stderr
+    assert rest.returncode == 0
+
+
+def test_trace_shows_guest_paths(tmp_path):
+    """zvisor trace prints the guest's paths, as strace in a chroot would:
+    arguments, results (getcwd, readlink) and -y's fd paths."""
+    root = tiny_root(tmp_path / "root")
+    res = run([str(ZVISOR), "trace", "-f", "-y", "-e", "trace=openat,getcwd,readlink,chdir,close", "--root",
+               str(root), "--", "/bin/sh", "-c", "cd /etc && cat os-release >/dev/null && readlink /proc/self/cwd"],
+              user=TEST_USER)
+    assert res.returncode == 0, res.stderr
+    assert str(root) not in res.stderr, res.stderr
+    text = re.sub(r"  +", " ", res.stderr)
+    for want in ('chdir("/etc") = 0', 'openat(AT_FDCWD, "os-release", O_RDONLY) = 3',
+                 'close(3</etc/os-release>) = 0', 'readlink("/proc/self/cwd", "/etc", 80) = 4'):
+        assert want in text, res.stderr
+
+
+def test_time_and_threads(tmp_path):
+    """--time and threads compose with --root: a fixed clock, and files made
+    by threads and by fork and vfork children."""
+    root = tiny_root(tmp_path / "root")
+    res = zv_root(root, ["/bin/sh", "-c", "date +%Y; goguest files; (cd /tmp && touch a b) & wait; ls /tmp"],
+                  opts=["--time=freeze=2001-02-03T04:05:06Z"])
+    native = run([guest("goguest"), "files"], user=TEST_USER)
+    assert res.stdout == "2001\n" + native.stdout + "a\nb\n", res.stderr

@@ -27,7 +27,7 @@
  * NGROUPS_MAX, is 65536: a longer list is refused with EINVAL). */
 #define ZV_CRED_GROUPS 32
 
-struct zv_cred {
+struct zv_creds {
 	uint32_t uid, euid, suid, fsuid;
 	uint32_t gid, egid, sgid, fsgid;
 	/* the rest is kept for virtual credentials only */
@@ -69,6 +69,7 @@ struct zv_thread {
 	struct zv_thread *next_dead;   /* list of blocks whose thread called exit */
 	uint64_t guard_sp;             /* nonzero while a syscall may fault on guest memory */
 	int is_thread;                 /* made with CLONE_THREAD (or the first thread): counted, reusable */
+	int vfork_child;               /* not a thread, made with CLONE_VM|CLONE_VFORK: its parent waits */
 	int own_self_fd;               /* a CLONE_VM child's own zvisor fd after chroot, + 1 (sys/fs.c) */
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
@@ -81,7 +82,7 @@ struct zv_thread {
 	} gsud;
 	/* Last, the large and rarely written: the fields above, which every
 	 * call may write, then share one page, which a fork copies once. */
-	struct zv_cred cred;           /* its ids: the host's, cached, or virtual (above) */
+	struct zv_creds cred;           /* its ids: the host's, cached, or virtual (above) */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	zv_siginfo pending_info[65];

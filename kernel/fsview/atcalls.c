@@ -89,6 +89,16 @@ static void fd_path(char *out, size_t n, const struct fsv_res *r)
 		zv_snprintf(out, n, "/proc/self/fd/%d/%s", r->dirfd, r->name);
 }
 
+/* 'd' for a directory, 'l' for a symlink, 0 for anything else at res. */
+static int kind_at(const struct fsv_res *r)
+{
+	struct stat st;
+	if (zv_sys4(__NR_newfstatat, r->dirfd, r->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 'd'; /* not known: as if it were */
+	unsigned m = st.st_mode & FSV_S_IFMT;
+	return m == FSV_S_IFDIR ? 'd' : m == FSV_S_IFLNK ? 'l' : 0;
+}
+
 static int mode_of_stat(uint64_t buf, int statx)
 {
 	uint16_t m = 0;
@@ -115,18 +125,16 @@ static long do_readlink(struct zv_call *c, struct fsv_res *r, int mode, long buf
 			n = (size_t)size;
 		return zv_guest_copy((void *)buf, target, n, (uint64_t)buf) < 0 ? -EFAULT : (long)n;
 	}
-	long k = next(c, __NR_readlinkat, r->dirfd, (long)r->name, buf, size, 0, 0);
-	char first = 0;
-	if (k > 0)
-		zv_guest_copy(&first, (const void *)buf, 1, (uint64_t)buf);
-	if (k <= 0 || first != '/' || !in_proc(r))
-		return k;
-	/* a magic link's target, in the guest's terms */
+	if (size <= 0)
+		return next(c, __NR_readlinkat, r->dirfd, (long)r->name, buf, size, 0, 0); /* EINVAL */
+	/* into a buffer of the kernel's: a magic link's host path must never
+	 * reach the guest's, not even past the length returned */
 	char t[FSV_PATH_MAX];
-	k = zv_sys4(__NR_readlinkat, r->dirfd, r->name, t, sizeof t - 1);
+	long k = next(c, __NR_readlinkat, r->dirfd, (long)r->name, (long)t, sizeof t - 1, 0, 0);
+	if (k > 0 && t[0] == '/' && in_proc(r))
+		k = fsv_proc_readlink(t, k, sizeof t - 1);
 	if (k <= 0)
 		return k;
-	k = fsv_proc_readlink(t, k, sizeof t - 1);
 	if (k > size)
 		k = size;
 	return zv_guest_copy((void *)buf, t, (size_t)k, (uint64_t)buf) < 0 ? -EFAULT : k;
@@ -174,9 +182,13 @@ static long do_stat(struct zv_call *c, struct fsv_res *r, int mode, long fl, lon
 	for (;;) {
 		long ret = statx ? next(c, __NR_statx, r->dirfd, (long)r->name, at_flags(r, mode, fl), mask, buf, 0)
 				 : next(c, __NR_newfstatat, r->dirfd, (long)r->name, buf, at_flags(r, mode, fl), 0, 0);
-		if (ret != 0 || mode != FSV_FOLLOW || r->last != FSV_LAST_UNKNOWN)
+		if (ret != 0)
 			return ret;
-		if ((mode_of_stat((uint64_t)buf, statx) & FSV_S_IFMT) != FSV_S_IFLNK)
+		if ((mode_of_stat((uint64_t)buf, statx) & FSV_S_IFMT) != FSV_S_IFLNK) {
+			fsv_dc_hint(r->ent, r->name, r->namelen);
+			return ret;
+		}
+		if (mode != FSV_FOLLOW || r->last != FSV_LAST_UNKNOWN)
 			return ret;
 		long p = past_link(r, mode, resolve);
 		if (p <= 0)
@@ -300,13 +312,23 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 		long fl = nr == __NR_rmdir ? AT_REMOVEDIR : nr == __NR_unlink ? 0 : a[2];
 		if (r->bind >= 0) /* a mountpoint */
 			return !(fl & AT_REMOVEDIR) && fsv.binds[r->bind].kind == FSV_BIND_DIR ? -EISDIR : -EBUSY;
-		return next(c, __NR_unlinkat, r->dirfd, (long)r->name, fl, 0, 0, 0);
+		e = next(c, __NR_unlinkat, r->dirfd, (long)r->name, fl, 0, 0, 0);
+		if (e == 0) /* the view's caches forget it (a directory, or perhaps a symlink) */
+			fsv_dc_gone(r->ent, r->name, r->namelen, fl & AT_REMOVEDIR ? 'd' : 0);
+		return e;
 	}
 	case __NR_rename: case __NR_renameat: case __NR_renameat2:
 		if (r->bind >= 0 || res[1].bind >= 0)
 			return -EBUSY;
-		return next(c, __NR_renameat2, r->dirfd, (long)r->name, res[1].dirfd, (long)res[1].name,
-			    nr == __NR_renameat2 ? a[4] : 0, 0);
+		e = next(c, __NR_renameat2, r->dirfd, (long)r->name, res[1].dirfd, (long)res[1].name,
+			 nr == __NR_renameat2 ? a[4] : 0, 0);
+		if (e == 0) {
+			/* what moved (both, for RENAME_EXCHANGE) */
+			int k0 = kind_at(&res[1]), k1 = nr == __NR_renameat2 && (a[4] & 2) ? kind_at(r) : k0;
+			fsv_dc_gone(r->ent, r->name, r->namelen, k0);
+			fsv_dc_gone(res[1].ent, res[1].name, res[1].namelen, k1);
+		}
+		return e;
 	case __NR_link: case __NR_linkat: {
 		long fl = nr == __NR_linkat ? a[4] : 0;
 		if (m == FSV_FOLLOW && (e = fsv_settle_last(r, m, resolve)) < 0)

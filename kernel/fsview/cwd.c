@@ -4,6 +4,7 @@
  * translation of their start; getcwd names it back in the view. chroot
  * moves the process's root inside the view. */
 #include "fsview/fsview.h"
+#include "fsview/shared.h"
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
@@ -17,11 +18,18 @@
  * never keeps one. */
 static char cwd_view[FSV_PATH_MAX] ZV_COLD_BSS;
 static size_t cwd_len;
+static uint64_t cwd_epoch;          /* the view's epoch when it was learned */
+static struct fsv_dref cwd_ref = { FSV_DC_NONE, 0 }; /* its entry in the cache */
 
-void fsv_cwd_forget(void) { cwd_len = 0; }
+void fsv_cwd_forget(void)
+{
+	cwd_len = 0;
+	cwd_ref.slot = FSV_DC_NONE;
+}
 
 static void cwd_set(const char *v, size_t n)
 {
+	cwd_ref.slot = FSV_DC_NONE;
 	if (n + 1 > sizeof cwd_view) {
 		cwd_len = 0;
 		return;
@@ -29,17 +37,20 @@ static void cwd_set(const char *v, size_t n)
 	memcpy(cwd_view, v, n);
 	cwd_view[n] = 0;
 	cwd_len = n;
+	cwd_epoch = fsv_epoch();
 }
 
 long fsv_cwd_view(char *out, size_t n)
 {
-	if (!cwd_len || !zv_current()->is_thread) {
+	if (cwd_len && cwd_epoch != fsv_epoch())
+		fsv_cwd_forget(); /* a directory moved: perhaps one of its */
+	if (!cwd_len || fsv_vm_child()) {
 		char host[FSV_PATH_MAX];
 		long k = zv_sys2(__NR_getcwd, host, sizeof host);
 		if (k < 0)
 			return k;
 		long v = fsv_view_of_host(host, out, n);
-		if (v > 0 && zv_current()->is_thread)
+		if (v > 0 && !fsv_vm_child())
 			cwd_set(out, (size_t)v);
 		return v;
 	}
@@ -47,6 +58,32 @@ long fsv_cwd_view(char *out, size_t n)
 		return -ENAMETOOLONG;
 	memcpy(out, cwd_view, cwd_len + 1);
 	return (long)cwd_len;
+}
+
+void fsv_cwd_start(struct fsv_res *res)
+{
+	if (fsv_vm_child())
+		return;
+	char v[FSV_PATH_MAX];
+	long n = fsv_cwd_view(v, sizeof v);
+	if (n <= 0)
+		return;
+	int fd;
+	if (!fsv_dc_valid(cwd_ref, &fd)) {
+		/* its entry: the cache's walk of its view path (once) */
+		struct fsv_res r;
+		cwd_ref.slot = FSV_DC_NONE;
+		if (fsv_resolve(AT_FDCWD, v, FSV_DIR, 0, &r) == 0 && r.ent.slot != FSV_DC_NONE && !r.owned)
+			cwd_ref = r.ent;
+		fsv_res_done(&r);
+		if (!fsv_dc_valid(cwd_ref, &fd))
+			return;
+	}
+	res->dirfd = fd;
+	res->owned = 0;
+	res->ent = cwd_ref;
+	memcpy(res->view, v, (size_t)n + 1);
+	res->viewlen = (size_t)n;
 }
 
 long fsv_dirfd_view(int dirfd, char *out, size_t n)
@@ -76,14 +113,22 @@ static uint32_t guest_euid(struct zv_call *c)
 	return (uint32_t)zv_sys_id_get(&q);
 }
 
-static long do_chdir(struct zv_call *c)
+/* The directory the guest's path (argument 0) names. */
+static long resolve_dir(struct zv_call *c, struct fsv_res *res)
 {
 	char path[FSV_PATH_MAX];
 	long r = fsv_copy_path((const char *)c->a[0], path, sizeof path);
-	if (r < 0)
+	if (r < 0) {
+		fsv_res_direct(res, -1, "");
 		return r;
+	}
+	return fsv_resolve(AT_FDCWD, path, FSV_DIR, 0, res);
+}
+
+static long do_chdir(struct zv_call *c)
+{
 	struct fsv_res res;
-	r = fsv_resolve(AT_FDCWD, path, FSV_DIR, 0, &res);
+	long r = resolve_dir(c, &res);
 	if (r == 0) {
 		long a[6] = { res.dirfd };
 		if (res.dirfd == AT_FDCWD) /* "." or a path back to it */
@@ -95,6 +140,8 @@ static long do_chdir(struct zv_call *c)
 				cwd_set(res.view, res.viewlen);
 			else
 				cwd_len = 0;
+			if (cwd_len && !res.owned)
+				cwd_ref = res.ent; /* the cache's own directory */
 		}
 	}
 	fsv_res_done(&res);
@@ -118,12 +165,8 @@ static long do_getcwd(struct zv_call *c)
 
 static long do_chroot(struct zv_call *c)
 {
-	char path[FSV_PATH_MAX];
-	long r = fsv_copy_path((const char *)c->a[0], path, sizeof path);
-	if (r < 0)
-		return r;
 	struct fsv_res res;
-	r = fsv_resolve(AT_FDCWD, path, FSV_DIR, 0, &res);
+	long r = resolve_dir(c, &res);
 	if (r == 0 && guest_euid(c) != 0)
 		r = -EPERM; /* CAP_SYS_CHROOT, checked after the lookup as the host does */
 	char v[FSV_PATH_MAX];

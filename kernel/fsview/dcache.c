@@ -41,9 +41,19 @@ struct ent {
 static struct ent ents[SETS * WAYS] ZV_COLD_BSS;
 static uint32_t root_gen = 1, clock;
 static uint64_t epoch;
-static int nfds;
+static int nfds, live; /* directory fds; entries */
 static volatile int lock, walkers;
 static int grave[GRAVE], ngrave;
+
+/* What a stat just said of a name: no symlink. One hint per thread (by tid,
+ * a few), for the calls that follow the same name at once (ls: statx, then
+ * getxattr), until the epoch moves or the thread changes a name. */
+#define HINTS 16
+static struct {
+	int tid;
+	struct fsv_dref d;
+	uint64_t key, epoch;
+} hints[HINTS];
 
 static uint64_t key_of(int parent, uint32_t pgen, const char *c, size_t n)
 {
@@ -53,7 +63,9 @@ static uint64_t key_of(int parent, uint32_t pgen, const char *c, size_t n)
 	return h | 1; /* never 0: a free entry's */
 }
 
-static int usable(void) { return fsv.vroot_len == 1 && zv_current()->is_thread; }
+/* Whether this thread may change the cache, and read it. */
+static int usable(void) { return fsv.vroot_len == 1 && !fsv_vm_child(); }
+static int readable(void) { return fsv.vroot_len == 1 && (!fsv_vm_child() || fsv_vfork_child()); }
 
 /* Under lock: the entry goes; its fd when no walk may hold it (this
  * thread's own included: fsv_dc_end closes it). */
@@ -61,12 +73,16 @@ static void drop(struct ent *e)
 {
 	if (e->fd >= 0) {
 		zv_forget_hidden_fd(&e->fd);
-		if (ngrave == GRAVE)
+		if (ngrave == GRAVE) {
 			zv_close(e->fd); /* not seen: the walks ahead are fewer than the fds */
-		else
+		} else {
+			zv_sys3(__NR_fcntl, e->fd, F_SETFD, FD_CLOEXEC); /* no exec takes it along */
 			grave[ngrave++] = e->fd;
+		}
 		nfds--;
 	}
+	if (e->key)
+		live--;
 	e->fd = -1;
 	e->key = 0;
 	e->gen++;
@@ -74,7 +90,7 @@ static void drop(struct ent *e)
 
 static void flush_locked(void)
 {
-	for (int i = 0; i < SETS * WAYS; i++)
+	for (int i = 0; i < SETS * WAYS && live; i++) /* (no walk over pages never touched) */
 		if (ents[i].key)
 			drop(&ents[i]);
 	root_gen++;
@@ -92,6 +108,8 @@ int fsv_dc_begin(void)
 	__atomic_fetch_add(&walkers, 1, __ATOMIC_ACQUIRE);
 	uint64_t e = fsv_epoch();
 	if (e != epoch) {
+		if (!usable())
+			return 0; /* a vfork child: stale, and not its to empty */
 		zv_lock(&lock);
 		if (e != epoch) {
 			flush_locked();
@@ -99,7 +117,7 @@ int fsv_dc_begin(void)
 		}
 		zv_unlock(&lock);
 	}
-	return usable();
+	return readable();
 }
 
 void fsv_dc_end(void)
@@ -181,6 +199,7 @@ static struct ent *slot_for(struct fsv_dref d, const char *c, size_t n, uint64_t
 
 static void fill(struct ent *e, struct fsv_dref d, uint64_t k, const char *c, size_t n)
 {
+	live++;
 	e->key = k;
 	e->parent = (int16_t)d.slot;
 	e->pgen = d.gen;
@@ -197,6 +216,7 @@ static void make_room(void)
 	for (int i = 0; i < SETS * WAYS; i++)
 		if (ents[i].key && ents[i].fd >= 0 && (!old || ents[i].used < old->used))
 			old = &ents[i];
+	/* (make_room is only asked when MAX_FDS entries hold fds) */
 	if (old)
 		drop(old);
 }
@@ -205,10 +225,9 @@ int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fdp, struct 
 {
 	if (d.slot == FSV_DC_NONE || n > NAME_MAX_ || !usable())
 		return 0;
-	/* out of the guest's way first (a host call: not under the lock) */
-	struct fsv_res tmp = { .dirfd = *fdp, .owned = 1 };
-	fsv_res_high(&tmp);
-	*fdp = tmp.dirfd;
+	/* out of the guest's way first (a host call: not under the lock); kept
+	 * open across exec, which hands the cache on (fsv_dc_save) */
+	*fdp = fsv_fd_high(*fdp, 0);
 	zv_lock(&lock);
 	if (gen_of(d.slot) != d.gen || find_locked(d, c, n) || *fdp < 0) {
 		zv_unlock(&lock); /* gone, or another thread kept it: walk on without */
@@ -224,6 +243,7 @@ int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fdp, struct 
 	if (zv_keep_hidden_fd(&e->fd) < 0) {
 		e->key = 0;
 		e->fd = -1;
+		live--;
 		zv_unlock(&lock);
 		return 0;
 	}
@@ -254,6 +274,7 @@ void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, 
 
 void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
 {
+	hints[(fsv_in_setup ? 0 : zv_current()->htid) % HINTS].tid = 0;
 	if (kind == 'd' || kind == 'l' || fsv_link_name_known(c, n))
 		fsv_epoch_bump(); /* every process of the view starts afresh */
 	zv_lock(&lock);
@@ -263,10 +284,140 @@ void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
 	zv_unlock(&lock);
 }
 
+int fsv_dc_valid(struct fsv_dref d, int *fd)
+{
+	int ok = 0;
+	zv_lock(&lock);
+	if (d.slot == FSV_DC_ROOT && d.gen == root_gen)
+		*fd = fsv.rootfd, ok = 1;
+	else if (d.slot >= 0 && ents[d.slot].key && ents[d.slot].gen == d.gen && ents[d.slot].fd >= 0)
+		*fd = ents[d.slot].fd, ok = 1;
+	zv_unlock(&lock);
+	return ok;
+}
+
+void fsv_dc_hint(struct fsv_dref d, const char *c, size_t n)
+{
+	if (d.slot == FSV_DC_NONE)
+		return;
+	int tid = fsv_in_setup ? 0 : zv_current()->htid;
+	int i = tid % HINTS;
+	hints[i].tid = tid;
+	hints[i].d = d;
+	hints[i].key = key_of(d.slot, d.gen, c, n);
+	hints[i].epoch = fsv_epoch();
+}
+
+int fsv_dc_hinted(struct fsv_dref d, const char *c, size_t n)
+{
+	if (d.slot == FSV_DC_NONE)
+		return 0;
+	int tid = fsv_in_setup ? 0 : zv_current()->htid, i = tid % HINTS;
+	return hints[i].tid == tid && hints[i].d.slot == d.slot && hints[i].d.gen == d.gen &&
+	       hints[i].key == key_of(d.slot, d.gen, c, n) && hints[i].epoch == fsv_epoch() && gen_of(d.slot) == d.gen;
+}
+
 void fsv_dc_fork_child(void)
 {
 	lock = 0;
 	walkers = 0;
 	while (ngrave)
 		zv_close(grave[--ngrave]);
+}
+
+/* Across exec: the live entries in a memfd the new image reads (their
+ * directory fds stay open: not close-on-exec). */
+struct saved_head {
+	uint32_t magic, count;
+	uint32_t root_gen, clock;
+	uint64_t epoch;
+};
+
+struct saved_ent {
+	uint16_t slot;
+	int16_t parent;
+	uint32_t pgen, gen, used;
+	int fd;
+	uint8_t nlen, tlen;
+	char name[NAME_MAX_ + 1];
+	char target[TARGET_MAX + 1];
+};
+
+#define SAVED_MAGIC 0x7a766463 /* "zvdc" */
+
+int fsv_dc_save(void)
+{
+	if (!live || !readable() || fsv_epoch() != epoch)
+		return -1;
+	long fd = zv_sys2(__NR_memfd_create, "zvisor-dcache", 1 /* MFD_CLOEXEC */);
+	if (fd < 0)
+		return -1;
+	struct saved_head h = { SAVED_MAGIC, 0, root_gen, clock, epoch };
+	struct saved_ent batch[24]; /* written 24 at a time */
+	int nb = 0;
+	long off = sizeof h;
+	for (int i = 0; i <= SETS * WAYS; i++) {
+		if (i < SETS * WAYS && ents[i].key && h.count + nb < (uint32_t)live) {
+			const struct ent *x = &ents[i];
+			struct saved_ent *e = &batch[nb++];
+			*e = (struct saved_ent){ .slot = (uint16_t)i, .parent = x->parent, .pgen = x->pgen, .gen = x->gen,
+						 .used = x->used, .fd = x->fd, .nlen = x->nlen, .tlen = x->tlen };
+			memcpy(e->name, x->name, sizeof e->name);
+			memcpy(e->target, x->target, sizeof e->target);
+		}
+		if (nb && (nb == 24 || i == SETS * WAYS)) {
+			long bytes = nb * (long)sizeof batch[0];
+			if (zv_sys4(__NR_pwrite64, fd, batch, bytes, off) != bytes)
+				break;
+			off += bytes;
+			h.count += (uint32_t)nb;
+			nb = 0;
+		}
+	}
+	zv_sys4(__NR_pwrite64, fd, &h, sizeof h, 0);
+	long kept = zv_sys3(__NR_fcntl, fd, F_DUPFD, 3); /* not close-on-exec: the new image reads it */
+	zv_close((int)fd);
+	return (int)kept;
+}
+
+void fsv_dc_load(int fd)
+{
+	struct saved_head h;
+	if (fd < 0)
+		return;
+	if (zv_sys4(__NR_pread64, fd, &h, sizeof h, 0) == sizeof h && h.magic == SAVED_MAGIC) {
+		root_gen = h.root_gen;
+		clock = h.clock;
+		epoch = h.epoch;
+		struct saved_ent batch[24];
+		long off = sizeof h;
+		for (uint32_t k = 0; k < h.count;) {
+			long got = zv_sys4(__NR_pread64, fd, batch, sizeof batch, off);
+			if (got < (long)sizeof batch[0])
+				break;
+			for (long j = 0; j < got / (long)sizeof batch[0] && k < h.count; j++, k++) {
+				const struct saved_ent *e = &batch[j];
+				if (e->slot >= SETS * WAYS || e->nlen > NAME_MAX_ || e->tlen > TARGET_MAX)
+					continue;
+				struct ent *x = &ents[e->slot];
+				x->key = key_of(e->parent, e->pgen, e->name, e->nlen);
+				x->parent = e->parent;
+				x->pgen = e->pgen;
+				x->gen = e->gen;
+				x->used = e->used;
+				x->fd = e->fd;
+				x->nlen = e->nlen;
+				x->tlen = e->tlen;
+				memcpy(x->name, e->name, sizeof x->name);
+				memcpy(x->target, e->target, sizeof x->target);
+				live++;
+				if (x->fd >= 0) {
+					zv_keep_hidden_fd(&x->fd);
+					nfds++;
+				}
+			}
+			off += got;
+		}
+	}
+	zv_close(fd);
 }

@@ -39,5 +39,14 @@ void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, 
  * (kind: 'd', 'l', or 0 when not known: the names of cached symlinks). */
 void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind);
 void fsv_dc_flush(void);
+/* Whether d is still an entry (or the root): 1 with its fd. */
+int fsv_dc_valid(struct fsv_dref d, int *fd);
+/* A stat found name c under d no symlink; whether one did (this thread, just now). */
+void fsv_dc_hint(struct fsv_dref d, const char *c, size_t n);
+int fsv_dc_hinted(struct fsv_dref d, const char *c, size_t n);
 void fsv_dc_fork_child(void);
+/* Handed on across exec: the exec'ing image writes the live entries to a
+ * memfd (its fd, or -1), the new image takes them from it (and closes it). */
+int fsv_dc_save(void);
+void fsv_dc_load(int fd);
 #endif

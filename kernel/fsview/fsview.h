@@ -9,15 +9,17 @@
  *   setup.c     the view at start: the root, the binds, the working directory
  *   view.c      the view's state: binds by guest path, host paths back to guest ones
  *   walk.c      the resolver: a guest path to (host dir fd, last component)
- *   dcache.c    the directories and symlinks resolved before (and their invalidation)
+ *   walkutil.c  its fds, the guest's string, single names, a last symlink
+ *   dcache.c    the directories and symlinks resolved before
+ *   shared.c    the page the view's processes share: the cache's epoch, each one's program
  *   procfs.c    /proc's magic links (root, exe) and the links' targets in guest terms
  *   mounts.c    /proc/self/mountinfo and mounts: / and the binds
- *   layer.c     the layer: which calls it sees, the kinds of sysent's column
+ *   layer.c     the layer: which calls it sees, the kinds of sysent's column, the hooks
  *   pathcall.c  a PATH row: its paths resolved, then made in its *at form (atcalls.c)
  *   oneshot.c   an open the host can resolve alone, in one call
  *   cwd.c       chdir, fchdir, getcwd, chroot
  *   sock.c      AF_UNIX addresses in and out
- *   state.c     carried across exec, fork's children, the shared page
+ *   state.c     the view across exec (the exec state's V field)
  * The core reaches it only through the layer list and the hooks of
  * sys/viewhook.h. */
 #ifndef ZV_FSVIEW_H
@@ -77,6 +79,15 @@ struct fsv_state {
 extern struct fsv_state fsv;
 
 static inline const char *fsv_str(uint16_t off) { return fsv.pool + off; }
+
+/* A CLONE_VM child that is not a thread (vfork): this memory is its
+ * parent's, its fd table and working directory its own. (Before an
+ * image's first thread exists, set-up is the process's only flow.) */
+int fsv_vm_child(void);
+extern int fsv_in_setup;
+/* One made with CLONE_VFORK: its parent waits, so what the memory holds
+ * stays as it was (it may read the cache, not change it). */
+int fsv_vfork_child(void);
 
 /* view.c */
 int fsv_pool_add(const char *s, size_t n, uint16_t *off);
@@ -153,6 +164,9 @@ void fsv_res_direct(struct fsv_res *res, int dirfd, const char *name);
 /* Before a call that makes an fd: the walk's own fd (a low number the guest
  * would get) moves out of its way. */
 void fsv_res_high(struct fsv_res *res);
+/* fd moved above the guest's range (closed, the new number returned; the
+ * same when it cannot move). */
+int fsv_fd_high(int fd, int cloexec);
 /* A copy of the guest's string at p: 0, -EFAULT, or -ENAMETOOLONG. */
 long fsv_copy_path(const char *p, char *out, size_t n);
 /* The view path of the directory behind the guest's dirfd (AT_FDCWD: its
@@ -176,12 +190,13 @@ static inline int fsv_proc_magic_name(const char *name, size_t n)
 long fsv_proc_readlink(char *buf, long n, long cap);
 
 /* mounts.c: zv_view_mounts */
-struct zv_pv_buf;
-extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, struct zv_pv_buf *out);
+extern int (*const fsv_mounts_hook)(int info, const char *raw, size_t len, zv_view_put *put, void *ctx);
 
 /* cwd.c */
 long fsv_cwd_call(struct zv_call *c);
 long fsv_cwd_view(char *out, size_t n); /* the working directory's view path */
+/* A walk from the working directory starts at its cache entry, if it has one. */
+void fsv_cwd_start(struct fsv_res *res);
 void fsv_cwd_forget(void);
 
 /* pathcall.c */

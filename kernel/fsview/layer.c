@@ -74,11 +74,28 @@ static long lookup(const char *path, int nofollow, struct zv_at *at)
 void fsv_hooks_on(void)
 {
 	fsv.on = 1;
+	fsv_in_setup = 1; /* until the program is loaded (shared.c) */
 	zv_view_lookup = lookup;
 	zv_view_guest_path = fsv_guest_path;
 	zv_view_mounts = fsv_mounts_hook;
 }
 
+/* An exec that failed: the cache written for the new image goes. */
+extern int fsv_dc_saved;
+static void fsv_exec_failed(struct zv_thread *t, long nr)
+{
+	if (fsv_dc_saved >= 0)
+		zv_close(fsv_dc_saved);
+	fsv_dc_saved = -1;
+}
+
+static void fsv_fork_child(struct zv_thread *t)
+{
+	if (fsv.on)
+		fsv_dc_fork_child();
+}
+
 const struct zv_layer zv_fsview_layer = {
-	.name = "fsview", .sees = fsv_sees, .active = fsv_active, .call = fsv_call,
+	.name = "fsview", .sees = fsv_sees, .active = fsv_active, .call = fsv_call, .fork_child = fsv_fork_child,
+	.exec_failed = fsv_exec_failed,
 };

@@ -7,12 +7,36 @@
  * are left out. */
 #include "fsview/fsview.h"
 #include "zvisor.h"
-#include "sys/procview.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include <asm-generic/errno.h>
 
 #define FIELDS 12
+
+/* Where the text goes (procview's buffer). */
+struct out {
+	zv_view_put *put;
+	void *ctx;
+};
+
+/* The lines of a text: each call gives the next (n bytes, no newline). */
+struct lines {
+	const char *text;
+	size_t len, at;
+};
+
+static const char *next_line(struct lines *it, size_t *n)
+{
+	if (it->at >= it->len)
+		return NULL;
+	const char *line = it->text + it->at;
+	size_t k = 0;
+	while (it->at + k < it->len && line[k] != '\n')
+		k++;
+	*n = k;
+	it->at += k + 1;
+	return line;
+}
 
 /* The whitespace-separated fields of a line (n bytes): their starts and lengths. */
 static int split(const char *line, size_t n, const char **f, size_t *fl)
@@ -47,15 +71,15 @@ static void unescape(const char *s, size_t n, char *out, size_t cap)
 	out[k] = 0;
 }
 
-static int put_escaped(struct zv_pv_buf *out, const char *s)
+static int put_escaped(struct out *out, const char *s)
 {
 	for (; *s; s++) {
 		char e[5];
 		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\') {
 			zv_snprintf(e, sizeof e, "\\%03o", (unsigned char)*s);
-			if (zv_pv_put(out, e, 4) < 0)
+			if (out->put(out->ctx, e, 4) < 0)
 				return -ENOMEM;
-		} else if (zv_pv_put(out, s, 1) < 0) {
+		} else if (out->put(out->ctx, s, 1) < 0) {
 			return -ENOMEM;
 		}
 	}
@@ -64,45 +88,52 @@ static int put_escaped(struct zv_pv_buf *out, const char *s)
 
 /* A line with its mount point (field mp) replaced by guest, and for
  * mountinfo its root (field 3) by root when not NULL. */
-static int put_line(struct zv_pv_buf *out, const char *line, size_t n, int mp, const char *guest, const char *root)
+static int put_line(struct out *out, const char *line, size_t n, int mp, const char *guest, const char *root)
 {
 	const char *f[FIELDS];
 	size_t fl[FIELDS];
 	int k = split(line, n, f, fl);
 	for (int i = 0; i < k; i++) {
-		int r = i ? zv_pv_put(out, " ", 1) : 0;
+		int r = i ? out->put(out->ctx, " ", 1) : 0;
 		if (r == 0)
 			r = i == mp ? put_escaped(out, guest)
-				    : root && i == 3 ? put_escaped(out, root) : zv_pv_put(out, f[i], fl[i]);
+				    : root && i == 3 ? put_escaped(out, root) : out->put(out->ctx, f[i], fl[i]);
 		if (r < 0)
 			return r;
 	}
-	return zv_pv_put(out, "\n", 1);
+	return out->put(out->ctx, "\n", 1);
+}
+
+/* The next line of the host's text with a mount point (field mp), which
+ * goes into m: the line, or NULL at the end. */
+static const char *next_mount(struct lines *it, int mp, size_t *n, char *m, size_t cap)
+{
+	for (;;) {
+		const char *line = next_line(it, n);
+		const char *f[FIELDS];
+		size_t fl[FIELDS];
+		if (!line)
+			return NULL;
+		if (split(line, *n, f, fl) > mp) {
+			unescape(f[mp], fl[mp], m, cap);
+			return line;
+		}
+	}
 }
 
 /* The line of the host mount that holds host path p (the longest mount
- * point that is a prefix of it): its start and length in raw, and its
- * mount point's length. */
+ * point that is a prefix of it, the last of equal ones: the one on top),
+ * its length and its mount point's length. */
 static const char *holder(const char *raw, size_t len, int mp, const char *p, size_t *ln, size_t *mplen)
 {
-	const char *best = NULL;
-	size_t pn = zv_strlen(p);
+	const char *best = NULL, *line;
+	size_t pn = zv_strlen(p), n;
+	char m[FSV_PATH_MAX];
 	*mplen = 0;
-	for (struct zv_pv_lines it = { raw, len, 0 };;) {
-		int nl;
-		size_t n;
-		const char *line = zv_pv_next_line(&it, &n, &nl);
-		if (!line)
-			break;
-		const char *f[FIELDS];
-		size_t fl[FIELDS];
-		if (split(line, n, f, fl) <= mp)
-			continue;
-		char m[FSV_PATH_MAX];
-		unescape(f[mp], fl[mp], m, sizeof m);
+	for (struct lines it = { raw, len, 0 }; (line = next_mount(&it, mp, &n, m, sizeof m));) {
 		size_t mn = zv_strlen(m);
 		int under = (mn == 1 && m[0] == '/') || (pn >= mn && !memcmp(p, m, mn) && (p[mn] == '/' || !p[mn]));
-		if (under && mn >= *mplen) { /* the last of equal ones is the one on top */
+		if (under && mn >= *mplen) {
 			best = line;
 			*ln = n;
 			*mplen = mn;
@@ -126,8 +157,9 @@ static void sub_root(const char *l, size_t n, const char *p, size_t mplen, char 
 		zv_strlcpy(out, "/", cap);
 }
 
-static int mounts(int info, const char *raw, size_t len, struct zv_pv_buf *out)
+static int mounts(int info, const char *raw, size_t len, zv_view_put *put, void *ctx)
 {
+	struct out o = { put, ctx }, *out = &o;
 	int mp = info ? 4 : 1;
 	char guest[FSV_PATH_MAX], rootf[FSV_PATH_MAX];
 	size_t ln, mplen;
@@ -139,18 +171,10 @@ static int mounts(int info, const char *raw, size_t len, struct zv_pv_buf *out)
 			return -ENOMEM;
 	}
 	/* the host's mounts the view reaches */
-	for (struct zv_pv_lines it = { raw, len, 0 };;) {
-		int nl;
-		size_t n;
-		const char *line = zv_pv_next_line(&it, &n, &nl);
-		if (!line)
-			break;
-		const char *f[FIELDS];
-		size_t fl[FIELDS];
-		if (split(line, n, f, fl) <= mp)
-			continue;
-		char m[FSV_PATH_MAX];
-		unescape(f[mp], fl[mp], m, sizeof m);
+	const char *line;
+	size_t n;
+	char m[FSV_PATH_MAX];
+	for (struct lines it = { raw, len, 0 }; (line = next_mount(&it, mp, &n, m, sizeof m));) {
 		if (!zv_strcmp(m, fsv.root_host) || fsv_guest_path(m, guest, sizeof guest) < 0)
 			continue;
 		if (put_line(out, line, n, mp, guest, NULL) < 0)
@@ -169,4 +193,4 @@ static int mounts(int info, const char *raw, size_t len, struct zv_pv_buf *out)
 	return 0;
 }
 
-int (*const fsv_mounts_hook)(int, const char *, size_t, struct zv_pv_buf *) = mounts;
+int (*const fsv_mounts_hook)(int, const char *, size_t, zv_view_put *, void *) = mounts;

@@ -76,6 +76,14 @@ long fsv_open_oneshot(struct zv_call *c, int dirfd, const char *path, const stru
 			inbind = 1;
 		} else {
 			start = fsv.vrootfd;
+			/* a symlink the cache knows (/lib, /bin): the walk needs no host call for it */
+			struct fsv_dref child;
+			int fd;
+			char t[FSV_PATH_MAX];
+			size_t tn;
+			if (fsv.vroot_len == 1 && n < FSV_PATH_MAX && fsv_dc_find(fsv_dc_root(), rel, n, &child, &fd, t, &tn) &&
+			    fd < 0)
+				return -ELOOP;
 		}
 	}
 	if (!*rel || !plain(rel, inbind))

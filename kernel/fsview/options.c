@@ -59,7 +59,7 @@ int zv_fsv_option(int argc, char **argv)
 		else if (!zv_strcmp(v, "build"))
 			fsv_opts.preset = FSV_PRESET_BUILD;
 		else if (!zv_strcmp(v, "none"))
-			fsv_opts.preset = FSV_PRESET_NONE;
+			fsv_opts.preset = FSV_PRESET_NONE, fsv_opts.no_default = 1;
 		else
 			bad("--bind-preset: unknown preset (host, build, none):", v);
 	} else if (!zv_strcmp(argv[0], "--no-default-binds")) {

@@ -246,6 +246,8 @@ static void make_empty(char **envp)
 		hide((int)fd, &fsv.emptyfd);
 }
 
+int zv_fsv_on(void) { return fsv.on; }
+
 void zv_fsv_start(char **envp)
 {
 	if (!fsv_opts.any)

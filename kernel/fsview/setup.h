@@ -23,4 +23,6 @@ int zv_fsv_option(int argc, char **argv);
  * PATH is the guest's, in the view). envp: zvisor's environment ($HOME for
  * the presets). A root or bind that cannot be opened is one line, status 2. */
 void zv_fsv_start(char **envp);
+/* Whether a view is set. */
+int zv_fsv_on(void);
 #endif

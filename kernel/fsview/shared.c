@@ -87,6 +87,7 @@ int fsv_link_name_known(const char *c, size_t n)
 
 void zv_fsv_image_started(void)
 {
+	fsv_in_setup = 0; /* from here on, calls come from the program's threads */
 	if (!fsv.on || !sh || zv_strlen(zv_proc.exe_path) >= EXE_LEN)
 		return;
 	zv_lock(&sh->lock);

@@ -165,17 +165,32 @@ long fsv_sock_call(struct zv_call *c)
 	return r;
 }
 
-/* A returned address at addr, whose length the host wrote at lenp (the
- * guest's buffer held cap bytes): named in the guest's terms. */
-static void guest_addr(uint64_t addr, uint64_t lenp, uint32_t cap)
+/* What a returned address's buffer held before the call (the host's
+ * longer name may overwrite bytes a guest name leaves alone). */
+struct before {
+	uint64_t addr;
+	uint32_t cap;
+	struct sun s;
+};
+
+static void keep(struct before *b, uint64_t addr, uint32_t cap)
+{
+	b->addr = addr;
+	b->cap = cap > sizeof b->s ? sizeof b->s : cap;
+	if (!addr || zv_guest_copy(&b->s, (const void *)addr, b->cap, addr) < 0)
+		b->cap = 0;
+}
+
+/* A returned address (b->addr, its length at lenp): named in the guest's
+ * terms, the rest of the buffer as it was. */
+static void guest_addr(const struct before *b, uint64_t lenp)
 {
 	uint32_t len;
 	struct sun s;
-	if (!addr || !lenp || zv_guest_copy(&len, (const void *)lenp, 4, lenp) < 0 || len <= 3)
+	uint64_t addr = b->addr;
+	if (!addr || !b->cap || !lenp || zv_guest_copy(&len, (const void *)lenp, 4, lenp) < 0 || len <= 3)
 		return;
-	size_t got = len < cap ? len : cap;
-	if (got > sizeof s)
-		got = sizeof s;
+	size_t got = len < b->cap ? len : b->cap;
 	memset(&s, 0, sizeof s);
 	if (zv_guest_copy(&s, (const void *)addr, got, addr) < 0 || s.family != AF_UNIX_ || s.path[0] != '/')
 		return;
@@ -187,9 +202,10 @@ static void guest_addr(uint64_t addr, uint64_t lenp, uint32_t cap)
 	long n = fsv_guest_path(host, guest, sizeof guest);
 	if (n < 0 || n >= SUN_PATH)
 		return;
-	memcpy(s.path, guest, (size_t)n + 1);
+	struct sun out = b->s; /* the bytes past the name stay the guest's */
+	memcpy(out.path, guest, (size_t)n + 1);
 	uint32_t glen = 2 + (uint32_t)n + 1;
-	zv_guest_copy((void *)addr, &s, glen < cap ? glen : cap, addr);
+	zv_guest_copy((void *)addr, &out, got > glen ? got : glen < b->cap ? glen : b->cap, addr);
 	zv_guest_copy((void *)lenp, &glen, 4, lenp);
 }
 
@@ -203,42 +219,39 @@ static uint32_t cap_at(uint64_t lenp)
 
 long fsv_sockout_call(struct zv_call *c)
 {
-	long *a = c->a, nr = c->nr;
+	long *a = c->a, nr = c->nr, r;
+	struct before b;
 	switch (nr) {
-	case __NR_getsockname: case __NR_getpeername: case __NR_accept: case __NR_accept4: {
-		uint32_t cap = cap_at((uint64_t)a[2]);
-		long r = zv_next(c);
-		if (r >= 0)
-			guest_addr((uint64_t)a[1], (uint64_t)a[2], cap);
+	case __NR_getsockname: case __NR_getpeername: case __NR_accept: case __NR_accept4:
+		keep(&b, (uint64_t)a[1], cap_at((uint64_t)a[2]));
+		if ((r = zv_next(c)) >= 0)
+			guest_addr(&b, (uint64_t)a[2]);
 		return r;
-	}
-	case __NR_recvfrom: {
-		uint32_t cap = cap_at((uint64_t)a[5]);
-		long r = zv_next(c);
-		if (r >= 0)
-			guest_addr((uint64_t)a[4], (uint64_t)a[5], cap);
+	case __NR_recvfrom:
+		keep(&b, (uint64_t)a[4], cap_at((uint64_t)a[5]));
+		if ((r = zv_next(c)) >= 0)
+			guest_addr(&b, (uint64_t)a[5]);
 		return r;
-	}
 	case __NR_recvmsg: {
 		uint64_t m[2];
 		if (zv_guest_copy(m, (const void *)a[1], sizeof m, (uint64_t)a[1]) < 0)
 			return zv_next(c);
-		long r = zv_next(c);
-		if (r >= 0)
-			guest_addr(m[0], (uint64_t)a[1] + 8, (uint32_t)m[1]);
+		keep(&b, m[0], (uint32_t)m[1]);
+		if ((r = zv_next(c)) >= 0)
+			guest_addr(&b, (uint64_t)a[1] + 8);
 		return r;
 	}
-	default: { /* recvmmsg */
-		unsigned vlen = (unsigned)a[2] > 1024 ? 1024 : (unsigned)a[2];
-		uint32_t caps[1024];
-		for (unsigned i = 0; i < vlen; i++)
-			caps[i] = cap_at((uint64_t)a[1] + i * 64 + 8);
-		long r = zv_next(c);
-		for (long i = 0; i < r; i++) {
-			uint64_t name = 0, at = (uint64_t)a[1] + i * 64;
-			zv_guest_copy(&name, (const void *)at, 8, at);
-			guest_addr(name, at + 8, caps[i]);
+	default: { /* recvmmsg: each header's name */
+		unsigned vlen = (unsigned)a[2] > 64 ? 64 : (unsigned)a[2];
+		struct before bs[64];
+		for (unsigned i = 0; i < vlen; i++) {
+			uint64_t m[2] = { 0, 0 }, at = (uint64_t)a[1] + i * 64;
+			zv_guest_copy(m, (const void *)at, sizeof m, at);
+			keep(&bs[i], m[0], (uint32_t)m[1]);
 		}
+		r = zv_next(c);
+		for (long i = 0; i < r && i < (long)vlen; i++)
+			guest_addr(&bs[i], (uint64_t)a[1] + i * 64 + 8);
 		return r;
 	}
 	}

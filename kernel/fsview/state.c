@@ -55,12 +55,17 @@ static const char *get_num(const char *s, long *v)
 	return *s == ';' ? s + 1 : s;
 }
 
+extern int fsv_dc_saved;
+
 int zv_fsv_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	if (!fsv.on)
 		return -1;
-	int k = zv_snprintf(buf, n, "%d;%d;%d;%d;%d;%d;", fsv.rootfd, fsv.emptyfd, fsv.vrootfd, fsv_shared_fd,
-			    fsv_have_xattrat, fsv.nbinds);
+	/* made anew for each exec (a vfork child's exec leaves its number in this
+	 * memory); exec_failed closes it */
+	fsv_dc_saved = fsv_dc_save();
+	int k = zv_snprintf(buf, n, "%d;%d;%d;%d;%d;%d;%d;", fsv.rootfd, fsv.emptyfd, fsv.vrootfd, fsv_shared_fd,
+			    fsv_dc_saved, fsv_have_xattrat, fsv.nbinds);
 	int w;
 #define PUT(s) do { if ((w = put_str(buf + k, n - (size_t)k, (s))) < 0) return (int)n; k += w; } while (0)
 	PUT(fsv.root_host);
@@ -86,6 +91,8 @@ const char *zv_fsv_decode(const char *s, struct zv_exec_carry *x)
 	s = get_num(s, &v), fsv.emptyfd = (int)v;
 	s = get_num(s, &v), fsv.vrootfd = (int)v;
 	s = get_num(s, &v), fsv_shared_attach((int)v);
+	long dc;
+	s = get_num(s, &dc);
 	s = get_num(s, &v), fsv_have_xattrat = (int)v;
 	s = get_num(s, &nb);
 	s = get_str(s, fsv.root_host, sizeof fsv.root_host);
@@ -118,5 +125,8 @@ const char *zv_fsv_decode(const char *s, struct zv_exec_carry *x)
 	if (fsv.vrootfd != fsv.rootfd)
 		zv_keep_hidden_fd(&fsv.vrootfd);
 	fsv_hooks_on();
+	fsv_dc_load((int)dc); /* after the hidden fds: its entries' join them */
 	return s;
 }
+
+int fsv_dc_saved = -1;

@@ -8,6 +8,15 @@
 
 struct fsv_state fsv ZV_COLD_BSS;
 
+/* Set while an image sets itself up (on the host's stack, where no thread
+ * block is found from rsp): from the view's start or exec state until the
+ * program is loaded (zv_fsv_image_started). */
+int fsv_in_setup;
+
+int fsv_vm_child(void) { return !fsv_in_setup && !zv_current()->is_thread; }
+
+int fsv_vfork_child(void) { return !fsv_in_setup && zv_current()->vfork_child; }
+
 int fsv_pool_add(const char *s, size_t n, uint16_t *off)
 {
 	if (fsv.pool_len + n + 1 > sizeof fsv.pool)

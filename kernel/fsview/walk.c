@@ -62,48 +62,6 @@ void fsv_res_done(struct fsv_res *res)
 
 static const struct fsv_dref none = { FSV_DC_NONE, 0 };
 
-/* The lowest fd number the view's own fds may take (the guest's are below),
- * and the hidden fds' numbers move there. */
-static int fd_floor(void)
-{
-	struct { uint64_t cur, max; } lim;
-	if (zv_sys4(__NR_prlimit64, 0, 7 /* RLIMIT_NOFILE */, NULL, &lim) < 0 || lim.cur < 256)
-		return -1;
-	return (int)(lim.cur > 65536 ? 65536 - 256 : lim.cur - 192);
-}
-
-void fsv_res_high(struct fsv_res *res)
-{
-	if (!res->owned || res->dirfd < 0)
-		return;
-	static int floor;
-	if (!floor)
-		floor = fd_floor();
-	if (floor < 0 || res->dirfd >= floor)
-		return;
-	long fd = zv_sys3(__NR_fcntl, res->dirfd, F_DUPFD_CLOEXEC, floor);
-	if (fd == -EINVAL) /* the limit went down */
-		fd = zv_sys3(__NR_fcntl, res->dirfd, F_DUPFD_CLOEXEC, floor = fd_floor());
-	if (fd >= 0)
-		set_dir(res, (int)fd, 1);
-}
-
-long fsv_copy_path(const char *p, char *out, size_t n)
-{
-	uint64_t a = (uint64_t)p;
-	if (!p || zv_bad_guest_ptr(a))
-		return -EFAULT;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t q = a + i;
-		if (q >= 0x800000000000UL || (q >= ZV_KWIN_START && q < ZV_KWIN_END))
-			return -EFAULT;
-		out[i] = p[i]; /* a fault is the call's EFAULT (the fault guard) */
-		if (!out[i])
-			return 0;
-	}
-	return -ENAMETOOLONG; /* PATH_MAX bytes without a NUL, as the host's getname */
-}
-
 /* The view path of the current directory, learned now if it was not known:
  * 0, or -1 where the view does not reach it (a dirfd from outside). */
 static int need_view(struct fsv_res *res)
@@ -136,6 +94,20 @@ static void view_set(struct fsv_res *res, const char *v, size_t n)
 	memcpy(res->view, v, n);
 	res->view[n] = 0;
 	res->viewlen = n;
+}
+
+/* The view path of name c (n bytes) in the current directory (whose view
+ * path is known) into v (FSV_PATH_MAX bytes): its length, 0 if too long. */
+static size_t child_view(const struct fsv_res *res, const char *c, size_t n, char *v)
+{
+	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
+	if (at + 1 + n >= FSV_PATH_MAX)
+		return 0;
+	memcpy(v, res->view, at);
+	v[at] = '/';
+	memcpy(v + at + 1, c, n);
+	v[at + 1 + n] = 0;
+	return at + 1 + n;
 }
 
 static int in_procfs(struct fsv_res *res, struct walk *w)
@@ -248,33 +220,28 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 	if (w->resolve & FSV_R_BENEATH)
 		w->depth++;
 	/* a bind's mountpoint: only a name some bind ends with can be one */
-	if (fsv_bind_basename(c, n) && need_view(res) == 0) {
-		char v[FSV_PATH_MAX];
-		size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-		if (at + 1 + n < sizeof v) {
-			memcpy(v, res->view, at);
-			v[at] = '/';
-			memcpy(v + at + 1, c, n);
-			const struct fsv_bind *b = fsv_bind_at(v, at + 1 + n);
-			if (b) {
-				if (w->resolve & FSV_R_NO_XDEV)
-					return -EXDEV;
-				if (b->kind == FSV_BIND_FILE)
-					return -ENOTDIR;
-				if (b->kind == FSV_BIND_LINK) {
-					char t[FSV_PATH_MAX];
-					long k = zv_sys4(__NR_readlinkat, b->fd, fsv_str(b->name), t, sizeof t - 1);
-					if (k < 0)
-						return k;
-					t[k] = 0;
-					return splice_as(res, w, t, (size_t)k, 1);
-				}
-				set_dir(res, b->fd, 0);
-				view_set(res, v, at + 1 + n);
-				res->ent = none;
-				w->inproc = b->procfs;
-				return 0;
+	char v[FSV_PATH_MAX];
+	size_t vn;
+	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v))) {
+		const struct fsv_bind *b = fsv_bind_at(v, vn);
+		if (b) {
+			if (w->resolve & FSV_R_NO_XDEV)
+				return -EXDEV;
+			if (b->kind == FSV_BIND_FILE)
+				return -ENOTDIR;
+			if (b->kind == FSV_BIND_LINK) {
+				char t[FSV_PATH_MAX];
+				long k = zv_sys4(__NR_readlinkat, b->fd, fsv_str(b->name), t, sizeof t - 1);
+				if (k < 0)
+					return k;
+				t[k] = 0;
+				return splice_as(res, w, t, (size_t)k, 1);
 			}
+			set_dir(res, b->fd, 0);
+			view_set(res, v, vn);
+			res->ent = none;
+			w->inproc = b->procfs;
+			return 0;
 		}
 	}
 	int inproc = w->inproc;
@@ -337,21 +304,13 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 			fsv_dc_add_link(res->ent, c, n, t, (size_t)k);
 			return splice_as(res, w, t, (size_t)k, 1);
 		}
-		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0) {
+		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 &&
+		    (vn = child_view(res, c, n, v)) && fsv_bind_below(v, vn)) {
 			/* a directory of the view that only holds mountpoints */
-			char v[FSV_PATH_MAX];
-			size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-			if (at + 1 + n < sizeof v && fsv.emptyfd >= 0) {
-				memcpy(v, res->view, at);
-				v[at] = '/';
-				memcpy(v + at + 1, c, n);
-				if (fsv_bind_below(v, at + 1 + n)) {
-					set_dir(res, fsv.emptyfd, 0);
-					view_set(res, v, at + 1 + n);
-					res->ent = none;
-					return 0;
-				}
-			}
+			set_dir(res, fsv.emptyfd, 0);
+			view_set(res, v, vn);
+			res->ent = none;
+			return 0;
 		}
 		if (fd < 0)
 			return fd;
@@ -382,24 +341,19 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			res->name[n] = 0;
 		}
 		res->namelen = n;
-		if (fsv_bind_basename(c, n - !!trailing) && need_view(res) == 0) {
-			char v[FSV_PATH_MAX];
-			size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-			if (at + 1 + n < sizeof v) {
-				memcpy(v, res->view, at);
-				v[at] = '/';
-				memcpy(v + at + 1, c, n - !!trailing);
-				const struct fsv_bind *b = fsv_bind_at(v, at + n - !!trailing + 1);
-				if (b) {
-					res->bind = (int)(b - fsv.binds);
-					if (b->kind == FSV_BIND_DIR) {
-						set_dir(res, b->fd, 0);
-						zv_strlcpy(res->name, ".", sizeof res->name);
-						res->namelen = 1;
-					} else {
-						set_dir(res, b->fd, 0);
-						res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
-					}
+		char v[FSV_PATH_MAX];
+		size_t vn, cn = n - !!trailing;
+		if (fsv_bind_basename(c, cn) && need_view(res) == 0 && (vn = child_view(res, c, cn, v))) {
+			const struct fsv_bind *b = fsv_bind_at(v, vn);
+			if (b) {
+				res->bind = (int)(b - fsv.binds);
+				if (b->kind == FSV_BIND_DIR) {
+					set_dir(res, b->fd, 0);
+					zv_strlcpy(res->name, ".", sizeof res->name);
+					res->namelen = 1;
+				} else {
+					set_dir(res, b->fd, 0);
+					res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
 				}
 			}
 		}
@@ -413,53 +367,41 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			return r;
 		goto self;
 	}
-	if (fsv_bind_basename(c, n) && need_view(res) == 0) {
-		char v[FSV_PATH_MAX];
-		size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-		if (at + 1 + n < sizeof v) {
-			memcpy(v, res->view, at);
-			v[at] = '/';
-			memcpy(v + at + 1, c, n);
-			const struct fsv_bind *b = fsv_bind_at(v, at + 1 + n);
-			if (b && b->kind == FSV_BIND_DIR) {
-				res->bind = (int)(b - fsv.binds);
-				set_dir(res, b->fd, 0);
-				view_set(res, v, at + 1 + n);
-				res->ent = none;
-				goto self;
-			}
-			if (b) {
-				res->bind = (int)(b - fsv.binds);
-				set_dir(res, b->fd, 0);
-				res->ent = none;
-				res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
-				res->last = b->kind == FSV_BIND_FILE ? FSV_LAST_NOLINK : FSV_LAST_UNKNOWN;
-				return 0;
-			}
+	char v[FSV_PATH_MAX];
+	size_t vn;
+	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v))) {
+		const struct fsv_bind *b = fsv_bind_at(v, vn);
+		if (b && b->kind == FSV_BIND_DIR) {
+			res->bind = (int)(b - fsv.binds);
+			set_dir(res, b->fd, 0);
+			view_set(res, v, vn);
+			res->ent = none;
+			goto self;
+		}
+		if (b) {
+			res->bind = (int)(b - fsv.binds);
+			set_dir(res, b->fd, 0);
+			res->ent = none;
+			res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
+			res->last = b->kind == FSV_BIND_FILE ? FSV_LAST_NOLINK : FSV_LAST_UNKNOWN;
+			return 0;
 		}
 	}
 	memcpy(res->name, c, n);
 	res->name[n] = 0;
 	res->namelen = n;
 	/* a directory of the view that only holds mountpoints, which the root lacks */
-	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0) {
-		char v[FSV_PATH_MAX];
-		size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-		if (at + 1 + n < sizeof v) {
-			memcpy(v, res->view, at);
-			v[at] = '/';
-			memcpy(v + at + 1, c, n);
-			long fd = -1;
-			if (fsv_bind_below(v, at + 1 + n) &&
-			    (fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0)) == -ENOENT) {
-				set_dir(res, fsv.emptyfd, 0);
-				view_set(res, v, at + 1 + n);
-				res->ent = none;
-				goto self;
-			}
-			if (fd >= 0)
-				zv_close((int)fd);
+	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v)) &&
+	    fsv_bind_below(v, vn)) {
+		long fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd == -ENOENT) {
+			set_dir(res, fsv.emptyfd, 0);
+			view_set(res, v, vn);
+			res->ent = none;
+			goto self;
 		}
+		if (fd >= 0)
+			zv_close((int)fd);
 	}
 	/* root and exe in a pid's directory of /proc are the view's */
 	if (w->inproc != 0 && fsv_proc_magic_name(c, n) && need_view(res) == 0 &&
@@ -622,33 +564,10 @@ long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct
 	} else {
 		set_dir(res, dirfd, 0);
 		res->viewlen = (size_t)-1;
+		if (dirfd == AT_FDCWD && res->dc)
+			fsv_cwd_start(res); /* from the working directory's entry, when it has one */
 	}
 	return walk(res, w);
-}
-
-int fsv_simple_name(const char *p)
-{
-	size_t n = 0;
-	for (; p[n]; n++)
-		if (p[n] == '/')
-			return 0;
-	if (!n || (p[0] == '.' && (n == 1 || (n == 2 && p[1] == '.'))))
-		return 0;
-	return n <= NAME_MAX && !fsv_bind_basename(p, n) && !fsv_glue_name(p, n) && !fsv_proc_magic_name(p, n);
-}
-
-void fsv_res_direct(struct fsv_res *res, int dirfd, const char *name)
-{
-	res->dirfd = dirfd;
-	res->owned = 0;
-	res->bind = -1;
-	res->links = 0;
-	res->last = FSV_LAST_UNKNOWN;
-	res->begun = 0;
-	res->dc = 0;
-	res->ent = none;
-	res->viewlen = (size_t)-1;
-	res->namelen = zv_strlcpy(res->name, name, sizeof res->name);
 }
 
 long fsv_follow_last(struct fsv_res *res, const char *target, int mode, unsigned resolve)
@@ -678,51 +597,3 @@ long fsv_follow_last(struct fsv_res *res, const char *target, int mode, unsigned
 	return walk(res, w);
 }
 
-int fsv_magic_last(struct fsv_res *res, const char *target)
-{
-	if (target[0] != '/' && !zv_strchr(target, ':'))
-		return 0;
-	if (res->viewlen != (size_t)-1 && res->viewlen) {
-		for (int i = 0; i < fsv.nbinds; i++) {
-			const char *g = fsv_str(fsv.binds[i].guest);
-			size_t gn = zv_strlen(g);
-			if (fsv.binds[i].procfs && res->viewlen > gn && !memcmp(res->view, g, gn) &&
-			    res->view[gn] == '/')
-				return 1;
-		}
-		return 0;
-	}
-	struct { long type; long rest[15]; } sfs;
-	return zv_sys2(__NR_fstatfs, res->dirfd, &sfs) == 0 && sfs.type == PROC_SUPER_MAGIC;
-}
-
-long fsv_past_link(struct fsv_res *res, const char *t, int mode, unsigned resolve)
-{
-	if (fsv_magic_last(res, t)) {
-		if (resolve & (FSV_R_NO_MAGICLINKS | FSV_R_NO_SYMLINKS))
-			return -ELOOP;
-		if (resolve & (FSV_R_BENEATH | FSV_R_IN_ROOT))
-			return -EXDEV;
-		res->last = FSV_LAST_MAGIC; /* the host follows it: an object the process holds */
-		return 0;
-	}
-	return fsv_follow_last(res, t, mode, resolve);
-}
-
-long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
-{
-	while (res->last == FSV_LAST_UNKNOWN) {
-		char t[FSV_PATH_MAX];
-		long k = zv_sys4(__NR_readlinkat, res->dirfd, res->name, t, sizeof t - 1);
-		if (k < 0) {
-			if (k == -EINVAL)
-				res->last = FSV_LAST_NOLINK;
-			return 0; /* missing or unreadable: the call's own answer */
-		}
-		t[k] = 0;
-		long r = fsv_past_link(res, t, mode, resolve);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}

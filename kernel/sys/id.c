@@ -4,7 +4,7 @@
  * Linux; each thread caches its own, dropped by its setuid-family calls).
  * A process that enters or creates a user namespace stops caching ids: its
  * uid can change when another process writes its uid_map. Virtual ids
- * (zv_proc.cred_virtual, struct zv_cred) are never dropped: they are the
+ * (zv_proc.cred_virtual, struct zv_creds) are never dropped: they are the
  * answer.
  *
  * getppid is not cached: the parent may exit and the process be reparented
@@ -30,7 +30,7 @@ static int load_ids(struct zv_thread *t)
 	uint32_t r[3], g[3];
 	if (zv_sys3(__NR_getresuid, &r[0], &r[1], &r[2]) < 0 || zv_sys3(__NR_getresgid, &g[0], &g[1], &g[2]) < 0)
 		return 0;
-	struct zv_cred *c = &t->cred;
+	struct zv_creds *c = &t->cred;
 	c->uid = r[0];
 	c->euid = c->fsuid = r[1];
 	c->suid = r[2];
@@ -48,10 +48,10 @@ long zv_sys_id_get(struct zv_call *c)
 	long nr = c->nr;
 	if (!t->cred_valid && !load_ids(t))
 		return zv_host_call(t, nr, 0, 0, 0, 0, 0, 0);
-	switch (nr) {
-	case __NR_getuid: return t->cred.uid;
-	case __NR_geteuid: return t->cred.euid;
-	case __NR_getgid: return t->cred.gid;
+	switch (zv_row(nr)->cred) {
+	case ZV_CRED_UID: return t->cred.uid;
+	case ZV_CRED_EUID: return t->cred.euid;
+	case ZV_CRED_GID: return t->cred.gid;
 	default: return t->cred.egid;
 	}
 }
@@ -67,7 +67,8 @@ long zv_sys_id_set(struct zv_call *c)
 	if (zv_proc.cred_virtual)
 		return r;
 	t->cred_valid = 0;
-	if ((nr == __NR_unshare && (a[0] & CLONE_NEWUSER)) || nr == __NR_setns)
+	int userns = zv_row(nr)->userns;
+	if ((userns == ZV_USERNS_FLAG0 && (a[0] & CLONE_NEWUSER)) || userns == ZV_USERNS_MAY)
 		zv_proc.no_cred_cache = 1;
 	return r;
 }

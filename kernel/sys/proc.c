@@ -191,6 +191,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * another process: it shares this memory but not the thread count,
 	 * and its block is freed here, not reused from the dead list. */
 	c->is_thread = (flags & CLONE_THREAD) != 0;
+	c->vfork_child = !c->is_thread && shares_stack;
 	if (!c->is_thread && !shares_stack)
 		zv_sudoff_shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)

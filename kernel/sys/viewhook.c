@@ -7,7 +7,7 @@
 
 long (*zv_view_lookup)(const char *path, int nofollow, struct zv_at *at);
 long (*zv_view_guest_path)(const char *host, char *out, size_t n);
-int (*zv_view_mounts)(int info, const char *raw, size_t len, struct zv_pv_buf *out);
+int (*zv_view_mounts)(int info, const char *raw, size_t len, zv_view_put *put, void *ctx);
 
 long zv_at_lookup(const char *path, int nofollow, struct zv_at *at)
 {

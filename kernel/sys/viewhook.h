@@ -28,10 +28,11 @@ extern long (*zv_view_lookup)(const char *path, int nofollow, struct zv_at *at);
 extern long (*zv_view_guest_path)(const char *host, char *out, size_t n);
 
 /* /proc/self/mountinfo (info) or mounts as the guest sees them, from the
- * host's text raw (len bytes), into out (sys/procview.h); 0 or -ENOMEM.
- * Set, procview serves those files through it. */
-struct zv_pv_buf;
-extern int (*zv_view_mounts)(int info, const char *raw, size_t len, struct zv_pv_buf *out);
+ * host's text raw (len bytes), given piece by piece to put(ctx, s, n)
+ * (which returns 0 or -ENOMEM); 0 or -ENOMEM. Set, procview serves those
+ * files through it. */
+typedef int zv_view_put(void *ctx, const char *s, size_t n);
+extern int (*zv_view_mounts)(int info, const char *raw, size_t len, zv_view_put *put, void *ctx);
 
 /* The lookup with or without the view. */
 long zv_at_lookup(const char *path, int nofollow, struct zv_at *at);

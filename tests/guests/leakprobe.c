@@ -136,6 +136,35 @@ static void probe_opens(void)
 	  unlink("/r/dir/new"); done(&v); }
 }
 
+/* /proc's links name the guest's paths, and nothing past the length a
+ * readlink returns is written (the host's longer path must not be there). */
+static void proc_links(struct verdict *v)
+{
+	static const char *const links[][2] = {
+		{ "/proc/self/cwd", "/r" }, { "/proc/self/root", "/" }, { "/proc/self/exe", "/r/prog" },
+		{ "/proc/thread-self/cwd", "/r" },
+	};
+	char buf[512];
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		memset(buf, 'Z', sizeof buf);
+		long n = readlinkat(AT_FDCWD, links[i][0], buf, sizeof buf);
+		size_t want = strlen(links[i][1]);
+		int tail = 1;
+		for (size_t k = n > 0 ? (size_t)n : 0; k < sizeof buf; k++)
+			tail &= buf[k] == 'Z';
+		if ((n != (long)want || memcmp(buf, links[i][1], want) || !tail) && !v->why[0])
+			snprintf(v->why, sizeof v->why, "LEAK through %s: %.*s", links[i][0], n > 0 ? (int)n : 0, buf);
+	}
+	int fd = open("/r/file", O_RDONLY);
+	snprintf(buf, sizeof buf, "/proc/self/fd/%d", fd);
+	char got[512];
+	memset(got, 'Z', sizeof got);
+	long n = readlink(buf, got, sizeof got);
+	if ((n != 7 || memcmp(got, "/r/file", 7) || got[7] != 'Z') && !v->why[0])
+		snprintf(v->why, sizeof v->why, "LEAK through %s: %.*s", buf, n > 0 ? (int)n : 0, got);
+	close(fd);
+}
+
 static void probe_stats(void)
 {
 	struct stat st;
@@ -165,7 +194,9 @@ static void probe_stats(void)
 	  	snprintf(v.why, sizeof v.why, "FAIL: /r/link reads %.*s", (int)n, buf);
 	  done(&v); }
 	{ V("readlinkat"); EACH(HN, nhn) leak(&v, p, readlinkat(AT_FDCWD, p, buf, sizeof buf));
-	  expect(&v, readlinkat(rootdir_fd, "link", buf, sizeof buf), 0, 0); done(&v); }
+	  expect(&v, readlinkat(rootdir_fd, "link", buf, sizeof buf), 0, 0);
+	  proc_links(&v);
+	  done(&v); }
 }
 
 /* Calls that change things: the test checks HOSTDIR is as it was after. */

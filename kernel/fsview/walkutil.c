@@ -1,0 +1,137 @@
+/* The resolver's small pieces around the walk (walk.c): its own fds kept
+ * out of the guest's way, the guest's path copied in, names the host may
+ * look up alone, and the last component found to be a symlink: followed by
+ * the walk, or left to the host when it is one of /proc's magic links. */
+#include "fsview/fsview.h"
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/kmem.h"
+#include <linux/fcntl.h>
+#include <linux/limits.h>
+#include <linux/magic.h>
+
+/* The lowest fd number the view's own fds may take (the guest's are below),
+ * and the hidden fds' numbers move there. */
+static int fd_floor(void)
+{
+	long top = zv_hidden_fd_top(); /* below the usual limit: a long fd table costs every fork */
+	return top < 256 ? -1 : (int)top - 192;
+}
+
+int fsv_fd_high(int fd, int cloexec)
+{
+	static int floor;
+	if (!floor)
+		floor = fd_floor();
+	if (floor < 0 || fd >= floor)
+		return fd;
+	int cmd = cloexec ? F_DUPFD_CLOEXEC : F_DUPFD;
+	long hi = zv_sys3(__NR_fcntl, fd, cmd, floor);
+	if (hi == -EINVAL) /* the limit went down */
+		hi = zv_sys3(__NR_fcntl, fd, cmd, floor = fd_floor());
+	if (hi < 0)
+		return fd;
+	zv_close(fd);
+	return (int)hi;
+}
+
+void fsv_res_high(struct fsv_res *res)
+{
+	if (res->owned && res->dirfd >= 0)
+		res->dirfd = fsv_fd_high(res->dirfd, 1);
+}
+
+long fsv_copy_path(const char *p, char *out, size_t n)
+{
+	uint64_t a = (uint64_t)p;
+	if (!p || zv_bad_guest_ptr(a))
+		return -EFAULT;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t q = a + i;
+		if (q >= 0x800000000000UL || (q >= ZV_KWIN_START && q < ZV_KWIN_END))
+			return -EFAULT;
+		out[i] = p[i]; /* a fault is the call's EFAULT (the fault guard) */
+		if (!out[i])
+			return 0;
+	}
+	return -ENAMETOOLONG; /* PATH_MAX bytes without a NUL, as the host's getname */
+}
+
+int fsv_simple_name(const char *p)
+{
+	size_t n = 0;
+	for (; p[n]; n++)
+		if (p[n] == '/')
+			return 0;
+	if (!n || (p[0] == '.' && (n == 1 || (n == 2 && p[1] == '.'))))
+		return 0;
+	return n <= NAME_MAX && !fsv_bind_basename(p, n) && !fsv_glue_name(p, n) && !fsv_proc_magic_name(p, n);
+}
+
+void fsv_res_direct(struct fsv_res *res, int dirfd, const char *name)
+{
+	res->dirfd = dirfd;
+	res->owned = 0;
+	res->bind = -1;
+	res->links = 0;
+	res->last = FSV_LAST_UNKNOWN;
+	res->begun = 0;
+	res->dc = 0;
+	res->ent = (struct fsv_dref){ FSV_DC_NONE, 0 };
+	res->viewlen = (size_t)-1;
+	res->namelen = zv_strlcpy(res->name, name, sizeof res->name);
+}
+
+int fsv_magic_last(struct fsv_res *res, const char *target)
+{
+	if (target[0] != '/' && !zv_strchr(target, ':'))
+		return 0;
+	if (res->viewlen != (size_t)-1 && res->viewlen) {
+		for (int i = 0; i < fsv.nbinds; i++) {
+			const char *g = fsv_str(fsv.binds[i].guest);
+			size_t gn = zv_strlen(g);
+			if (fsv.binds[i].procfs && res->viewlen > gn && !memcmp(res->view, g, gn) &&
+			    res->view[gn] == '/')
+				return 1;
+		}
+		return 0;
+	}
+	struct { long type; long rest[15]; } sfs;
+	return zv_sys2(__NR_fstatfs, res->dirfd, &sfs) == 0 && sfs.type == PROC_SUPER_MAGIC;
+}
+
+long fsv_past_link(struct fsv_res *res, const char *t, int mode, unsigned resolve)
+{
+	if (fsv_magic_last(res, t)) {
+		if (resolve & (FSV_R_NO_MAGICLINKS | FSV_R_NO_SYMLINKS))
+			return -ELOOP;
+		if (resolve & (FSV_R_BENEATH | FSV_R_IN_ROOT))
+			return -EXDEV;
+		res->last = FSV_LAST_MAGIC; /* the host follows it: an object the process holds */
+		return 0;
+	}
+	return fsv_follow_last(res, t, mode, resolve);
+}
+
+long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
+{
+	if (res->last == FSV_LAST_UNKNOWN && fsv_dc_hinted(res->ent, res->name, res->namelen))
+		res->last = FSV_LAST_NOLINK; /* a stat of it just said so */
+	while (res->last == FSV_LAST_UNKNOWN) {
+		char t[FSV_PATH_MAX];
+		long k = zv_sys4(__NR_readlinkat, res->dirfd, res->name, t, sizeof t - 1);
+		if (k < 0) {
+			if (k == -EINVAL) {
+				res->last = FSV_LAST_NOLINK;
+				fsv_dc_hint(res->ent, res->name, res->namelen);
+			}
+			return 0; /* missing or unreadable: the call's own answer */
+		}
+		t[k] = 0;
+		long r = fsv_past_link(res, t, mode, resolve);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
