@@ -251,11 +251,11 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
 	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
+	if (zv_fsv_on())
+		zv_sitecache_keep_dir(); /* zvisor's own, not the guest's HOME */
 	int st = zv_fakeid_start(envp, fsv_opts.root); /* --fake-root, --ids: the database beside the root */
 	if (st)
 		zv_exit_group(st);
-	if (zv_fsv_on())
-		zv_sitecache_keep_dir(); /* zvisor's own, not the guest's HOME */
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);
@@ -336,9 +336,9 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, &initial_mask, 8);
 
 	zv_fsv_register(); /* its exec state field */
-	zv_fakeid_register();
 	/* the site cache's directory, kept across exec under a root (fsview) */
 	zv_exec_state_field('C', zv_sitecache_encode_dir, zv_sitecache_decode_dir);
+	zv_fakeid_register();
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)

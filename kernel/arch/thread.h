@@ -27,7 +27,7 @@
  * NGROUPS_MAX, is 65536: a longer list is refused with EINVAL). */
 #define ZV_CRED_GROUPS 32
 
-struct zv_cred {
+struct zv_creds {
 	uint32_t uid, euid, suid, fsuid;
 	uint32_t gid, egid, sgid, fsgid;
 	/* the rest is kept for virtual credentials only */
@@ -82,7 +82,7 @@ struct zv_thread {
 	} gsud;
 	/* Last, the large and rarely written: the fields above, which every
 	 * call may write, then share one page, which a fork copies once. */
-	struct zv_cred cred;           /* its ids: the host's, cached, or virtual (above) */
+	struct zv_creds cred;           /* its ids: the host's, cached, or virtual (above) */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	zv_siginfo pending_info[65];

@@ -14,7 +14,7 @@
 
 struct zv_fakeid zv_fid = { .xattrat = -1, .db_fd = -1 };
 static const char *db_path;     /* --fake-db */
-static struct zv_cred carried;  /* the exec'ing thread's, for the new image's first */
+static struct zv_creds carried;  /* the exec'ing thread's, for the new image's first */
 static int have_carried;
 
 /* --fake-root: uid and gid 0. */
@@ -60,9 +60,9 @@ static uint32_t start_ngroups;
 /* The credentials a run starts with: the identity in every id, root's
  * capabilities for uid 0 (the host's bounding set), the host's groups
  * through the id map. */
-void zv_fid_start_cred(struct zv_cred *c)
+void zv_fid_start_cred(struct zv_creds *c)
 {
-	*c = (struct zv_cred){ 0 };
+	*c = (struct zv_creds){ 0 };
 	c->uid = c->euid = c->suid = c->fsuid = zv_fid.uid;
 	c->gid = c->egid = c->sgid = c->fsgid = zv_fid.gid;
 	c->cap_bnd = zv_fid.cap_bnd;
@@ -188,7 +188,7 @@ static int encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	if (!zv_fid.on)
 		return -1;
-	const struct zv_cred *c = &zv_current()->cred;
+	const struct zv_creds *c = &zv_current()->cred;
 	int k = zv_snprintf(buf, n, "%x.%x.%x.%x.%x.%x.%x.%lx.%x.%x.%x.%x.%x.%x.%x.%x.%x.%x.%lx.%lx.%lx.%lx.%lx.%x.%x",
 			    zv_fid.db_only, zv_fid.no_new_privs, zv_fid.uid, zv_fid.gid, zv_fid.host_uid, zv_fid.host_gid,
 			    zv_fid.last_cap + 1, (unsigned long)zv_fid.cap_bnd, zv_fid.db_fd + 1, c->uid,
@@ -210,7 +210,7 @@ static uint64_t next(const char **s)
 
 static const char *decode(const char *s, struct zv_exec_carry *x)
 {
-	struct zv_cred *c = &carried;
+	struct zv_creds *c = &carried;
 	zv_fid.on = 1;
 	zv_fid.db_only = (int)next(&s);
 	zv_fid.no_new_privs = (int)next(&s);
@@ -288,7 +288,7 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 /* AT_UID, AT_EUID, AT_GID, AT_EGID and AT_SECURE of the new image. */
 static uint64_t aux(uint64_t type, uint64_t value)
 {
-	const struct zv_cred *c = image_thread ? &image_thread->cred : NULL;
+	const struct zv_creds *c = image_thread ? &image_thread->cred : NULL;
 	if (!c)
 		return value;
 	switch (type) {
@@ -306,7 +306,7 @@ static int status_line(struct zv_thread *o, const char *line, size_t kl, char *b
 {
 	if (!o || !o->cred_valid)
 		return 0;
-	const struct zv_cred *c = &o->cred;
+	const struct zv_creds *c = &o->cred;
 #define KEY(k) (kl == sizeof k - 1 && !memcmp(line, k, kl))
 	if (KEY("Uid:"))
 		return zv_snprintf(buf, size, "Uid:\t%u\t%u\t%u\t%u", c->uid, c->euid, c->suid, c->fsuid);
@@ -319,11 +319,11 @@ static int status_line(struct zv_thread *o, const char *line, size_t kl, char *b
 		return k + zv_snprintf(buf + k, size - k, " ");
 	}
 	static const struct { const char *key; size_t off; } caps[] = {
-		{ "CapInh:", __builtin_offsetof(struct zv_cred, cap_inh) },
-		{ "CapPrm:", __builtin_offsetof(struct zv_cred, cap_prm) },
-		{ "CapEff:", __builtin_offsetof(struct zv_cred, cap_eff) },
-		{ "CapBnd:", __builtin_offsetof(struct zv_cred, cap_bnd) },
-		{ "CapAmb:", __builtin_offsetof(struct zv_cred, cap_amb) },
+		{ "CapInh:", __builtin_offsetof(struct zv_creds, cap_inh) },
+		{ "CapPrm:", __builtin_offsetof(struct zv_creds, cap_prm) },
+		{ "CapEff:", __builtin_offsetof(struct zv_creds, cap_eff) },
+		{ "CapBnd:", __builtin_offsetof(struct zv_creds, cap_bnd) },
+		{ "CapAmb:", __builtin_offsetof(struct zv_creds, cap_amb) },
 	};
 	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
 		if (kl == 7 && !memcmp(line, caps[i].key, 7))

@@ -15,7 +15,7 @@
 #include <linux/stat.h>
 
 /* The bits a fake root adds to a new file's mode on the host. */
-uint32_t zv_fid_keep_bits(const struct zv_cred *c, uint32_t type)
+uint32_t zv_fid_keep_bits(const struct zv_creds *c, uint32_t type)
 {
 	if (!zv_fid_capable(c, CAP_DAC_OVERRIDE))
 		return 0;
@@ -25,7 +25,7 @@ uint32_t zv_fid_keep_bits(const struct zv_cred *c, uint32_t type)
 /* The file just made at (dirfd, path, flags) by a call that asked for
  * mode and got lacks more on the host: its record. dev: a device node's
  * type and number in place of the host's regular file, or NULL. */
-long zv_fid_created(const struct zv_cred *c, int dirfd, const char *path, int flags, uint32_t lacks,
+long zv_fid_created(const struct zv_creds *c, int dirfd, const char *path, int flags, uint32_t lacks,
 		    const struct zv_fid_rec *dev)
 {
 	struct zv_fid_stat host;
@@ -42,14 +42,14 @@ long zv_fid_created(const struct zv_cred *c, int dirfd, const char *path, int fl
 }
 
 /* Whether a file made by c with the bits lacks added needs a record. */
-static int needs_record(const struct zv_cred *c, uint32_t lacks)
+static int needs_record(const struct zv_creds *c, uint32_t lacks)
 {
 	return lacks || c->fsuid != zv_fid.uid || c->fsgid != zv_fid.gid;
 }
 
 long zv_fid_create_call(struct zv_call *call)
 {
-	const struct zv_cred *c = &call->t->cred;
+	const struct zv_creds *c = &call->t->cred;
 	long a[6];
 	memcpy(a, call->a, sizeof a);
 	int dirfd = AT_FDCWD, pi = 0, mi = -1, oflags = O_CREAT | O_EXCL;

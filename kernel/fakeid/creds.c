@@ -1,6 +1,6 @@
 /* The host kernel's rules for changing credentials (kernel/sys.c,
  * kernel/groups.c, security/commoncap.c), applied to a virtual struct
- * zv_cred: who may set which ids, what a uid change does to the
+ * zv_creds: who may set which ids, what a uid change does to the
  * capabilities, what capset and the capability prctls allow, and what an
  * exec makes of them. Pure functions: the calls' handlers (idcalls.c)
  * copy to and from the guest. */
@@ -15,12 +15,12 @@
 #define CAP_FS_SET (BIT(CAP_CHOWN) | BIT(CAP_MKNOD) | BIT(CAP_DAC_OVERRIDE) | BIT(CAP_DAC_READ_SEARCH) | \
 		    BIT(CAP_FOWNER) | BIT(CAP_FSETID) | BIT(CAP_LINUX_IMMUTABLE) | BIT(CAP_MAC_OVERRIDE))
 
-int zv_fid_capable(const struct zv_cred *c, int cap)
+int zv_fid_capable(const struct zv_creds *c, int cap)
 {
 	return (c->cap_eff >> cap) & 1;
 }
 
-int zv_fid_in_group(const struct zv_cred *c, uint32_t gid)
+int zv_fid_in_group(const struct zv_creds *c, uint32_t gid)
 {
 	if (gid == c->fsgid)
 		return 1;
@@ -32,7 +32,7 @@ int zv_fid_in_group(const struct zv_cred *c, uint32_t gid)
 
 /* What a change of uids from old to c does to the capabilities, unless
  * SECBIT_NO_SETUID_FIXUP (cap_emulate_setxuid and the fsuid rule). */
-static void fix_caps(struct zv_cred *c, const struct zv_cred *old, int fs_only)
+static void fix_caps(struct zv_creds *c, const struct zv_creds *old, int fs_only)
 {
 	if (old->securebits & SECBIT_NO_SETUID_FIXUP)
 		return;
@@ -56,21 +56,21 @@ static void fix_caps(struct zv_cred *c, const struct zv_cred *old, int fs_only)
 }
 
 /* The uid calls and the gid calls follow the same rules on their four ids
- * (real, effective, saved, fs: consecutive in struct zv_cred), with
+ * (real, effective, saved, fs: consecutive in struct zv_creds), with
  * CAP_SETUID or CAP_SETGID; only uid changes move capabilities. */
 enum { R, E, S, FS };
 
-static uint32_t *ids_of(struct zv_cred *c, int gid)
+static uint32_t *ids_of(struct zv_creds *c, int gid)
 {
 	return gid ? &c->gid : &c->uid;
 }
 
-static int may(const struct zv_cred *c, int gid)
+static int may(const struct zv_creds *c, int gid)
 {
 	return zv_fid_capable(c, gid ? CAP_SETGID : CAP_SETUID);
 }
 
-static long changed(struct zv_cred *c, const struct zv_cred *old, int gid)
+static long changed(struct zv_creds *c, const struct zv_creds *old, int gid)
 {
 	if (!gid)
 		fix_caps(c, old, 0);
@@ -78,12 +78,12 @@ static long changed(struct zv_cred *c, const struct zv_cred *old, int gid)
 }
 
 /* setuid, setgid */
-long zv_fid_set_id(struct zv_cred *c, int gid, uint32_t v)
+long zv_fid_set_id(struct zv_creds *c, int gid, uint32_t v)
 {
 	uint32_t *id = ids_of(c, gid);
 	if (v == NONE)
 		return -EINVAL;
-	struct zv_cred old = *c;
+	struct zv_creds old = *c;
 	if (may(c, gid))
 		id[R] = id[S] = v;
 	else if (v != id[R] && v != id[S])
@@ -93,7 +93,7 @@ long zv_fid_set_id(struct zv_cred *c, int gid, uint32_t v)
 }
 
 /* setreuid, setregid */
-long zv_fid_set_reid(struct zv_cred *c, int gid, uint32_t r, uint32_t e)
+long zv_fid_set_reid(struct zv_creds *c, int gid, uint32_t r, uint32_t e)
 {
 	uint32_t *id = ids_of(c, gid), o[3] = { id[R], id[E], id[S] };
 	int cap = may(c, gid);
@@ -101,7 +101,7 @@ long zv_fid_set_reid(struct zv_cred *c, int gid, uint32_t r, uint32_t e)
 		return -EPERM;
 	if (e != NONE && e != o[R] && e != o[E] && e != o[S] && !cap)
 		return -EPERM;
-	struct zv_cred old = *c;
+	struct zv_creds old = *c;
 	if (r != NONE)
 		id[R] = r;
 	if (e != NONE)
@@ -118,14 +118,14 @@ static int is_new(uint32_t v, const uint32_t *o)
 }
 
 /* setresuid, setresgid */
-long zv_fid_set_resid(struct zv_cred *c, int gid, uint32_t r, uint32_t e, uint32_t s)
+long zv_fid_set_resid(struct zv_creds *c, int gid, uint32_t r, uint32_t e, uint32_t s)
 {
 	uint32_t *id = ids_of(c, gid);
 	if ((r == NONE || r == id[R]) && (e == NONE || (e == id[E] && e == id[FS])) && (s == NONE || s == id[S]))
 		return 0;
 	if ((is_new(r, id) || is_new(e, id) || is_new(s, id)) && !may(c, gid))
 		return -EPERM;
-	struct zv_cred old = *c;
+	struct zv_creds old = *c;
 	if (r != NONE)
 		id[R] = r;
 	if (e != NONE)
@@ -137,12 +137,12 @@ long zv_fid_set_resid(struct zv_cred *c, int gid, uint32_t r, uint32_t e, uint32
 }
 
 /* setfsuid, setfsgid: the old fs id, whether or not it changed. */
-long zv_fid_set_fsid(struct zv_cred *c, int gid, uint32_t fs)
+long zv_fid_set_fsid(struct zv_creds *c, int gid, uint32_t fs)
 {
 	uint32_t *id = ids_of(c, gid), was = id[FS];
 	if (fs == NONE || fs == was || !(fs == id[R] || fs == id[E] || fs == id[S] || may(c, gid)))
 		return was;
-	struct zv_cred old = *c;
+	struct zv_creds old = *c;
 	id[FS] = fs;
 	if (!gid)
 		fix_caps(c, &old, 1);
@@ -150,7 +150,7 @@ long zv_fid_set_fsid(struct zv_cred *c, int gid, uint32_t fs)
 }
 
 /* The list sorted, as the host keeps it (groups_sort). */
-void zv_fid_set_groups(struct zv_cred *c, const uint32_t *g, uint32_t n)
+void zv_fid_set_groups(struct zv_creds *c, const uint32_t *g, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t v = g[i], j = i;
@@ -161,7 +161,7 @@ void zv_fid_set_groups(struct zv_cred *c, const uint32_t *g, uint32_t n)
 	c->ngroups = n;
 }
 
-long zv_fid_capset(struct zv_cred *c, uint64_t eff, uint64_t prm, uint64_t inh)
+long zv_fid_capset(struct zv_creds *c, uint64_t eff, uint64_t prm, uint64_t inh)
 {
 	if (!zv_fid_capable(c, CAP_SETPCAP) && (inh & ~(c->cap_inh | c->cap_prm)))
 		return -EPERM;
@@ -179,7 +179,7 @@ long zv_fid_capset(struct zv_cred *c, uint64_t eff, uint64_t prm, uint64_t inh)
 }
 
 /* The prctls of capabilities and securebits; -ENOSYS for other options. */
-long zv_fid_prctl(struct zv_cred *c, long op, unsigned long a2, unsigned long a3, unsigned long a4,
+long zv_fid_prctl(struct zv_creds *c, long op, unsigned long a2, unsigned long a3, unsigned long a4,
 		  unsigned long a5)
 {
 	int valid = a2 <= (unsigned long)zv_fid.last_cap;
@@ -242,9 +242,9 @@ long zv_fid_prctl(struct zv_cred *c, long op, unsigned long a2, unsigned long a3
  * sgid_ok: the set-user-ID and set-group-ID bits may apply (no nosuid
  * mount, no no_new_privs, an owner the id map knows). Returns AT_SECURE.
  * Files carry no capabilities here. */
-int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok)
+int zv_fid_exec(struct zv_creds *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok)
 {
-	struct zv_cred old = *c;
+	struct zv_creds old = *c;
 	if (suid_ok && (mode & 04000))
 		c->euid = uid;
 	if (sgid_ok && (mode & 02010) == 02010)

@@ -2,7 +2,7 @@
  * the owners, modes and device numbers it gives files are kept with each
  * file and shown by stat (docs/DESIGN.md, "Virtual ids and ownership").
  *   config.c    the options, the identity, what crosses execve, the hooks
- *   creds.c     the host's rules for changing credentials, on a zv_cred
+ *   creds.c     the host's rules for changing credentials, on a zv_creds
  *   idcalls.c   the id calls: get*, set*, getgroups, capget, capset, prctl
  *   record.c    a file's record and its text (user.containers.override_stat)
  *   xattr.c     records in the file's extended attribute
@@ -79,23 +79,23 @@ struct zv_fid_stat {
 };
 
 /* creds.c */
-int zv_fid_capable(const struct zv_cred *c, int cap);
-int zv_fid_in_group(const struct zv_cred *c, uint32_t gid);
+int zv_fid_capable(const struct zv_creds *c, int cap);
+int zv_fid_in_group(const struct zv_creds *c, uint32_t gid);
 /* the uid calls (gid 0) and the gid calls (gid 1) */
-long zv_fid_set_id(struct zv_cred *c, int gid, uint32_t v);
-long zv_fid_set_reid(struct zv_cred *c, int gid, uint32_t r, uint32_t e);
-long zv_fid_set_resid(struct zv_cred *c, int gid, uint32_t r, uint32_t e, uint32_t s);
-long zv_fid_set_fsid(struct zv_cred *c, int gid, uint32_t fs);
-void zv_fid_set_groups(struct zv_cred *c, const uint32_t *g, uint32_t n);
-long zv_fid_capset(struct zv_cred *c, uint64_t eff, uint64_t prm, uint64_t inh);
-long zv_fid_prctl(struct zv_cred *c, long op, unsigned long a2, unsigned long a3, unsigned long a4,
+long zv_fid_set_id(struct zv_creds *c, int gid, uint32_t v);
+long zv_fid_set_reid(struct zv_creds *c, int gid, uint32_t r, uint32_t e);
+long zv_fid_set_resid(struct zv_creds *c, int gid, uint32_t r, uint32_t e, uint32_t s);
+long zv_fid_set_fsid(struct zv_creds *c, int gid, uint32_t fs);
+void zv_fid_set_groups(struct zv_creds *c, const uint32_t *g, uint32_t n);
+long zv_fid_capset(struct zv_creds *c, uint64_t eff, uint64_t prm, uint64_t inh);
+long zv_fid_prctl(struct zv_creds *c, long op, unsigned long a2, unsigned long a3, unsigned long a4,
 		  unsigned long a5);
-int zv_fid_exec(struct zv_cred *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok);
+int zv_fid_exec(struct zv_creds *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok);
 
 /* config.c */
 uint32_t zv_fid_guest_uid(uint32_t host);
 uint32_t zv_fid_guest_gid(uint32_t host);
-void zv_fid_start_cred(struct zv_cred *c);
+void zv_fid_start_cred(struct zv_creds *c);
 
 /* record.c */
 #define ZV_FID_XATTR "user.containers.override_stat"
@@ -143,8 +143,8 @@ void zv_fakeid_register(void); /* its exec state field, I */
 long zv_fid_arg_copy(void *dst, uint64_t p, size_t n);
 
 /* create.c: what a new file gets */
-uint32_t zv_fid_keep_bits(const struct zv_cred *c, uint32_t type);
-long zv_fid_created(const struct zv_cred *c, int dirfd, const char *path, int flags, uint32_t lacks,
+uint32_t zv_fid_keep_bits(const struct zv_creds *c, uint32_t type);
+long zv_fid_created(const struct zv_creds *c, int dirfd, const char *path, int flags, uint32_t lacks,
 		    const struct zv_fid_rec *dev);
 
 /* The layer's handlers. */

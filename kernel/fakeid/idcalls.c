@@ -1,5 +1,5 @@
 /* The id calls under virtual credentials: each thread's own struct
- * zv_cred (getuid and its like are answered by sys/id.c from the same
+ * zv_creds (getuid and its like are answered by sys/id.c from the same
  * struct), changed by the rules of creds.c, copied to and from the guest
  * with the host's errnos and in the host's order. */
 #include "fakeid/fakeid.h"
@@ -18,7 +18,7 @@ static long put_ids(const long *a, uint32_t x, uint32_t y, uint32_t z)
 	return 0;
 }
 
-static long getgroups(const struct zv_cred *c, long size, uint64_t list)
+static long getgroups(const struct zv_creds *c, long size, uint64_t list)
 {
 	if ((int)size < 0)
 		return -EINVAL;
@@ -31,7 +31,7 @@ static long getgroups(const struct zv_cred *c, long size, uint64_t list)
 	return c->ngroups;
 }
 
-static long setgroups(struct zv_cred *c, long size, uint64_t list)
+static long setgroups(struct zv_creds *c, long size, uint64_t list)
 {
 	if (!zv_fid_capable(c, CAP_SETGID))
 		return -EPERM;
@@ -75,7 +75,7 @@ static long capget(struct zv_thread *t, struct zv_call *call, uint64_t hdr, uint
 		return -EFAULT;
 	if (pid < 0)
 		return -EINVAL;
-	const struct zv_cred *c = &t->cred;
+	const struct zv_creds *c = &t->cred;
 	if (pid && pid != t->tid) {
 		struct zv_thread *o = zv_thread_find(pid);
 		if (!o)
@@ -110,7 +110,7 @@ static long capset(struct zv_thread *t, uint64_t hdr, uint64_t data)
 long zv_fid_id_call(struct zv_call *call)
 {
 	struct zv_thread *t = call->t;
-	struct zv_cred *c = &t->cred;
+	struct zv_creds *c = &t->cred;
 	const long *a = call->a;
 	uint32_t x = (uint32_t)a[0], y = (uint32_t)a[1], z = (uint32_t)a[2];
 	switch (call->nr) {

@@ -27,12 +27,12 @@ static long find(int dirfd, const char *path, int flags, struct zv_fid_stat *hos
 	return 0;
 }
 
-static int in_group_or_capable(const struct zv_cred *c, uint32_t gid)
+static int in_group_or_capable(const struct zv_creds *c, uint32_t gid)
 {
 	return zv_fid_in_group(c, gid) || zv_fid_capable(c, CAP_FSETID);
 }
 
-static long do_chown(const struct zv_cred *c, int dirfd, const char *path, uint32_t uid, uint32_t gid, int flags)
+static long do_chown(const struct zv_creds *c, int dirfd, const char *path, uint32_t uid, uint32_t gid, int flags)
 {
 	struct zv_fid_stat host, v;
 	long e = find(dirfd, path, flags, &host, &v);
@@ -69,7 +69,7 @@ static long host_chmod(long nr, int dirfd, const char *path, int flags, uint32_t
 	}
 }
 
-static long do_chmod(const struct zv_cred *c, long nr, int dirfd, const char *path, uint32_t mode, int flags)
+static long do_chmod(const struct zv_creds *c, long nr, int dirfd, const char *path, uint32_t mode, int flags)
 {
 	struct zv_fid_stat host, v;
 	long e = find(dirfd, path, flags, &host, &v);
@@ -95,7 +95,7 @@ static long do_chmod(const struct zv_cred *c, long nr, int dirfd, const char *pa
 	return zv_fid_store(dirfd, path, flags, &host, &r);
 }
 
-static long do_mknod(struct zv_call *call, const struct zv_cred *c, int dirfd, const char *path, uint32_t mode,
+static long do_mknod(struct zv_call *call, const struct zv_creds *c, int dirfd, const char *path, uint32_t mode,
 		     uint32_t dev)
 {
 	uint32_t type = mode & S_IFMT;
@@ -142,7 +142,7 @@ static long plain_fd(int fd)
 
 long zv_fid_own_call(struct zv_call *call)
 {
-	const struct zv_cred *c = &call->t->cred;
+	const struct zv_creds *c = &call->t->cred;
 	const long *a = call->a;
 	const char *p0 = (const char *)a[0], *p1 = (const char *)a[1];
 	long e;

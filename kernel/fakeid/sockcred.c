@@ -56,7 +56,7 @@ static int each_cred(char *buf, uint64_t len, int (*fn)(struct kucred *u))
 
 static int to_host(struct kucred *u)
 {
-	const struct zv_cred *c = &zv_current()->cred;
+	const struct zv_creds *c = &zv_current()->cred;
 	if (!(u->uid == c->uid || u->uid == c->euid || u->uid == c->suid || zv_fid_capable(c, CAP_SETUID)) ||
 	    !(u->gid == c->gid || u->gid == c->egid || u->gid == c->sgid || zv_fid_capable(c, CAP_SETGID)))
 		return -EPERM;

@@ -4,7 +4,7 @@
  * Linux; each thread caches its own, dropped by its setuid-family calls).
  * A process that enters or creates a user namespace stops caching ids: its
  * uid can change when another process writes its uid_map. Virtual ids
- * (zv_proc.cred_virtual, struct zv_cred) are never dropped: they are the
+ * (zv_proc.cred_virtual, struct zv_creds) are never dropped: they are the
  * answer.
  *
  * getppid is not cached: the parent may exit and the process be reparented
@@ -30,7 +30,7 @@ static int load_ids(struct zv_thread *t)
 	uint32_t r[3], g[3];
 	if (zv_sys3(__NR_getresuid, &r[0], &r[1], &r[2]) < 0 || zv_sys3(__NR_getresgid, &g[0], &g[1], &g[2]) < 0)
 		return 0;
-	struct zv_cred *c = &t->cred;
+	struct zv_creds *c = &t->cred;
 	c->uid = r[0];
 	c->euid = c->fsuid = r[1];
 	c->suid = r[2];
