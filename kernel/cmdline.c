@@ -89,7 +89,7 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 		} else if (zv_strcmp(a, "--leave-running") == 0) {
 			zv_cr.on_signal.leave_running = 1;
 		} else if (zv_strcmp(a, "--kill-on-exit") == 0) {
-			zv_proc.kill_fd = -2; /* made once the options are read */
+			zv_killexit_wanted = 1; /* the mark is made once the options are read */
 		} else if (zv_strcmp(a, "--fake-root") == 0) {
 			zv_fakeid_root();
 		} else if (zv_startswith(a, "--ids=") || zv_strcmp(a, "--ids") == 0) {

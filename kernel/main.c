@@ -21,7 +21,7 @@
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .kill_fd = -1, .trace.fd = -1,
+struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
@@ -265,7 +265,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	zv_proc.leader_pid = zv_proc.pid;
-	if (zv_proc.kill_fd == -2 && (err = zv_killexit_start()) < 0)
+	if (zv_killexit_wanted && (err = zv_killexit_start()) < 0)
 		zv_die(126, "--kill-on-exit: %s", zv_strerror((int)-err));
 	zv_proc.trace.exec_traced = 1; /* the first thread is traced */
 	zv_proc.first_image = 1;
@@ -339,6 +339,7 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	/* the site cache's directory, kept across exec under a root (fsview) */
 	zv_exec_state_field('C', zv_sitecache_encode_dir, zv_sitecache_decode_dir);
 	zv_fakeid_register();
+	zv_killexit_register();
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)

@@ -62,10 +62,9 @@ long zv_sys_vfork(struct zv_call *c);
 long zv_sys_exit(struct zv_call *c);
 long zv_sys_exit_group(struct zv_call *c);
 void zv_report_at_exit(void);
-/* --kill-on-exit (killexit.c): the run's mark, made at start; at the first
- * process's end, the run's other processes killed. */
-int zv_killexit_start(void);
-void zv_killexit_at_exit(void);
+/* Run when the first guest process ends, after its reports: set by
+ * --kill-on-exit (killexit.c), or NULL. */
+extern void (*zv_leader_exit_hook)(void);
 
 /* sys/exec.c */
 long zv_sys_execve(struct zv_call *c);

@@ -86,7 +86,6 @@ static const struct field fields[] = {
 	NUM('e', err_fd),            /* main.c: the kept stderr */
 	{ 'x', &zv_proc.self_fd, encode_self_fd, NULL }, /* sys/fs.c: zvisor's executable */
 	NUM('l', leader_pid),        /* sys/proc.c: who prints the reports */
-	NUM('z', kill_fd),           /* sys/killexit.c: --kill-on-exit's mark */
 	NUM('f', seccomp_installed), /* intercept/plat_seccomp.c: the host filter is in place */
 	NUM('q', seccomp_fd),        /* sys/seccomp.c: the guest's filters, in a memfd */
 	NUM('r', rewrite),           /* intercept/: --rewrite */

@@ -301,6 +301,8 @@ long zv_sys_vfork(struct zv_call *c)
 /* The first guest process prints the --count report when it ends, on the
  * stderr zvisor started with; if the guest took that fd's number when no
  * other was free, on the guest's fd 2. */
+void (*zv_leader_exit_hook)(void);
+
 void zv_report_at_exit(void)
 {
 	zv_count_flush();
@@ -318,7 +320,8 @@ void zv_report_at_exit(void)
 	}
 	if (pid == zv_proc.leader_pid) {
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
-		zv_killexit_at_exit();
+		if (zv_leader_exit_hook)
+			zv_leader_exit_hook();
 	}
 }
 

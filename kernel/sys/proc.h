@@ -21,7 +21,6 @@ struct zv_proc {
 	int count_fd, err_fd;    /* hidden kernel fds, -1 when unused */
 	int self_fd;             /* hidden: zvisor's own executable, opened before a chroot (exec.c) */
 	int leader_pid;          /* the first guest process: prints reports */
-	int kill_fd;             /* hidden: --kill-on-exit's mark of the run's processes (killexit.c), or -1 */
 	int first_image;         /* zvisor run/trace's own image, not an exec'd one */
 	int seccomp_installed;
 	int sandboxed;           /* the guest turned on its own SUD or seccomp (sys/sandbox.c's layer) */

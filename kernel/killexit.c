@@ -2,8 +2,8 @@
  * process ends, the processes of the same run that are left are killed.
  *
  * Every process of the run holds one hidden file, a memfd made at start:
- * fork copies it and exec carries it (zv_proc.kill_fd, exec state field
- * 'z'). So the run's processes are those with that file open, whatever
+ * fork copies it and exec carries it (exec state field 'z'). So the run's
+ * processes are those with that file open, whatever
  * became of their parents, sessions and process groups (a daemon that
  * double-forked and called setsid is found too): at the end, /proc is
  * scanned for them and each gets SIGKILL, until a scan finds none (one
@@ -11,7 +11,9 @@
  * the host started outside zvisor, and the run's processes when the first
  * one is killed by SIGKILL (it runs no code then). */
 #include "zvisor.h"
+#include "cmdline.h"
 #include "sys/calls.h"
+#include "sys/execstate.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -26,13 +28,41 @@ struct dirent64 {
 	char name[];
 };
 
+static int kill_fd = -1; /* hidden: the run's mark */
+int zv_killexit_wanted;  /* --kill-on-exit was given */
+
+static void at_leader_exit(void);
+
+static void keep(int fd)
+{
+	kill_fd = zv_hide_fd(fd);
+	zv_keep_hidden_fd(&kill_fd);
+	zv_leader_exit_hook = at_leader_exit;
+}
+
 int zv_killexit_start(void)
 {
 	long fd = zv_sys2(__NR_memfd_create, "zvisor-run", 0);
 	if (fd < 0)
 		return (int)fd;
-	zv_proc.kill_fd = zv_hide_fd((int)fd);
+	keep((int)fd);
 	return 0;
+}
+
+static int encode(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return kill_fd >= 0 ? zv_snprintf(buf, n, "%d", kill_fd) : -1;
+}
+
+static const char *decode(const char *s, struct zv_exec_carry *x)
+{
+	keep((int)zv_parse_dec(s, &s));
+	return s;
+}
+
+void zv_killexit_register(void)
+{
+	zv_exec_state_field('z', encode, decode);
 }
 
 /* Whether process pid has the file (dev, ino) open. */
@@ -83,10 +113,10 @@ static int kill_pass(uint64_t dev, uint64_t ino, long self)
 	return killed;
 }
 
-void zv_killexit_at_exit(void)
+static void at_leader_exit(void)
 {
 	struct stat st;
-	if (zv_proc.kill_fd < 0 || zv_sys2(__NR_fstat, zv_proc.kill_fd, &st) < 0)
+	if (kill_fd < 0 || zv_sys2(__NR_fstat, kill_fd, &st) < 0)
 		return;
 	long self = zv_getpid();
 	for (int pass = 0; pass < 100 && kill_pass(st.st_dev, st.st_ino, self); pass++)
