@@ -211,39 +211,62 @@ def fmt_s(s):
     return "%.0f ms" % (s * 1000) if s < 10 else "%.1f s" % s
 
 
-def measure(runners, names, reps):
-    """{(workload, runner): [(native s, runner s)]} from paired runs."""
+def measure(runners, names, reps, failed):
+    """{(workload, runner): [(native s, runner s)]} from paired runs. A
+    runner that cannot do a workload (its warm-up or a run fails) is left
+    out of it, and failed[(workload, runner)] says why."""
     chroot = runners["chroot"]
     results = {}
     for w in names:
         title, cmd, reset, setup = WORKLOADS[w]
-        for r in runners.values():
-            if setup:
-                r.run(sh(setup))
-            r.run(sh(cmd))  # warm-up
-            if reset:
-                r.run(sh(reset))
+        for name, r in runners.items():
+            try:
+                if setup:
+                    r.run(sh(setup))
+                r.run(sh(cmd))  # warm-up
+                if reset:
+                    r.run(sh(reset))
+            except RuntimeError as e:
+                if name == "chroot":
+                    raise
+                failed[(w, name)] = why(e)
+                log("  %s: %s cannot: %s" % (w, name, failed[(w, name)]))
         for rep in range(reps):
             for name, r in runners.items():
-                if name == "chroot":
+                if name == "chroot" or (w, name) in failed:
                     continue
                 n, _ = chroot.run(sh(cmd))
                 if reset:
                     chroot.run(sh(reset))
-                z, _ = r.run(sh(cmd))
-                if reset:
-                    r.run(sh(reset))
+                try:
+                    z, _ = r.run(sh(cmd))
+                    if reset:
+                        r.run(sh(reset))
+                except RuntimeError as e:
+                    failed[(w, name)] = why(e)
+                    continue
                 results.setdefault((w, name), []).append((n, z))
             log("  %s: pair %d/%d" % (w, rep + 1, reps))
     return results
 
 
-def strace_counts(runners, names, tmp):
+def why(err):
+    """The line of a failed run's output that says why."""
+    lines = [l.strip() for l in str(err).splitlines()[1:] if l.strip()]
+    for l in lines:
+        if "error" in l.lower() or "invalid" in l.lower() or "denied" in l.lower():
+            return l[:160]
+    return (lines[0] if lines else str(err).splitlines()[0])[:160]
+
+
+def strace_counts(runners, names, tmp, failed):
     """{(workload, runner): host system calls of one run}."""
     counts = {}
     for w in names:
         title, cmd, reset, setup = WORKLOADS[w]
         for name, r in runners.items():
+            if (w, name) in failed:
+                continue
             out = os.path.join(tmp, "strace-%s-%s" % (w, name))
             # PRoot traces its programs itself: only its own calls can be counted
             opts = ["-c"] if name == "proot" else ["-f", "-c"]
@@ -356,8 +379,9 @@ def main():
                 if name != "chroot":
                     chown_user(os.path.join(d, "usr", "local", "bin", "microbench"))
             runners[name] = Runner(name, name, d, repo, zvisor_path)
-        results = measure(runners, names, args.reps)
-        counts = {} if args.no_counts else strace_counts(runners, names, base)
+        failed = {}
+        results = measure(runners, names, args.reps, failed)
+        counts = {} if args.no_counts else strace_counts(runners, names, base, failed)
         vc_runners = dict(runners)
         if "zvisor" in runners:
             vc_runners["zvisor-noroot"] = Runner("zvisor-noroot", "", "", repo, zvisor_path)
@@ -366,7 +390,7 @@ def main():
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
     secs = time.monotonic() - t0
-    text = report(results, counts, view, names, want, args, notes, secs, load0, tar)
+    text = report(results, counts, view, names, want, args, notes, secs, load0, tar, failed)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "rootfs.md")
     with open(path, "w") as f:
@@ -376,7 +400,7 @@ def main():
     return 0
 
 
-def report(results, counts, view, names, want, args, notes, secs, load0, tar):
+def report(results, counts, view, names, want, args, notes, secs, load0, tar, failed):
     info = common.machine_info(zvisor_path, [("proot", [PROOT, "--version"]), ("bwrap", ["bwrap", "--version"])])
     proot_v = subprocess.run([PROOT, "--version"], capture_output=True, text=True).stdout if os.access(
         PROOT, os.X_OK) else ""
@@ -409,6 +433,9 @@ def report(results, counts, view, names, want, args, notes, secs, load0, tar):
     for w in names:
         for name in want:
             p = results.get((w, name))
+            if (w, name) in failed:
+                rows.append([WORKLOADS[w][0], name, "", "", "fails", failed[(w, name)], ""])
+                continue
             if not p:
                 continue
             ratios = [z / n for n, z in p]
