@@ -274,6 +274,9 @@ static long via_fd(struct zv_call *c, struct fsv_res *r, int mode)
 	return ret;
 }
 
+static int only_looks(long nr);
+static long act(struct zv_call *c, struct fsv_res *r, int m);
+
 long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char (*path)[FSV_PATH_MAX],
 		 const struct open_how *how, unsigned resolve)
 {
@@ -344,9 +347,36 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 		return next(c, __NR_symlinkat, a[0], r->dirfd, (long)r->name, 0, 0, 0);
 	}
 	/* the rest act on the object a followed last component names: settle
-	 * it first (their results cannot tell a symlink, or they would change it) */
-	if (m == FSV_FOLLOW && (e = fsv_settle_last(r, m, resolve)) < 0)
+	 * it first (their results cannot tell a symlink, or they would change
+	 * it); one that only looks goes first, as a missing name is missing
+	 * followed or not (access("/etc/ld.so.preload"), PATH searches) */
+	if (m != FSV_FOLLOW)
+		return act(c, r, m);
+	int look = only_looks(nr) && r->last == FSV_LAST_UNKNOWN && !fsv_dc_hinted(r->ent, r->name, r->namelen);
+	long first = look ? act(c, r, m) : 0;
+	if (first == -ENOENT)
+		return first;
+	if ((e = fsv_settle_last(r, m, resolve)) < 0)
 		return e;
+	return look && r->last == FSV_LAST_NOLINK ? first : act(c, r, m);
+}
+
+/* Calls that change nothing, whatever they name. */
+static int only_looks(long nr)
+{
+	switch (nr) {
+	case __NR_access: case __NR_faccessat: case __NR_faccessat2:
+	case __NR_getxattr: case __NR_listxattr: case __NR_getxattrat_: case __NR_listxattrat_:
+		return 1;
+	}
+	return 0;
+}
+
+/* The calls after the first switch of fsv_at_call, on a settled last component. */
+static long act(struct zv_call *c, struct fsv_res *r, int m)
+{
+	long *a = c->a, nr = c->nr;
+	long e;
 	switch (nr) {
 	case __NR_access:
 		return next(c, __NR_faccessat2, r->dirfd, (long)r->name, a[1], at_flags(r, m, 0), 0, 0);

@@ -18,6 +18,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include <linux/fcntl.h>
+#include <linux/uio.h>
 
 #define SETS 256
 #define WAYS 2
@@ -349,50 +350,62 @@ int fsv_dc_save(void)
 {
 	if (!live || !readable() || fsv_epoch() != epoch)
 		return -1;
-	long fd = zv_sys2(__NR_memfd_create, "zvisor-dcache", 1 /* MFD_CLOEXEC */);
+	/* not close-on-exec: the new image reads it (a failed exec closes it) */
+	long fd = zv_sys2(__NR_memfd_create, "zvisor-dcache", 0);
+	if (fd >= 0 && fd < 3) { /* stdio the guest closed: not for the new image's zvisor to meet */
+		long k = zv_sys3(__NR_fcntl, fd, F_DUPFD, 3);
+		zv_close((int)fd);
+		fd = k;
+	}
 	if (fd < 0)
 		return -1;
-	struct saved_head h = { SAVED_MAGIC, 0, root_gen, clock, epoch };
-	struct saved_ent batch[24]; /* written 24 at a time */
-	int nb = 0;
-	long off = sizeof h;
+	struct saved_head h = { SAVED_MAGIC, (uint32_t)live, root_gen, clock, epoch };
+	struct saved_ent batch[24]; /* written 24 at a time, the head with the first */
+	struct iovec iov[2] = { { &h, sizeof h }, { batch, 0 } };
+	int nb = 0, first = 1;
+	uint32_t n = 0;
+	long off = 0;
 	for (int i = 0; i <= SETS * WAYS; i++) {
-		if (i < SETS * WAYS && ents[i].key && h.count + nb < (uint32_t)live) {
+		if (i < SETS * WAYS && ents[i].key && n < (uint32_t)live) {
 			const struct ent *x = &ents[i];
 			struct saved_ent *e = &batch[nb++];
 			*e = (struct saved_ent){ .slot = (uint16_t)i, .parent = x->parent, .pgen = x->pgen, .gen = x->gen,
 						 .used = x->used, .fd = x->fd, .nlen = x->nlen, .tlen = x->tlen };
 			memcpy(e->name, x->name, sizeof e->name);
 			memcpy(e->target, x->target, sizeof e->target);
+			n++;
 		}
-		if (nb && (nb == 24 || i == SETS * WAYS)) {
-			long bytes = nb * (long)sizeof batch[0];
-			if (zv_sys4(__NR_pwrite64, fd, batch, bytes, off) != bytes)
-				break;
+		if (nb == 24 || (i == SETS * WAYS && (nb || first))) {
+			iov[1].iov_len = nb * sizeof batch[0];
+			long bytes = (long)(iov[1].iov_len + (first ? sizeof h : 0));
+			if (zv_sys5(__NR_pwritev, fd, (long)(iov + !first), 2 - !first, off, 0) != bytes) {
+				zv_close((int)fd);
+				return -1;
+			}
 			off += bytes;
-			h.count += (uint32_t)nb;
-			nb = 0;
+			first = nb = 0;
 		}
 	}
-	zv_sys4(__NR_pwrite64, fd, &h, sizeof h, 0);
-	long kept = zv_sys3(__NR_fcntl, fd, F_DUPFD, 3); /* not close-on-exec: the new image reads it */
-	zv_close((int)fd);
-	return (int)kept;
+	return (int)fd;
 }
 
 void fsv_dc_load(int fd)
 {
 	struct saved_head h;
+	struct saved_ent batch[24];
 	if (fd < 0)
 		return;
-	if (zv_sys4(__NR_pread64, fd, &h, sizeof h, 0) == sizeof h && h.magic == SAVED_MAGIC) {
+	/* the head and the first batch in one read */
+	struct iovec iov[2] = { { &h, sizeof h }, { batch, sizeof batch } };
+	long got = zv_sys5(__NR_preadv, fd, (long)iov, 2, 0, 0) - (long)sizeof h;
+	if (got >= 0 && h.magic == SAVED_MAGIC) {
 		root_gen = h.root_gen;
 		clock = h.clock;
 		epoch = h.epoch;
-		struct saved_ent batch[24];
 		long off = sizeof h;
 		for (uint32_t k = 0; k < h.count;) {
-			long got = zv_sys4(__NR_pread64, fd, batch, sizeof batch, off);
+			if (off > (long)sizeof h)
+				got = zv_sys4(__NR_pread64, fd, batch, sizeof batch, off);
 			if (got < (long)sizeof batch[0])
 				break;
 			for (long j = 0; j < got / (long)sizeof batch[0] && k < h.count; j++, k++) {
