@@ -43,6 +43,13 @@ static struct ent ents[SETS * WAYS] ZV_COLD_BSS;
 static uint32_t root_gen = 1, clock;
 static uint64_t epoch;
 static int nfds, live; /* directory fds; entries */
+static int16_t fdents[MAX_FDS]; /* the entries that hold those fds */
+
+static void fd_held(struct ent *e)
+{
+	fdents[nfds++] = (int16_t)(e - ents);
+}
+
 static volatile int lock, walkers;
 static int grave[GRAVE], ngrave;
 
@@ -80,7 +87,11 @@ static void drop(struct ent *e)
 			zv_sys3(__NR_fcntl, e->fd, F_SETFD, FD_CLOEXEC); /* no exec takes it along */
 			grave[ngrave++] = e->fd;
 		}
-		nfds--;
+		for (int i = 0; i < nfds; i++)
+			if (fdents[i] == e - ents) {
+				fdents[i] = fdents[--nfds];
+				break;
+			}
 	}
 	if (e->key)
 		live--;
@@ -214,10 +225,9 @@ static void fill(struct ent *e, struct fsv_dref d, uint64_t k, const char *c, si
 static void make_room(void)
 {
 	struct ent *old = NULL;
-	for (int i = 0; i < SETS * WAYS; i++)
-		if (ents[i].key && ents[i].fd >= 0 && (!old || ents[i].used < old->used))
-			old = &ents[i];
-	/* (make_room is only asked when MAX_FDS entries hold fds) */
+	for (int i = 0; i < nfds; i++)
+		if (!old || ents[fdents[i]].used < old->used)
+			old = &ents[fdents[i]];
 	if (old)
 		drop(old);
 }
@@ -248,7 +258,7 @@ int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fdp, struct 
 		zv_unlock(&lock);
 		return 0;
 	}
-	nfds++;
+	fd_held(e);
 	child->slot = (int)(e - ents);
 	child->gen = e->gen;
 	zv_unlock(&lock);
@@ -412,6 +422,10 @@ void fsv_dc_load(int fd)
 				const struct saved_ent *e = &batch[j];
 				if (e->slot >= SETS * WAYS || e->nlen > NAME_MAX_ || e->tlen > TARGET_MAX)
 					continue;
+				if (e->fd >= 0 && nfds == MAX_FDS) {
+					zv_close(e->fd); /* (never: the saving cache had no more) */
+					continue;
+				}
 				struct ent *x = &ents[e->slot];
 				x->key = key_of(e->parent, e->pgen, e->name, e->nlen);
 				x->parent = e->parent;
@@ -426,7 +440,7 @@ void fsv_dc_load(int fd)
 				live++;
 				if (x->fd >= 0) {
 					zv_keep_hidden_fd(&x->fd);
-					nfds++;
+					fd_held(x);
 				}
 			}
 			off += got;
