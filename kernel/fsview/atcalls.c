@@ -361,6 +361,14 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 	return look && r->last == FSV_LAST_NOLINK ? first : act(c, r, m);
 }
 
+/* A mode or owner changed (e == 0): who may search a directory with it. */
+static long searched(struct fsv_res *r, long e)
+{
+	if (e == 0)
+		fsv_dc_mode_changed(r->ent, r->name, r->namelen);
+	return e;
+}
+
 /* Calls that change nothing, whatever they name. */
 static int only_looks(long nr)
 {
@@ -385,15 +393,15 @@ static long act(struct zv_call *c, struct fsv_res *r, int m)
 	case __NR_faccessat2:
 		return next(c, __NR_faccessat2, r->dirfd, (long)r->name, a[2], at_flags(r, m, a[3]), 0, 0);
 	case __NR_chmod:
-		return next(c, __NR_fchmodat, r->dirfd, (long)r->name, a[1], 0, 0, 0);
+		return searched(r, next(c, __NR_fchmodat, r->dirfd, (long)r->name, a[1], 0, 0, 0));
 	case __NR_fchmodat:
-		return next(c, __NR_fchmodat, r->dirfd, (long)r->name, a[2], 0, 0, 0);
+		return searched(r, next(c, __NR_fchmodat, r->dirfd, (long)r->name, a[2], 0, 0, 0));
 	case __NR_fchmodat2_:
-		return next(c, __NR_fchmodat2_, r->dirfd, (long)r->name, a[2], at_flags(r, m, a[3]), 0, 0);
+		return searched(r, next(c, __NR_fchmodat2_, r->dirfd, (long)r->name, a[2], at_flags(r, m, a[3]), 0, 0));
 	case __NR_chown: case __NR_lchown:
-		return next(c, __NR_fchownat, r->dirfd, (long)r->name, a[1], a[2], at_flags(r, m, 0), 0);
+		return searched(r, next(c, __NR_fchownat, r->dirfd, (long)r->name, a[1], a[2], at_flags(r, m, 0), 0));
 	case __NR_fchownat:
-		return next(c, __NR_fchownat, r->dirfd, (long)r->name, a[2], a[3], at_flags(r, m, a[4]), 0);
+		return searched(r, next(c, __NR_fchownat, r->dirfd, (long)r->name, a[2], a[3], at_flags(r, m, a[4]), 0));
 	case __NR_utime: case __NR_utimes: case __NR_futimesat: {
 		long p = nr == __NR_futimesat ? a[2] : a[1];
 		struct kts ts[2], *tp = NULL;

@@ -295,6 +295,23 @@ void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
 	zv_unlock(&lock);
 }
 
+void fsv_dc_mode_changed(struct fsv_dref d, const char *c, size_t n)
+{
+	int dir = n == 1 && c[0] == '.' && d.slot != FSV_DC_NONE;
+	zv_lock(&lock);
+	if (!dir && d.slot != FSV_DC_NONE) {
+		struct ent *e = find_locked(d, c, n);
+		dir = e && e->fd >= 0;
+	} else if (!dir) {
+		/* under a directory the cache does not know: any of that name */
+		for (int i = 0; i < nfds && !dir; i++)
+			dir = ents[fdents[i]].nlen == n && !memcmp(ents[fdents[i]].name, c, n);
+	}
+	zv_unlock(&lock);
+	if (dir)
+		fsv_epoch_bump(); /* walks through it must ask the host again */
+}
+
 int fsv_dc_valid(struct fsv_dref d, int *fd)
 {
 	int ok = 0;

@@ -39,6 +39,10 @@ void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, 
  * (kind: 'd', 'l', or 0 when not known: the names of cached symlinks). */
 void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind);
 void fsv_dc_flush(void);
+/* After the process changed the mode or owner of name c under d: a
+ * directory the cache holds (or d itself, for ".") may no longer be
+ * searched as before, so every process starts afresh. */
+void fsv_dc_mode_changed(struct fsv_dref d, const char *c, size_t n);
 /* Whether d is still an entry (or the root): 1 with its fd. */
 int fsv_dc_valid(struct fsv_dref d, int *fd);
 /* A stat found name c under d no symlink; whether one did (this thread, just now). */

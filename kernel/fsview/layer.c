@@ -102,8 +102,10 @@ static void fsv_exec_failed(struct zv_thread *t, long nr)
 
 static void fsv_fork_child(struct zv_thread *t)
 {
-	if (fsv.on)
+	if (fsv.on) {
 		fsv_dc_fork_child();
+		fsv_memo_fork_child();
+	}
 }
 
 const struct zv_layer zv_fsview_layer = {

@@ -40,6 +40,9 @@ struct walk {
 	int depth;            /* BENEATH: directories below the start */
 	int inproc;           /* the current directory is in /proc (-1: not known) */
 	const char *magic;    /* last: the view path a magic link of /proc leads to */
+	const char *memo;     /* the path, whose first memo_len bytes memo.c keeps where they led */
+	size_t memo_len;
+	struct fsv_dref memo_from;
 	char rootbuf[FSV_PATH_MAX]; /* IN_ROOT: the dirfd's view path */
 	char magicbuf[FSV_PATH_MAX]; /* another process's exe */
 };
@@ -71,43 +74,6 @@ static int need_view(struct fsv_res *res)
 	long n = fsv_dirfd_view(res->dirfd, res->view, sizeof res->view);
 	res->viewlen = n > 0 ? (size_t)n : 0;
 	return n > 0 ? 0 : -1;
-}
-
-/* The view path grows by a name, or is forgotten when it would not fit. */
-static void view_push(struct fsv_res *res, const char *c, size_t n)
-{
-	if (res->viewlen == (size_t)-1 || !res->viewlen)
-		return;
-	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-	if (at + 1 + n >= sizeof res->view) {
-		res->viewlen = (size_t)-1;
-		return;
-	}
-	res->view[at] = '/';
-	memcpy(res->view + at + 1, c, n);
-	res->viewlen = at + 1 + n;
-	res->view[res->viewlen] = 0;
-}
-
-static void view_set(struct fsv_res *res, const char *v, size_t n)
-{
-	memcpy(res->view, v, n);
-	res->view[n] = 0;
-	res->viewlen = n;
-}
-
-/* The view path of name c (n bytes) in the current directory (whose view
- * path is known) into v (FSV_PATH_MAX bytes): its length, 0 if too long. */
-static size_t child_view(const struct fsv_res *res, const char *c, size_t n, char *v)
-{
-	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-	if (at + 1 + n >= FSV_PATH_MAX)
-		return 0;
-	memcpy(v, res->view, at);
-	v[at] = '/';
-	memcpy(v + at + 1, c, n);
-	v[at + 1 + n] = 0;
-	return at + 1 + n;
 }
 
 static int in_procfs(struct fsv_res *res, struct walk *w)
@@ -148,7 +114,7 @@ static long splice_as(struct fsv_res *res, struct walk *w, const char *target, s
 		if (w->resolve & FSV_R_BENEATH)
 			return -EXDEV;
 		set_dir(res, w->rootfd, 0);
-		view_set(res, w->rootview, w->rootlen);
+		fsv_view_set(res, w->rootview, w->rootlen);
 		res->ent = res->dc && w->rootfd == fsv.rootfd ? fsv_dc_root() : none;
 		w->inproc = -1;
 		w->depth = 0;
@@ -222,7 +188,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 	/* a bind's mountpoint: only a name some bind ends with can be one */
 	char v[FSV_PATH_MAX];
 	size_t vn;
-	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v))) {
+	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = fsv_child_view(res, c, n, v))) {
 		const struct fsv_bind *b = fsv_bind_at(v, vn);
 		if (b) {
 			if (w->resolve & FSV_R_NO_XDEV)
@@ -238,7 +204,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 				return splice_as(res, w, t, (size_t)k, 1);
 			}
 			set_dir(res, b->fd, 0);
-			view_set(res, v, vn);
+			fsv_view_set(res, v, vn);
 			res->ent = none;
 			w->inproc = b->procfs;
 			return 0;
@@ -256,7 +222,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 				return splice_as(res, w, t, tn, 1);
 			set_dir(res, cfd, 0);
 			res->ent = child;
-			view_push(res, c, n);
+			fsv_view_push(res, c, n);
 			return 0;
 		}
 	}
@@ -305,10 +271,10 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 			return splice_as(res, w, t, (size_t)k, 1);
 		}
 		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 &&
-		    (vn = child_view(res, c, n, v)) && fsv_bind_below(v, vn)) {
+		    (vn = fsv_child_view(res, c, n, v)) && fsv_bind_below(v, vn)) {
 			/* a directory of the view that only holds mountpoints */
 			set_dir(res, fsv.emptyfd, 0);
-			view_set(res, v, vn);
+			fsv_view_set(res, v, vn);
 			res->ent = none;
 			return 0;
 		}
@@ -319,7 +285,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 		int kept = fsv_dc_add_dir(res->ent, c, n, &cfd, &child);
 		set_dir(res, cfd, !kept);
 		res->ent = kept ? child : none;
-		view_push(res, c, n);
+		fsv_view_push(res, c, n);
 		return 0;
 	}
 }
@@ -343,7 +309,7 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 		res->namelen = n;
 		char v[FSV_PATH_MAX];
 		size_t vn, cn = n - !!trailing;
-		if (fsv_bind_basename(c, cn) && need_view(res) == 0 && (vn = child_view(res, c, cn, v))) {
+		if (fsv_bind_basename(c, cn) && need_view(res) == 0 && (vn = fsv_child_view(res, c, cn, v))) {
 			const struct fsv_bind *b = fsv_bind_at(v, vn);
 			if (b) {
 				res->bind = (int)(b - fsv.binds);
@@ -369,12 +335,12 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 	}
 	char v[FSV_PATH_MAX];
 	size_t vn;
-	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v))) {
+	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = fsv_child_view(res, c, n, v))) {
 		const struct fsv_bind *b = fsv_bind_at(v, vn);
 		if (b && b->kind == FSV_BIND_DIR) {
 			res->bind = (int)(b - fsv.binds);
 			set_dir(res, b->fd, 0);
-			view_set(res, v, vn);
+			fsv_view_set(res, v, vn);
 			res->ent = none;
 			goto self;
 		}
@@ -391,12 +357,12 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 	res->name[n] = 0;
 	res->namelen = n;
 	/* a directory of the view that only holds mountpoints, which the root lacks */
-	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v)) &&
+	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 && (vn = fsv_child_view(res, c, n, v)) &&
 	    fsv_bind_below(v, vn)) {
 		long fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd == -ENOENT) {
 			set_dir(res, fsv.emptyfd, 0);
-			view_set(res, v, vn);
+			fsv_view_set(res, v, vn);
 			res->ent = none;
 			goto self;
 		}
@@ -414,8 +380,8 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			return -EXDEV;
 		return 1; /* followed: the walk goes on at w->magic */
 	}
-	if (res->ent.slot != FSV_DC_NONE) {
-		/* a directory seen before is no symlink */
+	if (res->ent.slot != FSV_DC_NONE && w->mode != FSV_NOFOLLOW) {
+		/* a directory seen before is no symlink (for a call that follows it) */
 		struct fsv_dref child;
 		int cfd;
 		char t[FSV_PATH_MAX];
@@ -485,6 +451,9 @@ static long walk(struct fsv_res *res, struct walk *w)
 		memcpy(comp, c, n);
 		comp[n] = 0;
 		w->at = w->len;
+		if (w->memo_len)
+			fsv_memo_set(w->memo_from, w->memo, w->memo_len, res);
+		w->memo_len = 0;
 		r = last(res, w, comp, n, trailing);
 		if (r <= 0)
 			return r;
@@ -504,7 +473,7 @@ static long goto_view(struct fsv_res *res, const char *v, size_t n)
 	w2.rest[n] = 0;
 	w2.len = n;
 	set_dir(res, fsv.rootfd, 0);
-	view_set(res, "/", 1);
+	fsv_view_set(res, "/", 1);
 	res->ent = res->dc ? fsv_dc_root() : none;
 	int links = res->links;
 	long r = walk(res, &w2);
@@ -527,6 +496,7 @@ static void start(struct fsv_res *res, struct walk *w, int mode, unsigned resolv
 	w->depth = 0;
 	w->inproc = -1;
 	w->magic = NULL;
+	w->memo_len = 0;
 }
 
 long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct fsv_res *res)
@@ -558,7 +528,7 @@ long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct
 		if (resolve & FSV_R_BENEATH)
 			return -EXDEV;
 		set_dir(res, w->rootfd, 0);
-		view_set(res, w->rootview, w->rootlen);
+		fsv_view_set(res, w->rootview, w->rootlen);
 		if (res->dc)
 			res->ent = fsv_dc_root();
 	} else {
@@ -567,6 +537,11 @@ long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct
 		if (dirfd == AT_FDCWD && res->dc)
 			fsv_cwd_start(res); /* from the working directory's entry, when it has one */
 	}
+	size_t p = resolve || res->ent.slot == FSV_DC_NONE ? 0 : fsv_memo_prefix(path, len, mode);
+	if (p && fsv_memo_get(res->ent, path, p, res))
+		w->at = p + 1; /* the same directory as the walk before: its last component */
+	else if (p)
+		w->memo = path, w->memo_len = p, w->memo_from = res->ent;
 	return walk(res, w);
 }
 

@@ -45,17 +45,17 @@ void fsv_res_high(struct fsv_res *res)
 long fsv_copy_path(const char *p, char *out, size_t n)
 {
 	uint64_t a = (uint64_t)p;
-	if (!p || zv_bad_guest_ptr(a))
+	if (!p || zv_bad_guest_ptr(a) || a >= 0x800000000000UL || (a >= ZV_KWIN_START && a < ZV_KWIN_END))
 		return -EFAULT;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t q = a + i;
-		if (q >= 0x800000000000UL || (q >= ZV_KWIN_START && q < ZV_KWIN_END))
-			return -EFAULT;
+	/* the bytes before the kernel's window or the end of user space */
+	uint64_t end = a < ZV_KWIN_START ? ZV_KWIN_START : 0x800000000000UL;
+	size_t lim = end - a < n ? (size_t)(end - a) : n;
+	for (size_t i = 0; i < lim; i++) {
 		out[i] = p[i]; /* a fault is the call's EFAULT (the fault guard) */
 		if (!out[i])
 			return 0;
 	}
-	return -ENAMETOOLONG; /* PATH_MAX bytes without a NUL, as the host's getname */
+	return lim < n ? -EFAULT : -ENAMETOOLONG; /* PATH_MAX bytes without a NUL, as the host's getname */
 }
 
 int fsv_simple_name(const char *p)
@@ -134,4 +134,41 @@ long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
 			return r;
 	}
 	return 0;
+}
+
+/* The view path grows by a name, or is forgotten when it would not fit. */
+void fsv_view_push(struct fsv_res *res, const char *c, size_t n)
+{
+	if (res->viewlen == (size_t)-1 || !res->viewlen)
+		return;
+	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
+	if (at + 1 + n >= sizeof res->view) {
+		res->viewlen = (size_t)-1;
+		return;
+	}
+	res->view[at] = '/';
+	memcpy(res->view + at + 1, c, n);
+	res->viewlen = at + 1 + n;
+	res->view[res->viewlen] = 0;
+}
+
+void fsv_view_set(struct fsv_res *res, const char *v, size_t n)
+{
+	memcpy(res->view, v, n);
+	res->view[n] = 0;
+	res->viewlen = n;
+}
+
+/* The view path of name c (n bytes) in the current directory (whose view
+ * path is known) into v (FSV_PATH_MAX bytes): its length, 0 if too long. */
+size_t fsv_child_view(const struct fsv_res *res, const char *c, size_t n, char *v)
+{
+	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
+	if (at + 1 + n >= FSV_PATH_MAX)
+		return 0;
+	memcpy(v, res->view, at);
+	v[at] = '/';
+	memcpy(v + at + 1, c, n);
+	v[at + 1 + n] = 0;
+	return at + 1 + n;
 }
