@@ -93,13 +93,15 @@ stat -c '%F' abs abs/ 2>&1 | sed 's/^.*: //'
 cat a/f/ 2>&1 | sed 's/^.*: //'
 mkdir -p deep/x/y/z; cd deep/x/y/z; cd -P ../../../../../../../..; pwd -P
 cd /proc/self/cwd && pwd -P; cd /; ls -d /proc/self/root/tmp/a
+L=/tmp/dddddddddddddddddddddddddddddddddddddddddddddddddd/eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee/f
+mkdir -p ${L%/f}; echo long-target > $L; ln -s $L /tmp/long; test -r /tmp/long && cat /tmp/long
 '''
 
 SYMLINKS_OUT = [
     "root:x:0:0:root:/root:/bin/sh", 'PRETTY_NAME="zvisor tiny root"', 'PRETTY_NAME="zvisor tiny root"',
     "root:x:0:0:root:/root:/bin/sh", "/tmp/a/b", "Too many levels of symbolic links", "b", "f", "a", "abs",
     "dira", "/etc/passwd", "/etc/os-release", "/tmp/a/b", "no-dangling", "made", "symbolic link",
-    "Not a directory", "Not a directory", "/", "/", "/proc/self/root/tmp/a", "",
+    "Not a directory", "Not a directory", "/", "/", "/proc/self/root/tmp/a", "long-target", "",
 ]
 
 

@@ -13,6 +13,7 @@
 
 #define FSV_DC_NONE (-1) /* a directory the cache does not know */
 #define FSV_DC_ROOT (-2) /* the view's root */
+#define FSV_DC_TARGET_MAX 95 /* the longest symlink target it keeps */
 
 struct fsv_dref {
 	int slot;     /* FSV_DC_NONE, FSV_DC_ROOT or an entry */

@@ -114,12 +114,25 @@ long fsv_past_link(struct fsv_res *res, const char *t, int mode, unsigned resolv
 	return fsv_follow_last(res, t, mode, resolve);
 }
 
+/* A symlink whose target did not fit settle's buffer: read again. */
+static __attribute__((noinline)) long past_long_link(struct fsv_res *res, int mode, unsigned resolve)
+{
+	char t[FSV_PATH_MAX];
+	long k = zv_sys4(__NR_readlinkat, res->dirfd, res->name, t, sizeof t - 1);
+	if (k < 0)
+		return 0; /* changed meanwhile: settle looks again */
+	t[k] = 0;
+	return fsv_past_link(res, t, mode, resolve);
+}
+
 long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
 {
 	if (res->last == FSV_LAST_UNKNOWN && fsv_dc_hinted(res->ent, res->name, res->namelen))
 		res->last = FSV_LAST_NOLINK; /* a stat of it just said so */
 	while (res->last == FSV_LAST_UNKNOWN) {
-		char t[FSV_PATH_MAX];
+		/* a small buffer first: most names are no symlink (EINVAL), and
+		 * this stack's pages are each a fault in a fresh image */
+		char t[FSV_DC_TARGET_MAX + 1];
 		long k = zv_sys4(__NR_readlinkat, res->dirfd, res->name, t, sizeof t - 1);
 		if (k < 0) {
 			if (k == -EINVAL) {
@@ -129,7 +142,7 @@ long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
 			return 0; /* missing or unreadable: the call's own answer */
 		}
 		t[k] = 0;
-		long r = fsv_past_link(res, t, mode, resolve);
+		long r = k < (long)sizeof t - 1 ? fsv_past_link(res, t, mode, resolve) : past_long_link(res, mode, resolve);
 		if (r < 0)
 			return r;
 	}
