@@ -72,6 +72,7 @@ struct fsv_state {
 	struct fsv_bind binds[FSV_MAX_BINDS];
 	char basenames[512];   /* the binds' last components, each followed by '/' */
 	char gluenames[512];   /* the other components of their guest paths */
+	uint64_t basefirst[4], gluefirst[4]; /* their names' first bytes, a bit each */
 	size_t pool_len;
 	char pool[16384];
 };

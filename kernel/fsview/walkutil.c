@@ -80,7 +80,11 @@ void fsv_res_direct(struct fsv_res *res, int dirfd, const char *name)
 	res->dc = 0;
 	res->ent = (struct fsv_dref){ FSV_DC_NONE, 0 };
 	res->viewlen = (size_t)-1;
-	res->namelen = zv_strlcpy(res->name, name, sizeof res->name);
+	size_t i = 0;
+	for (; i < sizeof res->name - 1 && name[i]; i++)
+		res->name[i] = name[i];
+	res->name[i] = 0;
+	res->namelen = i;
 }
 
 int fsv_magic_last(struct fsv_res *res, const char *target)
