@@ -1,7 +1,7 @@
 /* The directory cache (dcache.h). 2-way sets of entries keyed by (parent,
  * parent's generation, name). A directory entry holds a hidden O_PATH fd
  * (sys/fs.c's registry keeps the guest off its number); at most MAX_FDS of
- * them, the least used giving way.
+ * them, the least used giving way (one never found again first).
  *
  * What may make an entry wrong is a rename or removal of a directory or
  * symlink on its path, by this process or another: every process of the
@@ -35,8 +35,17 @@ struct ent {
 	uint32_t used;
 	int fd;          /* a directory's, or -1 for a symlink */
 	uint8_t nlen, tlen;
+	uint8_t hits;    /* found again since made (saturating) */
 	char name[NAME_MAX_ + 1];
 };
+
+/* Which entry gives way: one never found again before any that was (the
+ * directories of a scan or of a shell's glob go before the ones every
+ * program's start walks), then the least recently used. */
+static uint64_t keep_rank(const struct ent *e)
+{
+	return (uint64_t)(e->hits > 0) << 32 | e->used;
+}
 
 static struct ent ents[SETS * WAYS] ZV_COLD_BSS;
 /* a symlink entry's target, apart: the entries a new image loads touch
@@ -169,6 +178,8 @@ int fsv_dc_find(struct fsv_dref d, const char *c, size_t n, struct fsv_dref *chi
 	struct ent *e = find_locked(d, c, n);
 	if (e) {
 		e->used = ++clock;
+		if (e->hits < 255)
+			e->hits++;
 		child->slot = (int)(e - ents);
 		child->gen = e->gen;
 		*fd = e->fd;
@@ -193,7 +204,8 @@ struct fsv_dref fsv_dc_parent(struct fsv_dref d, int *fd)
 	return p;
 }
 
-/* Under lock: a slot for a new entry under d (the less used of its set's). */
+/* Under lock: a slot for a new entry under d (the one of its set keep_rank
+ * ranks lowest). */
 static struct ent *slot_for(struct fsv_dref d, const char *c, size_t n, uint64_t *k)
 {
 	*k = key_of(d.slot, d.gen, c, n);
@@ -203,7 +215,7 @@ static struct ent *slot_for(struct fsv_dref d, const char *c, size_t n, uint64_t
 			e = &set[w];
 			break;
 		}
-		if (set[w].used < e->used)
+		if (keep_rank(&set[w]) < keep_rank(e))
 			e = &set[w];
 	}
 	if (e->key)
@@ -218,17 +230,18 @@ static void fill(struct ent *e, struct fsv_dref d, uint64_t k, const char *c, si
 	e->parent = (int16_t)d.slot;
 	e->pgen = d.gen;
 	e->used = ++clock;
+	e->hits = 0;
 	e->nlen = (uint8_t)n;
 	memcpy(e->name, c, n);
 	e->name[n] = 0;
 }
 
-/* Under lock: a directory fd to give up for a new one (the least used). */
+/* Under lock: a directory fd to give up for a new one (keep_rank's lowest). */
 static void make_room(void)
 {
 	struct ent *old = NULL;
 	for (int i = 0; i < nfds; i++)
-		if (!old || ents[fdents[i]].used < old->used)
+		if (!old || keep_rank(&ents[fdents[i]]) < keep_rank(old))
 			old = &ents[fdents[i]];
 	if (old)
 		drop(old);
@@ -368,7 +381,7 @@ struct saved_ent {
 	int16_t parent;
 	uint32_t pgen, gen, used;
 	int fd;
-	uint8_t nlen, tlen;
+	uint8_t nlen, tlen, hits;
 	char name[NAME_MAX_ + 1];
 	char target[TARGET_MAX + 1];
 };
@@ -399,7 +412,8 @@ int fsv_dc_save(void)
 			const struct ent *x = &ents[i];
 			struct saved_ent *e = &batch[nb++];
 			*e = (struct saved_ent){ .slot = (uint16_t)i, .parent = x->parent, .pgen = x->pgen, .gen = x->gen,
-						 .used = x->used, .fd = x->fd, .nlen = x->nlen, .tlen = x->tlen };
+						 .used = x->used, .fd = x->fd, .nlen = x->nlen, .tlen = x->tlen,
+						 .hits = x->hits };
 			memcpy(e->name, x->name, sizeof e->name);
 			if (x->tlen)
 				memcpy(e->target, targets[i], sizeof e->target);
@@ -452,6 +466,7 @@ void fsv_dc_load(int fd)
 				x->pgen = e->pgen;
 				x->gen = e->gen;
 				x->used = e->used;
+				x->hits = e->hits;
 				x->fd = e->fd;
 				x->nlen = e->nlen;
 				x->tlen = e->tlen;
