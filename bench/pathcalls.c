@@ -69,13 +69,17 @@ int main(int argc, char **argv)
 		if (strcmp(ops[i].name, argv[1]))
 			continue;
 		ops[i].fn(); /* warm */
-		struct timespec t0, t1;
+		/* wall time, and the process's CPU time (steadier on a loaded machine) */
+		struct timespec t0, t1, c0, c1;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 		for (long k = 0; k < n; k++)
 			ops[i].fn();
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		double ns = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / (double)n;
-		printf("%s ns_per_op=%.1f\n", argv[1], ns);
+		double cpu = ((c1.tv_sec - c0.tv_sec) * 1e9 + (c1.tv_nsec - c0.tv_nsec)) / (double)n;
+		printf("%s ns_per_op=%.1f cpu_ns_per_op=%.1f\n", argv[1], ns, cpu);
 		return 0;
 	}
 	fprintf(stderr, "pathcalls: unknown op %s\n", argv[1]);

@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from fsviewroot import dynamic_root, leak_trees, run_chroot, snapshot, tiny_root, busybox_is_static
-from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, assert_same, TEST_USER, run, chown_tree
+from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, run_native, assert_same, TEST_USER, run, chown_tree
 
 pytestmark = pytest.mark.skipif(not busybox_is_static(), reason="busybox-static is not installed")
 
@@ -93,13 +93,15 @@ stat -c '%F' abs abs/ 2>&1 | sed 's/^.*: //'
 cat a/f/ 2>&1 | sed 's/^.*: //'
 mkdir -p deep/x/y/z; cd deep/x/y/z; cd -P ../../../../../../../..; pwd -P
 cd /proc/self/cwd && pwd -P; cd /; ls -d /proc/self/root/tmp/a
+L=/tmp/dddddddddddddddddddddddddddddddddddddddddddddddddd/eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee/f
+mkdir -p ${L%/f}; echo long-target > $L; ln -s $L /tmp/long; test -r /tmp/long && cat /tmp/long
 '''
 
 SYMLINKS_OUT = [
     "root:x:0:0:root:/root:/bin/sh", 'PRETTY_NAME="zvisor tiny root"', 'PRETTY_NAME="zvisor tiny root"',
     "root:x:0:0:root:/root:/bin/sh", "/tmp/a/b", "Too many levels of symbolic links", "b", "f", "a", "abs",
     "dira", "/etc/passwd", "/etc/os-release", "/tmp/a/b", "no-dangling", "made", "symbolic link",
-    "Not a directory", "Not a directory", "/", "/", "/proc/self/root/tmp/a", "",
+    "Not a directory", "Not a directory", "/", "/", "/proc/self/root/tmp/a", "long-target", "",
 ]
 
 
@@ -245,6 +247,21 @@ def test_changes_seen(platform, tmp_path):
     res = zv_root(tiny_root(tmp_path / "root"), ["/bin/sh", "-c", CHANGES], platform)
     assert res.stdout.split() == ["no-g", "x-through-l", "g-in-new-d", "y-through-new-l", "sub-gone", "/tmp/d/sub"], \
         res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_changes_in_process(platform, tmp_path):
+    """The process itself renames, removes and remakes directories, replaces
+    symlinks and takes search permission away, then uses the same paths
+    again, absolute and relative (tests/guests/fschange.c): as natively."""
+    (tmp_path / "w").mkdir()
+    native = run_native([guest("fschange.static"), tmp_path / "w"])
+    assert native.returncode == 0 and "FAIL" not in native.stdout, native.stdout + native.stderr
+    root = tiny_root(tmp_path / "root")
+    shutil.copy(guest("fschange.static"), root / "usr/bin/fschange")
+    (root / "tmp/w").mkdir()
+    zv = zv_root(root, ["/usr/bin/fschange", "/tmp/w"], platform)
+    assert_same(native, zv, "native vs zvisor --root")
 
 
 def exec_root(tmp_path, name="root"):

@@ -275,6 +275,9 @@ static long via_fd(struct zv_call *c, struct fsv_res *r, int mode)
 	return ret;
 }
 
+static int only_looks(long nr);
+static long act(struct zv_call *c, struct fsv_res *r, int m);
+
 long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char (*path)[FSV_PATH_MAX],
 		 const struct open_how *how, unsigned resolve)
 {
@@ -345,9 +348,44 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 		return next(c, __NR_symlinkat, a[0], r->dirfd, (long)r->name, 0, 0, 0);
 	}
 	/* the rest act on the object a followed last component names: settle
-	 * it first (their results cannot tell a symlink, or they would change it) */
-	if (m == FSV_FOLLOW && (e = fsv_settle_last(r, m, resolve)) < 0)
+	 * it first (their results cannot tell a symlink, or they would change
+	 * it); one that only looks goes first, as a missing name is missing
+	 * followed or not (access("/etc/ld.so.preload"), PATH searches) */
+	if (m != FSV_FOLLOW)
+		return act(c, r, m);
+	int look = only_looks(nr) && r->last == FSV_LAST_UNKNOWN && !fsv_dc_hinted(r->ent, r->name, r->namelen);
+	long first = look ? act(c, r, m) : 0;
+	if (first == -ENOENT)
+		return first;
+	if ((e = fsv_settle_last(r, m, resolve)) < 0)
 		return e;
+	return look && r->last == FSV_LAST_NOLINK ? first : act(c, r, m);
+}
+
+/* A mode or owner changed (e == 0): who may search a directory with it. */
+static long searched(struct fsv_res *r, long e)
+{
+	if (e == 0)
+		fsv_dc_mode_changed(r->ent, r->name, r->namelen);
+	return e;
+}
+
+/* Calls that change nothing, whatever they name. */
+static int only_looks(long nr)
+{
+	switch (nr) {
+	case __NR_access: case __NR_faccessat: case __NR_faccessat2:
+	case __NR_getxattr: case __NR_listxattr: case __NR_getxattrat_: case __NR_listxattrat_:
+		return 1;
+	}
+	return 0;
+}
+
+/* The calls after the first switch of fsv_at_call, on a settled last component. */
+static long act(struct zv_call *c, struct fsv_res *r, int m)
+{
+	long *a = c->a, nr = c->nr;
+	long e;
 	switch (nr) {
 	case __NR_access:
 		return next(c, __NR_faccessat2, r->dirfd, (long)r->name, a[1], at_flags(r, m, 0), 0, 0);
@@ -356,15 +394,15 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 	case __NR_faccessat2:
 		return next(c, __NR_faccessat2, r->dirfd, (long)r->name, a[2], at_flags(r, m, a[3]), 0, 0);
 	case __NR_chmod:
-		return next(c, __NR_fchmodat, r->dirfd, (long)r->name, a[1], 0, 0, 0);
+		return searched(r, next(c, __NR_fchmodat, r->dirfd, (long)r->name, a[1], 0, 0, 0));
 	case __NR_fchmodat:
-		return next(c, __NR_fchmodat, r->dirfd, (long)r->name, a[2], 0, 0, 0);
+		return searched(r, next(c, __NR_fchmodat, r->dirfd, (long)r->name, a[2], 0, 0, 0));
 	case __NR_fchmodat2_:
-		return next(c, __NR_fchmodat2_, r->dirfd, (long)r->name, a[2], at_flags(r, m, a[3]), 0, 0);
+		return searched(r, next(c, __NR_fchmodat2_, r->dirfd, (long)r->name, a[2], at_flags(r, m, a[3]), 0, 0));
 	case __NR_chown: case __NR_lchown:
-		return next(c, __NR_fchownat, r->dirfd, (long)r->name, a[1], a[2], at_flags(r, m, 0), 0);
+		return searched(r, next(c, __NR_fchownat, r->dirfd, (long)r->name, a[1], a[2], at_flags(r, m, 0), 0));
 	case __NR_fchownat:
-		return next(c, __NR_fchownat, r->dirfd, (long)r->name, a[2], a[3], at_flags(r, m, a[4]), 0);
+		return searched(r, next(c, __NR_fchownat, r->dirfd, (long)r->name, a[2], a[3], at_flags(r, m, a[4]), 0));
 	case __NR_utime: case __NR_utimes: case __NR_futimesat: {
 		long p = nr == __NR_futimesat ? a[2] : a[1];
 		struct kts ts[2], *tp = NULL;

@@ -1,7 +1,7 @@
 /* The directory cache (dcache.h). 2-way sets of entries keyed by (parent,
  * parent's generation, name). A directory entry holds a hidden O_PATH fd
  * (sys/fs.c's registry keeps the guest off its number); at most MAX_FDS of
- * them, the least used giving way.
+ * them, the least used giving way (one never found again first).
  *
  * What may make an entry wrong is a rename or removal of a directory or
  * symlink on its path, by this process or another: every process of the
@@ -18,11 +18,12 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include <linux/fcntl.h>
+#include <linux/uio.h>
 
 #define SETS 256
 #define WAYS 2
 #define NAME_MAX_ 47
-#define TARGET_MAX 95
+#define TARGET_MAX FSV_DC_TARGET_MAX
 #define MAX_FDS 64
 #define GRAVE (2 * MAX_FDS)
 
@@ -34,14 +35,32 @@ struct ent {
 	uint32_t used;
 	int fd;          /* a directory's, or -1 for a symlink */
 	uint8_t nlen, tlen;
+	uint8_t hits;    /* found again since made (saturating) */
 	char name[NAME_MAX_ + 1];
-	char target[TARGET_MAX + 1];
 };
 
+/* Which entry gives way: one never found again before any that was (the
+ * directories of a scan or of a shell's glob go before the ones every
+ * program's start walks), then the least recently used. */
+static uint64_t keep_rank(const struct ent *e)
+{
+	return (uint64_t)(e->hits > 0) << 32 | e->used;
+}
+
 static struct ent ents[SETS * WAYS] ZV_COLD_BSS;
+/* a symlink entry's target, apart: the entries a new image loads touch
+ * fewer pages (each a fault) */
+static char targets[SETS * WAYS][TARGET_MAX + 1] ZV_COLD_BSS;
 static uint32_t root_gen = 1, clock;
 static uint64_t epoch;
 static int nfds, live; /* directory fds; entries */
+static int16_t fdents[MAX_FDS]; /* the entries that hold those fds */
+
+static void fd_held(struct ent *e)
+{
+	fdents[nfds++] = (int16_t)(e - ents);
+}
+
 static volatile int lock, walkers;
 static int grave[GRAVE], ngrave;
 
@@ -79,7 +98,11 @@ static void drop(struct ent *e)
 			zv_sys3(__NR_fcntl, e->fd, F_SETFD, FD_CLOEXEC); /* no exec takes it along */
 			grave[ngrave++] = e->fd;
 		}
-		nfds--;
+		for (int i = 0; i < nfds; i++)
+			if (fdents[i] == e - ents) {
+				fdents[i] = fdents[--nfds];
+				break;
+			}
 	}
 	if (e->key)
 		live--;
@@ -155,12 +178,14 @@ int fsv_dc_find(struct fsv_dref d, const char *c, size_t n, struct fsv_dref *chi
 	struct ent *e = find_locked(d, c, n);
 	if (e) {
 		e->used = ++clock;
+		if (e->hits < 255)
+			e->hits++;
 		child->slot = (int)(e - ents);
 		child->gen = e->gen;
 		*fd = e->fd;
 		*tn = e->tlen;
 		if (e->tlen)
-			memcpy(t, e->target, (size_t)e->tlen + 1);
+			memcpy(t, targets[e - ents], (size_t)e->tlen + 1);
 	}
 	zv_unlock(&lock);
 	return e != NULL;
@@ -179,7 +204,8 @@ struct fsv_dref fsv_dc_parent(struct fsv_dref d, int *fd)
 	return p;
 }
 
-/* Under lock: a slot for a new entry under d (the less used of its set's). */
+/* Under lock: a slot for a new entry under d (the one of its set keep_rank
+ * ranks lowest). */
 static struct ent *slot_for(struct fsv_dref d, const char *c, size_t n, uint64_t *k)
 {
 	*k = key_of(d.slot, d.gen, c, n);
@@ -189,7 +215,7 @@ static struct ent *slot_for(struct fsv_dref d, const char *c, size_t n, uint64_t
 			e = &set[w];
 			break;
 		}
-		if (set[w].used < e->used)
+		if (keep_rank(&set[w]) < keep_rank(e))
 			e = &set[w];
 	}
 	if (e->key)
@@ -204,19 +230,19 @@ static void fill(struct ent *e, struct fsv_dref d, uint64_t k, const char *c, si
 	e->parent = (int16_t)d.slot;
 	e->pgen = d.gen;
 	e->used = ++clock;
+	e->hits = 0;
 	e->nlen = (uint8_t)n;
 	memcpy(e->name, c, n);
 	e->name[n] = 0;
 }
 
-/* Under lock: a directory fd to give up for a new one (the least used). */
+/* Under lock: a directory fd to give up for a new one (keep_rank's lowest). */
 static void make_room(void)
 {
 	struct ent *old = NULL;
-	for (int i = 0; i < SETS * WAYS; i++)
-		if (ents[i].key && ents[i].fd >= 0 && (!old || ents[i].used < old->used))
-			old = &ents[i];
-	/* (make_room is only asked when MAX_FDS entries hold fds) */
+	for (int i = 0; i < nfds; i++)
+		if (!old || keep_rank(&ents[fdents[i]]) < keep_rank(old))
+			old = &ents[fdents[i]];
 	if (old)
 		drop(old);
 }
@@ -247,7 +273,7 @@ int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fdp, struct 
 		zv_unlock(&lock);
 		return 0;
 	}
-	nfds++;
+	fd_held(e);
 	child->slot = (int)(e - ents);
 	child->gen = e->gen;
 	zv_unlock(&lock);
@@ -266,8 +292,8 @@ void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, 
 		fill(e, d, k, c, n);
 		e->fd = -1;
 		e->tlen = (uint8_t)tn;
-		memcpy(e->target, t, tn);
-		e->target[tn] = 0;
+		memcpy(targets[e - ents], t, tn);
+		targets[e - ents][tn] = 0;
 	}
 	zv_unlock(&lock);
 }
@@ -282,6 +308,23 @@ void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
 	if (e)
 		drop(e);
 	zv_unlock(&lock);
+}
+
+void fsv_dc_mode_changed(struct fsv_dref d, const char *c, size_t n)
+{
+	int dir = n == 1 && c[0] == '.' && d.slot != FSV_DC_NONE;
+	zv_lock(&lock);
+	if (!dir && d.slot != FSV_DC_NONE) {
+		struct ent *e = find_locked(d, c, n);
+		dir = e && e->fd >= 0;
+	} else if (!dir) {
+		/* under a directory the cache does not know: any of that name */
+		for (int i = 0; i < nfds && !dir; i++)
+			dir = ents[fdents[i]].nlen == n && !memcmp(ents[fdents[i]].name, c, n);
+	}
+	zv_unlock(&lock);
+	if (dir)
+		fsv_epoch_bump(); /* walks through it must ask the host again */
 }
 
 int fsv_dc_valid(struct fsv_dref d, int *fd)
@@ -338,7 +381,7 @@ struct saved_ent {
 	int16_t parent;
 	uint32_t pgen, gen, used;
 	int fd;
-	uint8_t nlen, tlen;
+	uint8_t nlen, tlen, hits;
 	char name[NAME_MAX_ + 1];
 	char target[TARGET_MAX + 1];
 };
@@ -349,71 +392,91 @@ int fsv_dc_save(void)
 {
 	if (!live || !readable() || fsv_epoch() != epoch)
 		return -1;
-	long fd = zv_sys2(__NR_memfd_create, "zvisor-dcache", 1 /* MFD_CLOEXEC */);
+	/* not close-on-exec: the new image reads it (a failed exec closes it) */
+	long fd = zv_sys2(__NR_memfd_create, "zvisor-dcache", 0);
+	if (fd >= 0 && fd < 3) { /* stdio the guest closed: not for the new image's zvisor to meet */
+		long k = zv_sys3(__NR_fcntl, fd, F_DUPFD, 3);
+		zv_close((int)fd);
+		fd = k;
+	}
 	if (fd < 0)
 		return -1;
-	struct saved_head h = { SAVED_MAGIC, 0, root_gen, clock, epoch };
-	struct saved_ent batch[24]; /* written 24 at a time */
-	int nb = 0;
-	long off = sizeof h;
+	struct saved_head h = { SAVED_MAGIC, (uint32_t)live, root_gen, clock, epoch };
+	struct saved_ent batch[24]; /* written 24 at a time, the head with the first */
+	struct iovec iov[2] = { { &h, sizeof h }, { batch, 0 } };
+	int nb = 0, first = 1;
+	uint32_t n = 0;
+	long off = 0;
 	for (int i = 0; i <= SETS * WAYS; i++) {
-		if (i < SETS * WAYS && ents[i].key && h.count + nb < (uint32_t)live) {
+		if (i < SETS * WAYS && ents[i].key && n < (uint32_t)live) {
 			const struct ent *x = &ents[i];
 			struct saved_ent *e = &batch[nb++];
 			*e = (struct saved_ent){ .slot = (uint16_t)i, .parent = x->parent, .pgen = x->pgen, .gen = x->gen,
-						 .used = x->used, .fd = x->fd, .nlen = x->nlen, .tlen = x->tlen };
+						 .used = x->used, .fd = x->fd, .nlen = x->nlen, .tlen = x->tlen,
+						 .hits = x->hits };
 			memcpy(e->name, x->name, sizeof e->name);
-			memcpy(e->target, x->target, sizeof e->target);
+			if (x->tlen)
+				memcpy(e->target, targets[i], sizeof e->target);
+			n++;
 		}
-		if (nb && (nb == 24 || i == SETS * WAYS)) {
-			long bytes = nb * (long)sizeof batch[0];
-			if (zv_sys4(__NR_pwrite64, fd, batch, bytes, off) != bytes)
-				break;
+		if (nb == 24 || (i == SETS * WAYS && (nb || first))) {
+			iov[1].iov_len = nb * sizeof batch[0];
+			long bytes = (long)(iov[1].iov_len + (first ? sizeof h : 0));
+			if (zv_sys5(__NR_pwritev, fd, (long)(iov + !first), 2 - !first, off, 0) != bytes) {
+				zv_close((int)fd);
+				return -1;
+			}
 			off += bytes;
-			h.count += (uint32_t)nb;
-			nb = 0;
+			first = nb = 0;
 		}
 	}
-	zv_sys4(__NR_pwrite64, fd, &h, sizeof h, 0);
-	long kept = zv_sys3(__NR_fcntl, fd, F_DUPFD, 3); /* not close-on-exec: the new image reads it */
-	zv_close((int)fd);
-	return (int)kept;
+	return (int)fd;
 }
 
 void fsv_dc_load(int fd)
 {
 	struct saved_head h;
+	struct saved_ent batch[24];
 	if (fd < 0)
 		return;
-	if (zv_sys4(__NR_pread64, fd, &h, sizeof h, 0) == sizeof h && h.magic == SAVED_MAGIC) {
+	/* the head and the first batch in one read */
+	struct iovec iov[2] = { { &h, sizeof h }, { batch, sizeof batch } };
+	long got = zv_sys5(__NR_preadv, fd, (long)iov, 2, 0, 0) - (long)sizeof h;
+	if (got >= 0 && h.magic == SAVED_MAGIC) {
 		root_gen = h.root_gen;
 		clock = h.clock;
 		epoch = h.epoch;
-		struct saved_ent batch[24];
 		long off = sizeof h;
 		for (uint32_t k = 0; k < h.count;) {
-			long got = zv_sys4(__NR_pread64, fd, batch, sizeof batch, off);
+			if (off > (long)sizeof h)
+				got = zv_sys4(__NR_pread64, fd, batch, sizeof batch, off);
 			if (got < (long)sizeof batch[0])
 				break;
 			for (long j = 0; j < got / (long)sizeof batch[0] && k < h.count; j++, k++) {
 				const struct saved_ent *e = &batch[j];
 				if (e->slot >= SETS * WAYS || e->nlen > NAME_MAX_ || e->tlen > TARGET_MAX)
 					continue;
+				if (e->fd >= 0 && nfds == MAX_FDS) {
+					zv_close(e->fd); /* (never: the saving cache had no more) */
+					continue;
+				}
 				struct ent *x = &ents[e->slot];
 				x->key = key_of(e->parent, e->pgen, e->name, e->nlen);
 				x->parent = e->parent;
 				x->pgen = e->pgen;
 				x->gen = e->gen;
 				x->used = e->used;
+				x->hits = e->hits;
 				x->fd = e->fd;
 				x->nlen = e->nlen;
 				x->tlen = e->tlen;
 				memcpy(x->name, e->name, sizeof x->name);
-				memcpy(x->target, e->target, sizeof x->target);
+				if (e->tlen)
+					memcpy(targets[e->slot], e->target, sizeof targets[0]);
 				live++;
 				if (x->fd >= 0) {
 					zv_keep_hidden_fd(&x->fd);
-					nfds++;
+					fd_held(x);
 				}
 			}
 			off += got;

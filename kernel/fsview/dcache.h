@@ -13,6 +13,7 @@
 
 #define FSV_DC_NONE (-1) /* a directory the cache does not know */
 #define FSV_DC_ROOT (-2) /* the view's root */
+#define FSV_DC_TARGET_MAX 95 /* the longest symlink target it keeps */
 
 struct fsv_dref {
 	int slot;     /* FSV_DC_NONE, FSV_DC_ROOT or an entry */
@@ -39,6 +40,10 @@ void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, 
  * (kind: 'd', 'l', or 0 when not known: the names of cached symlinks). */
 void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind);
 void fsv_dc_flush(void);
+/* After the process changed the mode or owner of name c under d: a
+ * directory the cache holds (or d itself, for ".") may no longer be
+ * searched as before, so every process starts afresh. */
+void fsv_dc_mode_changed(struct fsv_dref d, const char *c, size_t n);
 /* Whether d is still an entry (or the root): 1 with its fd. */
 int fsv_dc_valid(struct fsv_dref d, int *fd);
 /* A stat found name c under d no symlink; whether one did (this thread, just now). */

@@ -72,6 +72,7 @@ struct fsv_state {
 	struct fsv_bind binds[FSV_MAX_BINDS];
 	char basenames[512];   /* the binds' last components, each followed by '/' */
 	char gluenames[512];   /* the other components of their guest paths */
+	uint64_t basefirst[4], gluefirst[4]; /* their names' first bytes, a bit each */
 	size_t pool_len;
 	char pool[16384];
 };
@@ -152,6 +153,19 @@ long fsv_follow_last(struct fsv_res *res, const char *target, int mode, unsigned
 long fsv_past_link(struct fsv_res *res, const char *t, int mode, unsigned resolve);
 /* Whether a symlink with target t in res's directory is one of /proc's magic links. */
 int fsv_magic_last(struct fsv_res *res, const char *target);
+/* The view path of res's directory grows by a name (forgotten when it would
+ * not fit), or is set; the view path of a name in it (into v, FSV_PATH_MAX
+ * bytes): its length, 0 if too long. */
+void fsv_view_push(struct fsv_res *res, const char *c, size_t n);
+void fsv_view_set(struct fsv_res *res, const char *v, size_t n);
+size_t fsv_child_view(const struct fsv_res *res, const char *c, size_t n, char *v);
+/* memo.c: the directory a path's first n bytes led to from the entry from
+ * (kept by the walk before its last component; 1 with *res set there), and
+ * how much of a path may be kept so (0: none). */
+void fsv_memo_set(struct fsv_dref from, const char *key, size_t n, const struct fsv_res *res);
+int fsv_memo_get(struct fsv_dref from, const char *key, size_t n, struct fsv_res *res);
+size_t fsv_memo_prefix(const char *path, size_t len, int mode);
+void fsv_memo_fork_child(void);
 /* Finds out whether res's last component is a symlink and follows it if so
  * (for calls that cannot tell by their result). */
 long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve);

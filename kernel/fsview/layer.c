@@ -44,7 +44,7 @@ static long fsv_call(struct zv_call *c)
 /* The loader's and execve's lookups (sys/viewhook.h). */
 static long lookup(const char *path, int nofollow, struct zv_at *at)
 {
-	at->owned = 0;
+	at->owned = at->held = 0;
 	at->dirfd = -1;
 	at->name = at->buf;
 	struct fsv_res res;
@@ -56,14 +56,19 @@ static long lookup(const char *path, int nofollow, struct zv_at *at)
 		fsv_res_done(&res);
 		return r;
 	}
-	/* the loader keeps the directory past the walk: its own fd */
+	/* the loader uses the directory past the walk: the cache's fd while
+	 * the walk stays begun (no fd of the cache closes till it ends), the
+	 * root's and the host cwd as they are, else an fd of its own */
 	int fd = res.dirfd;
-	if (!res.owned && fd >= 0 && (fd = (int)zv_sys3(__NR_fcntl, fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+	if (!res.owned && fd >= 0 && !res.begun && fd != fsv.rootfd &&
+	    (fd = (int)zv_sys3(__NR_fcntl, fd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		fsv_res_done(&res);
 		return fd;
 	}
 	at->dirfd = fd;
-	at->owned = fd >= 0;
+	at->owned = res.owned || (fd >= 0 && fd != res.dirfd);
+	at->held = res.begun;
+	res.begun = 0; /* ended by release */
 	zv_strlcpy(at->buf, res.name, sizeof at->buf);
 	at->at_flags = res.last == FSV_LAST_MAGIC ? 0 : AT_SYMLINK_NOFOLLOW;
 	res.owned = 0; /* now the loader's */
@@ -71,11 +76,17 @@ static long lookup(const char *path, int nofollow, struct zv_at *at)
 	return 0;
 }
 
+static void release(struct zv_at *at)
+{
+	fsv_dc_end();
+}
+
 void fsv_hooks_on(void)
 {
 	fsv.on = 1;
 	fsv_in_setup = 1; /* until the program is loaded (shared.c) */
 	zv_view_lookup = lookup;
+	zv_view_release = release;
 	zv_view_guest_path = fsv_guest_path;
 	zv_view_mounts = fsv_mounts_hook;
 }
@@ -91,8 +102,10 @@ static void fsv_exec_failed(struct zv_thread *t, long nr)
 
 static void fsv_fork_child(struct zv_thread *t)
 {
-	if (fsv.on)
+	if (fsv.on) {
 		fsv_dc_fork_child();
+		fsv_memo_fork_child();
+	}
 }
 
 const struct zv_layer zv_fsview_layer = {

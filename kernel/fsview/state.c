@@ -103,6 +103,8 @@ const char *zv_fsv_decode(const char *s, struct zv_exec_carry *x)
 	fsv.pool_len = 0;
 	fsv.basenames[0] = 0;
 	fsv.gluenames[0] = 0;
+	memset(fsv.basefirst, 0, sizeof fsv.basefirst);
+	memset(fsv.gluefirst, 0, sizeof fsv.gluefirst);
 	for (long i = 0; i < nb && i < FSV_MAX_BINDS; i++) {
 		struct fsv_bind *b = &fsv.binds[fsv.nbinds++];
 		s = get_num(s, &v), b->fd = (int)v;

@@ -58,8 +58,13 @@ int fsv_bind_below(const char *p, size_t n)
 	return 0;
 }
 
-static int in_list(const char *list, const char *name, size_t n)
+/* A list of names, each followed by '/', and the first bytes of its names
+ * (a bit each: most names are no bind's, and a bit says so at once). */
+static int in_list(const char *list, const uint64_t *first, const char *name, size_t n)
 {
+	unsigned char f = n ? (unsigned char)name[0] : 0;
+	if (!(first[f >> 6] >> (f & 63) & 1))
+		return 0;
 	for (const char *b = list; *b;) {
 		const char *e = zv_strchr(b, '/');
 		if ((size_t)(e - b) == n && !memcmp(b, name, n))
@@ -69,26 +74,28 @@ static int in_list(const char *list, const char *name, size_t n)
 	return 0;
 }
 
-int fsv_bind_basename(const char *name, size_t n) { return in_list(fsv.basenames, name, n); }
-int fsv_glue_name(const char *name, size_t n) { return in_list(fsv.gluenames, name, n); }
+int fsv_bind_basename(const char *name, size_t n) { return in_list(fsv.basenames, fsv.basefirst, name, n); }
+int fsv_glue_name(const char *name, size_t n) { return in_list(fsv.gluenames, fsv.gluefirst, name, n); }
 
-static void list_add(char *list, size_t size, const char *name, size_t n)
+static void list_add(char *list, uint64_t *first, size_t size, const char *name, size_t n)
 {
 	size_t l = zv_strlen(list);
-	if (!in_list(list, name, n) && l + n + 2 < size) {
+	if (!in_list(list, first, name, n) && l + n + 2 < size) {
 		memcpy(list + l, name, n);
 		list[l + n] = '/';
 		list[l + n + 1] = 0;
+		unsigned char f = n ? (unsigned char)name[0] : 0;
+		first[f >> 6] |= 1ULL << (f & 63);
 	}
 }
 
 void fsv_names_add(const char *guest)
 {
 	const char *base = zv_strrchr(guest, '/') + 1;
-	list_add(fsv.basenames, sizeof fsv.basenames, base, zv_strlen(base));
+	list_add(fsv.basenames, fsv.basefirst, sizeof fsv.basenames, base, zv_strlen(base));
 	for (const char *p = guest + 1; p < base;) {
 		const char *e = zv_strchr(p, '/');
-		list_add(fsv.gluenames, sizeof fsv.gluenames, p, (size_t)(e - p));
+		list_add(fsv.gluenames, fsv.gluefirst, sizeof fsv.gluenames, p, (size_t)(e - p));
 		p = e + 1;
 	}
 }

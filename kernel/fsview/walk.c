@@ -17,6 +17,7 @@
  * current directory is kept as the walk goes (as far as it is known: a
  * walk from a dirfd learns it only when a bind, `..` or a symlink needs it). */
 #include "fsview/fsview.h"
+#include "fsview/walk.h"
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -27,24 +28,7 @@
 #include <linux/magic.h>
 #include <linux/limits.h>
 
-/* What a walk has left to do: the rest of the path (symlink targets are
- * put in front of it), and where it may go. */
-struct walk {
-	char rest[2 * FSV_PATH_MAX + 2];
-	size_t at, len;
-	int mode;
-	unsigned resolve;
-	int rootfd;           /* the root absolute paths start at: the process's, or IN_ROOT's dirfd */
-	const char *rootview; /* its view path */
-	size_t rootlen;
-	int depth;            /* BENEATH: directories below the start */
-	int inproc;           /* the current directory is in /proc (-1: not known) */
-	const char *magic;    /* last: the view path a magic link of /proc leads to */
-	char rootbuf[FSV_PATH_MAX]; /* IN_ROOT: the dirfd's view path */
-	char magicbuf[FSV_PATH_MAX]; /* another process's exe */
-};
-
-static void set_dir(struct fsv_res *res, int fd, int owned)
+void fsv_walk_set_dir(struct fsv_res *res, int fd, int owned)
 {
 	if (res->owned && res->dirfd >= 0 && res->dirfd != fd)
 		zv_close(res->dirfd);
@@ -54,17 +38,13 @@ static void set_dir(struct fsv_res *res, int fd, int owned)
 
 void fsv_res_done(struct fsv_res *res)
 {
-	set_dir(res, -1, 0);
+	fsv_walk_set_dir(res, -1, 0);
 	if (res->begun)
 		fsv_dc_end();
 	res->begun = 0;
 }
 
-static const struct fsv_dref none = { FSV_DC_NONE, 0 };
-
-/* The view path of the current directory, learned now if it was not known:
- * 0, or -1 where the view does not reach it (a dirfd from outside). */
-static int need_view(struct fsv_res *res)
+int fsv_walk_need_view(struct fsv_res *res)
 {
 	if (res->viewlen != (size_t)-1)
 		return res->viewlen ? 0 : -1;
@@ -73,44 +53,7 @@ static int need_view(struct fsv_res *res)
 	return n > 0 ? 0 : -1;
 }
 
-/* The view path grows by a name, or is forgotten when it would not fit. */
-static void view_push(struct fsv_res *res, const char *c, size_t n)
-{
-	if (res->viewlen == (size_t)-1 || !res->viewlen)
-		return;
-	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-	if (at + 1 + n >= sizeof res->view) {
-		res->viewlen = (size_t)-1;
-		return;
-	}
-	res->view[at] = '/';
-	memcpy(res->view + at + 1, c, n);
-	res->viewlen = at + 1 + n;
-	res->view[res->viewlen] = 0;
-}
-
-static void view_set(struct fsv_res *res, const char *v, size_t n)
-{
-	memcpy(res->view, v, n);
-	res->view[n] = 0;
-	res->viewlen = n;
-}
-
-/* The view path of name c (n bytes) in the current directory (whose view
- * path is known) into v (FSV_PATH_MAX bytes): its length, 0 if too long. */
-static size_t child_view(const struct fsv_res *res, const char *c, size_t n, char *v)
-{
-	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
-	if (at + 1 + n >= FSV_PATH_MAX)
-		return 0;
-	memcpy(v, res->view, at);
-	v[at] = '/';
-	memcpy(v + at + 1, c, n);
-	v[at + 1 + n] = 0;
-	return at + 1 + n;
-}
-
-static int in_procfs(struct fsv_res *res, struct walk *w)
+int fsv_walk_in_procfs(struct fsv_res *res, struct walk *w)
 {
 	if (w->inproc < 0) {
 		struct { long type; long rest[15]; } sfs;
@@ -127,7 +70,7 @@ static long goto_view(struct fsv_res *res, const char *v, size_t n);
  * the current directory). A symlink gone through as a directory with nothing
  * left after it (its name had a trailing slash) must still be one: its
  * target gets a trailing slash. */
-static long splice_as(struct fsv_res *res, struct walk *w, const char *target, size_t tn, int as_dir)
+long fsv_walk_splice(struct fsv_res *res, struct walk *w, const char *target, size_t tn, int as_dir)
 {
 	if (++res->links > FSV_MAXSYMLINKS)
 		return -ELOOP;
@@ -147,8 +90,8 @@ static long splice_as(struct fsv_res *res, struct walk *w, const char *target, s
 	if (target[0] == '/') {
 		if (w->resolve & FSV_R_BENEATH)
 			return -EXDEV;
-		set_dir(res, w->rootfd, 0);
-		view_set(res, w->rootview, w->rootlen);
+		fsv_walk_set_dir(res, w->rootfd, 0);
+		fsv_view_set(res, w->rootview, w->rootlen);
 		res->ent = res->dc && w->rootfd == fsv.rootfd ? fsv_dc_root() : none;
 		w->inproc = -1;
 		w->depth = 0;
@@ -158,7 +101,7 @@ static long splice_as(struct fsv_res *res, struct walk *w, const char *target, s
 
 static long splice(struct fsv_res *res, struct walk *w, const char *target, size_t tn)
 {
-	return splice_as(res, w, target, tn, 0);
+	return fsv_walk_splice(res, w, target, tn, 0);
 }
 
 /* `..` from the current directory. */
@@ -169,12 +112,12 @@ static long go_up(struct fsv_res *res, struct walk *w)
 			return -EXDEV;
 		w->depth--;
 	}
-	if (need_view(res) < 0) {
+	if (fsv_walk_need_view(res) < 0) {
 		/* outside the view: the host's `..`, as a dirfd from outside a chroot */
 		long fd = zv_openat(res->dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 		if (fd < 0)
 			return fd;
-		set_dir(res, (int)fd, 1);
+		fsv_walk_set_dir(res, (int)fd, 1);
 		res->ent = none;
 		w->inproc = -1;
 		return 0;
@@ -200,12 +143,12 @@ static long go_up(struct fsv_res *res, struct walk *w)
 	int pfd;
 	struct fsv_dref p = fsv_dc_parent(res->ent, &pfd);
 	if (p.slot != FSV_DC_NONE) {
-		set_dir(res, pfd, 0);
+		fsv_walk_set_dir(res, pfd, 0);
 	} else {
 		long fd = zv_openat(res->dirfd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 		if (fd < 0)
 			return fd;
-		set_dir(res, (int)fd, 1);
+		fsv_walk_set_dir(res, (int)fd, 1);
 	}
 	res->ent = p;
 	res->viewlen = n;
@@ -220,43 +163,32 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 	if (w->resolve & FSV_R_BENEATH)
 		w->depth++;
 	/* a bind's mountpoint: only a name some bind ends with can be one */
-	char v[FSV_PATH_MAX];
-	size_t vn;
-	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v))) {
-		const struct fsv_bind *b = fsv_bind_at(v, vn);
-		if (b) {
-			if (w->resolve & FSV_R_NO_XDEV)
-				return -EXDEV;
-			if (b->kind == FSV_BIND_FILE)
-				return -ENOTDIR;
-			if (b->kind == FSV_BIND_LINK) {
-				char t[FSV_PATH_MAX];
-				long k = zv_sys4(__NR_readlinkat, b->fd, fsv_str(b->name), t, sizeof t - 1);
-				if (k < 0)
-					return k;
-				t[k] = 0;
-				return splice_as(res, w, t, (size_t)k, 1);
-			}
-			set_dir(res, b->fd, 0);
-			view_set(res, v, vn);
-			res->ent = none;
-			w->inproc = b->procfs;
-			return 0;
-		}
+	const struct fsv_bind *b = fsv_bind_basename(c, n) ? fsv_walk_bind_named(res, c, n) : NULL;
+	if (b) {
+		if (w->resolve & FSV_R_NO_XDEV)
+			return -EXDEV;
+		if (b->kind == FSV_BIND_FILE)
+			return -ENOTDIR;
+		if (b->kind == FSV_BIND_LINK)
+			return fsv_walk_bind_link(res, w, b);
+		fsv_walk_set_dir(res, b->fd, 0);
+		res->ent = none;
+		w->inproc = b->procfs;
+		return 0;
 	}
 	int inproc = w->inproc;
 	if (res->ent.slot != FSV_DC_NONE) {
 		/* a directory or symlink seen before */
 		struct fsv_dref child;
 		int cfd;
-		char t[FSV_PATH_MAX];
+		char t[FSV_DC_TARGET_MAX + 1];
 		size_t tn;
 		if (fsv_dc_find(res->ent, c, n, &child, &cfd, t, &tn)) {
 			if (cfd < 0)
-				return splice_as(res, w, t, tn, 1);
-			set_dir(res, cfd, 0);
+				return fsv_walk_splice(res, w, t, tn, 1);
+			fsv_walk_set_dir(res, cfd, 0);
 			res->ent = child;
-			view_push(res, c, n);
+			fsv_view_push(res, c, n);
 			return 0;
 		}
 	}
@@ -274,52 +206,18 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 		} else {
 			fd = zv_openat(res->dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 		}
-		if (fd == -ENOTDIR) {
-			char t[FSV_PATH_MAX];
-			long k = zv_sys4(__NR_readlinkat, res->dirfd, name, t, sizeof t - 1);
-			if (k == -EINVAL)
-				return -ENOTDIR;
-			if (k < 0)
-				return k;
-			t[k] = 0;
-			if (inproc != 0 && (t[0] == '/' || zv_strchr(t, ':')) && in_procfs(res, w)) {
-				/* a magic link: the host's, except root and exe */
-				const char *target;
-				if (fsv_proc_magic_name(c, n) && need_view(res) == 0 &&
-				    fsv_proc_magic(res->view, res->viewlen, c, n, w->magicbuf, sizeof w->magicbuf, &target))
-					return splice_as(res, w, target, zv_strlen(target), 1);
-				if (w->resolve & (FSV_R_NO_MAGICLINKS | FSV_R_NO_SYMLINKS))
-					return -ELOOP;
-				if (w->resolve & (FSV_R_BENEATH | FSV_R_IN_ROOT))
-					return -EXDEV;
-				fd = zv_openat(res->dirfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
-				if (fd < 0)
-					return fd;
-				set_dir(res, (int)fd, 1);
-				res->viewlen = (size_t)-1;
-				res->ent = none;
-				w->inproc = -1;
-				return 0;
-			}
-			fsv_dc_add_link(res->ent, c, n, t, (size_t)k);
-			return splice_as(res, w, t, (size_t)k, 1);
-		}
-		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 &&
-		    (vn = child_view(res, c, n, v)) && fsv_bind_below(v, vn)) {
-			/* a directory of the view that only holds mountpoints */
-			set_dir(res, fsv.emptyfd, 0);
-			view_set(res, v, vn);
-			res->ent = none;
-			return 0;
-		}
+		if (fd == -ENOTDIR)
+			return fsv_walk_enter_link(res, w, name, n, inproc);
+		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && fsv_walk_glue_dir(res, c, n, 1))
+			return 0; /* a directory of the view that only holds mountpoints */
 		if (fd < 0)
 			return fd;
 		int cfd = (int)fd;
 		struct fsv_dref child;
 		int kept = fsv_dc_add_dir(res->ent, c, n, &cfd, &child);
-		set_dir(res, cfd, !kept);
+		fsv_walk_set_dir(res, cfd, !kept);
 		res->ent = kept ? child : none;
-		view_push(res, c, n);
+		fsv_view_push(res, c, n);
 		return 0;
 	}
 }
@@ -341,20 +239,16 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			res->name[n] = 0;
 		}
 		res->namelen = n;
-		char v[FSV_PATH_MAX];
-		size_t vn, cn = n - !!trailing;
-		if (fsv_bind_basename(c, cn) && need_view(res) == 0 && (vn = child_view(res, c, cn, v))) {
-			const struct fsv_bind *b = fsv_bind_at(v, vn);
-			if (b) {
-				res->bind = (int)(b - fsv.binds);
-				if (b->kind == FSV_BIND_DIR) {
-					set_dir(res, b->fd, 0);
-					zv_strlcpy(res->name, ".", sizeof res->name);
-					res->namelen = 1;
-				} else {
-					set_dir(res, b->fd, 0);
-					res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
-				}
+		size_t cn = n - !!trailing;
+		const struct fsv_bind *b = fsv_bind_basename(c, cn) ? fsv_walk_bind_named(res, c, cn) : NULL;
+		if (b) {
+			res->bind = (int)(b - fsv.binds);
+			fsv_walk_set_dir(res, b->fd, 0);
+			if (b->kind == FSV_BIND_DIR) {
+				zv_strlcpy(res->name, ".", sizeof res->name);
+				res->namelen = 1;
+			} else {
+				res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
 			}
 		}
 		return 0;
@@ -367,58 +261,39 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 			return r;
 		goto self;
 	}
-	char v[FSV_PATH_MAX];
-	size_t vn;
-	if (fsv_bind_basename(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v))) {
-		const struct fsv_bind *b = fsv_bind_at(v, vn);
-		if (b && b->kind == FSV_BIND_DIR) {
-			res->bind = (int)(b - fsv.binds);
-			set_dir(res, b->fd, 0);
-			view_set(res, v, vn);
-			res->ent = none;
+	const struct fsv_bind *b = fsv_bind_basename(c, n) ? fsv_walk_bind_named(res, c, n) : NULL;
+	if (b) {
+		res->bind = (int)(b - fsv.binds);
+		fsv_walk_set_dir(res, b->fd, 0);
+		res->ent = none;
+		if (b->kind == FSV_BIND_DIR)
 			goto self;
-		}
-		if (b) {
-			res->bind = (int)(b - fsv.binds);
-			set_dir(res, b->fd, 0);
-			res->ent = none;
-			res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
-			res->last = b->kind == FSV_BIND_FILE ? FSV_LAST_NOLINK : FSV_LAST_UNKNOWN;
-			return 0;
-		}
+		res->namelen = zv_strlcpy(res->name, fsv_str(b->name), sizeof res->name);
+		res->last = b->kind == FSV_BIND_FILE ? FSV_LAST_NOLINK : FSV_LAST_UNKNOWN;
+		return 0;
 	}
 	memcpy(res->name, c, n);
 	res->name[n] = 0;
 	res->namelen = n;
 	/* a directory of the view that only holds mountpoints, which the root lacks */
-	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && need_view(res) == 0 && (vn = child_view(res, c, n, v)) &&
-	    fsv_bind_below(v, vn)) {
+	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && fsv_walk_glue_dir(res, c, n, 0)) {
 		long fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
-		if (fd == -ENOENT) {
-			set_dir(res, fsv.emptyfd, 0);
-			view_set(res, v, vn);
-			res->ent = none;
+		if (fd == -ENOENT && fsv_walk_glue_dir(res, c, n, 1))
 			goto self;
-		}
 		if (fd >= 0)
 			zv_close((int)fd);
 	}
 	/* root and exe in a pid's directory of /proc are the view's */
-	if (w->inproc != 0 && fsv_proc_magic_name(c, n) && need_view(res) == 0 &&
-	    fsv_proc_magic(res->view, res->viewlen, c, n, w->magicbuf, sizeof w->magicbuf, &w->magic)) {
-		if (w->mode == FSV_NOFOLLOW)
-			return 0;
-		if (w->resolve & (FSV_R_NO_MAGICLINKS | FSV_R_NO_SYMLINKS))
-			return -ELOOP;
-		if (w->resolve & (FSV_R_BENEATH | FSV_R_IN_ROOT))
-			return -EXDEV;
-		return 1; /* followed: the walk goes on at w->magic */
+	if (w->inproc != 0 && fsv_proc_magic_name(c, n)) {
+		long r = fsv_walk_last_magic(res, w, c, n);
+		if (r != 2)
+			return r;
 	}
-	if (res->ent.slot != FSV_DC_NONE) {
-		/* a directory seen before is no symlink */
+	if (res->ent.slot != FSV_DC_NONE && w->mode != FSV_NOFOLLOW) {
+		/* a directory seen before is no symlink (for a call that follows it) */
 		struct fsv_dref child;
 		int cfd;
-		char t[FSV_PATH_MAX];
+		char t[FSV_DC_TARGET_MAX + 1];
 		size_t tn;
 		if (fsv_dc_find(res->ent, c, n, &child, &cfd, t, &tn) && cfd >= 0)
 			res->last = FSV_LAST_NOLINK;
@@ -485,13 +360,13 @@ static long walk(struct fsv_res *res, struct walk *w)
 		memcpy(comp, c, n);
 		comp[n] = 0;
 		w->at = w->len;
+		if (w->memo_len)
+			fsv_memo_set(w->memo_from, w->memo, w->memo_len, res);
+		w->memo_len = 0;
 		r = last(res, w, comp, n, trailing);
 		if (r <= 0)
 			return r;
-		/* a magic link of /proc followed to the view's */
-		r = splice(res, w, w->magic, zv_strlen(w->magic));
-		if (r < 0)
-			return r;
+		/* 1: a magic link of /proc followed to the view's: on from there */
 	}
 }
 
@@ -503,8 +378,8 @@ static long goto_view(struct fsv_res *res, const char *v, size_t n)
 	memcpy(w2.rest, v, n);
 	w2.rest[n] = 0;
 	w2.len = n;
-	set_dir(res, fsv.rootfd, 0);
-	view_set(res, "/", 1);
+	fsv_walk_set_dir(res, fsv.rootfd, 0);
+	fsv_view_set(res, "/", 1);
 	res->ent = res->dc ? fsv_dc_root() : none;
 	int links = res->links;
 	long r = walk(res, &w2);
@@ -526,7 +401,29 @@ static void start(struct fsv_res *res, struct walk *w, int mode, unsigned resolv
 	w->rootlen = fsv.vroot_len;
 	w->depth = 0;
 	w->inproc = -1;
-	w->magic = NULL;
+	w->memo_len = 0;
+}
+
+/* RESOLVE_IN_ROOT: the walk's root is rootfd, with view path view (NULL:
+ * asked of the host), kept in this frame for the walk; target: a symlink's
+ * to start from (fsv_follow_last), or NULL. */
+static __attribute__((noinline)) long walk_in_root(struct fsv_res *res, struct walk *w, int rootfd, const char *view,
+						    const char *target)
+{
+	char root[FSV_PATH_MAX];
+	long n = view ? (long)zv_strlcpy(root, view, sizeof root) : fsv_dirfd_view(rootfd, root, sizeof root);
+	if (n <= 0)
+		return -EXDEV;
+	w->rootfd = rootfd;
+	w->rootview = root;
+	w->rootlen = (size_t)n;
+	res->inroot = rootfd;
+	if (target) {
+		long r = splice(res, w, target, zv_strlen(target));
+		if (r < 0)
+			return r;
+	}
+	return walk(res, w);
 }
 
 long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct fsv_res *res)
@@ -545,28 +442,28 @@ long fsv_resolve(int dirfd, const char *path, int mode, unsigned resolve, struct
 	if (resolve & FSV_R_IN_ROOT) {
 		/* the dirfd is the root of this lookup */
 		res->dirfd = dirfd;
-		if (need_view(res) < 0)
+		if (fsv_walk_need_view(res) < 0)
 			return -EXDEV;
-		memcpy(w->rootbuf, res->view, res->viewlen + 1);
-		res->inroot = dirfd;
-		w->rootfd = dirfd;
-		w->rootview = w->rootbuf;
-		w->rootlen = res->viewlen;
-		return walk(res, w);
+		return walk_in_root(res, w, dirfd, res->view, NULL);
 	}
 	if (path[0] == '/') {
 		if (resolve & FSV_R_BENEATH)
 			return -EXDEV;
-		set_dir(res, w->rootfd, 0);
-		view_set(res, w->rootview, w->rootlen);
+		fsv_walk_set_dir(res, w->rootfd, 0);
+		fsv_view_set(res, w->rootview, w->rootlen);
 		if (res->dc)
 			res->ent = fsv_dc_root();
 	} else {
-		set_dir(res, dirfd, 0);
+		fsv_walk_set_dir(res, dirfd, 0);
 		res->viewlen = (size_t)-1;
 		if (dirfd == AT_FDCWD && res->dc)
 			fsv_cwd_start(res); /* from the working directory's entry, when it has one */
 	}
+	size_t p = resolve || res->ent.slot == FSV_DC_NONE ? 0 : fsv_memo_prefix(path, len, mode);
+	if (p && fsv_memo_get(res->ent, path, p, res))
+		w->at = p + 1; /* the same directory as the walk before: its last component */
+	else if (p)
+		w->memo = path, w->memo_len = p, w->memo_from = res->ent;
 	return walk(res, w);
 }
 
@@ -576,21 +473,14 @@ long fsv_follow_last(struct fsv_res *res, const char *target, int mode, unsigned
 	int links = res->links, dirfd = res->dirfd, owned = res->owned, inroot = res->inroot;
 	size_t viewlen = res->viewlen;
 	start(res, w, mode, resolve);
-	if (resolve & FSV_R_IN_ROOT) {
-		long n = fsv_dirfd_view(inroot, w->rootbuf, sizeof w->rootbuf);
-		if (n <= 0)
-			return -EXDEV;
-		w->rootfd = inroot;
-		w->rootview = w->rootbuf;
-		w->rootlen = (size_t)n;
-		res->inroot = inroot;
-	}
 	res->dirfd = dirfd;
 	res->owned = owned;
 	res->viewlen = viewlen;
 	res->links = links;
 	w->len = w->at = 0;
 	w->rest[0] = 0;
+	if (resolve & FSV_R_IN_ROOT)
+		return walk_in_root(res, w, inroot, NULL, target);
 	long r = splice(res, w, target, zv_strlen(target));
 	if (r < 0)
 		return r;

@@ -45,17 +45,17 @@ void fsv_res_high(struct fsv_res *res)
 long fsv_copy_path(const char *p, char *out, size_t n)
 {
 	uint64_t a = (uint64_t)p;
-	if (!p || zv_bad_guest_ptr(a))
+	if (!p || zv_bad_guest_ptr(a) || a >= 0x800000000000UL || (a >= ZV_KWIN_START && a < ZV_KWIN_END))
 		return -EFAULT;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t q = a + i;
-		if (q >= 0x800000000000UL || (q >= ZV_KWIN_START && q < ZV_KWIN_END))
-			return -EFAULT;
+	/* the bytes before the kernel's window or the end of user space */
+	uint64_t end = a < ZV_KWIN_START ? ZV_KWIN_START : 0x800000000000UL;
+	size_t lim = end - a < n ? (size_t)(end - a) : n;
+	for (size_t i = 0; i < lim; i++) {
 		out[i] = p[i]; /* a fault is the call's EFAULT (the fault guard) */
 		if (!out[i])
 			return 0;
 	}
-	return -ENAMETOOLONG; /* PATH_MAX bytes without a NUL, as the host's getname */
+	return lim < n ? -EFAULT : -ENAMETOOLONG; /* PATH_MAX bytes without a NUL, as the host's getname */
 }
 
 int fsv_simple_name(const char *p)
@@ -80,7 +80,11 @@ void fsv_res_direct(struct fsv_res *res, int dirfd, const char *name)
 	res->dc = 0;
 	res->ent = (struct fsv_dref){ FSV_DC_NONE, 0 };
 	res->viewlen = (size_t)-1;
-	res->namelen = zv_strlcpy(res->name, name, sizeof res->name);
+	size_t i = 0;
+	for (; i < sizeof res->name - 1 && name[i]; i++)
+		res->name[i] = name[i];
+	res->name[i] = 0;
+	res->namelen = i;
 }
 
 int fsv_magic_last(struct fsv_res *res, const char *target)
@@ -114,12 +118,25 @@ long fsv_past_link(struct fsv_res *res, const char *t, int mode, unsigned resolv
 	return fsv_follow_last(res, t, mode, resolve);
 }
 
+/* A symlink whose target did not fit settle's buffer: read again. */
+static __attribute__((noinline)) long past_long_link(struct fsv_res *res, int mode, unsigned resolve)
+{
+	char t[FSV_PATH_MAX];
+	long k = zv_sys4(__NR_readlinkat, res->dirfd, res->name, t, sizeof t - 1);
+	if (k < 0)
+		return 0; /* changed meanwhile: settle looks again */
+	t[k] = 0;
+	return fsv_past_link(res, t, mode, resolve);
+}
+
 long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
 {
 	if (res->last == FSV_LAST_UNKNOWN && fsv_dc_hinted(res->ent, res->name, res->namelen))
 		res->last = FSV_LAST_NOLINK; /* a stat of it just said so */
 	while (res->last == FSV_LAST_UNKNOWN) {
-		char t[FSV_PATH_MAX];
+		/* a small buffer first: most names are no symlink (EINVAL), and
+		 * this stack's pages are each a fault in a fresh image */
+		char t[FSV_DC_TARGET_MAX + 1];
 		long k = zv_sys4(__NR_readlinkat, res->dirfd, res->name, t, sizeof t - 1);
 		if (k < 0) {
 			if (k == -EINVAL) {
@@ -129,9 +146,46 @@ long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve)
 			return 0; /* missing or unreadable: the call's own answer */
 		}
 		t[k] = 0;
-		long r = fsv_past_link(res, t, mode, resolve);
+		long r = k < (long)sizeof t - 1 ? fsv_past_link(res, t, mode, resolve) : past_long_link(res, mode, resolve);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+/* The view path grows by a name, or is forgotten when it would not fit. */
+void fsv_view_push(struct fsv_res *res, const char *c, size_t n)
+{
+	if (res->viewlen == (size_t)-1 || !res->viewlen)
+		return;
+	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
+	if (at + 1 + n >= sizeof res->view) {
+		res->viewlen = (size_t)-1;
+		return;
+	}
+	res->view[at] = '/';
+	memcpy(res->view + at + 1, c, n);
+	res->viewlen = at + 1 + n;
+	res->view[res->viewlen] = 0;
+}
+
+void fsv_view_set(struct fsv_res *res, const char *v, size_t n)
+{
+	memcpy(res->view, v, n);
+	res->view[n] = 0;
+	res->viewlen = n;
+}
+
+/* The view path of name c (n bytes) in the current directory (whose view
+ * path is known) into v (FSV_PATH_MAX bytes): its length, 0 if too long. */
+size_t fsv_child_view(const struct fsv_res *res, const char *c, size_t n, char *v)
+{
+	size_t at = res->viewlen == 1 ? 0 : res->viewlen;
+	if (at + 1 + n >= FSV_PATH_MAX)
+		return 0;
+	memcpy(v, res->view, at);
+	v[at] = '/';
+	memcpy(v + at + 1, c, n);
+	v[at + 1 + n] = 0;
+	return at + 1 + n;
 }

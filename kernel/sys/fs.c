@@ -317,22 +317,26 @@ long zv_sys_dup2(struct zv_call *c)
 	return zv_host_call(t, nr, a[0], a[1], a[2], 0, 0, 0);
 }
 
+/* Whether a getdents64 buffer (n bytes) names one of the kernel's fds. */
+static int names_kernel_fd(const char *buf, long n)
+{
+	for (long off = 0; off < n;) {
+		unsigned long fd;
+		if (zv_parse_ulong(buf + off + 19, &fd) == 0 && zv_is_kernel_fd((int)fd))
+			return 1;
+		off += *(const unsigned short *)(buf + off + 16);
+	}
+	return 0;
+}
+
 /* Listing /proc/<pid>/fd must not show the kernel's fds. */
 long zv_sys_getdents64(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
 	long r = zv_host_call(t, __NR_getdents64, a[0], a[1], a[2], 0, 0, 0);
-	if (r <= 0 || !zv_hidden_fds_exist())
-		return r;
-	char *buf = (char *)a[1];
-	int named = 0; /* an entry named as a hidden fd: only then is the directory asked about */
-	for (long off = 0; off < r && !named; off += *(unsigned short *)(buf + off + 16)) {
-		unsigned long fd;
-		named = zv_parse_ulong(buf + off + 19, &fd) == 0 && zv_is_kernel_fd((int)fd);
-	}
-	if (!named)
-		return r;
+	if (r <= 0 || !zv_hidden_fds_exist() || !names_kernel_fd((const char *)a[1], r))
+		return r; /* no name to hide: spare the readlink (most directories) */
 	char link[64], path[32];
 	zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
 	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, path, link, sizeof link - 1);
@@ -341,6 +345,7 @@ long zv_sys_getdents64(struct zv_call *c)
 	link[n] = 0;
 	if (!zv_startswith(link, "/proc/") || n < 4 || zv_strcmp(link + n - 3, "/fd") != 0)
 		return r;
+	char *buf = (char *)a[1];
 	long out = 0;
 	for (long off = 0; off < r;) {
 		unsigned short reclen = *(unsigned short *)(buf + off + 16);

@@ -6,6 +6,7 @@
 #include <linux/fcntl.h>
 
 long (*zv_view_lookup)(const char *path, int nofollow, struct zv_at *at);
+void (*zv_view_release)(struct zv_at *at);
 long (*zv_view_guest_path)(const char *host, char *out, size_t n);
 int (*zv_view_mounts)(int info, const char *raw, size_t len, zv_view_put *put, void *ctx);
 
@@ -21,7 +22,9 @@ void zv_at_release(struct zv_at *at)
 {
 	if (at->owned && at->dirfd >= 0)
 		zv_close(at->dirfd);
-	at->owned = 0;
+	if (at->held && zv_view_release)
+		zv_view_release(at);
+	at->owned = at->held = 0;
 }
 
 void zv_guest_path_of(const char *host, char *out, size_t n)

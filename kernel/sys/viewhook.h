@@ -14,6 +14,7 @@ struct zv_at {
 	const char *name;
 	int at_flags;
 	int owned;          /* dirfd is the view's: zv_at_release closes it */
+	int held;           /* dirfd is kept open for the view until zv_at_release */
 	char buf[256];      /* room for name */
 };
 
@@ -22,6 +23,8 @@ struct zv_at {
  * followed, the last too unless nofollow. 0 or -errno as the host's lookup
  * would give it (ENOENT, ENOTDIR, ELOOP, EACCES, ENAMETOOLONG). */
 extern long (*zv_view_lookup)(const char *path, int nofollow, struct zv_at *at);
+/* Lets go of a lookup's held dirfd (zv_at_release calls it). */
+extern void (*zv_view_release)(struct zv_at *at);
 /* The guest's name for a host path (the target of a /proc link, a mapped
  * file, a socket's address): its length, written to out with a NUL, or -1
  * where the guest sees the host path itself. */
