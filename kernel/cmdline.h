@@ -8,11 +8,9 @@ int zv_cmdline_command(int *argcp, char ***argvp);
 /* zvisor proot ARGS (argv whole, from "zvisor"): the equivalent argv of
  * zvisor run into *out; returns its argc (prootcli.c). */
 int zv_proot_argv(int argc, char **argv, char ***out);
-/* --kill-on-exit (killexit.c): wanted, the mark made at start, its exec
- * state field registered. */
+/* --kill-on-exit (killexit.c): wanted, and the mark made at start. */
 extern int zv_killexit_wanted;
 int zv_killexit_start(void);
-void zv_killexit_register(void);
 /* The options of run or trace (argv after the command), into zv_proc;
  * *count is set by -c. Returns the index of the program in argv. */
 int zv_cmdline_options(int argc, char **argv, int trace, int *count);

@@ -14,6 +14,7 @@
 #include "cmdline.h"
 #include "sys/calls.h"
 #include "sys/execstate.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -31,13 +32,10 @@ struct dirent64 {
 static int kill_fd = -1; /* hidden: the run's mark */
 int zv_killexit_wanted;  /* --kill-on-exit was given */
 
-static void at_leader_exit(void);
-
 static void keep(int fd)
 {
 	kill_fd = zv_hide_fd(fd);
 	zv_keep_hidden_fd(&kill_fd);
-	zv_leader_exit_hook = at_leader_exit;
 }
 
 int zv_killexit_start(void)
@@ -60,10 +58,7 @@ static const char *decode(const char *s, struct zv_exec_carry *x)
 	return s;
 }
 
-void zv_killexit_register(void)
-{
-	zv_exec_state_field('z', encode, decode);
-}
+ZV_EXEC_FIELD(killexit, 330, 'z', encode, decode);
 
 /* Whether process pid has the file (dev, ino) open. */
 static int holds(const char *pid, uint64_t dev, uint64_t ino)
@@ -113,12 +108,15 @@ static int kill_pass(uint64_t dev, uint64_t ino, long self)
 	return killed;
 }
 
-static void at_leader_exit(void)
+/* The first guest process ends (after the other reports: order 950). */
+static void at_leader_exit(int fd, int leader)
 {
 	struct stat st;
-	if (kill_fd < 0 || zv_sys2(__NR_fstat, kill_fd, &st) < 0)
+	if (!leader || kill_fd < 0 || zv_sys2(__NR_fstat, kill_fd, &st) < 0)
 		return;
 	long self = zv_getpid();
 	for (int pass = 0; pass < 100 && kill_pass(st.st_dev, st.st_ino, self); pass++)
 		;
 }
+
+ZV_LAYER(killexit, 950) = { .name = "killexit", .report = at_leader_exit };

@@ -177,10 +177,7 @@ int zv_fakeid_start(char **envp, const char *root)
 static const char *decode(const char *s, struct zv_exec_carry *x);
 static int encode(char *buf, size_t n, const struct zv_exec_carry *x);
 
-void zv_fakeid_register(void)
-{
-	zv_exec_state_field('I', encode, decode);
-}
+ZV_EXEC_FIELD(fakeid, 320, 'I', encode, decode);
 
 /* Exec state field I: the options, the database's fd, the exec'ing
  * thread's credentials; hexadecimal numbers separated by dots. */

@@ -135,7 +135,6 @@ int zv_fakeid_ids(const char *spec);
 void zv_fakeid_db(const char *path);
 void zv_fakeid_db_only(void);
 int zv_fakeid_start(char **envp, const char *root); /* 0, or an exit status */
-void zv_fakeid_register(void); /* its exec state field, I */
 
 /* layer.c: n bytes of a call's argument at p, which a layer before may
  * have put in kernel memory (fsview's rewritten structs), or the guest's:

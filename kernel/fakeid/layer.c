@@ -71,7 +71,7 @@ static void fid_fork_child(struct zv_thread *t)
 
 void zv_fakeid_image(struct zv_thread *t, const char *path);
 
-const struct zv_layer zv_fakeid_layer = {
+ZV_LAYER(fakeid, 550) = {
 	.name = "fakeid", .sees = fid_sees, .active = fid_on, .call = fid_call, .fork_child = fid_fork_child,
 	.image = zv_fakeid_image,
 };

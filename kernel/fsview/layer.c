@@ -4,6 +4,7 @@
  * guest's own arguments (trace, inject, the guest's sandbox, the hidden fd
  * guard) and before those that act on host objects (fakeid, procview). */
 #include "fsview/fsview.h"
+#include "fsview/shared.h"
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "lib/string.h"
@@ -108,7 +109,13 @@ static void fsv_fork_child(struct zv_thread *t)
 	}
 }
 
-const struct zv_layer zv_fsview_layer = {
+/* The new image is loaded: other processes' /proc/PID/exe (shared.c). */
+static void fsv_image(struct zv_thread *t, const char *path)
+{
+	zv_fsv_image_started();
+}
+
+ZV_LAYER(fsview, 450) = {
 	.name = "fsview", .sees = fsv_sees, .active = fsv_active, .call = fsv_call, .fork_child = fsv_fork_child,
-	.exec_failed = fsv_exec_failed,
+	.exec_failed = fsv_exec_failed, .image = fsv_image,
 };

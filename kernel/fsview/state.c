@@ -57,7 +57,7 @@ static const char *get_num(const char *s, long *v)
 
 extern int fsv_dc_saved;
 
-int zv_fsv_encode(char *buf, size_t n, const struct zv_exec_carry *x)
+static int encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	if (!fsv.on)
 		return -1;
@@ -83,7 +83,7 @@ int zv_fsv_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 	return k;
 }
 
-const char *zv_fsv_decode(const char *s, struct zv_exec_carry *x)
+static const char *decode(const char *s, struct zv_exec_carry *x)
 {
 	long v, nb;
 	char str[FSV_PATH_MAX];
@@ -130,5 +130,6 @@ const char *zv_fsv_decode(const char *s, struct zv_exec_carry *x)
 	fsv_dc_load((int)dc); /* after the hidden fds: its entries' join them */
 	return s;
 }
+ZV_EXEC_FIELD(fsview, 300, 'V', encode, decode);
 
 int fsv_dc_saved = -1;

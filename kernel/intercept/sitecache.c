@@ -71,14 +71,14 @@ static int keep_dir, dir_carried;
 
 void zv_sitecache_keep_dir(void) { keep_dir = 1; }
 
-int zv_sitecache_encode_dir(char *buf, size_t n, const struct zv_exec_carry *x)
+static int encode_dir(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	if (!keep_dir || !dir[0] || zv_strchr(dir, ','))
 		return -1;
 	return zv_snprintf(buf, n, "%s", dir);
 }
 
-const char *zv_sitecache_decode_dir(const char *s, struct zv_exec_carry *x)
+static const char *decode_dir(const char *s, struct zv_exec_carry *x)
 {
 	size_t k = 0;
 	while (s[k] && s[k] != ',' && k + 1 < sizeof dir) {
@@ -91,6 +91,7 @@ const char *zv_sitecache_decode_dir(const char *s, struct zv_exec_carry *x)
 		s++;
 	return s;
 }
+ZV_EXEC_FIELD(sitecache_dir, 310, 'C', encode_dir, decode_dir);
 
 void zv_sitecache_init(char **envp)
 {
@@ -432,6 +433,8 @@ const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
 		s++;
 	return s;
 }
+
+ZV_EXEC_FIELD(sitecache_vdso, 100, 'w', zv_sitecache_encode_vdso, zv_sitecache_decode_vdso);
 
 static void store(const struct key *kp, uint64_t addr, const struct zv_stub_batch *b)
 {

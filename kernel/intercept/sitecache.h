@@ -10,8 +10,6 @@ struct zv_stub_batch;
 void zv_sitecache_init(char **envp);
 /* The directory stays the first image's across exec (execstate field C). */
 void zv_sitecache_keep_dir(void);
-int zv_sitecache_encode_dir(char *buf, size_t n, const struct zv_exec_carry *x);
-const char *zv_sitecache_decode_dir(const char *s, struct zv_exec_carry *x);
 /* Fills b with the cached windows of fd's bytes [off, off + len), mapped at
  * addr with protection prot; 1 if there was a valid entry. Reads no byte
  * of the mapping: zv_sitecache_check does, once the pages it writes are
