@@ -1,5 +1,5 @@
 /* The view across exec: one field of the exec state (sys/execstate.c),
- * "V=", that names the view's hidden fds (which the host's execve keeps
+ * "R=", that names the view's hidden fds (which the host's execve keeps
  * open) and its strings, escaped (',' ends a field). The new image takes
  * them back before it looks its program up. */
 #include "fsview/fsview.h"
@@ -130,6 +130,6 @@ static const char *decode(const char *s, struct zv_exec_carry *x)
 	fsv_dc_load((int)dc); /* after the hidden fds: its entries' join them */
 	return s;
 }
-ZV_EXEC_FIELD(fsview, 300, 'V', encode, decode);
+ZV_EXEC_FIELD(fsview, 300, 'R', encode, decode);
 
 int fsv_dc_saved = -1;
