@@ -117,6 +117,14 @@ def test_ids(mode, platform, user, tmp_path):
 
 
 @pytest.mark.parametrize("platform,user", platform_params())
+@pytest.mark.parametrize("mode", ["setuid", "drop"])
+def test_ids_host_exec(mode, platform, user, tmp_path):
+    """The ids a process set, and a set-ID file's, after the host's execve
+    (the default exec stays in the process: test_ids)."""
+    compare_guest_fake("fakeids", mode, platform, user, tmp_path, opts=("--fake-root", "--exec=host"))
+
+
+@pytest.mark.parametrize("platform,user", platform_params())
 @pytest.mark.parametrize("mode", list(get("fakefiles").modes))
 def test_files(mode, platform, user, tmp_path):
     compare_guest_fake("fakefiles", mode, platform, user, tmp_path)

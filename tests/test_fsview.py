@@ -189,18 +189,25 @@ CWD = "pwd; cd ..; pwd; readlink /proc/self/cwd"
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
-def test_cwd(platform, tmp_path):
+@pytest.mark.parametrize("exec_mode", ["inprocess", "host"])
+def test_cwd(platform, exec_mode, tmp_path):
     """--cwd, and without it the host's working directory when the view
-    reaches it (in the root or a bind), else /."""
+    reaches it (in the root or a bind), else /; the view's root and cwd
+    survive an exec, in this process or the host's."""
     root = tiny_root(tmp_path / "root")
     (root / "home/u/w").mkdir(parents=True)
     hd, _ = host_tree(tmp_path)
-    argv = ["/bin/sh", "-c", CWD]
-    assert zv_root(root, argv, platform, ["--cwd", "/home/u/w"]).stdout == "/home/u/w\n/home/u\n/home/u\n"
-    assert zv_root(root, argv, platform, ["--cwd", "etc"]).stdout == "/etc\n/\n/\n"
-    assert zv_root(root, argv, platform, cwd=str(root / "home/u")).stdout == "/home/u\n/home\n/home\n"
-    assert zv_root(root, argv, platform, ["--bind", "%s:/b" % hd], cwd=str(hd / "sub")).stdout == "/b/sub\n/b\n/b\n"
-    assert zv_root(root, argv, platform, cwd=str(tmp_path)).stdout == "/\n/\n/\n"
+    argv = ["/bin/sh", "-c", "exec /bin/sh -c '%s'" % CWD]
+    opts = ["--exec=" + exec_mode]
+    after_exec = zv_root(root, ["/bin/sh", "-c", "cd /home/u && exec /bin/sh -c 'readlink /proc/self/cwd; "
+                                "readlink /proc/self/root; ls /proc/self/root/home'"], platform, opts)
+    assert after_exec.stdout == "/home/u\n/\nu\n", after_exec.stdout + after_exec.stderr
+    assert zv_root(root, argv, platform, opts + ["--cwd", "/home/u/w"]).stdout == "/home/u/w\n/home/u\n/home/u\n"
+    assert zv_root(root, argv, platform, opts + ["--cwd", "etc"]).stdout == "/etc\n/\n/\n"
+    assert zv_root(root, argv, platform, opts, cwd=str(root / "home/u")).stdout == "/home/u\n/home\n/home\n"
+    assert zv_root(root, argv, platform, opts + ["--bind", "%s:/b" % hd],
+                   cwd=str(hd / "sub")).stdout == "/b/sub\n/b\n/b\n"
+    assert zv_root(root, argv, platform, opts, cwd=str(tmp_path)).stdout == "/\n/\n/\n"
 
 
 PROCLINKS = r'''
@@ -290,13 +297,14 @@ env -i PATH=/usr/bin sh -c 'readlink /proc/self/exe'
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
-def test_exec(platform, tmp_path):
+@pytest.mark.parametrize("exec_mode", ["inprocess", "host"])
+def test_exec(platform, exec_mode, tmp_path):
     """Programs of the root: its own ld.so and libc for a dynamic one
     (PT_INTERP through the root's absolute /lib64 symlink), `ld.so PROG`,
     #! scripts and nested ones, static C and Go, PATH lookup, the errnos of
-    a failed exec, exit statuses and deaths by signal."""
+    a failed exec, exit statuses and deaths by signal; by either exec."""
     argv = ["/bin/sh", "-c", EXEC]
-    res = zv_root(exec_root(tmp_path), argv, platform)
+    res = zv_root(exec_root(tmp_path), argv, platform, ["--exec=" + exec_mode])
     lines = res.stdout.split("\n")
     assert lines[:9] == ["script /usr/bin/s1 a b", "script /usr/bin/s1 arg /usr/bin/s2 x",
                          "script /usr/bin/s1 arg /usr/bin/s2 y", "hello, world", "hello, world", "hello, world",

@@ -16,6 +16,7 @@ struct zv_fakeid zv_fid = { .xattrat = -1, .db_fd = -1 };
 static const char *db_path;     /* --fake-db */
 static struct zv_creds carried;  /* the exec'ing thread's, for the new image's first */
 static int have_carried;
+static int cred_set;              /* this process's first image has its ids */
 
 /* --fake-root: uid and gid 0. */
 void zv_fakeid_root(void)
@@ -254,10 +255,12 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 {
 	if (!zv_fid.on)
 		return;
-	if (have_carried)
+	if (have_carried) /* the host exec'd this image */
 		t->cred = carried;
-	else
+	else if (!cred_set) /* the first; an exec made in this process keeps t's */
 		zv_fid_start_cred(&t->cred);
+	have_carried = 0;
+	cred_set = 1;
 	t->cred_valid = 1;
 	image_thread = t;
 	struct zv_fid_stat s = { 0 };
