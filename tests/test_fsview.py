@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -166,6 +167,23 @@ def test_no_default_binds(tmp_path):
     res = zv_root(root, ["/bin/sh", "-c", "find /proc /dev /sys | wc -l; test -e /proc/self || echo none"],
                   opts=["--no-default-binds"])
     assert res.stdout == "3\nnone\n", res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("preset", ["host", "build", "none"])
+def test_bind_presets(preset, tmp_path):
+    """--bind-preset: the host's files a networked root needs (PRoot's -R
+    and -S), over the root's own; none: not even /proc."""
+    root = tiny_root(tmp_path / "root")
+    (root / "etc/resolv.conf").write_text("root's\n")
+    mark = tempfile.NamedTemporaryFile(dir="/tmp", prefix="zvpreset")
+    os.chmod(mark.name, 0o644)
+    res = zv_root(root, ["/bin/sh", "-c", "cat /etc/resolv.conf; ls %s; test -e /proc/self && echo proc" % mark.name],
+                  opts=["--bind-preset=" + preset])
+    if preset == "none":
+        assert res.stdout == "root's\n", res.stdout + res.stderr
+    else:
+        with open("/etc/resolv.conf") as f:
+            assert res.stdout == f.read() + mark.name + "\nproc\n", res.stdout + res.stderr
 
 
 @pytest.mark.parametrize("spec, err", [
