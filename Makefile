@@ -73,6 +73,7 @@ TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 XDIST = $$(python3 -c 'import xdist' 2>/dev/null && [ $(TEST_JOBS) -gt 1 ] && printf -- '-n %s' $(TEST_JOBS))
 check:
 	sh scripts/install-deps.sh
+	$(MAKE) rootfs
 	$(MAKE) all unit
 	python3 scripts/check-deps.py
 	PATH="$$PATH:/usr/local/go/bin" $(MAKE) -C tests/guests
@@ -97,6 +98,14 @@ check-rootless:
 		ZV_TEST_USER=$(ROOTLESS_USER) ZV_TEST_PLATFORMS=stubs python3 -m pytest -q $(XDIST) -p no:cacheprovider \
 			$(ROOTLESS_TESTS); \
 	fi
+
+# The Debian root filesystem of the --root tests (tests/test_rootfs*.py),
+# built once into its cache (scripts/rootfs.sh; about a minute, as root). A
+# failed build does not stop `make check`: those tests then fail with its log.
+rootfs:
+	@if [ "$$(id -u)" = 0 ]; then sh scripts/rootfs.sh build || \
+		echo "rootfs: the build failed: the --root tests will fail" >&2; \
+	else echo "rootfs: not root: the --root tests need root and are skipped"; fi
 
 # The kernel's dependency direction (docs/DESIGN.md, "Source layout"):
 # any include or symbol against it fails.
@@ -137,5 +146,5 @@ clean:
 	rm -rf $(BUILD)
 	$(MAKE) -C tests/guests clean
 
-.PHONY: all unit check check-deps check-rootless check-suites clean bench bench-workloads install uninstall
+.PHONY: all unit check check-deps check-rootless check-suites rootfs clean bench bench-workloads install uninstall
 -include $(KOBJ:.o=.d)

@@ -1,5 +1,5 @@
 /* zvisor's command line: the command (help, --version, check-elf, run,
- * trace) and the options of run and trace, which go into zv_proc. A bad
+ * trace, proot) and the options of run and trace, which go into zv_proc. A bad
  * one gets one line and the usage on stderr, status 2. */
 #include "zvisor.h"
 #include "cr/cr.h"
@@ -9,6 +9,8 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "fakeid/fakeid.h"
+#include "fsview/setup.h"
 
 __attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
 {
@@ -17,8 +19,10 @@ __attribute__((noreturn)) static void usage_error(const char *fmt, const char *a
 	zv_exit_group(2);
 }
 
-int zv_cmdline_command(int argc, char **argv)
+int zv_cmdline_command(int *argcp, char ***argvp)
 {
+	int argc = *argcp;
+	char **argv = *argvp;
 	if (argc < 2)
 		usage_error("zvisor: no command given%s\n", "");
 	const char *cmd = argv[1];
@@ -37,6 +41,10 @@ int zv_cmdline_command(int argc, char **argv)
 		zv_exit_group(zv_check_main(argc - 2, argv + 2));
 	if (zv_strcmp(cmd, "run") == 0 || zv_strcmp(cmd, "trace") == 0)
 		return cmd[0] == 't';
+	if (zv_strcmp(cmd, "proot") == 0) { /* PRoot's options, as zvisor run's */
+		*argcp = zv_proot_argv(argc, argv, argvp);
+		return 0;
+	}
 	usage_error("zvisor: unknown command '%s'\n", cmd);
 }
 
@@ -66,6 +74,8 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			else
 				zv_write(1, zv_run_help, zv_strlen(zv_run_help));
 			zv_exit_group(0);
+		} else if ((k = zv_fsv_option(argc - i, argv + i)) > 0) {
+			i += k - 1; /* --root, --bind, --cwd, ... (fsview/options.c) */
 		} else if (zv_strcmp(a, "-c") == 0 || zv_strcmp(a, "--count") == 0) {
 			*count = 1;
 		} else if (zv_startswith(a, "--checkpoint-on=") || zv_strcmp(a, "--checkpoint-on") == 0) {
@@ -79,6 +89,21 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			zv_cr_absolute(v, zv_cr.on_signal.dir, sizeof zv_cr.on_signal.dir);
 		} else if (zv_strcmp(a, "--leave-running") == 0) {
 			zv_cr.on_signal.leave_running = 1;
+		} else if (zv_strcmp(a, "--kill-on-exit") == 0) {
+			zv_killexit_wanted = 1; /* the mark is made once the options are read */
+		} else if (zv_strcmp(a, "--fake-root") == 0) {
+			zv_fakeid_root();
+		} else if (zv_startswith(a, "--ids=") || zv_strcmp(a, "--ids") == 0) {
+			const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : "");
+			if (zv_fakeid_ids(v) < 0)
+				usage_error("zvisor: --ids: '%s' is not UID:GID (numbers)\n", v);
+		} else if (zv_startswith(a, "--fake-db=") || zv_strcmp(a, "--fake-db") == 0) {
+			const char *v = a[9] == '=' ? a + 10 : (i + 1 < argc ? argv[++i] : "");
+			if (!*v)
+				usage_error("zvisor: --fake-db: no file given%s\n", "");
+			zv_fakeid_db(v);
+		} else if (zv_strcmp(a, "--fake-db-only") == 0) {
+			zv_fakeid_db_only();
 		} else if (zv_strcmp(a, "--stats") == 0) {
 			zv_proc.stats = 1;
 		} else if (zv_strcmp(a, "--no-cache") == 0) {

@@ -15,6 +15,8 @@
 #include "intercept/sites.h"
 #include "intercept/sudoff.h"
 #include "cmdline.h"
+#include "fakeid/fakeid.h"
+#include "fsview/setup.h"
 #include "image.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
@@ -41,9 +43,9 @@ static const char *find_program(const char *prog, char **envp, struct zv_resolve
 	}
 	const char *path = getenv_from(envp, "PATH");
 	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
+		path = "/bin:/usr/bin"; /* glibc's execvp without PATH (confstr's _CS_PATH) */
 	long first = -ENOENT;
-	while (*path) {
+	for (;;) { /* every entry, the empty ones too ("", "a:", "a::b"): each is "." */
 		const char *colon = zv_strchr(path, ':');
 		size_t dl = colon ? (size_t)(colon - path) : zv_strlen(path);
 		if (dl + zv_strlen(prog) + 2 < ZV_PATH_MAX) {
@@ -230,6 +232,12 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
+	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
+	if (zv_fsv_on())
+		zv_sitecache_keep_dir(); /* zvisor's own, not the guest's HOME */
+	int st = zv_fakeid_start(envp, fsv_opts.root); /* --fake-root, --ids: the database beside the root */
+	if (st)
+		zv_exit_group(st);
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);
@@ -239,6 +247,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 		zv_die(err == -ENOENT ? 127 : 126, "%s: %s", path,
 		       err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
 	zv_proc.leader_pid = zv_proc.pid;
+	if (zv_killexit_wanted && (err = zv_killexit_start()) < 0)
+		zv_die(126, "--kill-on-exit: %s", zv_strerror((int)-err));
 	zv_proc.trace.exec_traced = 1; /* the first thread is traced */
 	zv_proc.first_image = 1;
 	if (zv_proc.trace.summary && !count) {
@@ -326,7 +336,7 @@ __attribute__((noreturn, used)) void zv_main(uint64_t *sp)
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)
 		zv_cr_restore_main(argc - 2, argv + 2, auxv); /* signals stay blocked until each thread resumes */
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &initial_mask, NULL, 8);
-	int trace = zv_cmdline_command(argc, argv); /* run or trace: the others are answered there */
+	int trace = zv_cmdline_command(&argc, &argv); /* run, trace or proot: the others are answered there */
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, NULL, 8);
 	cmd_run(argc - 2, argv + 2, envp, auxv, trace);
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Install what `make check` needs: compilers for the test guests, the real
-# programs the differential tests run, strace for the --count comparison, and
+# programs the differential tests run, strace for the --count comparison,
+# mmdebstrap for the --root tests' Debian root (scripts/rootfs.sh), and
 # pytest. Idempotent and non-interactive (CI runs as root without stdin): it
 # only calls apt-get (with one `apt-get update`) when something is missing, and
 # prints one line per thing it installs.
@@ -49,7 +50,8 @@ apt_install() {
 # package:check pairs; the check is a command name, or dpkg:PKG.
 missing=
 for spec in gcc:gcc make:make musl-tools:musl-gcc busybox-static:dpkg:busybox-static \
-	strace:strace python3:python3 sqlite3:sqlite3 git:git file:file binutils:objdump; do
+	strace:strace python3:python3 sqlite3:sqlite3 git:git file:file binutils:objdump \
+	mmdebstrap:mmdebstrap; do
 	pkg=${spec%%:*}
 	chk=${spec#*:}
 	case $chk in

@@ -41,6 +41,8 @@ for _sig in signal.valid_signals():
 import tempfile  # noqa: E402
 _CACHE = tempfile.TemporaryDirectory(prefix="zvisor-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE.name
+# --fake-root's default database goes there too, never into the user's home.
+os.environ["XDG_STATE_HOME"] = _CACHE.name
 
 
 def pytest_configure(config):

@@ -24,6 +24,24 @@
 #define ZV_THREAD_SKEW 3072UL
 #define ZV_THREAD_OFF (ZV_BLOCK_SIZE - 16384UL + ZV_THREAD_SKEW) /* the struct, and the stack's top */
 
+/* A thread's credentials as the guest sees them: the host's, cached by
+ * sys/id.c, or virtual ones that a feature keeps (zv_proc.cred_virtual:
+ * --fake-root, --ids), which no host call changes and which the getuid
+ * family answers from alone. */
+/* Supplementary groups a virtual identity can hold (the host's limit,
+ * NGROUPS_MAX, is 65536: a longer list is refused with EINVAL). */
+#define ZV_CRED_GROUPS 32
+
+struct zv_creds {
+	uint32_t uid, euid, suid, fsuid;
+	uint32_t gid, egid, sgid, fsgid;
+	/* the rest is kept for virtual credentials only */
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	uint32_t securebits;
+	uint32_t ngroups;
+	uint32_t groups[ZV_CRED_GROUPS]; /* sorted, as the host keeps them */
+};
+
 /* The guest's signal dispositions: shared by threads made with
  * CLONE_SIGHAND, copied for a CLONE_VM child without it (vfork), which may
  * change its own before it execs. */
@@ -40,8 +58,7 @@ struct zv_thread {
 	int htid;                      /* the host's */
 	int pid;                       /* of this thread's process (a vfork child has its own) */
 	int call_cancelled;            /* the current call's host syscall never started */
-	int cred_valid;                /* uid..egid below are the host's */
-	uint32_t uid, euid, gid, egid;
+	int cred_valid;                /* cred holds the ids (sys/id.c) */
 	uint64_t guest_gs;             /* the guest's %gs base (zpoline: %gs is the kernel's) */
 	uint64_t pending_set;          /* bit per deferred signal */
 	uint64_t host_held;            /* deferred signals the host keeps blocked until delivery (sys/signal.c) */
@@ -60,6 +77,7 @@ struct zv_thread {
 	struct zv_thread *next_dead;   /* list of blocks whose thread called exit */
 	uint64_t guard_sp;             /* nonzero while a syscall may fault on guest memory */
 	int is_thread;                 /* made with CLONE_THREAD (or the first thread): counted, reusable */
+	int vfork_child;               /* not a thread, made with CLONE_VM|CLONE_VFORK: its parent waits */
 	int own_self_fd;               /* a CLONE_VM child's own zvisor fd after chroot, + 1 (sys/fs.c) */
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
@@ -75,6 +93,7 @@ struct zv_thread {
 	/* Last, the large and rarely written: the fields above, which every
 	 * call may write, then share one page, which a fork copies once. */
 	struct zv_sighand own_sighand; /* the dispositions when they are not shared (vfork) */
+	struct zv_creds cred;           /* its ids: the host's, cached, or virtual (above) */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	zv_siginfo pending_info[65];

@@ -64,9 +64,40 @@ static void cap_of(const char *v)
 		cap_bytes = mib << 20;
 }
 
+/* The directory as the first image found it, carried across exec (a
+ * guest with a root of its own names its own HOME, which is no host path
+ * for zvisor's cache): set by zv_sitecache_keep_dir. */
+static int keep_dir, dir_carried;
+
+void zv_sitecache_keep_dir(void) { keep_dir = 1; }
+
+static int encode_dir(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	if (!keep_dir || !dir[0] || zv_strchr(dir, ','))
+		return -1;
+	return zv_snprintf(buf, n, "%s", dir);
+}
+
+static const char *decode_dir(const char *s, struct zv_exec_carry *x)
+{
+	size_t k = 0;
+	while (s[k] && s[k] != ',' && k + 1 < sizeof dir) {
+		dir[k] = s[k];
+		k++;
+	}
+	dir[k] = 0;
+	keep_dir = dir_carried = 1;
+	while (*s && *s != ',')
+		s++;
+	return s;
+}
+ZV_EXEC_FIELD(sitecache_dir, 310, 'C', encode_dir, decode_dir);
+
 void zv_sitecache_init(char **envp)
 {
 	const char *xdg = NULL, *home = NULL;
+	if (dir_carried)
+		return; /* the exec'ing image's */
 	dir[0] = 0;
 	if (zv_proc.no_cache)
 		return;

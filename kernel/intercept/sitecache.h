@@ -8,6 +8,8 @@
 struct zv_stub_batch;
 /* Finds the cache directory in the guest's environment (once per image). */
 void zv_sitecache_init(char **envp);
+/* The directory stays the first image's across exec (execstate field C). */
+void zv_sitecache_keep_dir(void);
 /* Fills b with the cached windows of fd's bytes [off, off + len), mapped at
  * addr with protection prot; 1 if there was a valid entry. Reads no byte
  * of the mapping: zv_sitecache_check does, once the pages it writes are

@@ -19,9 +19,9 @@ static void put_num(struct out *o, unsigned long v, int base, int neg, int width
 	char tmp[24];
 	int n = 0;
 	do { /* constant divisors: a multiply, not a div per digit */
-		unsigned d = base == 16 ? (unsigned)(v & 15) : (unsigned)(v % 10);
+		unsigned d = base == 16 ? (unsigned)(v & 15) : base == 8 ? (unsigned)(v & 7) : (unsigned)(v % 10);
 		tmp[n++] = "0123456789abcdef"[d];
-		v = base == 16 ? v >> 4 : v / 10;
+		v = base == 16 ? v >> 4 : base == 8 ? v >> 3 : v / 10;
 	} while (v);
 	if (neg)
 		tmp[n++] = '-';
@@ -85,6 +85,9 @@ int zv_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 			break;
 		case 'x':
 			put_num(&o, lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned), 16, 0, width, pad, left);
+			break;
+		case 'o':
+			put_num(&o, lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned), 8, 0, width, pad, left);
 			break;
 		case 'p':
 			put(&o, '0');

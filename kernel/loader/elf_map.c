@@ -8,6 +8,7 @@
  * flags, as vm_brk_flags() maps them; nothing stays mapped between segments. */
 #include "sys/execelf.h"
 #include "loader/loader.h"
+#include "sys/viewhook.h"
 
 /* The personality, asked once per process image: an exec made in this
  * process finds it unchanged (a guest that changes it has its next exec
@@ -156,14 +157,16 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 	return 0;
 }
 
-/* The canonical path of the open file, as /proc/self/exe will show it. */
+/* The canonical path of the open file, as /proc/self/exe will show it (the
+ * guest's name for it). */
 static void file_path(int fd, const char *path, char *out)
 {
-	char link[40];
+	char link[40], host[ZV_PATH_MAX];
 	zv_snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, link, out, ZV_PATH_MAX - 1);
+	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, link, host, ZV_PATH_MAX - 1);
 	if (n > 0 && n < ZV_PATH_MAX - 1) {
-		out[n] = 0;
+		host[n] = 0;
+		zv_guest_path_of(host, out, ZV_PATH_MAX);
 		return;
 	}
 	/* No /proc: the path made absolute, not canonical. */

@@ -45,6 +45,11 @@ uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const arg
 			char *const envp[], const struct zv_image *img, const char *execfn,
 			const uint64_t *host_auxv);
 
+/* Called, when set, for each auxv entry the guest gets (type, and the
+ * value it would get): the value to give instead (AT_UID and the like
+ * under virtual ids). */
+extern uint64_t (*zv_aux_hook)(uint64_t type, uint64_t value);
+
 /* `zvisor check-elf FILE...`: argv[0..argc) are the files (no command name).
  * Prints one line per file to stdout: "ok", or "<ENAME> <why>" (the errno's
  * symbolic name, e.g. "ENOEXEC 32-bit ELF is not supported"), as

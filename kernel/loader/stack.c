@@ -17,9 +17,13 @@ struct aux_values {
 	uint64_t random_at, execfn_at, platform_at;
 };
 
+uint64_t (*zv_aux_hook)(uint64_t type, uint64_t value);
+
 /* The value the guest sees for auxv entry type (orig: the host's). */
 static uint64_t aux_value(const struct aux_values *av, uint64_t type, uint64_t orig)
 {
+	if (zv_aux_hook)
+		orig = zv_aux_hook(type, orig);
 	switch (type) {
 	case AT_PHDR: return av->img->phdr;
 	case AT_PHENT: return av->img->phent;

@@ -14,7 +14,15 @@ long zv_sys_gettid(struct zv_call *c);
 long zv_sys_id_get(struct zv_call *c);
 long zv_sys_id_set(struct zv_call *c);
 long zv_sys_arch_prctl(struct zv_call *c);
-void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
+void zv_ids_after_clone(struct zv_thread *t, const struct zv_thread *parent, uint64_t flags);
+/* From now on each thread's cred is the answer (a feature keeps it). */
+void zv_ids_make_virtual(void);
+/* Called, when set, for each line of /proc/.../status procview does not
+ * rewrite itself ("Key:\tvalue", the key keylen bytes long with its colon)
+ * of thread o (NULL: a thread not this process's): the line rewritten into
+ * buf and its length, or 0 to keep it (the ids and capabilities of virtual
+ * credentials). */
+extern int (*zv_ids_status_hook)(struct zv_thread *o, const char *line, size_t keylen, char *buf, size_t size);
 
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);
@@ -90,9 +98,15 @@ long zv_sys_close_range(struct zv_call *c);
 long zv_sys_dup2(struct zv_call *c);
 long zv_sys_getdents64(struct zv_call *c);
 int zv_hide_fd(int fd);
+long zv_hidden_fd_top(void); /* where hidden fds go: below min(fd limit, 1024) */
 int zv_is_kernel_fd(int fd);
 int zv_names_kernel_fd(long nr, const long *a);
 int zv_hidden_fds_exist(void);
+/* A feature's hidden fd (already moved by zv_hide_fd): *keeper holds its
+ * number, which the kernel updates when the guest takes that number. */
+int zv_keep_hidden_fd(int *keeper);
+void zv_forget_hidden_fd(int *keeper);
+int zv_hidden_fd_list(int *out, int n); /* the hidden fds, at most n */
 long zv_sys_chroot(struct zv_call *c);
 
 /* sys/sandbox.c */

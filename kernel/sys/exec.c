@@ -14,6 +14,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "sys/viewhook.h"
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
@@ -80,7 +81,7 @@ static const char *carry_fd(const char *path, const struct zv_resolved *r, char 
  * the file executable, -errno, or 0 from a host without the flag (EINVAL):
  * the kernel's checks then stand alone. */
 #define AT_EXECVE_CHECK_ 0x10000
-static long host_check(long nr, const long *a)
+static long host_check(long nr, const long *a, const char *path)
 {
 	/* With no arguments: copying the guest's argv and environment into the
 	 * check's throwaway mm cost as much again as the check. Their EFAULT
@@ -88,8 +89,20 @@ static long host_check(long nr, const long *a)
 	 * copies them before the image goes), or from count_strings, in the
 	 * same order as natively: after the file's errnos. */
 	static const char *const arg0[] = { "", NULL }, *const none[] = { NULL }; /* NULL argv: a kernel warning */
-	long r = nr == __NR_execve ? zv_sys5(__NR_execveat, AT_FDCWD, a[0], (long)arg0, (long)none, AT_EXECVE_CHECK_)
-				   : zv_sys5(__NR_execveat, a[0], a[1], (long)arg0, (long)none, a[4] | AT_EXECVE_CHECK_);
+	long r;
+	if (zv_view_lookup) {
+		/* a root of the guest's own: the path as the view resolves it
+		 * (execveat's dirfd form is /proc/self/fd/N/PATH by now) */
+		struct zv_at at;
+		int nofollow = nr == __NR_execveat && (a[4] & AT_SYMLINK_NOFOLLOW);
+		r = zv_at_lookup(path, nofollow, &at);
+		if (r == 0)
+			r = zv_sys5(__NR_execveat, at.dirfd, at.name, (long)arg0, (long)none, at.at_flags | AT_EXECVE_CHECK_);
+		zv_at_release(&at);
+	} else {
+		r = nr == __NR_execve ? zv_sys5(__NR_execveat, AT_FDCWD, a[0], (long)arg0, (long)none, AT_EXECVE_CHECK_)
+				      : zv_sys5(__NR_execveat, a[0], a[1], (long)arg0, (long)none, a[4] | AT_EXECVE_CHECK_);
+	}
 	return r == -EINVAL ? 0 : r < 0 ? r : 1;
 }
 
@@ -127,7 +140,7 @@ void zv_exec_give_back_signals(struct zv_thread *t, uint64_t *saved)
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
 		    char *const *argv, char *const *envp, long nr, const long *a)
 {
-	long checked = host_check(nr, a);
+	long checked = host_check(nr, a, path);
 	if (checked < 0)
 		return checked;
 	struct zv_resolved resolved_on_stack, *r = &resolved_on_stack; /* 10 KiB of the 240: no mmap and munmap */
@@ -159,7 +172,7 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	char **nv = zv_kmap(vsize, 4096, -1);
 	if (zv_is_err((long)nv))
 		return -ENOMEM;
-	char state[3072]; /* trace options included */
+	char state[12288]; /* trace options and the view's binds included */
 	zv_proc.seccomp_fd = zv_seccomp_save();
 	if (zv_proc.seccomp_fd < 0 && zv_proc.seccomp.mode) {
 		/* The guest's filters could not be carried over: never let a

@@ -23,6 +23,7 @@
  * (the host ignores EI_CLASS and EI_DATA of an EM_X86_64 file), more than
  * MAX_PHNUM program headers, and an interpreter that names an interpreter. */
 #include "sys/execelf.h"
+#include "sys/viewhook.h"
 
 /* The kernel image itself, from the default linker script: an ET_EXEC guest
  * must not land on it. Weak so that the loader links anywhere. */
@@ -56,12 +57,14 @@ long pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return (long)got;
 }
 
-/* Opens path for reading if it is a regular file (as open_exec, without
- * its checks: for a file they have passed); *mode: its st_mode. */
-int open_regular_mode(const char *path, uint64_t *size, unsigned *mode)
+/* Opens the file at (at->dirfd, at->name) for reading if it is a regular
+ * file (as open_exec, without its checks: for a file they have passed);
+ * *mode: its st_mode. */
+static int open_regular_at(const struct zv_at *at, uint64_t *size, unsigned *mode)
 {
 	struct stat st;
-	int fd = (int)zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
+	int nofollow = at->at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0;
+	int fd = (int)zv_openat(at->dirfd, at->name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | nofollow, 0);
 	if (fd < 0)
 		return fd;
 	long r = zv_sys2(__NR_fstat, fd, &st);
@@ -72,6 +75,18 @@ int open_regular_mode(const char *path, uint64_t *size, unsigned *mode)
 	*size = (uint64_t)st.st_size;
 	*mode = st.st_mode;
 	return fd;
+}
+
+/* The path as the guest names it (through a root of its own, if it has
+ * one: sys/viewhook.h). */
+int open_regular_mode(const char *path, uint64_t *size, unsigned *mode)
+{
+	struct zv_at at;
+	long r = zv_at_lookup(path, 0, &at);
+	if (r == 0)
+		r = open_regular_at(&at, size, mode);
+	zv_at_release(&at);
+	return (int)r;
 }
 
 int open_regular(const char *path, uint64_t *size)
@@ -91,22 +106,26 @@ int open_exec_mode(const char *path, uint64_t *size, unsigned *mode)
 		path = ".";
 	if (zv_strlen(path) >= ZV_PATH_MAX)
 		return -ENAMETOOLONG;
-	long r = -ENOSYS;
+	struct zv_at at;
+	long r = zv_at_lookup(path, 0, &at);
+	if (r < 0)
+		return (int)r;
+	r = -ENOSYS;
 #ifdef __NR_faccessat2
-	r = zv_sys4(__NR_faccessat2, AT_FDCWD, path, X_OK_, AT_EACCESS);
+	r = zv_sys4(__NR_faccessat2, at.dirfd, at.name, X_OK_, AT_EACCESS | at.at_flags);
 #endif
 	if (r == -ENOSYS)
-		r = zv_sys3(__NR_faccessat, AT_FDCWD, path, X_OK_);
-	if (r < 0)
-		return (int)r;
+		r = zv_sys3(__NR_faccessat, at.dirfd, at.name, X_OK_);
 	/* stat before open: opening a FIFO or a device could block or act. */
 	struct stat st;
-	r = zv_sys4(__NR_newfstatat, AT_FDCWD, path, &st, 0);
-	if (r < 0)
-		return (int)r;
-	if (!IS_REG(st.st_mode))
-		return -EACCES;
-	return open_regular_mode(path, size, mode);
+	if (r == 0)
+		r = zv_sys4(__NR_newfstatat, at.dirfd, at.name, &st, at.at_flags);
+	if (r == 0 && !IS_REG(st.st_mode))
+		r = -EACCES;
+	if (r == 0)
+		r = open_regular_at(&at, size, mode);
+	zv_at_release(&at);
+	return (int)r;
 }
 
 int open_exec(const char *path, uint64_t *size)

@@ -33,7 +33,10 @@ void zv_exec_state_parse(const char *s, struct zv_exec_carry *x);
  * in its own file. The word holds the core's fields (execstate.c), then
  * the features' in their order (three digits, sorted by the linker:
  * kernel/zvisor.ld). In use: 100 w (intercept/sitecache.c: the vDSO's
- * windows), 200 K (cr/freeze.c: --checkpoint-on), 800 X (trace: the
+ * windows), 200 K (cr/freeze.c: --checkpoint-on), 300 R (fsview/state.c:
+ * --root's view), 310 C (intercept/sitecache.c: the cache's directory
+ * under a root), 320 I (fakeid/config.c: --fake-root, --ids), 330 z
+ * (killexit.c: --kill-on-exit's mark), 800 X (trace: the
  * output fd and whether the thread is traced), 999 Y (trace: the options'
  * text, last since it may hold commas). */
 struct zv_exec_field {

@@ -9,6 +9,7 @@
 #include <linux/fcntl.h>
 #include <linux/openat2.h>
 
+
 /* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/<own pid>/exe" (and
  * the task form) become the guest's executable; other paths are unchanged. */
 const char *zv_translate_path(const char *p)
@@ -104,17 +105,26 @@ long zv_sys_path_call(struct zv_call *c)
 	return r;
 }
 
-/* Hidden fds: at most a few, moved out of the guest's way on demand; -1
- * where unused. */
-#define ZV_MAX_HIDDEN 4
-static int *const hidden[ZV_MAX_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
-					    &zv_proc.self_fd };
+/* Hidden fds: the kernel's own, moved out of the guest's way, each known by
+ * the variable that keeps its number (the guest's dup2 onto one moves it
+ * and updates the variable). Four are the core's; features register more
+ * (fsview's root and binds), each image anew. -1 where unused. */
+#define ZV_FIXED_HIDDEN 4
+#define ZV_MAX_EXTRA 128
+static int *const fixed[ZV_FIXED_HIDDEN] = { &zv_proc.count_fd, &zv_proc.err_fd, &zv_proc.trace.fd,
+					     &zv_proc.self_fd };
+static int *extra[ZV_MAX_EXTRA];
+static int nextra, extra_lo; /* extra_lo: the lowest registered fd, a quick no for the guest's */
 
 static int *hidden_slot(int fd)
 {
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
-		if (*hidden[i] >= 0 && *hidden[i] == fd)
-			return hidden[i];
+	for (int i = 0; i < ZV_FIXED_HIDDEN; i++)
+		if (*fixed[i] >= 0 && *fixed[i] == fd)
+			return fixed[i];
+	if (nextra && fd >= extra_lo)
+		for (int i = 0; i < ZV_MAX_EXTRA; i++)
+			if (extra[i] && *extra[i] == fd)
+				return extra[i];
 	return NULL;
 }
 
@@ -122,10 +132,55 @@ int zv_is_kernel_fd(int fd) { return fd >= 0 && hidden_slot(fd) != NULL; }
 
 int zv_hidden_fds_exist(void)
 {
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
-		if (*hidden[i] >= 0)
+	for (int i = 0; i < ZV_FIXED_HIDDEN; i++)
+		if (*fixed[i] >= 0)
 			return 1;
-	return 0;
+	return nextra != 0;
+}
+
+static void extra_bounds(void)
+{
+	extra_lo = 0x7fffffff;
+	for (int i = 0; i < ZV_MAX_EXTRA; i++)
+		if (extra[i] && *extra[i] >= 0 && *extra[i] < extra_lo)
+			extra_lo = *extra[i];
+}
+
+int zv_keep_hidden_fd(int *keeper)
+{
+	int was = zv_hidden_fds_exist();
+	for (int i = 0; i < ZV_MAX_EXTRA; i++)
+		if (!extra[i] || extra[i] == keeper) {
+			nextra += !extra[i];
+			extra[i] = keeper;
+			extra_bounds();
+			if (!was)
+				zv_layers_fold(); /* fd calls now check for it */
+			return 0;
+		}
+	return -EMFILE;
+}
+
+void zv_forget_hidden_fd(int *keeper)
+{
+	for (int i = 0; i < ZV_MAX_EXTRA; i++)
+		if (extra[i] == keeper) {
+			extra[i] = NULL;
+			nextra--;
+		}
+	extra_bounds();
+}
+
+int zv_hidden_fd_list(int *out, int n)
+{
+	int k = 0;
+	for (int i = 0; i < ZV_FIXED_HIDDEN && k < n; i++)
+		if (*fixed[i] >= 0)
+			out[k++] = *fixed[i];
+	for (int i = 0; i < ZV_MAX_EXTRA && k < n; i++)
+		if (extra[i] && *extra[i] >= 0)
+			out[k++] = *extra[i];
+	return k;
 }
 
 /* Whether call nr names one of the kernel's fds (its row's fd arguments):
@@ -158,14 +213,26 @@ ZV_LAYER(fdguard, 400) = {
 	.name = "fdguard", .sees = fdguard_sees, .active = zv_hidden_fds_exist, .call = fdguard_call, .inline_host = fdguard_inline,
 };
 
-/* Moves fd to the highest free number below the fd limit, so that the guest's
- * lowest-free-number allocations never meet it. Returns the new fd. */
-int zv_hide_fd(int fd)
+/* Where hidden fds go: up to the fd limit, but no higher than 1024, the
+ * usual soft limit. A process's fd table is as long as its highest fd, and
+ * fork copies it: at the top of a limit of a million, every fork and exec
+ * would copy and allocate megabytes. */
+long zv_hidden_fd_top(void)
 {
 	struct { uint64_t cur, max; } lim;
 	if (zv_sys4(__NR_prlimit64, 0, 7 /* RLIMIT_NOFILE */, NULL, &lim) < 0)
+		return -1;
+	return lim.cur < 1024 ? (long)lim.cur : 1024;
+}
+
+/* Moves fd to the highest free number below zv_hidden_fd_top, so that the
+ * guest's lowest-free-number allocations seldom meet it. Returns the new fd. */
+int zv_hide_fd(int fd)
+{
+	long top = zv_hidden_fd_top();
+	if (top < 0)
 		return fd;
-	for (long n = (long)lim.cur - 1; n > fd && n > (long)lim.cur - 64; n--) {
+	for (long n = top - 1; n > fd && n > top - 64; n--) {
 		if (zv_sys3(__NR_fcntl, n, F_GETFD, 0) != -EBADF)
 			continue;
 		if (zv_sys2(__NR_dup2, fd, n) == n) {
@@ -190,6 +257,7 @@ static void evict(int fd)
 		*slot = -1;
 	}
 	zv_close(fd);
+	extra_bounds();
 }
 
 long zv_sys_close(struct zv_call *c)
@@ -210,11 +278,10 @@ long zv_sys_close_range(struct zv_call *c)
 	unsigned flags = (unsigned)a[2];
 	if (lo > hi)
 		return -EINVAL;
-	int ks[ZV_MAX_HIDDEN];
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++)
-		ks[i] = *hidden[i];
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++) /* ascending */
-		for (int j = i + 1; j < ZV_MAX_HIDDEN; j++)
+	int ks[ZV_FIXED_HIDDEN + ZV_MAX_EXTRA];
+	int nk = zv_hidden_fd_list(ks, ZV_FIXED_HIDDEN + ZV_MAX_EXTRA);
+	for (int i = 0; i < nk; i++) /* ascending */
+		for (int j = i + 1; j < nk; j++)
 			if (ks[j] < ks[i]) {
 				int x = ks[i];
 				ks[i] = ks[j];
@@ -222,7 +289,7 @@ long zv_sys_close_range(struct zv_call *c)
 			}
 	unsigned long from = lo; /* 64-bit: one past UINT_MAX must not wrap */
 	long r = 0;
-	for (int i = 0; i < ZV_MAX_HIDDEN; i++) {
+	for (int i = 0; i < nk; i++) {
 		if (ks[i] < 0 || (unsigned)ks[i] < from || (unsigned)ks[i] > hi)
 			continue;
 		if ((unsigned)ks[i] > from)
@@ -248,14 +315,26 @@ long zv_sys_dup2(struct zv_call *c)
 	return zv_host_call(t, nr, a[0], a[1], a[2], 0, 0, 0);
 }
 
+/* Whether a getdents64 buffer (n bytes) names one of the kernel's fds. */
+static int names_kernel_fd(const char *buf, long n)
+{
+	for (long off = 0; off < n;) {
+		unsigned long fd;
+		if (zv_parse_ulong(buf + off + 19, &fd) == 0 && zv_is_kernel_fd((int)fd))
+			return 1;
+		off += *(const unsigned short *)(buf + off + 16);
+	}
+	return 0;
+}
+
 /* Listing /proc/<pid>/fd must not show the kernel's fds. */
 long zv_sys_getdents64(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
 	long r = zv_host_call(t, __NR_getdents64, a[0], a[1], a[2], 0, 0, 0);
-	if (r <= 0 || !zv_hidden_fds_exist())
-		return r;
+	if (r <= 0 || !zv_hidden_fds_exist() || !names_kernel_fd((const char *)a[1], r))
+		return r; /* no name to hide: spare the readlink (most directories) */
 	char link[64], path[32];
 	zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
 	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, path, link, sizeof link - 1);

@@ -3,7 +3,9 @@
  * memory), and getuid/geteuid/getgid/getegid (credentials are per thread on
  * Linux; each thread caches its own, dropped by its setuid-family calls).
  * A process that enters or creates a user namespace stops caching ids: its
- * uid can change when another process writes its uid_map.
+ * uid can change when another process writes its uid_map. Virtual ids
+ * (zv_proc.cred_virtual, struct zv_creds) are never dropped: they are the
+ * answer.
  *
  * getppid is not cached: the parent may exit and the process be reparented
  * at any time. Nor is uname: another process may change the host name. */
@@ -29,10 +31,13 @@ static int load_ids(struct zv_thread *t)
 	uint32_t r[3], g[3];
 	if (zv_sys3(__NR_getresuid, &r[0], &r[1], &r[2]) < 0 || zv_sys3(__NR_getresgid, &g[0], &g[1], &g[2]) < 0)
 		return 0;
-	t->uid = r[0];
-	t->euid = r[1];
-	t->gid = g[0];
-	t->egid = g[1];
+	struct zv_creds *c = &t->cred;
+	c->uid = r[0];
+	c->euid = c->fsuid = r[1];
+	c->suid = r[2];
+	c->gid = g[0];
+	c->egid = c->fsgid = g[1];
+	c->sgid = g[2];
 	t->cred_valid = !zv_proc.no_cred_cache;
 	return 1;
 }
@@ -45,20 +50,23 @@ long zv_sys_id_get(struct zv_call *c)
 	if (!t->cred_valid && !load_ids(t))
 		return zv_host_call(t, nr, 0, 0, 0, 0, 0, 0);
 	switch (zv_row(nr)->cred) {
-	case ZV_CRED_UID: return t->uid;
-	case ZV_CRED_EUID: return t->euid;
-	case ZV_CRED_GID: return t->gid;
-	default: return t->egid;
+	case ZV_CRED_UID: return t->cred.uid;
+	case ZV_CRED_EUID: return t->cred.euid;
+	case ZV_CRED_GID: return t->cred.gid;
+	default: return t->cred.egid;
 	}
 }
 
-/* The setuid family, unshare and setns: run on the host, then forget. */
+/* The setuid family, unshare and setns: run on the host, then forget
+ * (virtual ids stay: a layer answers the setuid family itself). */
 long zv_sys_id_set(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
 	long nr = c->nr;
 	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (zv_proc.cred_virtual)
+		return r;
 	t->cred_valid = 0;
 	if (r >= 0)
 		zv_exec_note_creds(nr, a[0]);
@@ -68,10 +76,22 @@ long zv_sys_id_set(struct zv_call *c)
 	return r;
 }
 
-/* A new task: its ids are read again where they may differ. */
-void zv_ids_after_clone(struct zv_thread *t, uint64_t flags)
+int (*zv_ids_status_hook)(struct zv_thread *o, const char *line, size_t keylen, char *buf, size_t size);
+
+void zv_ids_make_virtual(void)
 {
-	if (flags & CLONE_NEWUSER) {
+	zv_proc.cred_virtual = 1;
+}
+
+/* A new task t made by parent (t itself after a fork) starts with its
+ * parent's ids; they are read again where the host's may differ. */
+void zv_ids_after_clone(struct zv_thread *t, const struct zv_thread *parent, uint64_t flags)
+{
+	if (t != parent) {
+		t->cred = parent->cred;
+		t->cred_valid = parent->cred_valid;
+	}
+	if ((flags & CLONE_NEWUSER) && !zv_proc.cred_virtual) {
 		t->cred_valid = 0;
 		zv_proc.no_cred_cache = 1;
 	}

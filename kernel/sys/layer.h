@@ -11,8 +11,9 @@
  * the linker sorts by order (three digits, kernel/zvisor.ld) and the core
  * walks (sys/layers.c). The orders in use, outermost first:
  *   100 trace (it times the rest)   200 inject     300 sandbox
- *   400 fdguard     500 procview     600 cr_pids    650 cr (events only)
- *   700 cr_waits    800 vtime        900 count (events only)
+ *   400 fdguard     450 fsview       500 procview   550 fakeid
+ *   600 cr_pids     650 cr (events only)            700 cr_waits
+ *   800 vtime       900 count (events only)
  * A layer without sees (and call) is a feature's set of hooks: the fold
  * leaves it out of every call's route. A feature's exec-state field
  * attaches with ZV_EXEC_FIELD (sys/execstate.h), a platform with
@@ -31,6 +32,7 @@ struct zv_call {
 	long nr;
 	long *a;                /* its six arguments (a layer may pass others on) */
 	unsigned pending;       /* the layers still to see it (bits of the list's order) */
+	int at;                 /* the layer that has it now (its index in the list) */
 };
 
 struct zv_layer {
@@ -78,6 +80,9 @@ struct zv_layer {
 	void (*own_signal)(struct zv_thread *t, int sig, struct zv_ucontext *uc);
 	/* A SIGSYS a process queued (SI_QUEUE): 1 if it was this feature's. */
 	int (*sigsys)(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);
+	/* A new image's first thread: path, the ELF file it runs (a script's
+	 * interpreter), is mapped; its stack and auxv are not built yet. */
+	void (*image)(struct zv_thread *t, const char *path);
 };
 
 #define ZV_LAYER(name, order) \
@@ -100,6 +105,10 @@ static inline long zv_next_with(struct zv_call *c, long *a)
 	c->a = orig;
 	return r;
 }
+/* The same as another call: a layer that makes the guest's call in another
+ * form (fsview's *at forms) passes it on as nr with arguments a, to the
+ * layers after it that see nr, then to nr's handler or the host. */
+long zv_next_nr(struct zv_call *c, long nr, long *a);
 /* Runs guest call nr through every layer that sees it. */
 long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 /* Recomputes which layers see each call and the fast path's kinds: at
@@ -118,6 +127,7 @@ void zv_event_tsc_off(void);
 void zv_event_opened(struct zv_thread *t, const char *path, long fd);
 void zv_event_to_guest(struct zv_thread *t);
 void zv_event_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc);
+void zv_event_image(struct zv_thread *t, const char *path);
 int zv_event_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);
 int zv_call_restarts(struct zv_thread *t);
 long zv_guest_id(long x);

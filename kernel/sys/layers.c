@@ -63,6 +63,7 @@ long zv_next(struct zv_call *c)
 	if (m) {
 		int i = __builtin_ctz(m);
 		c->pending = m & (m - 1);
+		c->at = i;
 		return layers[i]->call(c);
 	}
 	zv_handler *h = zv_row(c->nr)->handler;
@@ -72,9 +73,25 @@ long zv_next(struct zv_call *c)
 	return zv_host_call(c->t, c->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+long zv_next_nr(struct zv_call *c, long nr, long *a)
+{
+	long nr0 = c->nr, *a0 = c->a;
+	unsigned m0 = c->pending;
+	int at = c->at;
+	c->nr = nr;
+	c->a = a;
+	c->pending = seen_by[(unsigned long)nr < 512 ? nr : 512] & ~((2u << at) - 1);
+	long r = zv_next(c);
+	c->nr = nr0;
+	c->a = a0;
+	c->pending = m0;
+	c->at = at;
+	return r;
+}
+
 long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
 {
-	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512] };
+	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512], -1 };
 	return zv_next(&c);
 }
 
@@ -95,6 +112,7 @@ void zv_event_tsc_off(void) { EACH_LAYER(tsc_off); }
 void zv_event_opened(struct zv_thread *t, const char *path, long fd) { EACH_LAYER(opened, t, path, fd); }
 void zv_event_to_guest(struct zv_thread *t) { EACH_LAYER(to_guest, t); }
 void zv_event_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { EACH_LAYER(own_signal, t, sig, uc); }
+void zv_event_image(struct zv_thread *t, const char *path) { EACH_LAYER(image, t, path); }
 
 int zv_event_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc)
 {

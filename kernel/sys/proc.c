@@ -89,7 +89,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	c->kernel_blocked = t->kernel_blocked;
 	c->faults_blocked = t->faults_blocked;
 	zv_event_new_task(t, c);
-	zv_ids_after_clone(c, flags);
+	zv_ids_after_clone(c, t, flags);
 	if (keep_altstack)
 		c->guest_ss = t->guest_ss; /* vfork keeps it; new threads start without */
 	return (void *)((fp - 256) & ~15UL);
@@ -222,7 +222,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 			after_fork_child(t, held, pid);
 			zv_exec_note_fork_child(t, flags);
 			zv_event_fork_child(t);
-			zv_ids_after_clone(t, flags);
+			zv_ids_after_clone(t, t, flags);
 			if (flags & CLONE_CLEAR_SIGHAND)
 				zv_clear_handlers(t->sighand);
 			if (q->stack)
@@ -240,6 +240,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * another process: it shares this memory but not the thread count,
 	 * and its block is freed here, not reused from the dead list. */
 	c->is_thread = (flags & CLONE_THREAD) != 0;
+	c->vfork_child = !c->is_thread && shares_stack;
 	if (!c->is_thread && !shares_stack)
 		zv_plat->shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)

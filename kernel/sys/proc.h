@@ -48,6 +48,7 @@ struct zv_proc {
 	int no_cache;            /* --no-cache: the stubs platform keeps no windows on disk */
 	int carry_fd;            /* an exec's copy of the fd the file is named through (sys/exec.c) */
 	int no_cred_cache;       /* user namespaces changed: ask the host for ids */
+	int cred_virtual;        /* each thread's cred is virtual, never the host's (sys/id.c) */
 	int stats;               /* --stats: counters below, printed at exit */
 	unsigned long stat_fast, stat_sigsys, stat_bounced, stat_restorers;
 	unsigned long stat_inexec;    /* execs made in this process so far (not reset by them) */

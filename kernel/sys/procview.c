@@ -17,6 +17,7 @@
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/procview.h"
+#include "sys/viewhook.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -141,6 +142,10 @@ static int kind_of_name(const char *s)
 		return ZV_PV_NUMA;
 	if (!zv_strcmp(s, "status"))
 		return ZV_PV_STATUS;
+	if (zv_view_mounts && !zv_strcmp(s, "mountinfo"))
+		return ZV_PV_MOUNTINFO;
+	if (zv_view_mounts && !zv_strcmp(s, "mounts"))
+		return ZV_PV_MOUNTS;
 	return 0;
 }
 
@@ -220,15 +225,28 @@ int zv_pv_read_all(int fd, struct zv_pv_buf *b)
 #define CHUNK 65536
 static char chunk[CHUNK + 1] ZV_COLD_BSS; /* under pv_lock */
 
-/* status and smaps_rollup: one record, made whole from the host's. */
+static int put_text(void *ctx, const char *s, size_t n) { return zv_pv_put(ctx, s, n); }
+
+/* Made whole from the host's text at once: status and smaps_rollup (one
+ * record each), mountinfo and mounts (lines). */
+static int whole_kind(int kind)
+{
+	return kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_MOUNTINFO || kind == ZV_PV_MOUNTS;
+}
+
+/* status and smaps_rollup: one record, made whole from the host's;
+ * mountinfo and mounts through the view. */
 static int make_whole(struct zv_call *c, struct mark *m, int src)
 {
 	int r = zv_pv_read_all(src, &raw);
 	if (r < 0)
 		return r;
 	m->text.len = 0;
-	r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, raw.p, raw.len, &m->text)
-				    : zv_pv_filter_rollup(raw.p, raw.len, &m->text);
+	if (m->kind == ZV_PV_MOUNTINFO || m->kind == ZV_PV_MOUNTS)
+		r = zv_view_mounts(m->kind == ZV_PV_MOUNTINFO, raw.p, raw.len, put_text, &m->text);
+	else
+		r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, raw.p, raw.len, &m->text)
+					    : zv_pv_filter_rollup(raw.p, raw.len, &m->text);
 	m->whole = r == 0;
 	return r;
 }
@@ -319,8 +337,7 @@ static int produce(struct zv_call *c, struct mark *m, size_t want)
 	int own = src >= 0;
 	if (!own)
 		src = m->fd;
-	int r = m->kind == ZV_PV_STATUS || m->kind == ZV_PV_ROLLUP ? make_whole(c, m, (int)src)
-								 : make_records(m, (int)src, want);
+	int r = whole_kind(m->kind) ? make_whole(c, m, (int)src) : make_records(m, (int)src, want);
 	if (own)
 		zv_close((int)src);
 	if (r < 0) { /* a batch cut short: nothing half made goes on */
@@ -395,7 +412,7 @@ static void advance(struct mark *m, long pos, long n)
  * and the rollup costs all of smaps) are made again only at 0. */
 static long seq_read(struct zv_call *c, struct mark *m, uint64_t p, void *buf, size_t want)
 {
-	int single = m->kind == ZV_PV_STATUS || m->kind == ZV_PV_ROLLUP;
+	int single = whole_kind(m->kind);
 	if (p == 0 || (p != m->read_pos && !single)) {
 		m->text.len = 0;
 		m->whole = 0;

@@ -1,6 +1,7 @@
 /* The guest's view of the procfs files that would show zvisor
  * (sys/procview.c): /proc/self/{maps,smaps,smaps_rollup,numa_maps,status}
- * and their /proc/<pid>, thread-self and task forms. */
+ * and their /proc/<pid>, thread-self and task forms; mountinfo and mounts
+ * when a root of the guest's own is set (zv_view_mounts). */
 #ifndef ZV_SYS_PROCVIEW_H
 #define ZV_SYS_PROCVIEW_H
 #include <stddef.h>
@@ -9,7 +10,8 @@
 struct zv_thread;
 struct zv_call;
 
-enum zv_pv_kind { ZV_PV_MAPS = 1, ZV_PV_SMAPS, ZV_PV_ROLLUP, ZV_PV_NUMA, ZV_PV_STATUS };
+enum zv_pv_kind { ZV_PV_MAPS = 1, ZV_PV_SMAPS, ZV_PV_ROLLUP, ZV_PV_NUMA, ZV_PV_STATUS,
+		  ZV_PV_MOUNTINFO, ZV_PV_MOUNTS /* only under a view's hook (sys/viewhook.h) */ };
 
 /* A growing buffer in kernel memory. */
 struct zv_pv_buf {

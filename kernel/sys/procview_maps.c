@@ -7,6 +7,7 @@
 #include "sys/procview.h"
 #include "intercept/stubs.h"
 #include "intercept/sharedtext.h"
+#include "sys/viewhook.h"
 #include "lib/kmem.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -106,10 +107,12 @@ static int shared_copy(int kind, const char *line, size_t n, struct zv_pv_buf *o
 		v = f + 6;
 		for (e = v; e < line + n && *e != ' '; e++)
 			;
-		const char *path = zv_sharedtext_named(v, (size_t)(e - v));
-		if (!path)
+		const char *hpath = zv_sharedtext_named(v, (size_t)(e - v));
+		if (!hpath)
 			return 0;
-		const char *gone = zv_sharedtext_still_there(path, NULL) ? "" : "\\040(deleted)";
+		char path[ZV_PATH_MAX];
+		zv_guest_path_of(hpath, path, sizeof path);
+		const char *gone = zv_sharedtext_still_there(hpath, NULL) ? "" : "\\040(deleted)";
 		return zv_pv_put(out, line, (size_t)(v - line)) < 0 || zv_pv_put(out, path, zv_strlen(path)) < 0 ||
 				       zv_pv_put(out, gone, zv_strlen(gone)) < 0 ||
 				       zv_pv_put(out, e, (size_t)(line + n - e)) < 0
@@ -143,9 +146,62 @@ static int shared_copy(int kind, const char *line, size_t n, struct zv_pv_buf *o
 	hl += (size_t)zv_snprintf(head + hl, sizeof head - hl, "%02lx:%02lx %lu ", (unsigned long)ma,
 				  (unsigned long)mi, (unsigned long)ino);
 	uint64_t id[3] = { ma, mi, ino };
-	char name[ZV_PATH_MAX];
-	zv_snprintf(name, sizeof name, "%s%s", path, zv_sharedtext_still_there(path, id) ? "" : " (deleted)");
+	char name[ZV_PATH_MAX], guest[ZV_PATH_MAX];
+	zv_guest_path_of(path, guest, sizeof guest);
+	zv_snprintf(name, sizeof name, "%s%s", guest, zv_sharedtext_still_there(path, id) ? "" : " (deleted)");
 	return put_named(out, head, hl, name) < 0 ? -ENOMEM : 1;
+}
+
+/* A root of the guest's own (sys/viewhook.h): a mapping's file named by its
+ * guest path. Writes the line so and returns 1, 0 if its name is the
+ * host's, -ENOMEM. */
+static int viewed(int kind, const char *line, size_t n, struct zv_pv_buf *out)
+{
+	if (!zv_view_guest_path)
+		return 0;
+	const char *p = line, *end = line + n;
+	if (kind == ZV_PV_NUMA) {
+		while (p + 6 <= end && memcmp(p, " file=/", 7))
+			p++;
+		if (p + 6 > end)
+			return 0;
+		p += 6;
+	} else {
+		for (int field = 0; field < 5; field++) { /* lo-hi perms offset dev inode */
+			while (p < end && *p != ' ')
+				p++;
+			while (p < end && *p == ' ')
+				p++;
+		}
+		if (p >= end || *p != '/')
+			return 0;
+	}
+	const char *e = kind == ZV_PV_NUMA ? p : end;
+	while (kind == ZV_PV_NUMA && e < end && *e != ' ')
+		e++;
+	char host[ZV_PATH_MAX], guest[ZV_PATH_MAX];
+	size_t hn = (size_t)(e - p), del = 0;
+	if (hn >= sizeof host)
+		return 0;
+	memcpy(host, p, hn);
+	host[hn] = 0;
+	if (hn > 10 && !zv_strcmp(host + hn - 10, " (deleted)"))
+		host[hn - 10] = 0, del = 10;
+	if (zv_view_guest_path(host, guest, sizeof guest) < 0)
+		return 0;
+	if (del)
+		zv_strlcpy(guest + zv_strlen(guest), " (deleted)", sizeof guest - zv_strlen(guest));
+	if (kind != ZV_PV_NUMA) {
+		/* the prefix without the host's padding, padded again */
+		const char *q = p;
+		while (q > line && q[-1] == ' ')
+			q--;
+		return put_named(out, line, (size_t)(q - line) + 1, guest) < 0 ? -ENOMEM : 1;
+	}
+	return zv_pv_put(out, line, (size_t)(p - line)) < 0 || zv_pv_put(out, guest, zv_strlen(guest)) < 0 ||
+			       zv_pv_put(out, e, (size_t)(end - e)) < 0
+		       ? -ENOMEM
+		       : 1;
 }
 
 /* zpoline rewrites sites in place, page by page, and the host keeps the
@@ -232,6 +288,8 @@ int zv_pv_filter_line(struct zv_pv_filter *f, const char *line, size_t n, int nl
 	int r = name ? put_named(out, line, n, name) : 0;
 	if (!name && head)
 		r = shared_copy(kind, line, n, out);
+	if (!name && head && r == 0)
+		r = viewed(kind, line, n, out);
 	if (!name && r == 0)
 		r = zv_pv_put(out, line, n);
 	if (r < 0 || (nl && zv_pv_put(out, "\n", 1) < 0))

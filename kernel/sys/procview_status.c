@@ -4,7 +4,8 @@
  * host's hold zvisor's handlers for SIGSYS, SIGSEGV, SIGBUS and
  * --checkpoint-on's signal, and its own masks), TracerPid, and Seccomp and
  * Seccomp_filters (the guest's filters are run by the kernel; the host's
- * are the seccomp platform's). */
+ * are the seccomp platform's); and, through a hook, the lines of virtual
+ * ids (Uid, Gid, Groups, Cap*). */
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/procview.h"
@@ -13,6 +14,7 @@
 #include "lib/syscall.h"
 
 #define SIGSYS_BIT (1UL << 30)
+
 
 /* The dispositions the guest set: ignored (ign) or caught. */
 static void dispositions(struct zv_thread *t, uint64_t *ign, uint64_t *cgt)
@@ -80,6 +82,8 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 	if (KEY("Seccomp_filters:"))
 		return zv_snprintf(buf, size, "Seccomp_filters:\t%d", zv_proc.seccomp.nfilters);
 #undef KEY
+	if (zv_ids_status_hook)
+		return zv_ids_status_hook(own ? t : zv_thread_find(tid), line, kl, buf, size);
 	return 0;
 }
 
@@ -90,7 +94,7 @@ int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const c
 	size_t n;
 	int nl;
 	for (const char *line; (line = zv_pv_next_line(&it, &n, &nl));) {
-		char buf[96];
+		char buf[512]; /* a Groups line of virtual ids */
 		int w = rewrite(t, c, tid, line, buf, sizeof buf);
 		if ((w > 0 ? zv_pv_put(out, buf, (size_t)w) : zv_pv_put(out, line, n)) < 0 ||
 		    (nl && zv_pv_put(out, "\n", 1) < 0))

@@ -30,6 +30,47 @@ enum zv_restart {
 
 #define ZV_FDS_MMAP 0x80 /* in fds: the fd argument counts only without MAP_ANONYMOUS (mmap) */
 
+/* How a call's paths are treated under a root of the guest's own
+ * (kernel/fsview/): the column every path-taking row fills. */
+enum zv_fsv_kind {
+	ZV_FSV_NONE,   /* takes no path */
+	ZV_FSV_PATH,   /* its path arguments (below) are resolved in the view and
+			* the call passed on in its *at form on the host's objects */
+	ZV_FSV_EXEC,   /* execve, execveat: the loader opens through the view */
+	ZV_FSV_CWD,    /* chdir, fchdir, getcwd, chroot: the working directory and root */
+	ZV_FSV_SOCK,   /* an AF_UNIX address in (bind, connect, sendto, sendmsg) */
+	ZV_FSV_SOCKOUT, /* an AF_UNIX address out (getsockname, accept, recvfrom, ...) */
+	ZV_FSV_REFUSE, /* EPERM, as an unprivileged user gets it (mount and its kin) */
+	ZV_FSV_NOSYS,  /* ENOSYS while a root is set (io_uring_setup, uselib, statmount) */
+	ZV_FSV_BPF,    /* bpf: BPF_OBJ_PIN and BPF_OBJ_GET take a path (refused) */
+};
+
+/* How the last component of one path is treated. */
+enum zv_fsv_how {
+	ZV_FH_FOLLOW = 1, /* followed (stat, chmod, truncate, getxattr) */
+	ZV_FH_NOFOLLOW,   /* never followed (lstat, readlink, lgetxattr) */
+	ZV_FH_CREATE,     /* made or removed: only its parent is resolved (mkdir, unlink, rename) */
+	ZV_FH_AT,         /* followed unless the flags argument has AT_SYMLINK_NOFOLLOW */
+	ZV_FH_ATFOLLOW,   /* followed only with AT_SYMLINK_FOLLOW in the flags (linkat, name_to_handle_at) */
+	ZV_FH_OPEN,       /* open's flags: O_NOFOLLOW, O_CREAT with O_EXCL */
+	ZV_FH_HOW,        /* openat2's struct open_how (its flags and resolve) */
+	ZV_FH_INOTIFY,    /* followed unless the mask has IN_DONT_FOLLOW */
+	ZV_FH_FANOTIFY,   /* followed unless the flags have FAN_MARK_DONT_FOLLOW */
+	ZV_FH_DIR,        /* followed and must be a directory (chdir, chroot) */
+};
+
+struct zv_fsv_arg {
+	uint8_t path;  /* the path's argument + 1 (0: none) */
+	uint8_t dirfd; /* its directory fd's argument + 1 (0: AT_FDCWD) */
+	uint8_t how;   /* enum zv_fsv_how */
+	uint8_t flags; /* the argument + 1 that how reads its flags from (0: none) */
+};
+
+struct zv_fsv_col {
+	uint8_t kind;  /* enum zv_fsv_kind */
+	struct zv_fsv_arg p[2];
+};
+
 /* In pid: the id argument counts only when argument 0 says "a process". */
 #define ZV_PID_WHO_PRIO 0x80   /* argument 0 is 0, PRIO_PROCESS (get/setpriority) */
 #define ZV_PID_WHO_IOPRIO 0x40 /* argument 0 is 1, IOPRIO_WHO_PROCESS (ioprio_get/set) */
@@ -120,6 +161,7 @@ struct zv_sysent {
 				 * (rseq): a checkpoint notes it (cr/waits.c) */
 	uint8_t fds;            /* bit i: argument i is a file descriptor (ZV_FDS_MMAP) */
 	uint8_t path;           /* bit i: argument i is a path the kernel translates (sys/fs.c) */
+	struct zv_fsv_col fsv;  /* how its paths are resolved under --root (zv_fsv_col) */
 	uint8_t oflags;         /* bit i: argument i is open(2)'s flags (O_*) */
 	uint8_t atflags;        /* bit i: argument i holds AT_* flags */
 	uint8_t nofollow;       /* enum zv_nofollow (read for the rows with a path) */

@@ -2,6 +2,7 @@
  * trace=, status=failed, the traced threads), the call's timing for -c and
  * -T, and the events of fork, exec and exit; output.c writes the lines. */
 #include "zvisor.h"
+#include "sys/viewhook.h"
 #include "trace/trace.h"
 #include "trace/count.h"
 #include "trace/live.h"
@@ -79,8 +80,10 @@ static long trace_call(struct zv_call *call)
 		/* -y: the path, before close makes it go */
 		char path[40];
 		zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
-		long n = zv_sys4(__NR_readlinkat, -100, path, t->trace.fd_path, sizeof t->trace.fd_path - 1);
-		t->trace.fd_path[n > 0 ? n : 0] = 0;
+		char host[sizeof t->trace.fd_path];
+		long n = zv_sys4(__NR_readlinkat, -100, path, host, sizeof host - 1);
+		host[n > 0 ? n : 0] = 0;
+		zv_guest_path_of(host, t->trace.fd_path, sizeof t->trace.fd_path);
 		t->trace.fd = (int)a[0];
 	}
 	if (t->trace.traced && tr->on && tr->follow)

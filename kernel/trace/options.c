@@ -165,9 +165,30 @@ static int option(int argc, char **argv);
 /* Each option taken is also kept as text, for the images the guest execs. */
 int zv_trace_option(int argc, char **argv)
 {
-	int n = option(argc, argv);
 	struct zv_trace *tr = &zv_proc.trace;
-	for (int i = 0; i < n && !tr->restoring; i++) {
+	char was[sizeof tr->path], given[sizeof tr->path + 16];
+	zv_strlcpy(was, tr->path, sizeof was);
+	int n = option(argc, argv);
+	if (n > 0 && zv_strcmp(was, tr->path) && tr->path[0] != '/' && !tr->restoring) {
+		/* -o FILE: from where zvisor started (the program may move, and
+		 * --root moves zvisor's own working directory), as strace's files
+		 * are made where strace runs */
+		char cwd[sizeof tr->path];
+		long k = zv_sys2(__NR_getcwd, cwd, sizeof cwd);
+		if (k > 0 && zv_strlen(cwd) + zv_strlen(tr->path) + 2 < sizeof tr->path) {
+			zv_snprintf(given, sizeof given, "%s/%s", cwd[1] ? cwd : "", tr->path);
+			zv_strlcpy(tr->path, given, sizeof tr->path);
+		}
+	}
+	int kept = n;
+	char *one[1] = { given };
+	if (n > 0 && zv_strcmp(was, tr->path) && !tr->restoring) {
+		/* kept as --output=ABSOLUTE for the images the guest execs */
+		zv_snprintf(given, sizeof given, "--output=%s", tr->path);
+		argv = one;
+		kept = 1;
+	}
+	for (int i = 0; i < kept && !tr->restoring; i++) {
 		size_t have = zv_strlen(tr->opts), len = zv_strlen(argv[i]);
 		if (have + len + 2 >= sizeof tr->opts) {
 			zv_dprintf(2, "zvisor: trace options too long\n");

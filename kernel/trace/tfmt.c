@@ -1,6 +1,7 @@
 /* strace's way of printing values (see tfmt.h). */
 #include "zvisor.h"
 #include "trace/tfmt.h"
+#include "sys/viewhook.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
@@ -235,6 +236,13 @@ void tb_fd(struct zv_tb *b, long fd)
 	} else {
 		zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)fd);
 		n = zv_sys4(__NR_readlinkat, -100 /* AT_FDCWD */, path, target, sizeof target - 1);
+		if (n > 0 && zv_view_guest_path) { /* a root of the guest's own: its name */
+			char host[4096];
+			target[n] = 0;
+			memcpy(host, target, (size_t)n + 1);
+			zv_guest_path_of(host, target, sizeof target);
+			n = (long)zv_strlen(target);
+		}
 	}
 	if (n <= 0)
 		return;

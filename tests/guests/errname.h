@@ -20,6 +20,15 @@ static const char *errname(int e)
 	case ELOOP: return "ELOOP";
 	case EXDEV: return "EXDEV";
 	case ENOSYS: return "ENOSYS";
+	case EEXIST: return "EEXIST";
+	case EISDIR: return "EISDIR";
+	case ENOTEMPTY: return "ENOTEMPTY";
+	case ENAMETOOLONG: return "ENAMETOOLONG";
+	case EROFS: return "EROFS";
+	case EBUSY: return "EBUSY";
+	case ENOEXEC: return "ENOEXEC";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENODATA: return "ENODATA";
 	default:
 		snprintf(buf, sizeof buf, "errno %d", e);
 		return buf;

@@ -1,0 +1,3 @@
+module zvfakeid
+
+go 1.19

@@ -1,0 +1,3 @@
+module rootgo
+
+go 1.19
