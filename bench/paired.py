@@ -10,7 +10,7 @@ noise as large as the effect.
   python3 bench/paired.py [--reps 9] [--ops fork,exec,sh,getppid]
       [--runner NAME=COMMAND ...]   (default: zvisor=build/zvisor run --)
 
-Example, this stop's binary against an older one:
+Example, this tree's binary against an older one:
   python3 bench/paired.py --runner new='build/zvisor run --' \\
       --runner old='/tmp/zvisor-old run --'
 """

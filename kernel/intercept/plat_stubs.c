@@ -3,7 +3,7 @@
  * (intercept/loadsites.c finds the functions). Page 0 stays unmapped, so
  * NULL pointers fault as natively, and no privilege is needed. Sites found
  * only at run time (JIT code, code without function bounds) stay on the
- * SIGSYS catch-all: see DESIGN section 12 for why. */
+ * SIGSYS catch-all: see DESIGN "Jump stubs and SUD off" for why. */
 #include "zvisor.h"
 #include "intercept/platform.h"
 #include "intercept/sites.h"

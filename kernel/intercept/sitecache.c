@@ -1,7 +1,7 @@
 /* What the stubs platform learned about a file's code, kept per file in the
  * user's cache directory ($XDG_CACHE_HOME/zvisor, else ~/.cache/zvisor), so
  * that the next exec of the same program maps its windows without decoding
- * a function (DESIGN section 12).
+ * a function (DESIGN "The site cache and shared text").
  *
  * An entry is keyed by the file's identity (device, inode, size, mtime and
  * ctime to the nanosecond: any write or rename over it changes them) and

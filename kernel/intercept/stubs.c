@@ -1,4 +1,4 @@
-/* Jump stubs: the fast path without page 0 (DESIGN section 12).
+/* Jump stubs: the fast path without page 0 (DESIGN "Jump stubs and SUD off").
  *
  * A window is a `syscall` at s and the whole instructions [p, s) before it,
  * at least 5 bytes in all, none of them a branch, and no branch of the

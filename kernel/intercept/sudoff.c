@@ -7,7 +7,7 @@
  * executable mapping of the process was scanned, after its stubs were
  * made, and holds no `syscall` (0f 05), `sysenter` (0f 34) or `int $0x80`
  * (cd 80) at any byte offset, except signal restorers (below). The proof
- * and its limits are in DESIGN section 12; in short:
+ * and its limits are in DESIGN "Jump stubs and SUD off"; in short:
  *
  * - One task only. SUD is off in a thread only while it is the address
  *   space's one task (zv_proc.nthreads == 1, a thread, no CLONE_VM child

@@ -1,5 +1,5 @@
 /* Syscall User Dispatch off while every executable byte is covered
- * (intercept/sudoff.c, DESIGN section 12). */
+ * (intercept/sudoff.c, DESIGN "Jump stubs and SUD off"). */
 #ifndef ZV_INTERCEPT_SUDOFF_H
 #define ZV_INTERCEPT_SUDOFF_H
 #include <stdint.h>

@@ -291,7 +291,7 @@ long zv_sys_fork(struct zv_call *c)
  * bouncing: its child, a copy of this memory, returns through its copy of
  * the fast entry's stack and %gs area as the parent does, and neither
  * needs a signal frame. The parent stays its memory's only task, so SUD may
- * stay off (section 12, "SUD off", condition 3). */
+ * stay off (DESIGN "Jump stubs and SUD off", condition 3). */
 int zv_sys_plain_fork(long nr, const struct zv_ucontext *uc)
 {
 	if (nr == __NR_fork)
