@@ -62,6 +62,7 @@ struct zv_thread {
 	char bounce_all;               /* every call takes the frame path (a tracer's syscall stops) */
 	int tracer_pid;                /* the guest's ptrace: its tracer's pid, 0 if none (status' TracerPid) */
 	uint64_t ret_rip, ret_rax;     /* where the last SIGSYS entry returned the guest, and with what (lost_trap) */
+	int restarted;                 /* the call of this frame is made again (rip back on it: zv_frame_result) */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;

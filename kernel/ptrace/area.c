@@ -124,19 +124,21 @@ void zv_pt_ring(struct zv_pt_bell *b)
 	zv_pt_futex_wake(&b->ring);
 }
 
-/* A stop the tracer's guest would learn of by SIGCHLD: its kernel turns
- * this SIGSYS into one (ptrace/wait.c). */
+/* A stop the tracer's guest would learn of by SIGCHLD: a queued SIGCHLD
+ * to the tracer's process carrying the tracee's tid, which its kernel
+ * turns into the CLD_TRAPPED it stands for (ptrace/layer.c). */
 void zv_pt_bell_notify(struct zv_thread *t)
 {
 	struct zv_pt_bell *b = zv_pt_me.bell;
 	zv_pt_ring(b);
 	if (!b || !__atomic_load_n(&b->notify, __ATOMIC_ACQUIRE))
 		return;
-	zv_siginfo si = { .si_signo = 31, .si_code = -1 /* SI_QUEUE */ };
+	zv_siginfo si = { .si_signo = SIGCHLD_, .si_code = -1 /* SI_QUEUE */ };
 	si.kill.pid = (int32_t)zv_getpid();
+	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
 	uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_NOTIFY << 32) | (uint32_t)t->tid;
 	memcpy(si.bytes + 8, &v, 8);
-	zv_sys3(__NR_rt_sigqueueinfo, b->tracer_hpid, 31, &si);
+	zv_sys3(__NR_rt_sigqueueinfo, b->tracer_hpid, SIGCHLD_, &si);
 }
 
 /* Whether the tracer still lives: its bell says it ended, or its pid is gone. */

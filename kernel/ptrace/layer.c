@@ -204,7 +204,27 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 	if (uc != t->sys_uc)
 		t->pt.orig_rax = -1; /* not at a call's end */
 	si->si_signo = sig;
+	/* At a call's end the host's tracer sees the call as the signal left
+	 * it, before the restart or the EINTR a handler makes of it: rip after
+	 * the syscall, rax the ERESTART* code. */
+	uint64_t rip = uc->mc.rip, rax = uc->mc.rax, shown_rip = rip, shown_rax = rax;
+	if (uc == t->sys_uc && t->pt.orig_rax >= 0) {
+		const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
+		long code = zv_sys_restart_code(t->pt.orig_rax, a);
+		if (t->restarted) {
+			shown_rip = rip + 2;
+			shown_rax = (uint64_t)-(code ? code : 512);
+		} else if ((long)rax == -EINTR && code) {
+			shown_rax = (uint64_t)-code;
+		}
+		uc->mc.rip = shown_rip;
+		uc->mc.rax = shown_rax;
+	}
 	int to = zv_pt_stop(t, uc, ZV_PT_SIGNAL, sig << 8 | 0x7f, si, 0);
+	if (uc->mc.rip == shown_rip && uc->mc.rax == shown_rax) { /* the tracer left them */
+		uc->mc.rip = rip;
+		uc->mc.rax = rax;
+	}
 	struct zv_pt_slot *s = t->pt.slot;
 	if (s && (to == 19 || to == 20 || to == 21 || to == 22) && t->sighand->act[to].handler == 0) {
 		int st = to << 8 | 0x7f | (s->seized ? PT_EVENT_STOP << 16 : 0);
@@ -243,20 +263,26 @@ static int pt_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_uconte
 			__atomic_or_fetch(&t->pt.want, (int)(uint32_t)v, __ATOMIC_ACQ_REL);
 			zv_kwork_request(t, uc);
 		}
-	} else if (what == ZV_PT_SIG_NOTIFY) {
-		struct zv_pt_tracee_ref *r = zv_pt_find((int)(uint32_t)v);
-		if (r && r->s) {
-			zv_siginfo cld = { .si_signo = SIGCHLD_, .si_code = 4 /* CLD_TRAPPED */ };
-			cld.kill.pid = r->tid;
-			cld.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
-			int st = (r->s->status >> 8) & 0xff;
-			memcpy(cld.bytes + 8, &st, 4);
-			/* to this process on the host, as a stop notifies the
-			 * tracer's thread group: blocked, it waits there */
-			zv_sys3(__NR_rt_sigqueueinfo, zv_proc.hpid, SIGCHLD_, &cld);
-		}
 	}
 	return 1;
+}
+
+/* A tracee's stop, as its queued SIGCHLD says: the CLD_TRAPPED of the
+ * host's ptrace. */
+static void pt_arrive(struct zv_thread *t, int sig, zv_siginfo *si)
+{
+	(void)t;
+	uint64_t v;
+	memcpy(&v, si->bytes + 8, 8);
+	if (sig != SIGCHLD_ || (v >> 40) != ZV_PT_SIG_MAGIC || (int)(v >> 32 & 0xff) != ZV_PT_SIG_NOTIFY)
+		return;
+	struct zv_pt_tracee_ref *r = zv_pt_find((int)(uint32_t)v);
+	int st = r && r->s ? (r->s->status >> 8) & 0x7f : SIGTRAP_;
+	zv_siginfo cld = { .si_signo = SIGCHLD_, .si_code = 4 /* CLD_TRAPPED */ };
+	cld.kill.pid = (int32_t)(uint32_t)v;
+	cld.kill.uid = si->kill.uid;
+	memcpy(cld.bytes + 8, &st, 4);
+	*si = cld;
 }
 
 /* clone, fork, vfork: the child of a tracee is traced too when the
@@ -386,6 +412,16 @@ static void pt_exit(struct zv_thread *t, int code, int sig)
 		}
 	}
 	zv_pt_exited(t, status);
+	/* A tracee's end is its tracer's to see first: natively its parent's
+	 * wait finds it only once the tracer has reaped it. The tracer frees
+	 * the slot when it reports it (its own child it reports from the
+	 * host's wait, so that one does not wait here). */
+	struct zv_pt_slot *s = t->pt.slot;
+	if (whole && s && zv_sys0(__NR_getppid) != zv_pt_me.tracer_hpid) {
+		int tid = t->tid;
+		while (__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) == tid && zv_pt_tracer_alive())
+			zv_pt_futex_wait((volatile uint32_t *)&s->tid, (uint32_t)tid, 500);
+	}
 }
 
 /* A new image of a traced process: it joins its tracer again, then stops
@@ -449,6 +485,7 @@ const struct zv_layer zv_ptrace_layer = {
 	.deliver = pt_deliver,
 	.kwork = pt_kwork,
 	.sigsys = pt_sigsys,
+	.arrive = pt_arrive,
 	.clone_before = pt_clone_before,
 	.clone_after = pt_clone_after,
 	.task_start = pt_task_start,

@@ -84,7 +84,7 @@ struct zv_call;
 /* The queued SIGSYS words of this feature: PT_MAGIC << 40 | what << 32 | arg. */
 #define ZV_PT_SIG_MAGIC 0x7a7671UL /* "zvq" */
 #define ZV_PT_SIG_WAKE 1   /* a tracee thread: look at pt.want (arg: unused) */
-#define ZV_PT_SIG_NOTIFY 2 /* the tracer: a tracee stopped (arg: its tid); its guest sees SIGCHLD */
+#define ZV_PT_SIG_NOTIFY 2 /* (a queued SIGCHLD) a tracee stopped (arg: its tid): CLD_TRAPPED */
 
 /* What a thread is asked from outside (pt.want). */
 #define ZV_PT_WANT_SIGSTOP 1   /* ATTACH's SIGSTOP, or one the guest sent it */
@@ -195,6 +195,7 @@ void zv_pt_area_gone(int hpid);
 int zv_pt_tracing(void);
 void zv_pt_scan_areas(void);          /* threads a tracee's area gained (auto-attached clones) */
 long zv_pt_cmd(struct zv_pt_tracee_ref *r, int cmd, uint64_t a0, uint64_t a1);
+int zv_pt_alive(int hpid, int htid);
 long zv_pt_complete(struct zv_pt_tracee_ref *r, int ms); /* a pending attach */
 void zv_pt_expect(int pid);
 int zv_pt_expected(int pid);

@@ -80,8 +80,10 @@ void zv_pt_drop(struct zv_pt_tracee_ref *r)
 	/* an ended thread's slot is free again (a detached one frees its own) */
 	if (r->s && __atomic_load_n(&r->s->tid, __ATOMIC_ACQUIRE) == r->tid &&
 	    __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_STOPPED &&
-	    __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_RUNNING)
+	    __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_RUNNING) {
 		__atomic_store_n(&r->s->tid, 0, __ATOMIC_RELEASE);
+		zv_pt_futex_wake((volatile uint32_t *)&r->s->tid); /* its end was seen (ptrace/layer.c pt_exit) */
+	}
 	int i = (int)(r - zv_pt_tracer.tr);
 	zv_pt_tracer.tr[i] = zv_pt_tracer.tr[--zv_pt_tracer.n];
 	if (!zv_pt_tracer.n)
@@ -132,6 +134,25 @@ void zv_pt_scan_areas(void)
 	}
 }
 
+/* Whether host thread htid of process hpid still runs (a zombie does not:
+ * a stopped tracee that a SIGKILL ended leaves its slot stopped). */
+int zv_pt_alive(int hpid, int htid)
+{
+	char path[64], buf[256];
+	zv_snprintf(path, sizeof path, "/proc/%d/task/%d/stat", hpid, htid);
+	long fd = zv_openat(-100, path, 0 | 02000000 /* O_CLOEXEC */, 0);
+	if (fd < 0)
+		return fd != -ENOENT && fd != -ESRCH;
+	long n = zv_read((int)fd, buf, sizeof buf - 1);
+	zv_close((int)fd);
+	if (n <= 0)
+		return 0;
+	const char *p = buf + n;
+	while (p > buf && *p != ')')
+		p--;
+	return !(*p == ')' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
 /* A command to a stopped tracee, answered by it: its result. */
 long zv_pt_cmd(struct zv_pt_tracee_ref *r, int cmd, uint64_t a0, uint64_t a1)
 {
@@ -148,7 +169,7 @@ long zv_pt_cmd(struct zv_pt_tracee_ref *r, int cmd, uint64_t a0, uint64_t a1)
 		if (ans == seq)
 			return s->ret;
 		long w = zv_pt_futex_wait(&s->ans_seq, ans, 1000);
-		if (w == -ETIMEDOUT && (zv_sys3(__NR_tgkill, r->hpid, r->htid, 0) == -ESRCH ||
+		if (w == -ETIMEDOUT && (!zv_pt_alive(r->hpid, r->htid) ||
 					__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_STOPPED))
 			return -ESRCH;
 	}

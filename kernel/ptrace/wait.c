@@ -77,12 +77,12 @@ static long report(const struct want *w, const struct zv_pt_tracee_ref *r, int s
 static int vanished(const struct zv_pt_tracee_ref *r)
 {
 	return !r->host_child && r->s && __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED &&
-	       zv_sys3(__NR_tgkill, r->hpid, r->htid, 0) == -ESRCH;
+	       !zv_pt_alive(r->hpid, r->htid);
 }
 
 /* The first event of a matching tracee, reported (and consumed unless
  * WNOWAIT); -1 if none; *any says whether a tracee matched at all. */
-static long tracee_event(const struct want *w, int *any)
+static long tracee_event(const struct want *w, int *any, int look_dead)
 {
 	zv_pt_scan_areas();
 	for (int i = 0; i < zv_pt_tracer.n; i++) {
@@ -93,13 +93,13 @@ static long tracee_event(const struct want *w, int *any)
 		if (r->pending) {
 			long c = zv_pt_complete(r, 0);
 			if (c != -EAGAIN)
-				return tracee_event(w, any); /* the table changed */
+				return tracee_event(w, any, look_dead); /* the table changed */
 			continue;
 		}
 		struct zv_pt_slot *s = r->s;
 		uint32_t stops = __atomic_load_n(&s->stops, __ATOMIC_ACQUIRE);
 		int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-		if (vanished(r)) {
+		if (look_dead && vanished(r)) {
 			long ret = report(w, r, SIGKILL_, 0);
 			if (!(w->options & WNOWAIT))
 				zv_pt_drop(r);
@@ -195,10 +195,11 @@ long zv_pt_wait(struct zv_call *c)
 			return zv_next(c); /* the host's EINVAL or ECHILD */
 	}
 	update_notify(t);
+	int look_dead = 0;
 	for (;;) {
 		uint32_t ring = zv_pt_tracer.bell ? __atomic_load_n(&zv_pt_tracer.bell->ring, __ATOMIC_ACQUIRE) : 0;
 		int any = 0;
-		long r = tracee_event(&w, &any);
+		long r = tracee_event(&w, &any, look_dead);
 		if (r >= 0)
 			return r;
 		r = host_event(t, c, &w);
@@ -221,9 +222,10 @@ long zv_pt_wait(struct zv_call *c)
 		long f = zv_pt_tracer.bell ? zv_host_call(t, __NR_futex, (long)&zv_pt_tracer.bell->ring, FUTEX_WAIT, ring,
 							  poll ? (long)&ts : 0, 0, 0)
 					   : zv_host_call(t, __NR_futex, (long)&ring, FUTEX_WAIT, ring, (long)&ts, 0, 0);
+		look_dead = f == -ETIMEDOUT; /* non-child tracees that died silently, after a while */
 		if (f == -EINTR) {
 			any = 0;
-			r = tracee_event(&w, &any);
+			r = tracee_event(&w, &any, 0);
 			if (r >= 0)
 				return r;
 			r = host_event(t, c, &w);

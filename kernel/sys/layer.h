@@ -47,6 +47,9 @@ struct zv_layer {
 	/* Work a feature asked for with zv_kwork_request, on the way back to
 	 * the guest with the guest's registers in uc. */
 	void (*kwork)(struct zv_thread *t, struct zv_ucontext *uc);
+	/* A queued signal (si_code SI_QUEUE) as the host hands it over: a
+	 * layer may make it what it stands for (another kernel's SIGCHLD). */
+	void (*arrive)(struct zv_thread *t, int sig, zv_siginfo *si);
 	/* A queued SIGSYS (si_code SI_QUEUE) that may carry a kernel's tag:
 	 * 1 if it was this layer's. */
 	int (*sigsys)(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc);
@@ -99,6 +102,7 @@ void zv_event_signal(struct zv_thread *t, int sig, const void *siginfo);
 int zv_event_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc);
 void zv_event_kwork(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_event_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc);
+void zv_event_arrive(struct zv_thread *t, int sig, zv_siginfo *si);
 void zv_event_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags);
 void zv_event_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags);
 void zv_event_task_start(struct zv_thread *t, struct zv_ucontext *uc);

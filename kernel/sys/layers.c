@@ -99,6 +99,7 @@ void zv_event_exec_failed(struct zv_thread *t, long nr) { EACH_LAYER(exec_failed
 void zv_event_exit(struct zv_thread *t, int code, int sig) { EACH_LAYER(exit, t, code, sig); }
 void zv_event_signal(struct zv_thread *t, int sig, const void *si) { EACH_LAYER(signal, t, sig, si); }
 void zv_event_kwork(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(kwork, t, uc); }
+void zv_event_arrive(struct zv_thread *t, int sig, zv_siginfo *si) { EACH_LAYER(arrive, t, sig, si); }
 void zv_event_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags) { EACH_LAYER(clone_before, t, child, flags); }
 void zv_event_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags) { EACH_LAYER(clone_after, t, uc, child, flags); }
 void zv_event_task_start(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(task_start, t, uc); }
