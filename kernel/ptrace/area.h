@@ -87,6 +87,7 @@ struct zv_pt_slot {
 	volatile uint32_t options;   /* PTRACE_O_* */
 	volatile int32_t seized;
 	volatile int32_t tracer_pid; /* the guest's pid of the tracer, as the tracee's /proc shows it */
+	volatile int32_t dropped;    /* the tracer let it go (detached, or reported its end) */
 	/* commands: the tracer writes cmd and arg, then bumps cmd_seq; the
 	 * tracee answers in ret and bumps ans_seq (both futexes) */
 	volatile uint32_t cmd_seq, ans_seq;

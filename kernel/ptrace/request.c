@@ -9,6 +9,7 @@
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/fmt.h"
 
 #define NT_PRSTATUS 1
 #define NT_PRFPREG 2
