@@ -24,7 +24,7 @@ struct join_ans {
 };
 struct attach_req {
 	struct zv_peer_hdr h;
-	int tid, seize, tracer_pid, may;
+	int tid, seize, tracer_pid, may, interrupt;
 	uint64_t options;
 };
 struct attach_ans {
@@ -252,9 +252,10 @@ out:
 }
 
 /* The tracer's side of ATTACH and SEIZE once the tracee connected. */
-static long finish_attach(int fd, int tid, int seize, uint64_t options, int may)
+static long finish_attach(int fd, int tid, int seize, uint64_t options, int may, int interrupt)
 {
-	struct attach_req q = { .tid = tid, .seize = seize, .tracer_pid = zv_proc.pid, .may = may, .options = options };
+	struct attach_req q = { .tid = tid, .seize = seize, .tracer_pid = zv_proc.pid, .may = may, .options = options,
+				.interrupt = interrupt };
 	struct attach_ans a = { .err = -EPERM };
 	long bfd = zv_pt_bell_fd();
 	int afd = -1, na = 0;
@@ -331,7 +332,7 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	long fd = zv_peer_accept(&w, 5000);
 	if (fd < 0)
 		return -EPERM;
-	return finish_attach((int)fd, tid, seize, options, may);
+	return finish_attach((int)fd, tid, seize, options, may, 0);
 }
 
 /* A pending attach: the tracee answers now (within ms). */
@@ -341,13 +342,13 @@ long zv_pt_complete(struct zv_pt_tracee_ref *r, int ms)
 	long fd = zv_peer_accept(&w, ms);
 	if (fd == -EAGAIN)
 		return -EAGAIN;
-	int tid = r->tid, seize = r->seize;
+	int tid = r->tid, seize = r->seize, interrupt = r->interrupt;
 	uint64_t options = r->options;
 	r->listener = -1;
 	zv_pt_drop(r);
 	if (fd < 0)
 		return fd;
-	return finish_attach((int)fd, tid, seize, options, 0);
+	return finish_attach((int)fd, tid, seize, options, 0, interrupt);
 }
 
 /* The tracee's side of ATTACH and SEIZE. */
@@ -398,6 +399,15 @@ void zv_pt_serve_attach(struct zv_thread *t, int fd, const void *msg, size_t n, 
 	if (afd >= 0)
 		zv_close(afd);
 	zv_close(fd);
+	if (q->interrupt) { /* PTRACE_INTERRUPT came before this answer */
+		__atomic_or_fetch(&x->pt.want, ZV_PT_WANT_INTERRUPT, __ATOMIC_ACQ_REL);
+		if (x == t) {
+			t->kwork = 1;
+			t->fast.sig_pending = 1;
+		} else {
+			zv_pt_wake_thread(x, 0);
+		}
+	}
 	if (!q->seize) { /* ATTACH sends SIGSTOP */
 		if (x == t) {
 			zv_siginfo si = { .si_signo = SIGSTOP_, .si_code = 0x80 /* SI_KERNEL */ };

@@ -121,6 +121,7 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 int zv_pt_event_status(int event); /* the wait status of PTRACE_EVENT_event */
 /* The thread ends (status as wait reports it): its slot says so. */
 void zv_pt_exited(struct zv_thread *t, int status);
+void zv_pt_rusage(uint64_t ru[18]);
 
 /* regs.c */
 void zv_pt_regs_from(struct zv_thread *t, const struct zv_ucontext *uc, struct zv_pt_regs *r);
@@ -170,7 +171,7 @@ struct zv_pt_tracee_ref {
 	uint32_t reported;   /* the slot's stops counter at the last report */
 	int host_child;      /* the process is this process's child on the host */
 	int pending;         /* ATTACH/SEIZE waits for the tracee's answer: listener below */
-	int listener, lslot, seize;
+	int listener, lslot, seize, interrupt; /* (interrupt: PTRACE_INTERRUPT came meanwhile) */
 	uint64_t options;
 	int exited;          /* its exit reported: the entry goes */
 };

@@ -180,6 +180,10 @@ long zv_sys_ptrace(struct zv_call *c)
 		return zv_pt_attach(t, pid, req == PT_SEIZE, req == PT_SEIZE ? data : 0);
 	}
 	struct zv_pt_tracee_ref *r = zv_pt_find(pid);
+	if (r && r->pending && req == PT_INTERRUPT) {
+		r->interrupt = 1; /* the attach is not complete (its tracee is stopped): it stops once it is */
+		return 0;
+	}
 	if (r && r->pending)
 		zv_pt_complete(r, 5000), r = zv_pt_find(pid);
 	if (!r)

@@ -42,8 +42,8 @@ static int matches(const struct want *w, const struct zv_pt_tracee_ref *r)
 /* Fills what the guest asked for with tracee r's event (status). */
 static long report(const struct want *w, const struct zv_pt_tracee_ref *r, int status, int stopped)
 {
-	if (w->ru)
-		memset(w->ru, 0, 144); /* struct rusage */
+	if (w->ru) /* (a bad pointer: the event is reported all the same) */
+		zv_guest_copy(w->ru, r->s->ru, 144, (uint64_t)w->ru);
 	if (!w->waitid) {
 		if (w->status)
 			*w->status = status;
@@ -162,11 +162,16 @@ static long host_event(struct zv_thread *t, struct zv_call *c, const struct want
 	return r;
 }
 
-static void update_notify(struct zv_thread *t)
+static void update_bell(struct zv_thread *t, const struct want *w)
 {
 	struct zv_pt_bell *b = zv_pt_tracer.bell;
-	if (b)
-		b->notify = t->sighand->act[SIGCHLD_].handler > 1; /* its guest handles SIGCHLD */
+	if (!b)
+		return;
+	int notify = t->sighand->act[SIGCHLD_].handler > 1; /* its guest handles SIGCHLD */
+	if (b->notify != notify)
+		b->notify = notify;
+	if (b->rusage != (w->ru != NULL))
+		b->rusage = w->ru != NULL;
 }
 
 long zv_pt_wait(struct zv_call *c)
@@ -197,7 +202,7 @@ long zv_pt_wait(struct zv_call *c)
 		if (!(w.options & (WEXITED | WSTOPPED | WCONTINUED)) || (w.pid == 0 && a[0] == P_PID))
 			return zv_next(c); /* the host's EINVAL or ECHILD */
 	}
-	update_notify(t);
+	update_bell(t, &w);
 	int look_dead = 0;
 	for (;;) {
 		uint32_t ring = zv_pt_tracer.bell ? __atomic_load_n(&zv_pt_tracer.bell->ring, __ATOMIC_ACQUIRE) : 0;

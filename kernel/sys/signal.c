@@ -27,6 +27,10 @@
 /* The signals the CPU raises: SIGILL, SIGTRAP, SIGBUS, SIGFPE, SIGSEGV. */
 #define CPU_SIGNALS (ZV_SIGBIT(SIGILL) | ZV_SIGBIT(5) | ZV_SIGBIT(SIGBUS) | ZV_SIGBIT(8) | ZV_SIGBIT(SIGSEGV))
 
+/* The flags the host keeps of a sigaction (its UAPI_SA_FLAGS on x86-64). */
+#define UAPI_SA_FLAGS (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT | ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTART | \
+		       ZV_SA_NODEFER | ZV_SA_RESETHAND | ZV_SA_RESTORER | 0x800UL /* SA_EXPOSE_TAGBITS */)
+
 /* Signals whose default action is to be ignored, or to stop the process. */
 static int default_ignores(int sig) { return sig == 17 || sig == 18 || sig == 23 || sig == 28; }
 static int default_stops(int sig) { return sig == 19 || sig == 20 || sig == 21 || sig == 22; }
@@ -586,6 +590,7 @@ long zv_sys_rt_sigaction(struct zv_call *c)
 	if (act) {
 		sh->act[sig] = new;
 		sh->act[sig].mask &= ~UNBLOCKABLE;
+		sh->act[sig].flags &= UAPI_SA_FLAGS; /* unknown bits cleared: a guest tells what is supported */
 		set_host_action(sh, sig);
 	}
 	zv_unlock(&sh->lock);

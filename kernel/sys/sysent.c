@@ -109,7 +109,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(stat, D(2, F | ST, zv_dec_stat), .handler = zv_sys_path_call, .path = A(0)),
 	ROW(fstat, D(2, DESC | ST, zv_dec_fstat), .fds = A(0)),
 	ROW(lstat, D(2, F | ST, zv_dec_stat), .handler = zv_sys_path_call, .path = A(0)),
-	ROW(poll, DA(3, DESC, zv_dec_poll, zv_dec_poll_ret), .restart = ZV_RS_NOHAND, .time = zv_vt_ms, .timeout = A(2)),
+	ROW(poll, DA(3, DESC, zv_dec_poll, zv_dec_poll_ret), .restart = ZV_RS_BLOCK, .time = zv_vt_ms, .timeout = A(2)),
 	ROW(lseek, D(3, DESC, zv_dec_lseek), .fds = A(0)),
 	ROW(mmap, R(MEM, "pUPFfX", 'x'), .handler = zv_sys_mm_call, .fds = A(4) | ZV_FDS_MMAP),
 	ROW(mprotect, S(MEM, "pUP"), .handler = zv_sys_mm_call),
