@@ -6,6 +6,7 @@
 const char zv_usage_text[] =
 	"usage: zvisor run [options] [--] PROGRAM [ARGS...]\n"
 	"       zvisor trace [strace options] [--] PROGRAM [ARGS...]\n"
+	"       zvisor trace [strace options] -p PID\n"
 	"       zvisor checkpoint [--leave-running] PID DIR\n"
 	"       zvisor restore DIR\n"
 	"       zvisor check-elf FILE...\n"
@@ -63,10 +64,14 @@ const char zv_run_help[] =
 
 const char zv_trace_help[] =
 	"usage: zvisor trace [options] [--] PROGRAM [ARGS...]\n"
+	"       zvisor trace [options] -p PID [-p PID...]\n"
 	"\n"
 	"Runs PROGRAM under zvisor and prints its system calls as strace does.\n"
 	"The options of zvisor run (--platform, --time, ...) apply too.\n"
 	"\n"
+	"  -p PID           trace the process PID, which runs under zvisor, from now\n"
+	"                   on (as strace -p); Ctrl-C stops the trace and the program\n"
+	"                   runs on; -f follows its new threads and children\n"
 	"  -f               follow threads and child processes\n"
 	"  -ff              with -o: one file per process, FILE.PID\n"
 	"  -o FILE          write the trace to FILE instead of stderr\n"
@@ -96,6 +101,7 @@ const char zv_main_help[] =
 	"  run [options] [--] PROGRAM [ARGS...]  run PROGRAM under zvisor ('zvisor run --help')\n"
 	"  trace [options] [--] PROGRAM [ARGS...]  show its system calls as strace does\n"
 	"                                        ('zvisor trace --help')\n"
+	"  trace [options] -p PID                show the calls of a running zvisor program\n"
 	"  checkpoint [--leave-running] PID DIR  save the program zvisor runs as PID\n"
 	"                                        into DIR ('zvisor checkpoint --help')\n"
 	"  restore DIR                           start a saved program again\n"

@@ -14,6 +14,7 @@
 #include "intercept/sites.h"
 #include "intercept/sudoff.h"
 #include "cmdline.h"
+#include "trace/remote.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -269,6 +270,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
+	if (zv_trace_npids) /* trace -p: a running process, no program of ours */
+		zv_trace_attach_main();
 	char **gargv = argv + i;
 	struct zv_resolved *r = alloc(sizeof *r);
 	char *buf = alloc(ZV_PATH_MAX);
