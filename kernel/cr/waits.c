@@ -15,7 +15,7 @@
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/arith.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include <asm/unistd_64.h>
 #include <linux/futex.h>
 
@@ -78,7 +78,7 @@ static long sleep_call(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
-	int nano = c->nr == __NR_nanosleep;
+	int nano = zv_row(c->nr)->resume == ZV_RESUME_SLEEP;
 	int req_i = nano ? 0 : 2, rem_i = nano ? 1 : 3;
 	if (!nano && (a[1] & TIMER_ABSTIME))
 		return zv_next(c);
@@ -106,8 +106,9 @@ static long timed_call(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
-	int i = c->nr == __NR_poll ? 2 : 3;
-	int ts = c->nr == __NR_epoll_pwait2 || c->nr == __NR_futex;
+	int k = zv_row(c->nr)->resume;
+	int i = k == ZV_RESUME_FUTEX ? 3 : zv_arg_index(zv_row(c->nr)->timeout);
+	int ts = k != ZV_RESUME_MS;
 	long timeout_ns;
 	struct kts in, left;
 	if (ts) {
@@ -139,22 +140,34 @@ static long timed_call(struct zv_call *c)
 	return r;
 }
 
+/* The row's resume column (sys/sysent.h). */
 static int sees(long nr)
 {
-	return nr == __NR_nanosleep || nr == __NR_clock_nanosleep || nr == __NR_poll || nr == __NR_epoll_wait ||
-	       nr == __NR_epoll_pwait || nr == __NR_epoll_pwait2 || nr == __NR_futex;
+	return zv_row(nr)->resume != ZV_RESUME_NONE || zv_row(nr)->registers;
 }
 
 static long call(struct zv_call *c)
 {
-	if (c->nr == __NR_nanosleep || c->nr == __NR_clock_nanosleep)
+	int k = zv_row(c->nr)->resume;
+	if (zv_row(c->nr)->registers)
+		return zv_cr_sys_rseq(c);
+	if (k == ZV_RESUME_SLEEP || k == ZV_RESUME_CLOCK_SLEEP)
 		return sleep_call(c);
-	if (c->nr == __NR_futex && ((c->a[1] & FUTEX_CMD_MASK) != FUTEX_WAIT || !c->a[3]))
+	if (k == ZV_RESUME_FUTEX && ((c->a[1] & FUTEX_CMD_MASK) != FUTEX_WAIT || !c->a[3]))
 		return zv_next(c); /* no timeout, an absolute one, or no wait */
 	return timed_call(c);
 }
 
-const struct zv_layer zv_cr_waits_layer = { .name = "cr-waits", .sees = sees, .call = call };
+/* The host's execve drops every rseq registration; the new image's
+ * memory must not be written as the old one's area. */
+static void exec_here(struct zv_thread *t)
+{
+	if (t->cr.rseq)
+		zv_sys4(__NR_rseq, t->cr.rseq, t->cr.rseq_len, 1 /* RSEQ_FLAG_UNREGISTER */, t->cr.rseq_sig);
+	t->cr.rseq = 0;
+}
+
+ZV_LAYER(cr_waits, 700) = { .name = "cr-waits", .sees = sees, .call = call, .exec_here = exec_here };
 
 /* rseq: the host keeps a thread's registration, which no call reads back;
  * the kernel notes it so that a restored thread registers again. */
@@ -162,7 +175,7 @@ long zv_cr_sys_rseq(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
-	long r = zv_host_call(t, c->nr, a[0], a[1], a[2], a[3], 0, 0);
+	long r = zv_next(c);
 	if (r == 0) {
 		int unreg = a[2] & 1; /* RSEQ_FLAG_UNREGISTER */
 		t->cr.rseq = unreg ? 0 : (uint64_t)a[0];

@@ -18,7 +18,7 @@
  * linked at ZV_KWIN_START): a shared copy's file holds them (sharedtext.c). rcx
  * and r11 are what the host's syscall clobbers; nothing is pushed, so the
  * guest's red zone is never touched. The kernel returns to s + 2 itself
- * (arch/fastentry.S zv_stub_exit), so a stub has no code after the call.
+ * (intercept/fastentry.S zv_stub_exit), so a stub has no code after the call.
  *
  * A stub's instruction at X + i stands for p + i: a signal or a fault there
  * shows the guest p + i (zv_stubs_guest_ip), and a guest that resumes at an
@@ -37,14 +37,6 @@
 #define STUB_SIZE 64 /* moved bytes + lea (7) + jmp (5) + the site (8) */
 #define TAIL_SIZE 16 /* movabs (10) + jmp *%r11 (3), padded */
 #define MAX_REGIONS 256
-#define MAX_WINDOWS 8192 /* per mapping */
-#define MAX_FUNCTION_SYSCALLS 64 /* musl's pthread_barrier_wait has 20 */
-#define MAX_GAP 128 /* bytes of padding after a function looked at for trampolines */
-#define BITMAP_BYTES ((64 * 1024 + MAX_GAP) / 8) /* functions up to 64 KiB, and their gap */
-#define NBITMAPS 3
-#define MAX_INSIDE 8192 /* per mapping: cc1 has about 150 */
-#define BATCH_SIZE (sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + \
-		    NBITMAPS * BITMAP_BYTES + MAX_INSIDE * sizeof(uint64_t))
 
 _Static_assert((ZV_STUBS_FORMAT >> 8 & 0xff) == STUB_SIZE && (ZV_STUBS_FORMAT & 0xff) == TAIL_SIZE,
 	      "a new stub layout is a new ZV_STUBS_FORMAT");
@@ -66,296 +58,40 @@ static int nregions;
 static volatile int regions_lock;
 static unsigned long nstubs;
 
-static int bit(const uint8_t *m, uint64_t i) { return m[i >> 3] >> (i & 7) & 1; }
-static void set_bit(uint8_t *m, uint64_t i) { m[i >> 3] |= (uint8_t)(1u << (i & 7)); }
-static int32_t s32(const uint8_t *p) { return (int32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24); }
 static int fits32(int64_t v) { return v == (int32_t)v; }
 
-/* The last batch freed, kept for the next mapping: the three code mappings
- * of an exec would each map, fault in and unmap half a megabyte. */
-static struct zv_stub_batch *spare;
+/* An anonymous region is NORESERVE: a flag the guest's anonymous code
+ * mappings lack, so the host never merges one placed next to it into one
+ * mapping (/proc/self/maps would hide the guest's with the region). */
+#define REGION_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE | MAP_NORESERVE)
 
-struct zv_stub_batch *zv_stubs_batch_new(void)
+static int region_at(uint64_t at, size_t size)
 {
-	struct zv_stub_batch *b = __atomic_exchange_n(&spare, NULL, __ATOMIC_ACQUIRE);
-	if (b)
-		memset(b, 0, sizeof *b);
-	else
-		b = zv_kmap(BATCH_SIZE, 4096, -1);
-	if (zv_is_err((long)b))
-		return NULL;
-	b->w = (struct zv_stub_window *)(b + 1);
-	b->max = MAX_WINDOWS;
-	b->starts = (uint8_t *)(b->w + MAX_WINDOWS);
-	b->targets = b->starts + BITMAP_BYTES;
-	b->pads = b->targets + BITMAP_BYTES;
-	b->bitmap_bytes = BITMAP_BYTES;
-	b->inside = (uint64_t *)(b->pads + BITMAP_BYTES);
-	b->maxinside = MAX_INSIDE;
-	b->verdict = -1;
-	return b;
-}
-
-void zv_stubs_batch_free(struct zv_stub_batch *b)
-{
-	struct zv_stub_batch *none = NULL;
-	if (!__atomic_compare_exchange_n(&spare, &none, b, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		zv_kunmap(b, BATCH_SIZE);
-}
-
-/* Whether the instruction at p (decoded as in) does in a stub what it did in
- * place: no control flow, nothing that traps on purpose, and no relative
- * operand but a rip-relative ModRM one (adjusted when moved). */
-static int movable(const uint8_t *p, const struct zv_x86_insn *in)
-{
-	if (in->flow != ZV_X86_OTHER)
+	/* populated by the host in this call: every byte is written next */
+	void *m = zv_mmap((void *)at, size, PROT_READ | PROT_WRITE, REGION_FLAGS, -1, 0);
+	if (zv_is_err((long)m))
 		return 0;
-	int i = 0;
-	while (i < in->len && ((p[i] & 0xf0) == 0x40 || p[i] == 0x66 || p[i] == 0x67 || p[i] == 0xf2 ||
-			       p[i] == 0xf3 || p[i] == 0xf0 || p[i] == 0x2e || p[i] == 0x3e || p[i] == 0x26 ||
-			       p[i] == 0x36 || p[i] == 0x64 || p[i] == 0x65))
-		i++;
-	if (i >= in->len)
-		return 0;
-	int op = p[i], op2 = i + 1 < in->len ? p[i + 1] : -1;
-	if (op == 0xcc || op == 0xcd || op == 0xce || op == 0xf1 || op == 0xf4)
-		return 0; /* int3, int n, into, int1, hlt */
-	if (op == 0x0f && (op2 == 0x05 || op2 == 0x34 || op2 == 0x07 || op2 == 0x0b || op2 == 0xb9 || op2 == 0xff))
-		return 0; /* syscall, sysenter, sysret, ud2, ud1, ud0 */
-	if (op == 0xc7 && op2 == 0xf8)
-		return 0; /* xbegin rel32 */
-	return 1;
-}
-
-/* Whether the instruction at p (l bytes) is alignment padding: int3 or a
- * NOP (90, 0f 1f /r, with 66 and 2e prefixes). */
-static int is_pad(const uint8_t *p, int l)
-{
-	int i = 0;
-	while (i < l - 1 && (p[i] == 0x66 || p[i] == 0x2e))
-		i++;
-	if (i == l - 1)
-		return p[i] == 0x90 || (l == 1 && p[0] == 0xcc);
-	return p[i] == 0x0f && p[i + 1] == 0x1f;
-}
-
-/* Decodes the function [code, code + len) at at: instruction starts, the
- * in-function targets of its direct branches and calls, and its dead
- * padding (pads: bytes of NOP or int3 instructions that follow a ret or a
- * jmp, or such padding, and that no branch reaches, directly or by falling
- * through), also in the gap bytes after it if they are all padding.
- * Returns the offsets of its syscalls in sys[], or -1 when it does not
- * decode; *indirect: it has an indirect jump, whose targets are unknown
- * (then its instruction starts are still right, but no window or
- * trampoline is judged). */
-static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at,
-			   uint64_t *sys, int *indirect)
-{
-	*indirect = 0;
-	int nsys = 0, live = 1; /* the next instruction is reached by falling through */
-	int nij = 0, nleas = 0;
-	uint64_t total = len + gap;
-	memset(b->starts, 0, (total + 7) / 8);
-	memset(b->targets, 0, (total + 7) / 8);
-	memset(b->pads, 0, (total + 7) / 8);
-	for (uint64_t off = 0; off < total;) {
-		struct zv_x86_insn in;
-		int l = zv_x86_decode(code + off, total - off, &in);
-		if (off >= len && (l < 0 || !is_pad(code + off, l))) {
-			for (uint64_t i = len; i < total; i++) /* the gap holds more than padding */
-				b->pads[i >> 3] &= (uint8_t)~(1u << (i & 7));
-			break;
-		}
-		if (l < 0)
-			return -1;
-		if (in.flow == ZV_X86_JMP_INDIRECT && off < len) {
-			if (nij < (int)(sizeof b->ij / sizeof b->ij[0]))
-				b->ij[nij] = (uint32_t)off;
-			nij++;
-		}
-		if (in.has_mem && in.base == ZV_X86_RIP && !in.width && off < len) { /* a lea */
-			if (nleas < (int)(sizeof b->leas / sizeof b->leas[0]))
-				b->leas[nleas] = at + off + (uint64_t)l + (uint64_t)in.disp;
-			nleas++;
-		}
-		set_bit(b->starts, off);
-		if (!live && is_pad(code + off, l)) {
-			for (int i = 0; i < l; i++)
-				set_bit(b->pads, off + i);
-		} else {
-			live = in.flow != ZV_X86_RET && in.flow != ZV_X86_JMP;
-		}
-		int64_t t = -1;
-		if (in.flow == ZV_X86_JMP || in.flow == ZV_X86_JCC)
-			t = (int64_t)(off + l) + in.rel;
-		else if (code[off] == 0xe8 && l == 5)
-			t = (int64_t)(off + 5) + s32(code + off + 1); /* call next; pop: a target too */
-		if (t >= 0 && (uint64_t)t < total)
-			set_bit(b->targets, (uint64_t)t);
-		if (l == 2 && code[off] == 0x0f && code[off + 1] == 0x05) {
-			if (nsys == MAX_FUNCTION_SYSCALLS)
-				return -1;
-			sys[nsys++] = off;
-		}
-		off += (uint64_t)l;
-	}
-	/* A jump table's targets are branch targets too (intercept/jumptab.c). */
-	if (nij && (nij > (int)(sizeof b->ij / sizeof b->ij[0]) || nleas > (int)(sizeof b->leas / sizeof b->leas[0]) ||
-		    zv_jumptab_mark(code, len, at, b->starts, b->targets, b->ij, nij, b->leas, nleas, b->read,
-				    b->read_ctx) < 0))
-		*indirect = 1;
-	/* Padding from a branch target on is reached by falling through. */
-	for (uint64_t t = 0; t < total; t++)
-		if (bit(b->targets, t))
-			for (uint64_t i = t; i < total && bit(b->pads, i); i++)
-				b->pads[i >> 3] &= (uint8_t)~(1u << (i & 7));
-	return nsys;
-}
-
-/* Whether [x, x + 5) overlaps one of the last trampolines made (one in a
- * neighbour's padding, which the neighbour's own decode does not know;
- * functions come in address order, so older ones are far away, and
- * zv_stubs_commit checks every window against its neighbours anyway). */
-static int claimed(const struct zv_stub_batch *b, uint64_t x)
-{
-	int n = b->nrecent < 64 ? b->nrecent : 64;
-	for (int i = 0; i < n; i++)
-		if (b->recent[i] < x + 5 && x < b->recent[i] + 5)
-			return 1;
+	if ((uint64_t)m == at)
+		return 1;
+	zv_munmap(m, size); /* an old kernel that ignores NOREPLACE */
 	return 0;
 }
 
-/* Whether the syscall at offset s of code is a signal restorer's
- * rt_sigreturn (`mov $15, %rax` or `%eax` just before it). Unwinders find
- * signal frames by these bytes (libgcc for code without an FDE, as musl's
- * __restore_rt; libunwind; gdb), and a stub would gain nothing: the call
- * needs the full frame, so it would bounce to SIGSYS anyway. */
-int zv_stubs_is_restorer(const uint8_t *code, uint64_t s)
-{
-	static const uint8_t movq[7] = { 0x48, 0xc7, 0xc0, 15, 0, 0, 0 }, movl[5] = { 0xb8, 15, 0, 0, 0 };
-	return (s >= 7 && !memcmp(code + s - 7, movq, 7)) || (s >= 5 && !memcmp(code + s - 5, movl, 5));
-}
-
-/* A trampoline for the syscall at address s, in the decoded area of total
- * bytes at at: 5 bytes of dead padding [x, x + 5) starting an instruction,
- * within a rel8 jump from s + 2, taken (cleared from pads). Returns x, or
- * -1. */
-static int64_t trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t total, uint64_t at)
-{
-	int64_t lo = (int64_t)(s + 2) - 128 - (int64_t)at, hi = (int64_t)(s + 2) + 127 - (int64_t)at;
-	for (int64_t x = lo < 0 ? 0 : lo; x <= hi && (uint64_t)x + 5 <= total; x++) {
-		if (!bit(b->starts, (uint64_t)x))
-			continue;
-		int ok = 1;
-		for (int i = 0; i < 5 && ok; i++)
-			ok = bit(b->pads, (uint64_t)x + i);
-		if (!ok || claimed(b, at + (uint64_t)x))
-			continue;
-		for (int i = 0; i < 5; i++)
-			b->pads[(x + i) >> 3] &= (uint8_t)~(1u << ((x + i) & 7));
-		return x;
-	}
-	return -1;
-}
-
-/* Adds the window through a trampoline at x for the syscall at s. */
-static void add_trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t d)
-{
-	struct zv_stub_window *w = &b->w[b->n++];
-	w->p = w->s = s;
-	w->d = d;
-	b->recent[b->nrecent++ % 64] = d;
-}
-
-/* The padding a trampoline takes, as it was (from the decoded bytes). */
-static void keep_padding(struct zv_stub_batch *b, const uint8_t *pad)
-{
-	memcpy(b->w[b->n - 1].code, pad, 5);
-}
-
-void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
-{
-	uint64_t sys[MAX_FUNCTION_SYSCALLS];
-	b->norphans = 0;
-	if (gap > MAX_GAP)
-		gap = MAX_GAP;
-	if (len + gap > b->bitmap_bytes * 8)
-		return;
-	int indirect, nsys = decode_function(b, code, len, gap, at, sys, &indirect);
-	/* Call byte pairs inside the function's instructions: no branch of
-	 * compiled code lands there (the premise of every window too; a jump
-	 * table's targets are instruction starts). */
-	for (uint64_t i = 1; nsys >= 0 && i + 1 < len; i++)
-		if (zv_stubs_is_call_pair(code + i) && !bit(b->starts, i) && !bit(b->targets, i) &&
-		    b->ninside < b->maxinside)
-			b->inside[b->ninside++] = at + i;
-	if (indirect)
-		return;
-	for (int k = 0; k < nsys && b->n < b->max; k++) {
-		uint64_t s = sys[k], p = s;
-		int ok = 1;
-		if (zv_stubs_is_restorer(code, s))
-			continue;
-		while (ok && s + 2 - p < 5) {
-			/* p becomes an inner instruction: nothing may jump to it */
-			if (p == 0 || bit(b->targets, p)) {
-				ok = 0;
-				break;
-			}
-			uint64_t q = p - 1;
-			while (q > 0 && !bit(b->starts, q))
-				q--;
-			struct zv_x86_insn in;
-			ok = zv_x86_decode(code + q, len - q, &in) == (int)(p - q) && movable(code + q, &in);
-			p = q;
-		}
-		if (!ok || s - p > ZV_STUB_MAX_MOVED) {
-			/* no window before it: the syscall alone, through padding
-			 * here or in the next function's */
-			int64_t d = trampoline(b, at + s, len + gap, at);
-			if (d >= 0) {
-				add_trampoline(b, at + s, at + (uint64_t)d);
-				keep_padding(b, code + d);
-			} else if (b->norphans < (int)(sizeof b->orphans / sizeof b->orphans[0]))
-				b->orphans[b->norphans++] = at + s;
-			continue;
-		}
-		struct zv_stub_window *w = &b->w[b->n++];
-		w->p = at + p;
-		w->s = at + s;
-		w->d = 0;
-		memcpy(w->code, code + p, s - p);
-	}
-}
-
-void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
-{
-	uint64_t sys[MAX_FUNCTION_SYSCALLS];
-	int n = b->norphans;
-	b->norphans = 0;
-	if (gap > MAX_GAP)
-		gap = MAX_GAP;
-	int indirect;
-	if (!n || len + gap > b->bitmap_bytes * 8 || decode_function(b, code, len, gap, at, sys, &indirect) < 0 || indirect)
-		return;
-	for (int k = 0; k < n && b->n < b->max; k++) {
-		int64_t d = trampoline(b, b->orphans[k], len + gap, at);
-		if (d >= 0) {
-			add_trampoline(b, b->orphans[k], at + (uint64_t)d);
-			keep_padding(b, code + d);
-		}
-	}
-}
-
 /* A region of size bytes below [lo, hi) (or, failing that, above it),
- * from which every address of [lo, hi) is within a rel32. Below first, in
- * 1 MiB steps and then 16 MiB ones, starting 1 MiB down: right below the
- * code is almost never free (an ELF's first, read-only segment, or the
- * vDSO's vvar), and a try there was a failed mmap per mapping. The heap
- * (brk) grows up from the end of the executable, so above starts 1 GiB
- * up, out of its way. */
-static uint64_t place(uint64_t lo, uint64_t hi, size_t size)
+ * from which every address of [lo, hi) is within a rel32. First right
+ * below the file's mapping (span_lo, its offset 0), which a library's
+ * loader has just mapped top-down, so the space below is free and the
+ * region shares the library's page table (a page-table page fewer for
+ * every fork to copy). Then below in 1 MiB steps and then 16 MiB ones,
+ * starting 1 MiB down: right below the code itself is almost never free
+ * (an ELF's first, read-only segment, or the vDSO's vvar). The heap (brk)
+ * grows up from the end of the executable, so above starts 1 GiB up, out
+ * of its way. */
+static uint64_t place(uint64_t lo, uint64_t hi, size_t size, uint64_t span_lo)
 {
+	if (span_lo > size + 65536 && span_lo <= lo && hi - (span_lo - size) < (1UL << 31) - (1UL << 24) &&
+	    region_at(span_lo - size, size))
+		return span_lo - size;
 	for (int dir = 0; dir < 2; dir++) {
 		for (uint64_t k = 1; k < 80; k++) {
 			uint64_t step = k < 32 ? k << 20 : (32UL << 20) + (k - 32) * (16UL << 20);
@@ -365,14 +101,8 @@ static uint64_t place(uint64_t lo, uint64_t hi, size_t size)
 				break;
 			if ((dir == 0 ? hi - at : at + size - lo) > (1UL << 31) - (1UL << 24))
 				break;
-			/* populated by the host in this call: every byte is written next */
-			void *m = zv_mmap((void *)at, size, PROT_READ | PROT_WRITE,
-					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE, -1, 0);
-			if (zv_is_err((long)m))
-				continue;
-			if ((uint64_t)m == at)
+			if (region_at(at, size))
 				return at;
-			zv_munmap(m, size); /* an old kernel that ignores NOREPLACE */
 		}
 	}
 	return 0;
@@ -533,15 +263,14 @@ static uint64_t make_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, u
 			    struct rec *recs, int *nout)
 {
 	if (base) {
-		void *m = zv_mmap((void *)base, size, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE, -1, 0);
+		void *m = zv_mmap((void *)base, size, PROT_READ | PROT_WRITE, REGION_FLAGS, -1, 0);
 		if (zv_is_err((long)m))
 			return 0;
 		if ((uint64_t)m != base) { /* an old kernel that ignores NOREPLACE */
 			zv_munmap(m, size);
 			return 0;
 		}
-	} else if (!(base = place(lo, hi, size))) {
+	} else if (!(base = place(lo, hi, size, b->span_lo))) {
 		return 0;
 	}
 	uint8_t *r = (uint8_t *)base;
@@ -856,7 +585,38 @@ unsigned long zv_stubs_count(void)
 	return nstubs;
 }
 
-/* The bounce `syscall` (arch/fastentry.S zv_fast_bounce): text's last
+/* An exec made in this process: the old images' regions are gone with
+ * them; those serving code in [lo, hi) (the vDSO, which stays) are kept.
+ * Their records stay mapped (kernel memory the next image does not read). */
+void zv_stubs_exec(uint64_t lo, uint64_t hi)
+{
+	zv_lock(&regions_lock);
+	int k = 0;
+	unsigned long stubs = 0;
+	for (int i = 0; i < nregions; i++)
+		if (regions[i].code_lo >= lo && regions[i].code_hi <= hi) {
+			regions[k++] = regions[i];
+			stubs += (unsigned long)regions[i].n;
+		}
+	__atomic_store_n(&nregions, k, __ATOMIC_RELEASE);
+	nstubs = stubs;
+	zv_unlock(&regions_lock);
+}
+
+/* The regions kept by zv_stubs_exec, for the exec's unmapping. */
+int zv_stubs_kept(uint64_t lo, uint64_t hi, uint64_t (*out)[2], int max)
+{
+	int k = 0;
+	for (int i = 0; i < nregions && k < max; i++)
+		if (regions[i].code_lo >= lo && regions[i].code_hi <= hi) {
+			out[k][0] = regions[i].lo;
+			out[k][1] = regions[i].hi;
+			k++;
+		}
+	return k;
+}
+
+/* The bounce `syscall` (intercept/fastentry.S zv_fast_bounce): text's last
  * page, outside the kernel text that SUD and seccomp exempt, so that the
  * catch-all turns it into SIGSYS. */
 extern char zv_bounce_page[];

@@ -191,7 +191,7 @@ long zv_pt_traceme(struct zv_thread *t)
 
 /* The tracer's side of a join: the tracee is its child (TRACEME), a
  * child a tracee announced, or a tracee's new image. */
-void zv_pt_serve_join(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
+static void serve_join(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
 {
 	(void)t;
 	const struct join_req *q = msg;
@@ -352,7 +352,7 @@ long zv_pt_complete(struct zv_pt_tracee_ref *r, int ms)
 }
 
 /* The tracee's side of ATTACH and SEIZE. */
-void zv_pt_serve_attach(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
+static void serve_attach(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
 {
 	const struct attach_req *q = msg;
 	struct attach_ans a = { .err = -EPERM };
@@ -425,3 +425,7 @@ out:
 	zv_peer_send(fd, &a, sizeof a, NULL, 0);
 	zv_close(fd);
 }
+
+/* The peer services: a join, at the tracer; an attach, at the tracee. */
+ZV_PEER_SERVICE(ptrace_join, ZV_PEER_PTRACE_JOIN, serve_join);
+ZV_PEER_SERVICE(ptrace_attach, ZV_PEER_PTRACE_ATTACH, serve_attach);

@@ -275,8 +275,9 @@ static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 	}
 }
 
-static int pt_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc)
+static int pt_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc)
 {
+	const zv_siginfo *si = siginfo;
 	uint64_t v;
 	memcpy(&v, si->bytes + 8, 8);
 	if ((v >> 40) != ZV_PT_SIG_MAGIC)
@@ -479,7 +480,7 @@ static void pt_exec_start(struct zv_thread *t, struct zv_ucontext *uc)
 
 /* The exec state's field P: the tracer, how it resumed the exec'ing
  * thread, and that thread's tid (PTRACE_EVENT_EXEC's message). */
-int zv_pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
+static int pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	(void)x;
 	struct zv_thread *t = zv_current();
@@ -488,7 +489,7 @@ int zv_pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 	return zv_snprintf(buf, n, "%d.%d.%d", zv_pt_me.tracer_hpid, t->pt.mode, t->tid);
 }
 
-const char *zv_pt_decode(const char *s, struct zv_exec_carry *x)
+static const char *pt_decode(const char *s, struct zv_exec_carry *x)
 {
 	(void)x;
 	carried.tracer_hpid = (int)zv_parse_dec(s, &s);
@@ -502,7 +503,9 @@ const char *zv_pt_decode(const char *s, struct zv_exec_carry *x)
 	return s;
 }
 
-const struct zv_layer zv_ptrace_layer = {
+ZV_EXEC_FIELD(ptrace, 300, 'P', pt_encode, pt_decode);
+
+ZV_LAYER(ptrace, 050) = {
 	.name = "ptrace",
 	.sees = pt_sees,
 	.active = pt_active,

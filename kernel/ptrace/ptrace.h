@@ -159,9 +159,6 @@ long zv_pt_join(struct zv_thread *t, int reason, int parent);
 #define ZV_PT_JOIN_CHILD 1  /* an auto-attached fork child */
 #define ZV_PT_JOIN_EXEC 2   /* a new image of a traced process */
 int zv_pt_may_attach(int hpid, int htid); /* the host's rules (same user, Yama): 0 or -errno */
-/* The peer services (peer/services.c): a join, at the tracer; an attach, at the tracee. */
-void zv_pt_serve_join(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds);
-void zv_pt_serve_attach(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds);
 
 /* tracer.c: this process's tracees */
 struct zv_pt_tracee_ref {
@@ -204,9 +201,6 @@ int zv_pt_expected(int pid);
 /* procmem.c: a tracer's /proc/PID/mem of a tracee */
 int zv_pt_procmem_sees(long nr);
 int zv_pt_procmem_call(struct zv_call *c, long *ret);
-
-/* request.c */
-long zv_sys_ptrace(struct zv_call *c);
 
 /* wait.c */
 long zv_pt_wait(struct zv_call *c);

@@ -165,7 +165,7 @@ static long setoptions(struct zv_pt_tracee_ref *r, uint64_t opts)
 	return 0;
 }
 
-long zv_sys_ptrace(struct zv_call *c)
+static long sys_ptrace(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
@@ -319,3 +319,8 @@ long zv_sys_ptrace(struct zv_call *c)
 		return -EIO;
 	}
 }
+
+/* The guest's ptrace call, innermost: trace's line and a tracer's own
+ * syscall stops see it as any other call. */
+static int ptrace_call(long nr) { return nr == __NR_ptrace; }
+ZV_LAYER(ptrace_call, 990) = { .name = "ptrace-call", .sees = ptrace_call, .call = sys_ptrace };

@@ -2,6 +2,7 @@
  * with the slot it stops in), its bell, and the commands it sends a
  * stopped tracee. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "ptrace/ptrace.h"
 #include "peer/peer.h"
 #include "sys/layer.h"
@@ -42,6 +43,7 @@ struct zv_pt_tracee_ref *zv_pt_add(int tid, int pid, int htid, int hpid, struct 
 		if (zv_is_err((long)m))
 			return NULL;
 		zv_pt_tracer.tr = m;
+		zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_PTRACE); /* a tracer's exec keeps to the host's too */
 	}
 	struct zv_pt_tracee_ref *r = zv_pt_find(tid);
 	if (!r) {

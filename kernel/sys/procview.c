@@ -44,7 +44,6 @@ static struct mark marks[MAX_MARKS] = { [0 ... MAX_MARKS - 1] = { .fd = -1 } };
 static int nmarks;
 static volatile int pv_lock;
 static struct zv_pv_buf raw; /* the host's text, under pv_lock */
-static uint64_t stack_lo, stack_hi;
 
 /* Room for n more bytes (and a terminating 0) in b. */
 static int reserve(struct zv_pv_buf *b, size_t n)
@@ -74,18 +73,6 @@ int zv_pv_put(struct zv_pv_buf *b, const char *s, size_t n)
 	b->len += n;
 	b->p[b->len] = 0;
 	return 0;
-}
-
-void zv_procview_stack(uint64_t lo, uint64_t hi)
-{
-	stack_lo = lo;
-	stack_hi = hi;
-}
-
-uint64_t zv_pv_stack(uint64_t *hi)
-{
-	*hi = stack_hi;
-	return stack_lo;
 }
 
 static int file_id(int fd, uint64_t *dev, uint64_t *ino)
@@ -454,10 +441,11 @@ static long read_call(struct zv_call *c, struct mark *m)
 {
 	long *a = c->a;
 	struct iov one = { (void *)a[1], (size_t)a[2] };
-	switch (c->nr) {
-	case __NR_read:
+	int k = zv_row(c->nr)->reads;
+	switch (k) {
+	case ZV_READS_BUF:
 		return serve(c, m, &one, 1, -1);
-	case __NR_pread64:
+	case ZV_READS_BUF_AT:
 		return a[3] < 0 ? -EINVAL : serve(c, m, &one, 1, a[3]);
 	}
 	/* readv, preadv, preadv2 */
@@ -470,12 +458,12 @@ static long read_call(struct zv_call *c, struct mark *m)
 	for (long i = 0; i < cnt; i++)
 		if ((long)v[i].len < 0)
 			return -EINVAL;
-	long off = c->nr == __NR_readv ? -1 : a[3];
-	if (c->nr == __NR_preadv && off < 0)
+	long off = k == ZV_READS_IOV ? -1 : a[3];
+	if (k == ZV_READS_IOV_AT && off < 0)
 		return -EINVAL;
-	if (c->nr == __NR_preadv2 && off < -1)
+	if (k == ZV_READS_IOV_AT2 && off < -1)
 		return -EINVAL;
-	if (c->nr == __NR_preadv2 && (a[5] & ~1L /* RWF_HIPRI */))
+	if (k == ZV_READS_IOV_AT2 && (a[5] & ~1L /* RWF_HIPRI */))
 		return -EOPNOTSUPP; /* the host's loop for files without read_iter */
 	return serve(c, m, v, (int)cnt, off);
 }
@@ -492,24 +480,23 @@ static struct mark *valid_mark(int fd, int *fold)
 	return m;
 }
 
-static int is_dup(long nr, const long *a)
+static int is_dup(int fdop, const long *a)
 {
-	return nr == __NR_dup || nr == __NR_dup2 || nr == __NR_dup3 ||
-	       (nr == __NR_fcntl && (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC));
+	return fdop == ZV_FDOP_DUP || (fdop == ZV_FDOP_FCNTL && (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC));
 }
 
 static long pv_call(struct zv_call *c)
 {
-	long nr = c->nr, *a = c->a, r;
-	int fold = 0;
-	if (nr == __NR_close || nr == __NR_close_range || is_dup(nr, a)) {
+	long *a = c->a, r;
+	int fold = 0, fdop = zv_row(c->nr)->fdop;
+	if (fdop == ZV_FDOP_CLOSE || fdop == ZV_FDOP_CLOSE_RANGE || is_dup(fdop, a)) {
 		r = zv_next(c);
 		zv_lock(&pv_lock);
-		if (nr == __NR_close) {
+		if (fdop == ZV_FDOP_CLOSE) {
 			struct mark *m = find((int)a[0]);
 			if (m && r != -EBADF)
 				drop(m), fold = nmarks == 0;
-		} else if (nr == __NR_close_range) {
+		} else if (fdop == ZV_FDOP_CLOSE_RANGE) {
 			if (r == 0 && !(a[2] & 4 /* CLOSE_RANGE_CLOEXEC */))
 				for (int i = 0; i < MAX_MARKS; i++)
 					if (marks[i].fd >= 0 && (unsigned)marks[i].fd >= (unsigned)a[0] &&
@@ -542,14 +529,7 @@ static long pv_call(struct zv_call *c)
 static int pv_on(void) { return nmarks != 0; }
 static int pv_sees(long nr)
 {
-	switch (nr) {
-	case __NR_read: case __NR_pread64: case __NR_readv: case __NR_preadv: case __NR_preadv2:
-	case __NR_close: case __NR_close_range: case __NR_dup: case __NR_dup2: case __NR_dup3:
-	case __NR_fcntl:
-		return 1;
-	default:
-		return 0;
-	}
+	return zv_row(nr)->reads || zv_row(nr)->fdop;
 }
 
 /* A lock another thread held at the fork; written only then, since a write
@@ -560,6 +540,7 @@ static void pv_fork_child(struct zv_thread *t)
 		pv_lock = 0;
 }
 
-const struct zv_layer zv_procview_layer = {
+ZV_LAYER(procview, 500) = {
 	.name = "procview", .sees = pv_sees, .active = pv_on, .call = pv_call, .fork_child = pv_fork_child,
+	.opened = zv_procview_opened,
 };

@@ -63,17 +63,19 @@ static long trace_call(struct zv_call *call)
 	int32_t len;
 	if (li >= 0 && a[li] && zv_peek(&len, (uint64_t)a[li], 4) == 0)
 		c.pre = len; /* strace shows [in => out] when the call changes it */
-	if (show && (nr == __NR_select || nr == __NR_pselect6))
-		for (int i = 0; i < 3; i++)
-			if (!a[1 + i] || zv_peek(&c.sets[i], (uint64_t)a[1 + i], 8) < 0)
-				c.sets[i] = 0;
+	int k = 0; /* the fd_sets the call rewrites, as they were */
+	for (unsigned m = show ? zv_row(nr)->fdsets : 0; m && k < 3; m &= m - 1, k++) {
+		int i = __builtin_ctz(m);
+		if (!a[i] || zv_peek(&c.sets[k], (uint64_t)a[i], 8) < 0)
+			c.sets[k] = 0;
+	}
 	if (show && zv_row(nr)->trace.ret == '?' && !tr->failed_only) {
 		/* exit, exit_group: the line ends "= ?" before the call */
 		c.ret = 0;
 		print_call(t, &c, start, 0);
 	}
 	t->trace.fd = -1;
-	if (show && tr->decode_fds && nr == __NR_close && a[0] >= 0) {
+	if (show && tr->decode_fds && zv_row(nr)->fdop == ZV_FDOP_CLOSE && a[0] >= 0) {
 		/* -y: the path, before close makes it go */
 		char path[40];
 		zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);
@@ -162,7 +164,8 @@ void zv_trace_exit(struct zv_thread *t, int code, int sig)
 static void trace_fork_child(struct zv_thread *t)
 {
 	struct zv_trace *tr = &zv_proc.trace;
-	t->trace.traced = t->trace.traced && tr->follow;
+	if (t->trace.traced && !tr->follow) /* a write copies the page: every fork would */
+		t->trace.traced = 0;
 	zv_live_forget(t); /* the parent's threads are not this process's */
 	zv_trace_out_fork_child();
 	zv_trace_out_forget();
@@ -170,14 +173,25 @@ static void trace_fork_child(struct zv_thread *t)
 
 static void trace_exec(struct zv_thread *t, long nr, const long *a) { zv_trace_exec(t, nr, a, 0); }
 
+/* An exec made in this process: the other threads are gone, as from a
+ * new image's table. */
+static void trace_exec_here(struct zv_thread *t) { zv_live_forget(t); }
+
 /* The layer: every call while tracing or summing (-c); with -c alone and
  * the TSC, the fast path's direct host calls time themselves. */
 static int trace_on(void) { return zv_proc.trace.on || zv_proc.trace.summary; }
 static int trace_sees(long nr) { return trace_on(); }
 static int trace_inline(void) { return !zv_proc.trace.on && zv_proc.trace.summary && zv_count_tsc; }
 
-const struct zv_layer zv_trace_layer = {
+/* strace -f: a new task is traced if its parent is. */
+static void trace_new_task(struct zv_thread *t, struct zv_thread *c)
+{
+	c->trace.traced = t->trace.traced && zv_proc.trace.follow;
+}
+
+ZV_LAYER(trace, 100) = {
 	.name = "trace", .sees = trace_sees, .active = trace_on, .call = trace_call, .inline_host = trace_inline,
-	.fork_child = trace_fork_child, .exec = trace_exec, .exit = zv_trace_exit, .signal = zv_trace_signal,
+	.fork_child = trace_fork_child, .new_task = trace_new_task, .exec = trace_exec, .exec_here = trace_exec_here,
+	.exit = zv_trace_exit, .signal = zv_trace_signal,
 };
 

@@ -50,7 +50,7 @@ static void mark_threads(int tid, int on)
 		zv_close((int)fd);
 }
 
-void zv_trace_serve_remote(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
+static void serve_remote(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
 {
 	const struct remote_req *q = msg;
 	struct zv_trace *tr = &zv_proc.trace;
@@ -230,3 +230,5 @@ __attribute__((noreturn)) void zv_trace_attach_main(void)
 	}
 	zv_exit_group(0);
 }
+
+ZV_PEER_SERVICE(trace_remote, ZV_PEER_TRACE_REMOTE, serve_remote);

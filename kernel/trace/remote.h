@@ -10,6 +10,4 @@ extern int zv_trace_pids[16];
 extern int zv_trace_npids;
 /* The command: attach to each, wait for Ctrl-C or their end, detach. */
 __attribute__((noreturn)) void zv_trace_attach_main(void);
-/* The peer service in the traced process (peer/services.c). */
-void zv_trace_serve_remote(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds);
 #endif

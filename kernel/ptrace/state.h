@@ -1,7 +1,7 @@
-/* A thread's state as the guest's tracee (struct zv_thread's pt): kept
- * small, since every thread's block holds it. */
-#ifndef ZV_PTRACE_THREAD_H
-#define ZV_PTRACE_THREAD_H
+/* The guest's ptrace state in the core's blocks: struct zv_thread's pt, this
+ * thread as a tracee (plain types only: docs/DESIGN.md, "Source layout"). */
+#ifndef ZV_PTRACE_STATE_H
+#define ZV_PTRACE_STATE_H
 #include <stdint.h>
 
 struct zv_pt_slot;
