@@ -10,7 +10,7 @@
  * when the SIGSYS interrupted guest code, else on its way back to the
  * guest), each side checks the other with SO_PEERCRED (the pid it expects,
  * the same user or root), and the asker's first message names the service
- * the knocked side runs on the connection (peer/services.c). File
+ * the knocked side runs on the connection (ZV_PEER_SERVICE, below). File
  * descriptors travel with SCM_RIGHTS: the memfd areas that ptrace's stops
  * and resumes then go through (futexes on shared memory, no socket). */
 #ifndef ZV_PEER_PEER_H

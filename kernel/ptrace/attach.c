@@ -303,8 +303,12 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	long r = zv_peer_knock((int)tgid, tid, &w);
 	if (r < 0)
 		return r == -ESRCH ? -ESRCH : -EPERM;
-	/* A tracee stopped on the host (strace stops its child, seizes it,
-	 * then sends SIGCONT) answers once it runs: the attach completes then. */
+	/* A tracee stopped on the host could not answer. SEIZE (strace stops
+	 * its child, seizes it, then sends SIGCONT): the attach completes once
+	 * it runs. ATTACH (LTP's ptrace08, 10 stop their child, attach, and
+	 * use it at once): natively its stop becomes a ptrace stop at once;
+	 * here it is continued to answer, and stops again at the SIGSTOP the
+	 * attach sends, which the tracer's next request waits for. */
 	char path[48], st[256];
 	zv_snprintf(path, sizeof path, "/proc/%d/stat", tid);
 	long sfd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0), sn = 0;
@@ -316,7 +320,10 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	const char *paren = sn > 0 ? st + sn : st;
 	while (paren > st && *paren != ')')
 		paren--;
-	if (*paren == ')' && paren[2] == 'T') {
+	int host_stopped = *paren == ')' && paren[2] == 'T';
+	if (host_stopped && !seize)
+		zv_sys2(__NR_kill, tgid, 18 /* SIGCONT */);
+	else if (host_stopped) {
 		struct zv_pt_tracee_ref *ref = zv_pt_add(tid, (int)tgid, tid, (int)tgid, NULL, NULL);
 		if (!ref) {
 			zv_peer_cancel(&w);
@@ -332,7 +339,11 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	long fd = zv_peer_accept(&w, 5000);
 	if (fd < 0)
 		return -EPERM;
-	return finish_attach((int)fd, tid, seize, options, may, 0);
+	r = finish_attach((int)fd, tid, seize, options, may, 0);
+	struct zv_pt_tracee_ref *ref = r == 0 && host_stopped ? zv_pt_find(tid) : NULL;
+	if (ref)
+		ref->stop_coming = 1;
+	return r;
 }
 
 /* A pending attach: the tracee answers now (within ms). */

@@ -167,7 +167,8 @@ struct zv_pt_tracee_ref {
 	struct zv_pt_area *area;
 	uint32_t reported;   /* the slot's stops counter at the last report */
 	int host_child;      /* the process is this process's child on the host */
-	int pending;         /* ATTACH/SEIZE waits for the tracee's answer: listener below */
+	int pending;         /* SEIZE waits for the tracee's answer: listener below */
+	int stop_coming;     /* ATTACHed while stopped on the host: its SIGSTOP stop comes at once */
 	int listener, lslot, seize, interrupt; /* (interrupt: PTRACE_INTERRUPT came meanwhile) */
 	uint64_t options;
 	int exited;          /* its exit reported: the entry goes */

@@ -25,9 +25,19 @@ static long get(void *dst, const void *src, size_t n)
 	return zv_guest_copy(dst, src, n, (uint64_t)src);
 }
 
-static int stopped(const struct zv_pt_tracee_ref *r)
+static int stopped(struct zv_pt_tracee_ref *r)
 {
-	return !r->pending && r->s && __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) == ZV_PT_STOPPED;
+	if (r->pending || !r->s)
+		return 0;
+	/* attached while stopped: natively in its ptrace stop at once, here
+	 * on its way there (zv_pt_attach) */
+	for (int i = 0; r->stop_coming && i < 200 && __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_STOPPED;
+	     i++) {
+		struct { long s, ns; } ts = { 0, 5000000L };
+		zv_sys2(__NR_nanosleep, &ts, NULL);
+	}
+	r->stop_coming = 0;
+	return __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) == ZV_PT_STOPPED;
 }
 
 static long resume(struct zv_pt_tracee_ref *r, int mode, long sig)
