@@ -83,7 +83,7 @@ struct zv_thread {
 	struct zv_sighand own_sighand; /* the dispositions when they are not shared (vfork) */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
-	struct zv_pt_thread pt;        /* the guest's ptrace, this thread as a tracee (ptrace/ptrace.h) */
+	struct zv_pt_thread pt;        /* the guest's ptrace, this thread as a tracee (ptrace/state.h) */
 	zv_siginfo pending_info[65];
 	zv_siginfo sigsys_info;
 };

@@ -11,6 +11,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/procfs.h"
 #include "lib/kmem.h"
 #include <linux/fcntl.h>
 
@@ -31,54 +32,9 @@ struct attach_ans {
 	int err, slot, pid, htid, hpid, same_area;
 };
 
-/* The text after "Key:" of pid's /proc status (0: our own), in buf. */
-static const char *status_line(int pid, const char *key, char *buf, size_t size, long *err)
-{
-	char path[48];
-	if (pid)
-		zv_snprintf(path, sizeof path, "/proc/%d/status", pid);
-	else
-		zv_strlcpy(path, "/proc/self/status", sizeof path);
-	long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
-	*err = fd == -ENOENT ? -ESRCH : fd;
-	if (fd < 0)
-		return NULL;
-	long n = zv_read((int)fd, buf, size - 1);
-	zv_close((int)fd);
-	*err = -ESRCH;
-	if (n <= 0)
-		return NULL;
-	buf[n] = 0;
-	size_t kl = zv_strlen(key);
-	for (char *p = buf; p && *p; p = zv_strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!zv_strncmp(p, key, kl) && p[kl] == ':')
-			return p + kl + 1;
-	*err = -1;
-	return NULL;
-}
-
-/* The nth number of a status line, or -errno (-ESRCH: no such process). */
-static long status_field(int pid, const char *key, int nth)
-{
-	char buf[2048];
-	long err;
-	const char *q = status_line(pid, key, buf, sizeof buf, &err);
-	if (!q)
-		return err;
-	for (int i = 0;; i++) {
-		while (*q == ' ' || *q == '\t')
-			q++;
-		const char *e;
-		long v = (long)zv_parse_dec(q, &e);
-		if (i == nth)
-			return e == q ? -1 : v;
-		q = e;
-	}
-}
-
 static int parent_of(int pid)
 {
-	return (int)status_field(pid, "PPid", 0);
+	return (int)zv_procfs_status_field(pid, "PPid", 0);
 }
 
 static int yama_scope(void)
@@ -96,7 +52,7 @@ static int has_cap_ptrace(void)
 {
 	char buf[2048];
 	long err;
-	const char *q = status_line(0, "CapEff", buf, sizeof buf, &err);
+	const char *q = zv_procfs_status_line(0, "CapEff", buf, sizeof buf, &err);
 	if (!q)
 		return 0;
 	while (*q == ' ' || *q == '\t')
@@ -115,7 +71,7 @@ int zv_pt_may_attach(int hpid, int htid)
 	uint32_t uid = (uint32_t)zv_sys0(__NR_getuid), gid = (uint32_t)zv_sys0(__NR_getgid);
 	if (!cap) {
 		for (int i = 0; i < 4; i++)
-			if (status_field(htid, "Uid", i) != uid || status_field(htid, "Gid", i) != gid)
+			if (zv_procfs_status_field(htid, "Uid", i) != uid || zv_procfs_status_field(htid, "Gid", i) != gid)
 				return -EPERM;
 	}
 	int scope = yama_scope();
@@ -286,7 +242,7 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	struct zv_pt_tracee_ref *have = zv_pt_find(tid);
 	if (have && !have->pending)
 		return -EPERM;
-	long tgid = status_field(tid, "Tgid", 0);
+	long tgid = zv_procfs_status_field(tid, "Tgid", 0);
 	if (tgid < 0 || tid <= 0)
 		return -ESRCH;
 	if (tgid == zv_proc.hpid)
@@ -309,18 +265,9 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	 * use it at once): natively its stop becomes a ptrace stop at once;
 	 * here it is continued to answer, and stops again at the SIGSTOP the
 	 * attach sends, which the tracer's next request waits for. */
-	char path[48], st[256];
-	zv_snprintf(path, sizeof path, "/proc/%d/stat", tid);
-	long sfd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0), sn = 0;
-	if (sfd >= 0) {
-		sn = zv_read((int)sfd, st, sizeof st - 1);
-		zv_close((int)sfd);
-	}
-	st[sn > 0 ? sn : 0] = 0;
-	const char *paren = sn > 0 ? st + sn : st;
-	while (paren > st && *paren != ')')
-		paren--;
-	int host_stopped = *paren == ')' && paren[2] == 'T';
+	char st[256];
+	const char *f = zv_procfs_stat_fields(tid, st, sizeof st);
+	int host_stopped = f && *f == 'T';
 	if (host_stopped && !seize)
 		zv_sys2(__NR_kill, tgid, 18 /* SIGCONT */);
 	else if (host_stopped) {

@@ -87,6 +87,17 @@ static long peek_user(struct zv_pt_tracee_ref *r, uint64_t off, uint64_t *v)
 	return 0;
 }
 
+/* The registers a tracer wrote, once the host would take them. */
+static long set_regs(struct zv_pt_tracee_ref *r, const struct zv_pt_regs *regs)
+{
+	long e = zv_pt_regs_check(regs);
+	if (e)
+		return e;
+	r->s->regs = *regs;
+	r->s->regs_dirty = 1;
+	return 0;
+}
+
 static long poke_user(struct zv_pt_tracee_ref *r, uint64_t off, uint64_t v)
 {
 	if ((off & 7) || off >= ZV_PT_USER_SIZE)
@@ -95,12 +106,7 @@ static long poke_user(struct zv_pt_tracee_ref *r, uint64_t off, uint64_t v)
 	if (i >= 0) {
 		struct zv_pt_regs regs = r->s->regs;
 		((uint64_t *)&regs)[i] = v;
-		long e = zv_pt_regs_check(&regs);
-		if (e)
-			return e;
-		r->s->regs = regs;
-		r->s->regs_dirty = 1;
-		return 0;
+		return set_regs(r, &regs);
 	}
 	if (off >= ZV_PT_USER_DEBUGREG && off < ZV_PT_USER_DEBUGREG + 64)
 		return zv_pt_cmd(r, ZV_PT_CMD_DEBUGREG, (off - ZV_PT_USER_DEBUGREG) / 8, v);
@@ -119,11 +125,9 @@ static long regset(struct zv_pt_tracee_ref *r, int set, long type, void *iovp)
 			struct zv_pt_regs regs = s->regs;
 			if (get(&regs, iov.base, n))
 				return -EFAULT;
-			long e = zv_pt_regs_check(&regs);
+			long e = set_regs(r, &regs);
 			if (e)
 				return e;
-			s->regs = regs;
-			s->regs_dirty = 1;
 		} else if (put(iov.base, &s->regs, n)) {
 			return -EFAULT;
 		}
@@ -249,12 +253,7 @@ static long sys_ptrace(struct zv_call *c)
 		struct zv_pt_regs regs;
 		if (get(&regs, (void *)data, sizeof regs))
 			return -EFAULT;
-		long e = zv_pt_regs_check(&regs);
-		if (e)
-			return e;
-		s->regs = regs;
-		s->regs_dirty = 1;
-		return 0;
+		return set_regs(r, &regs);
 	}
 	case PT_GETFPREGS:
 	case PT_SETFPREGS: {

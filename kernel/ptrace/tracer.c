@@ -10,6 +10,7 @@
 #include "lib/string.h"
 #include "lib/kmem.h"
 #include "lib/fmt.h"
+#include "lib/procfs.h"
 
 struct zv_pt_tracer zv_pt_tracer = { .bell_fd = -1 };
 
@@ -57,22 +58,11 @@ struct zv_pt_tracee_ref *zv_pt_add(int tid, int pid, int htid, int hpid, struct 
 		if (zv_pt_tracer.expect[i] == tid)
 			zv_pt_tracer.expect[i] = 0;
 	/* one of this process's children on the host: its exit comes from the host's wait */
-	char path[64], buf[512];
-	zv_snprintf(path, sizeof path, "/proc/%d/stat", hpid);
-	long fd = zv_openat(-100, path, 0 /* O_RDONLY */ | 02000000, 0);
-	if (fd >= 0) {
-		long n = zv_read((int)fd, buf, sizeof buf - 1);
-		zv_close((int)fd);
-		if (n > 0) {
-			buf[n] = 0;
-			const char *p = buf + n;
-			while (p > buf && *p != ')')
-				p--;
-			if (*p == ')' && p[1] && p[2] && p[3]) {
-				const char *e;
-				r->host_child = (int)zv_parse_dec(p + 4, &e) == zv_proc.hpid;
-			}
-		}
+	char buf[512];
+	const char *f = zv_procfs_stat_fields(hpid, buf, sizeof buf);
+	if (f && f[1] == ' ') {
+		const char *e;
+		r->host_child = (int)zv_parse_dec(f + 2, &e) == zv_proc.hpid;
 	}
 	tracing_changed();
 	return r;

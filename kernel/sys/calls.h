@@ -104,7 +104,6 @@ long zv_sys_seccomp(struct zv_call *c);
 int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 void zv_sandbox_on(void); /* the guest turned on its SUD or seccomp */
 
-
 /* sys/mm.c */
 /* A restored stack [lo, hi) is shown as [stack] (cr/restore.c; procview). */
 void zv_procview_stack(uint64_t lo, uint64_t hi);

@@ -15,6 +15,7 @@
  *   400 fdguard     500 procview     600 cr_pids    650 cr (events only)
  *   700 cr_waits    800 vtime        900 count (events only)
  *   950 peer (events only: knocks served on the way out)
+ *   990 ptrace_call (the ptrace call itself, innermost)
  * A layer without sees (and call) is a feature's set of hooks: the fold
  * leaves it out of every call's route. A feature's exec-state field
  * attaches with ZV_EXEC_FIELD (sys/execstate.h), a platform with

@@ -14,6 +14,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/procfs.h"
 #include <linux/fcntl.h>
 
 #define MAX_PIDS 16
@@ -98,49 +99,8 @@ static long ask(int pid, struct remote_req *q, int out)
 	return r == (long)sizeof err ? err : r < 0 ? r : -EIO;
 }
 
-/* The process whose thread tid is named: its thread group. */
-static int tgid_of(int tid)
-{
-	char path[48], buf[1024];
-	zv_snprintf(path, sizeof path, "/proc/%d/status", tid);
-	long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	long n = zv_read((int)fd, buf, sizeof buf - 1);
-	zv_close((int)fd);
-	buf[n > 0 ? n : 0] = 0;
-	for (char *p = buf; p && *p; p = zv_strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!zv_strncmp(p, "Tgid:", 5)) {
-			const char *e;
-			const char *v = p + 5;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			return (int)zv_parse_dec(v, &e);
-		}
-	return -1;
-}
-
 /* With -f the process's children (and theirs) were traced too, from
  * their fork on: each hosted one is asked to stop as well. */
-static int parent_of(int pid)
-{
-	char path[48], buf[512];
-	zv_snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	long n = zv_read((int)fd, buf, sizeof buf - 1);
-	zv_close((int)fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	const char *p = buf + n;
-	while (p > buf && *p != ')')
-		p--;
-	const char *e;
-	return *p == ')' && p[1] && p[2] && p[3] ? (int)zv_parse_dec(p + 4, &e) : -1;
-}
-
 static void stop_descendants(int root)
 {
 	int tree[1024], n = 1;
@@ -161,7 +121,7 @@ static void stop_descendants(int root)
 		zv_close((int)fd);
 	for (int k = 0; k < n; k++) /* breadth first: a child's children after it */
 		for (int i = 0; i < nall && n < 1024; i++)
-			if (all[i] && parent_of(all[i]) == tree[k]) {
+			if (all[i] && (int)zv_procfs_status_field(all[i], "PPid", 0) == tree[k]) {
 				tree[n++] = all[i];
 				all[i] = 0;
 			}
@@ -180,7 +140,7 @@ __attribute__((noreturn)) void zv_trace_attach_main(void)
 	int out = tr->follow == 2 && tr->path[0] ? -1 : tr->fd >= 0 ? tr->fd : 2;
 	int tgid[MAX_PIDS], pidfd[MAX_PIDS], pids[MAX_PIDS], n = 0;
 	for (int i = 0; i < zv_trace_npids; i++) {
-		int pid = zv_trace_pids[i], g = tgid_of(pid);
+		int pid = zv_trace_pids[i], g = (int)zv_procfs_status_field(pid, "Tgid", 0);
 		int hosted = g > 0 ? zv_peer_hosted(g) : -ESRCH;
 		if (hosted != 1) {
 			zv_dprintf(2, "zvisor: trace: attach: process %d %s\n", pid,
