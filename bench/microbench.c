@@ -34,6 +34,7 @@
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -366,6 +367,47 @@ static long op_sh(long n)
 	return 0;
 }
 
+/* A traced child that makes getppid calls forever: each op is one call's
+ * syscall-entry and syscall-exit stops, resumed with PTRACE_SYSCALL (what a
+ * counting tracer, strace -c, costs per call). */
+static pid_t tracee;
+
+static void kill_tracee(void)
+{
+	if (tracee > 0) {
+		kill(tracee, SIGKILL);
+		waitpid(tracee, NULL, __WALL);
+	}
+}
+
+static long op_ptracestop(long n)
+{
+	int st;
+	if (!tracee) {
+		tracee = fork();
+		if (tracee < 0)
+			return -errno;
+		if (!tracee) {
+			ptrace(PTRACE_TRACEME, 0, 0, 0);
+			raise(SIGSTOP);
+			for (;;)
+				rsys0(SYS_getppid);
+		}
+		atexit(kill_tracee);
+		if (waitpid(tracee, &st, 0) != tracee || !WIFSTOPPED(st))
+			return -ECHILD;
+	}
+	for (long i = 0; i < 2 * n; i++) {
+		if (ptrace(PTRACE_SYSCALL, tracee, 0, 0) < 0)
+			return -errno;
+		if (waitpid(tracee, &st, 0) != tracee || !WIFSTOPPED(st)) {
+			snprintf(detail, sizeof detail, "tracee status %#x", st);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 /* ---- setup ---------------------------------------------------------------- */
 
 static void setup_devfds(void)
@@ -469,6 +511,7 @@ static const struct op ops[] = {
 	{"fork", op_fork, 0, 0, "fork + child exit + wait4"},
 	{"exec", op_exec, 0, 0, "fork + execve /bin/true + wait4"},
 	{"sh", op_sh, 0, 0, "fork + execve /bin/sh -c true + wait4"},
+	{"ptracestop", op_ptracestop, 0, 0, "a traced child's getppid: its entry and exit stops (PTRACE_SYSCALL)"},
 };
 
 static const struct op *find_op(const char *name)

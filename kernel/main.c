@@ -17,6 +17,7 @@
 #include "cmdline.h"
 #include "fakeid/fakeid.h"
 #include "fsview/setup.h"
+#include "trace/remote.h"
 #include "image.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
@@ -121,6 +122,30 @@ struct start {
 	char shown[ZV_PATH_MAX]; /* the path as trace reads it: guest memory, as argv and envp are */
 };
 
+/* The new image's first instruction, reached through a frame, when a layer
+ * looks at it first (a tracer's exec stop): every register zero but rip
+ * and rsp, as after the host's execve, the guest's mask, no vector state
+ * (rt_sigreturn of a frame without one starts the FPU afresh). */
+__attribute__((noreturn)) static void exec_entered(uint64_t sp, uint64_t entry)
+{
+	struct zv_thread *t = zv_current();
+	uint64_t mask;
+	zv_host_set_mask(~0UL, &mask);
+	struct { uint64_t pretcode; struct zv_ucontext uc; } f = { 0 };
+	f.uc.uc_flags = 0x6; /* UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS */
+	f.uc.uc_stack = zv_kernel_stack(t);
+	f.uc.mc.rip = entry;
+	f.uc.mc.rsp = sp;
+	f.uc.mc.eflags = 0x202;
+	f.uc.mc.cs = 0x33;
+	f.uc.mc.ss = 0x2b;
+	f.uc.uc_sigmask = mask;
+	zv_event_exec_start(t, &f.uc);
+	if (t->fast.sig_pending)
+		zv_signals_on_exit(t, &f.uc);
+	zv_enter_frame(&f.uc);
+}
+
 /* Loads path (already resolved to r) and starts it as the guest, on the
  * first thread's kernel stack, where the kernel finds its thread. */
 __attribute__((noreturn)) static void start_here(void *arg)
@@ -194,7 +219,7 @@ __attribute__((noreturn)) static void start_here(void *arg)
 	t->kernel_blocked = zv_kernel_blocked(x->guest_mask);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
 	zv_host_set_mask(mask, NULL);
-	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t - 64);
+	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t - 64, zv_proc.exec_stop ? exec_entered : NULL);
 }
 
 /* The host's stack holds argv, envp and auxv (and s: trace reads the path
@@ -232,6 +257,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
+	if (zv_trace_npids) /* trace -p: a running process, no program of ours */
+		zv_trace_attach_main();
 	zv_fsv_start(envp); /* --root: PROGRAM and PATH are the guest's, in its view */
 	if (zv_fsv_on())
 		zv_sitecache_keep_dir(); /* zvisor's own, not the guest's HOME */

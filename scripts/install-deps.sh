@@ -50,7 +50,7 @@ apt_install() {
 # package:check pairs; the check is a command name, or dpkg:PKG.
 missing=
 for spec in gcc:gcc make:make musl-tools:musl-gcc busybox-static:dpkg:busybox-static \
-	strace:strace python3:python3 sqlite3:sqlite3 git:git file:file binutils:objdump \
+	strace:strace gdb:gdb python3:python3 sqlite3:sqlite3 git:git file:file binutils:objdump \
 	mmdebstrap:mmdebstrap; do
 	pkg=${spec%%:*}
 	chk=${spec#*:}

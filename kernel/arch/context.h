@@ -84,7 +84,7 @@ __attribute__((noreturn)) void zv_enter_frame(void *uc);
  * first stack, a new image's first thread's). */
 __attribute__((noreturn)) void zv_call_on_stack(void *sp, void (*fn)(void *), void *arg);
 __attribute__((noreturn)) void zv_enter_guest(uint64_t sp, const void *img, size_t len, uint64_t entry,
-					      uint64_t scratch_sp);
+					      uint64_t scratch_sp, void (*then)(uint64_t sp, uint64_t entry));
 long zv_clone_raw(unsigned long flags, void *child_sp, void *ptid, void *ctid, unsigned long tls,
 		  void (*fn)(void));
 long zv_clone3_raw(void *args, size_t size, void (*fn)(void));

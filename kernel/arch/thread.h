@@ -8,6 +8,7 @@
 #include "arch/fast.h"
 #include "trace/state.h" /* the features' state in the block */
 #include "cr/state.h"
+#include "ptrace/state.h"
 
 /* Per-thread kernel area: one naturally aligned block per guest thread: a
  * guard page (unmapped: a hole, which for the first thread is the one below
@@ -83,6 +84,11 @@ struct zv_thread {
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	int sud_off;                   /* SUD is off in this thread (intercept/sudoff.c) */
 	int handler_depth;             /* guest handler frames built and not returned from */
+	volatile char kwork;           /* a feature's work waits for the way out (zv_kwork_request) */
+	char bounce_all;               /* every call takes the frame path (a tracer's syscall stops) */
+	int tracer_pid;                /* the guest's ptrace: its tracer's pid, 0 if none (status' TracerPid) */
+	uint64_t ret_rip, ret_rax;     /* where the last SIGSYS entry returned the guest, and with what (lost_trap) */
+	int restarted;                 /* the call of this frame is made again (rip back on it: zv_frame_result) */
 	uint64_t robust_head;          /* the guest's set_robust_list, which execve walks (sys/exec_note.c) */
 	int clear_tid_set;             /* the host has a clear_child_tid for this thread */
 	struct {                       /* the guest's own Syscall User Dispatch */
@@ -96,6 +102,7 @@ struct zv_thread {
 	struct zv_creds cred;           /* its ids: the host's, cached, or virtual (above) */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
+	struct zv_pt_thread pt;        /* the guest's ptrace, this thread as a tracee (ptrace/state.h) */
 	zv_siginfo pending_info[65];
 	zv_siginfo sigsys_info;
 };

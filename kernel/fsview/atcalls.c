@@ -61,7 +61,7 @@ static long at_flags(const struct fsv_res *r, int mode, long fl)
 static long next(struct zv_call *c, long nr, long a0, long a1, long a2, long a3, long a4, long a5)
 {
 	long a[6] = { a0, a1, a2, a3, a4, a5 };
-	return zv_next_nr(c, nr, a);
+	return zv_next_as(c, nr, a);
 }
 
 /* res's last component is a symlink (the call's result said so, or

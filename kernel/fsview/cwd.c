@@ -133,7 +133,7 @@ static long do_chdir(struct zv_call *c)
 		long a[6] = { res.dirfd };
 		if (res.dirfd == AT_FDCWD) /* "." or a path back to it */
 			a[0] = (long)".";
-		r = zv_next_nr(c, res.dirfd == AT_FDCWD ? __NR_chdir : __NR_fchdir, a);
+		r = zv_next_as(c, res.dirfd == AT_FDCWD ? __NR_chdir : __NR_fchdir, a);
 		/* a CLONE_VM child (vfork) shares this memory, not the directory */
 		if (r == 0 && c->t->is_thread) {
 			if (res.viewlen != (size_t)-1 && res.viewlen)

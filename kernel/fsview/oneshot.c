@@ -94,5 +94,5 @@ long fsv_open_oneshot(struct zv_call *c, int dirfd, const char *path, const stru
 		.resolve = RESOLVE_BENEATH | (inbind ? 0 : RESOLVE_NO_SYMLINKS),
 	};
 	long b[6] = { start, (long)rel, (long)&h, sizeof h };
-	return zv_next_nr(c, __NR_openat2, b);
+	return zv_next_as(c, __NR_openat2, b);
 }

@@ -104,7 +104,7 @@ long fsv_sock_call(struct zv_call *c)
 		if ((r = host_addr(nr, (uint64_t)a[1], a[2], &h, &hl, &tmp)) <= 0)
 			return r < 0 ? r : zv_next(c);
 		long b[6] = { a[0], (long)&h, hl };
-		r = zv_next_nr(c, nr, b);
+		r = zv_next_as(c, nr, b);
 		back(tmp);
 		return r;
 	}
@@ -112,7 +112,7 @@ long fsv_sock_call(struct zv_call *c)
 		if ((r = host_addr(nr, (uint64_t)a[4], a[5], &h, &hl, &tmp)) <= 0)
 			return r < 0 ? r : zv_next(c);
 		long b[6] = { a[0], a[1], a[2], a[3], (long)&h, hl };
-		r = zv_next_nr(c, nr, b);
+		r = zv_next_as(c, nr, b);
 		back(tmp);
 		return r;
 	}
@@ -125,7 +125,7 @@ long fsv_sock_call(struct zv_call *c)
 		m[0] = (uint64_t)&h;
 		m[1] = (uint64_t)hl;
 		long b[6] = { a[0], (long)m, a[2] };
-		r = zv_next_nr(c, nr, b);
+		r = zv_next_as(c, nr, b);
 		back(tmp);
 		return r;
 	}
@@ -155,7 +155,7 @@ long fsv_sock_call(struct zv_call *c)
 		}
 	if (any) {
 		long b[6] = { a[0], (long)v, a[2] < 1024 ? a[2] : 1024, a[3] };
-		r = zv_next_nr(c, nr, b);
+		r = zv_next_as(c, nr, b);
 		for (long i = 0; i < r; i++)
 			zv_guest_copy((char *)a[1] + i * 64 + 56, &v[i][7], 4, (uint64_t)a[1] + i * 64 + 56);
 	} else {

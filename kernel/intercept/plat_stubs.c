@@ -128,4 +128,6 @@ ZV_PLATFORM(stubs, 3) = {
 	.reserved = zv_stubs_regions,
 	.guest_ip = zv_stubs_guest_ip,
 	.resume_ip = zv_stubs_resume_ip,
+	.show_original = zv_stubs_show_original,
+	.restore_original = zv_stubs_restore_original,
 };

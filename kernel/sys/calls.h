@@ -54,6 +54,9 @@ void zv_host_set_mask(uint64_t mask, uint64_t *old);
 __attribute__((noreturn)) void zv_die_by_signal(int sig);
 void zv_clear_handlers(struct zv_sighand *sh);
 void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_siginfo *si);
+void zv_kwork_request(struct zv_thread *t, struct zv_ucontext *uc);
+void zv_signal_post(struct zv_thread *t, const zv_siginfo *si);
+void zv_signal_set_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m);
 
 /* sys/proc.c */
 long zv_sys_clone(struct zv_call *c);
@@ -112,7 +115,6 @@ long zv_sys_chroot(struct zv_call *c);
 /* sys/sandbox.c */
 long zv_sys_prctl(struct zv_call *c);
 long zv_sys_seccomp(struct zv_call *c);
-long zv_sys_ptrace(struct zv_call *c);
 int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 void zv_sandbox_on(void); /* the guest turned on its SUD or seccomp */
 

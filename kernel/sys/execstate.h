@@ -36,7 +36,8 @@ void zv_exec_state_parse(const char *s, struct zv_exec_carry *x);
  * windows), 200 K (cr/freeze.c: --checkpoint-on), 300 R (fsview/state.c:
  * --root's view), 310 C (intercept/sitecache.c: the cache's directory
  * under a root), 320 I (fakeid/config.c: --fake-root, --ids), 330 z
- * (killexit.c: --kill-on-exit's mark), 800 X (trace: the
+ * (killexit.c: --kill-on-exit's mark), 340 P (ptrace/layer.c: the tracer of
+ * a traced image), 800 X (trace: the
  * output fd and whether the thread is traced), 999 Y (trace: the options'
  * text, last since it may hold commas). */
 struct zv_exec_field {

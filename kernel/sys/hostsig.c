@@ -72,6 +72,8 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 	struct zv_ucontext *uc = ucv;
 	struct zv_thread *t = zv_current();
 	uint64_t ip = uc->mc.rip;
+	if (si->si_code == -1 /* SI_QUEUE */)
+		zv_event_arrive(t, sig, si); /* another kernel's SIGCHLD (the guest's ptrace) */
 	if ((zv_kernel_signals() & ~ZV_SIGBIT(31) & ZV_SIGBIT(sig)) && si->si_code <= 0) {
 		zv_event_own_signal(t, sig, uc); /* --checkpoint-on's: sent by a process, never the guest's */
 		return;

@@ -10,10 +10,13 @@
  * in its own file defines zv_<name>_layer and places it in the list, which
  * the linker sorts by order (three digits, kernel/zvisor.ld) and the core
  * walks (sys/layers.c). The orders in use, outermost first:
+ *   050 ptrace (its stops see the call as the guest made it)
  *   100 trace (it times the rest)   200 inject     300 sandbox
  *   400 fdguard     450 fsview       500 procview   550 fakeid
  *   600 cr_pids     650 cr (events only)            700 cr_waits
  *   800 vtime       900 count (events only)
+ *   950 peer (events only: knocks served on the way out)
+ *   990 ptrace_call (the ptrace call itself, innermost)
  * A layer without sees (and call) is a feature's set of hooks: the fold
  * leaves it out of every call's route. A feature's exec-state field
  * attaches with ZV_EXEC_FIELD (sys/execstate.h), a platform with
@@ -22,6 +25,7 @@
 #define ZV_SYS_LAYER_H
 #include <stdint.h>
 #include "sys/sysent.h"
+#include "arch/context.h"
 
 struct zv_call {
 	struct zv_thread *t;
@@ -32,7 +36,7 @@ struct zv_call {
 	long nr;
 	long *a;                /* its six arguments (a layer may pass others on) */
 	unsigned pending;       /* the layers still to see it (bits of the list's order) */
-	int at;                 /* the layer that has it now (its index in the list) */
+	unsigned after;         /* the layers after the one running it (zv_next_as) */
 };
 
 struct zv_layer {
@@ -83,6 +87,28 @@ struct zv_layer {
 	/* A new image's first thread: path, the ELF file it runs (a script's
 	 * interpreter), is mapped; its stack and auxv are not built yet. */
 	void (*image)(struct zv_thread *t, const char *path);
+	/* Before a signal is acted on (a handler, its default action, or
+	 * ignored): returns the signal to act on instead (0: none), and may
+	 * change *si (the guest's ptrace: a signal-delivery stop). */
+	int (*deliver)(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc);
+	/* Work a feature asked for with zv_kwork_request, on the way back to
+	 * the guest with the guest's registers in uc. */
+	void (*kwork)(struct zv_thread *t, struct zv_ucontext *uc);
+	/* A queued signal (si_code SI_QUEUE) as the host hands it over: a
+	 * layer may make it what it stands for (another kernel's SIGCHLD). */
+	void (*arrive)(struct zv_thread *t, int sig, zv_siginfo *si);
+	/* clone, fork, vfork: before (child: the new task's block when it
+	 * shares this memory, else NULL) and after, in the parent (child: its
+	 * pid, or -errno). */
+	void (*clone_before)(struct zv_thread *t, struct zv_thread *child, uint64_t flags);
+	void (*clone_after)(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags);
+	/* A CLONE_VM child's first moment, with its entry frame; and a
+	 * vfork parent's, once its child let go of the memory. */
+	void (*task_start)(struct zv_thread *t, struct zv_ucontext *uc);
+	void (*vfork_done)(struct zv_thread *t, struct zv_ucontext *uc, long child);
+	/* A new image's first thread, before the guest's first instruction,
+	 * whose registers uc holds (rip: the entry point, rsp: its stack). */
+	void (*exec_start)(struct zv_thread *t, struct zv_ucontext *uc);
 };
 
 #define ZV_LAYER(name, order) \
@@ -105,10 +131,10 @@ static inline long zv_next_with(struct zv_call *c, long *a)
 	c->a = orig;
 	return r;
 }
-/* The same as another call: a layer that makes the guest's call in another
- * form (fsview's *at forms) passes it on as nr with arguments a, to the
- * layers after it that see nr, then to nr's handler or the host. */
-long zv_next_nr(struct zv_call *c, long nr, long *a);
+/* The same call with another number or other arguments (a tracer changed
+ * them): the layers after this one that see the new number, then its
+ * handler or the host. */
+long zv_next_as(struct zv_call *c, long nr, long *a);
 /* Runs guest call nr through every layer that sees it. */
 long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a);
 /* Recomputes which layers see each call and the fast path's kinds: at
@@ -131,4 +157,12 @@ void zv_event_image(struct zv_thread *t, const char *path);
 int zv_event_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);
 int zv_call_restarts(struct zv_thread *t);
 long zv_guest_id(long x);
+int zv_event_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc);
+void zv_event_kwork(struct zv_thread *t, struct zv_ucontext *uc);
+void zv_event_arrive(struct zv_thread *t, int sig, zv_siginfo *si);
+void zv_event_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags);
+void zv_event_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags);
+void zv_event_task_start(struct zv_thread *t, struct zv_ucontext *uc);
+void zv_event_vfork_done(struct zv_thread *t, struct zv_ucontext *uc, long child);
+void zv_event_exec_start(struct zv_thread *t, struct zv_ucontext *uc);
 #endif

@@ -63,7 +63,7 @@ long zv_next(struct zv_call *c)
 	if (m) {
 		int i = __builtin_ctz(m);
 		c->pending = m & (m - 1);
-		c->at = i;
+		c->after = ~0u << (i + 1);
 		return layers[i]->call(c);
 	}
 	zv_handler *h = zv_row(c->nr)->handler;
@@ -73,26 +73,16 @@ long zv_next(struct zv_call *c)
 	return zv_host_call(c->t, c->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-long zv_next_nr(struct zv_call *c, long nr, long *a)
-{
-	long nr0 = c->nr, *a0 = c->a;
-	unsigned m0 = c->pending;
-	int at = c->at;
-	c->nr = nr;
-	c->a = a;
-	c->pending = seen_by[(unsigned long)nr < 512 ? nr : 512] & ~((2u << at) - 1);
-	long r = zv_next(c);
-	c->nr = nr0;
-	c->a = a0;
-	c->pending = m0;
-	c->at = at;
-	return r;
-}
-
 long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
 {
-	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512], -1 };
+	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512], ~0u };
 	return zv_next(&c);
+}
+
+long zv_next_as(struct zv_call *c, long nr, long *a)
+{
+	struct zv_call d = { c->t, c->uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512] & c->after, c->after };
+	return zv_next(&d);
 }
 
 #define EACH_LAYER(hook, ...) \
@@ -106,6 +96,22 @@ void zv_event_exec_failed(struct zv_thread *t, long nr) { EACH_LAYER(exec_failed
 void zv_event_exec_here(struct zv_thread *t) { EACH_LAYER(exec_here, t); }
 void zv_event_exit(struct zv_thread *t, int code, int sig) { EACH_LAYER(exit, t, code, sig); }
 void zv_event_signal(struct zv_thread *t, int sig, const void *si) { EACH_LAYER(signal, t, sig, si); }
+void zv_event_kwork(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(kwork, t, uc); }
+void zv_event_arrive(struct zv_thread *t, int sig, zv_siginfo *si) { EACH_LAYER(arrive, t, sig, si); }
+void zv_event_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags) { EACH_LAYER(clone_before, t, child, flags); }
+void zv_event_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags) { EACH_LAYER(clone_after, t, uc, child, flags); }
+void zv_event_task_start(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(task_start, t, uc); }
+void zv_event_vfork_done(struct zv_thread *t, struct zv_ucontext *uc, long child) { EACH_LAYER(vfork_done, t, uc, child); }
+void zv_event_exec_start(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(exec_start, t, uc); }
+
+int zv_event_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc)
+{
+	for (size_t i = 0; i < NLAYERS && sig; i++)
+		if (layers[i]->deliver)
+			sig = layers[i]->deliver(t, sig, si, uc);
+	return sig;
+}
+
 void zv_event_new_task(struct zv_thread *t, struct zv_thread *c) { EACH_LAYER(new_task, t, c); }
 void zv_event_report(int fd, int leader) { EACH_LAYER(report, fd, leader); }
 void zv_event_tsc_off(void) { EACH_LAYER(tsc_off); }

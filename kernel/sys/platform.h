@@ -5,6 +5,7 @@
 #ifndef ZV_SYS_PLATFORM_H
 #define ZV_SYS_PLATFORM_H
 #include <stdint.h>
+#include <stddef.h>
 
 struct zv_thread;
 struct zv_ucontext;
@@ -52,6 +53,12 @@ struct zv_platform_ops {
 	void (*mm_lock)(void);
 	void (*mm_unlock)(void);
 	void (*mm_done)(struct zv_thread *t, long nr, const long *a, long r);
+	/* A tracer's view of code the platform rewrote (the guest's ptrace):
+	 * the original bytes laid over buf, which holds [addr, addr + n) of
+	 * memory; and the original code put back there (writes through memfd,
+	 * /proc/self/mem) before a tracer writes over it. */
+	void (*show_original)(uint64_t addr, uint8_t *buf, size_t n);
+	int (*restore_original)(uint64_t addr, size_t n, int memfd);
 	/* Common to every platform (ZV_PLATFORM_COMMON, intercept/platform.h). */
 	/* A fork child's one thread, after the core refreshed its state. */
 	void (*fork_child)(struct zv_thread *t);

@@ -49,6 +49,9 @@ static void child_start(void)
 	if (zv_thread_arm(t) < 0)
 		zv_exit_group(126);
 	struct start_frame *f = (struct start_frame *)t - 1; /* the stack's top */
+	zv_event_task_start(t, &f->uc);
+	if (t->fast.sig_pending) /* a tracer's first stop of the new task */
+		zv_signals_on_exit(t, &f->uc);
 	zv_enter_frame(&f->uc);
 }
 
@@ -183,6 +186,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		/* fork-like: the child returns through its copy of this frame. */
 		long r;
 		text_into_forks();
+		zv_event_clone_before(t, NULL, flags);
 		/* Signals stay unblocked: the child tells its own from the
 		 * parent's (after_fork_child). */
 		uint64_t held = t->host_held;
@@ -228,6 +232,8 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 			if (q->stack)
 				uc->mc.rsp = q->stack + q->stack_size;
 		}
+		if (r != 0)
+			zv_event_clone_after(t, uc, r, flags);
 		return r;
 	}
 	struct zv_thread *c = zv_thread_alloc();
@@ -245,6 +251,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		zv_plat->shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)
 		__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
+	zv_event_clone_before(t, c, flags);
 	/* The child starts with every signal blocked until its frame restores
 	 * the guest's mask: no handler may run before its altstack exists. */
 	uint64_t saved;
@@ -266,6 +273,9 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		__atomic_fetch_sub(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	if (r < 0 || shares_stack)
 		zv_thread_free(c);
+	zv_event_clone_after(t, uc, r, flags);
+	if (r > 0 && shares_stack)
+		zv_event_vfork_done(t, uc, r);
 	return r;
 }
 

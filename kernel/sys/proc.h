@@ -28,6 +28,7 @@ enum {
 	ZV_EXEC_NEEDS_HOST_SHARED = 1 << 3, /* a CLONE_VM child that is not a thread may live on this memory */
 	ZV_EXEC_NEEDS_HOST_AIO = 1 << 4,    /* more aio contexts than the kernel keeps track of */
 	ZV_EXEC_NEEDS_HOST_RESTORED = 1 << 5, /* a restored process (cr/restore.c) */
+	ZV_EXEC_NEEDS_HOST_PTRACE = 1 << 6,   /* a tracee or tracer of the guest's ptrace (ptrace/area.c) */
 };
 #define ZV_MAX_AIO 16
 
@@ -41,6 +42,8 @@ struct zv_proc {
 	int first_image;         /* zvisor run/trace's own image, not an exec'd one */
 	int seccomp_installed;
 	int sandboxed;           /* the guest turned on its own SUD or seccomp (sys/sandbox.c's layer) */
+	int catch_signals;       /* a feature sees every signal first (the guest's ptrace): zvisor catches all */
+	int exec_stop;           /* a layer looks at a new image's first instruction (exec_start) */
 	volatile int nthreads;
 	uint64_t text_start, text_end;
 	enum zv_rewrite rewrite;

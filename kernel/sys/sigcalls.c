@@ -9,6 +9,10 @@
 #include "lib/string.h"
 #include "sys/sigshared.h"
 
+/* The flags the host keeps of a sigaction (its UAPI_SA_FLAGS on x86-64). */
+#define UAPI_SA_FLAGS (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT | ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTART | \
+		       ZV_SA_NODEFER | ZV_SA_RESETHAND | ZV_SA_RESTORER | 0x800UL /* SA_EXPOSE_TAGBITS */)
+
 long zv_sys_rt_sigaction(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
@@ -31,6 +35,7 @@ long zv_sys_rt_sigaction(struct zv_call *c)
 	if (act) {
 		sh->act[sig] = new;
 		sh->act[sig].mask &= ~UNBLOCKABLE;
+		sh->act[sig].flags &= UAPI_SA_FLAGS; /* unknown bits cleared: a guest tells what is supported */
 		set_host_action(sh, sig);
 	}
 	zv_unlock(&sh->lock);

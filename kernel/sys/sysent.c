@@ -125,7 +125,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(stat, D(2, F | ST, stat), .handler = zv_sys_path_call, .path = A(0), .quiet = ZV_QUIET_YES, PATH1(FP(0, FOLLOW))),
 	ROW(fstat, D(2, DESC | ST, fstat), .fds = A(0), .quiet = ZV_QUIET_YES),
 	ROW(lstat, D(2, F | ST, stat), .handler = zv_sys_path_call, .path = A(0), .quiet = ZV_QUIET_YES, .nofollow = ZV_NF_ALWAYS, PATH1(FP(0, NOFOLLOW))),
-	ROW(poll, DA(3, DESC, poll, poll_ret), .restart = ZV_RS_NOHAND, .time = zv_vt_ms, .timeout = A(2), .resume = ZV_RESUME_MS),
+	ROW(poll, DA(3, DESC, poll, poll_ret), .restart = ZV_RS_BLOCK, .time = zv_vt_ms, .timeout = A(2), .resume = ZV_RESUME_MS),
 	ROW(lseek, D(3, DESC, lseek), .fds = A(0), .quiet = ZV_QUIET_YES),
 	ROW(mmap, R(MEM, "pUPFfX", 'x'), .handler = zv_sys_mm_call, .fds = A(4) | ZV_FDS_MMAP, .quiet = ZV_QUIET_PRIVATE, .mem = ZV_MEM_MAP),
 	ROW(mprotect, S(MEM, "pUP"), .handler = zv_sys_mm_call, .quiet = ZV_QUIET_YES, .mem = ZV_MEM_PROTECT),
@@ -216,7 +216,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(getrusage, D(2, 0, getrusage)),
 	ROW(sysinfo, D(1, 0, sysinfo), .quiet = ZV_QUIET_YES),
 	ROW(times, D(1, 0, times)),
-	ROW(ptrace, N(4, 0), .handler = zv_sys_ptrace, .frame = 1),
+	ROW(ptrace, N(4, 0)), /* ptrace/request.c's layer */
 	ROW(getuid, S(CRED | PURE, ""), .handler = zv_sys_id_get, .quiet = ZV_QUIET_YES, .cred = ZV_CRED_UID),
 	ROW(syslog, N(3, 0)),
 	ROW(getgid, S(CRED | PURE, ""), .handler = zv_sys_id_get, .quiet = ZV_QUIET_YES, .cred = ZV_CRED_GID),
