@@ -7,7 +7,7 @@ const char zv_usage_text[] =
 	"usage: zvisor run [options] [--] PROGRAM [ARGS...]\n"
 	"       zvisor trace [strace options] [--] PROGRAM [ARGS...]\n"
 	"       zvisor checkpoint [--leave-running] PID DIR\n"
-	"       zvisor restore DIR\n"
+	"       zvisor restore [--eager] DIR\n"
 	"       zvisor check-elf FILE...\n"
 	"       zvisor --help | --version\n";
 
@@ -134,7 +134,7 @@ const char zv_checkpoint_help[] =
 	"command line.\n";
 
 const char zv_restore_help[] =
-	"usage: zvisor restore DIR\n"
+	"usage: zvisor restore [--eager] [--other-host] DIR\n"
 	"\n"
 	"Starts the program saved in DIR by 'zvisor checkpoint' again, in this\n"
 	"process: it continues where it stopped, with the same pid and thread ids\n"
@@ -144,6 +144,9 @@ const char zv_restore_help[] =
 	"or one whose files changed is refused with one line and status 1.\n"
 	"\n"
 	"options:\n"
+	"  --eager       read every page now (and check its hash) rather than map\n"
+	"                the image's large mappings, whose pages are then read\n"
+	"                as the program touches them\n"
 	"  --other-host  restore as on another kernel or boot, which is detected by\n"
 	"                itself: the program keeps the vDSO it saw, redirected into\n"
 	"                zvisor, and its MONOTONIC and BOOTTIME clocks go on from\n"

@@ -287,3 +287,79 @@ def random_delay(rng, span, share=0.6):
 
 def rng_for(nodeid):
     return random.Random("%d:%s" % (SEED, nodeid))
+
+
+# --- guests cut where they say they are ready ------------------------------------
+
+def said_line(line):
+    """A predicate: the output so far has `line` as a whole line."""
+    return lambda out: ("\n" + out).find("\n" + line + "\n") >= 0
+
+
+def signals_held(pid, timeout=30):
+    """Wait until process pid (a `zvisor restore` just started) can take a
+    signal: from zvisor's first instruction on it blocks every signal until
+    the restored program's threads resume with their own masks (and its
+    name), but a signal sent before that instruction gets the default
+    action."""
+    deadline = time.monotonic() + timeout
+    zvisor = os.path.realpath(zvtest.ZVISOR)
+    while time.monotonic() < deadline:
+        try:
+            exe = os.readlink("/proc/%d/exe" % pid)
+            with open("/proc/%d/status" % pid) as f:
+                st = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+        except FileNotFoundError:
+            return  # it ended
+        except OSError:
+            exe, st = "", {}
+        if exe == zvisor and (int(st.get("SigBlk", "0").strip(), 16) or
+                              st.get("Name", "").strip() != "zvisor"):
+            return
+        time.sleep(0.002)
+
+
+def staged_native(argv, markers, cwd, as_user=None, sig=signal.SIGUSR1, timeout=60):
+    """argv run natively: each time it says the next of markers (a whole
+    line), it is sent sig. Its Result."""
+    g = Running(argv, cwd=cwd, as_user=as_user)
+    try:
+        for m in markers:
+            if not g.wait_for(said_line(m), timeout):
+                raise AssertionError("native %s never said %r\n%s" % (argv, m, g.result_text()))
+            os.kill(g.pid, sig)
+        return g.finish()
+    finally:
+        g.kill()
+
+
+def staged_cuts(argv, markers, tmp, as_user=None, sig=signal.SIGUSR1, checkpoint_opts=(),
+                restore_opts=(), before_cut=None, timeout=60):
+    """argv (a zvisor command line) cut at each of markers (a whole line of
+    its output, said before it waits for sig): checkpointed into
+    tmp/imageN, restored from it (`zvisor restore RESTORE_OPTS`), sent sig,
+    and so on; before_cut(n, running) runs once the nth marker is said,
+    before its checkpoint. Returns (Results joined, [Results])."""
+    results = []
+    g = Running(argv, cwd=tmp, as_user=as_user)
+    try:
+        for n, m in enumerate(markers, 1):
+            if not g.wait_for(said_line(m), timeout):
+                raise AssertionError("%s never said %r\n%s" % (g.argv, m, g.result_text()))
+            if before_cut:
+                before_cut(n, g)
+            image = Path(tmp) / ("image%d" % n)
+            res = zv("checkpoint", *checkpoint_opts, g.pid, image, as_user=as_user)
+            assert res.returncode == 0, "checkpoint %d (after %r): %s\n%s%s" % (
+                n, m, zvtest.status_text(res.returncode), res.stderr, g.result_text())
+            results.append(g.finish(timeout=30))
+            g = Running([zvtest.ZVISOR, "restore"] + list(restore_opts) + [str(image)], cwd=tmp,
+                        as_user=as_user)
+            signals_held(g.pid)
+            os.kill(g.pid, sig)
+        results.append(g.finish(timeout=timeout))
+    finally:
+        g.kill()
+    joined = Result("".join(r.stdout for r in results), "".join(r.stderr for r in results),
+                    results[-1].returncode)
+    return joined, results

@@ -240,7 +240,7 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 {
 	(void)auxv;
 	const char *dir = NULL;
-	int other_host = 0;
+	int other_host = 0, eager = 0;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (!zv_strcmp(a, "--help") || !zv_strcmp(a, "-h")) {
@@ -248,6 +248,8 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 			zv_exit_group(0);
 		} else if (!zv_strcmp(a, "--other-host")) {
 			other_host = 1;
+		} else if (!zv_strcmp(a, "--eager")) {
+			eager = 1;
 		} else if (a[0] == '-' && a[1]) {
 			usage("restore", "unknown option '%s'", a);
 		} else if (!dir) {
@@ -274,6 +276,7 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 	struct zv_cr_restore *r = zv_cr_alloc(in, sizeof *r);
 	r->in = in;
 	r->other_host = other_host;
+	r->eager = eager;
 	zv_cr_image_layout(&r->layout);
 	if (zv_cr_read_index(in, r->layout.build) < 0)
 		die1("restore", "%s: %s", dir, in->why);
@@ -288,6 +291,8 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 	const struct zv_cr_section *mmsec = zv_cr_section(in, "mm");
 	if (!mmsec)
 		die1("restore", "%s: %s", dir, "no mm section (damaged image)");
+	/* version 1's records made over, the pages' reading (cr/restore.c) */
+	need += 2 * (mmsec->size + 4096) + (2UL << 20);
 	const char *mm = zv_cr_get(in, "mm", &mlen);
 	if (mm == (void *)-1)
 		die1("restore", "%s: %s", dir, in->why);

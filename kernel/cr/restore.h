@@ -20,6 +20,11 @@ struct zv_cr_restore {
 	struct zv_cr_own own[8], vdso[8];
 	int nown, nvdso;
 	int other_host;           /* --other-host: as if the kernel or boot differed */
+	int eager;                /* --eager: every page read (and its hash checked), none mapped from the image */
+	uint64_t (*lazy)[2];      /* the mappings made from the image (cr/lazy.h) */
+	unsigned nlazy, maxlazy;
+	uint64_t lazy_dev, lazy_ino;
+	char *lazy_path;
 	int relocated;            /* they did: the guest keeps its vDSO copy */
 	int direct;               /* pages are read with O_DIRECT */
 	const char *pages_file;

@@ -43,7 +43,7 @@ struct zv_layer {
 /* The layers, in order (sys/layers.c). */
 extern const struct zv_layer zv_trace_layer, zv_inject_layer, zv_sandbox_layer, zv_fdguard_layer,
 	zv_procview_layer, zv_vtime_layer, zv_count_layer, zv_cr_pids_layer,
-	zv_cr_waits_layer;
+	zv_cr_waits_layer, zv_cr_lazy_layer;
 
 /* Passes the call to the next layer that sees it, or to its handler or
  * the host. */

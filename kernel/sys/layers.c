@@ -13,6 +13,7 @@ static const struct zv_layer *const layers[] = {
 	&zv_procview_layer, /* sys/procview.c: /proc/self/maps and status without zvisor */
 	&zv_cr_pids_layer, /* cr/pids.c: a restored process's own ids, for the host */
 	&zv_cr_waits_layer, /* cr/waits.c: a wait a checkpoint interrupted goes on with the time left */
+	&zv_cr_lazy_layer, /* cr/lazy.c: memory a restore mapped from its image stays anonymous memory */
 	&zv_vtime_layer,   /* sys/vtime.c: --time, the kernel's clock reads */
 	&zv_count_layer,   /* trace/count.c: events only (the entry counts calls) */
 };

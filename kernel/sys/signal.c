@@ -443,6 +443,26 @@ void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct z
 	deliver(t, sig, si, uc);
 }
 
+/* A thread back from a checkpoint's park (the image written, or restored)
+ * whose call the freeze interrupted, to be made again: the signals sent
+ * to it meanwhile (held by the host) come now, as they would have during
+ * that call, which then ends as it would have with them (sigsuspend with
+ * EINTR) instead of being made again and waiting for them in vain. */
+static void after_park(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	long nr = t->cr.restart_nr - 1;
+	t->cr.restart_nr = 0;
+	if (nr < 0)
+		return;
+	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc), old;
+	zv_host_set_mask(blocked & ~zv_kernel_signals(), &old); /* deferred as they come */
+	zv_host_set_mask(old, NULL);
+	if ((t->pending_set & ~blocked) && !zv_restart_on_eintr(t, nr, uc)) {
+		uc->mc.rip += 2; /* zv_frame_result had moved it back onto the call */
+		uc->mc.rax = (uint64_t)-EINTR;
+	}
+}
+
 /* Delivers the signals deferred during this kernel entry, on the way back
  * to the guest. All host signals stay blocked until the final sigreturn
  * restores the guest's mask, so none can slip in between. */
@@ -452,8 +472,10 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
-	if (t->cr.freeze)
+	if (t->cr.freeze) {
 		zv_cr_park(t); /* a checkpoint: every register is in uc now */
+		after_park(t, uc);
+	}
 	zv_host_set_mask(~0UL, NULL);
 	while (t->pending_set) {
 		int sig = __builtin_ctzl(t->pending_set) + 1;
@@ -491,8 +513,10 @@ int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
 			restart = 0; /* a handler without SA_RESTART sees EINTR */
 	}
-	if (!handled && zv_cr_restart_call(t))
+	if (!handled && zv_cr_restart_call(t)) {
+		t->cr.restart_nr = (int)nr + 1; /* after_park may still decide otherwise */
 		return 1; /* only a checkpoint's freeze: as after a stop and continue */
+	}
 	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
 		return 0;
 	return restart;
