@@ -105,8 +105,9 @@ void zv_cr_compress_pages(const char *dir, int how)
 		return;
 	if (how == ZV_CR_Z_AUTO && (a.size < AUTO_MIN || zv_cr_sample_saving(src, a.size) < 25 || !zv_cr_zstd_path()))
 		return;
+	uint64_t data = a.held < a.size ? a.held : a.size; /* a placed mapping's holes cost nothing */
 	if (zv_cr_zstd_compress(src, dst) < 0 || zv_cr_stat_path(dst, &b) < 0 ||
-	    (how == ZV_CR_Z_AUTO && b.size * 10 > a.size * 9)) {
+	    (how == ZV_CR_Z_AUTO && b.size * 10 > data * 9)) {
 		zv_sys3(__NR_unlinkat, -100, dst, 0);
 		return;
 	}

@@ -476,6 +476,7 @@ int zv_cr_stat_path(const char *path, struct zv_cr_stat *out)
 	if (r < 0)
 		return (int)r;
 	out->size = (uint64_t)st.size;
+	out->held = (uint64_t)st.blocks * 512;
 	out->mtime_s = (int64_t)st.mtime;
 	out->mtime_ns = (int64_t)st.mtime_ns;
 	return 0;

@@ -74,6 +74,7 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m);
 
 struct zv_cr_stat {
 	uint64_t size;
+	uint64_t held;            /* bytes of its disk blocks: less than size with holes */
 	int64_t mtime_s, mtime_ns;
 };
 int zv_cr_stat_path(const char *path, struct zv_cr_stat *st);
