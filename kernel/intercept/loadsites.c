@@ -296,37 +296,6 @@ static long function_before(const uint8_t *tab, uint64_t count, uint64_t base, u
 	return found;
 }
 
-/* Sorts n (start, FDE) pairs by start (heapsort: no recursion, no
- * allocation). */
-void zv_sort_pairs(int32_t *v, long n)
-{
-	for (long end = n, i = n / 2; end > 1;) {
-		long root;
-		if (i > 0)
-			root = --i;
-		else {
-			end--;
-			int32_t a = v[0], b = v[1];
-			v[0] = v[2 * end];
-			v[1] = v[2 * end + 1];
-			v[2 * end] = a;
-			v[2 * end + 1] = b;
-			root = 0;
-		}
-		for (long child; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end && v[2 * child + 2] > v[2 * child])
-				child++;
-			if (v[2 * root] >= v[2 * child])
-				break;
-			int32_t a = v[2 * root], b = v[2 * root + 1];
-			v[2 * root] = v[2 * child];
-			v[2 * root + 1] = v[2 * child + 1];
-			v[2 * child] = a;
-			v[2 * child + 1] = b;
-		}
-	}
-}
-
 /* A table like .eh_frame_hdr's, (start, FDE) pairs relative to the
  * section's address, from the FDEs of the .eh_frame section of bytes eh
  * (len, at image address base) whose CIE is the standard one; into out

@@ -32,6 +32,7 @@
 #include "intercept/sudoff.h"
 #include "intercept/stubs.h"
 #include "intercept/platform.h"
+#include "sys/sysent.h"
 #include <linux/mman.h>
 #include <linux/prctl.h>
 
@@ -208,15 +209,16 @@ void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r)
 {
 	if (zv_sudoff_never)
 		return;
+	int mem = zv_row(nr)->mem;
 	if (zv_is_err(r)) {
 		/* mprotect changes what lies below a hole, then fails */
-		if ((nr == __NR_mprotect || nr == __NR_pkey_mprotect) && (a[2] & PROT_EXEC))
+		if (mem == ZV_MEM_PROTECT && (a[2] & PROT_EXEC))
 			zv_sudoff_taint(t, ZV_TAINT_UNREADABLE);
 		return;
 	}
 	uint64_t addr = (uint64_t)a[0], len = ((uint64_t)a[1] + 4095) & ~4095UL;
-	switch (nr) {
-	case __NR_mmap: {
+	switch (mem) {
+	case ZV_MEM_MAP: {
 		if (!(a[2] & PROT_EXEC))
 			return;
 		int type = (int)(a[3] & MAP_TYPE);
@@ -237,24 +239,23 @@ void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r)
 		}
 		return;
 	}
-	case __NR_mprotect:
-	case __NR_pkey_mprotect:
+	case ZV_MEM_PROTECT:
 		if (a[2] & PROT_EXEC)
 			zv_sudoff_code(t, addr, addr + len, (a[2] & PROT_WRITE) != 0, NULL, 0, -1);
 		return;
-	case __NR_mremap:
+	case ZV_MEM_REMAP:
 		/* moved code keeps its bytes, grown file code gets new ones */
 		if ((uint64_t)a[2] > (uint64_t)a[1] && overlaps_exec((uint64_t)r, (uint64_t)r + (uint64_t)a[2]))
 			zv_sudoff_taint(t, ZV_TAINT_REMAP);
 		return;
-	case __NR_madvise:
+	case ZV_MEM_ADVISE:
 		/* dropped private pages come back with the file's bytes, in
 		 * which windows were never written */
 		if ((a[2] == MADV_DONTNEED || a[2] == MADV_REMOVE || a[2] == MADV_FREE || a[2] == 24 /* DONTNEED_LOCKED */) &&
 		    overlaps_exec(addr, addr + len))
 			zv_sudoff_taint(t, ZV_TAINT_DROP);
 		return;
-	case __NR_shmat:
+	case ZV_MEM_SHMAT:
 		if (a[2] & 0100000 /* SHM_EXEC */)
 			zv_sudoff_taint(t, ZV_TAINT_SHM);
 		return;
