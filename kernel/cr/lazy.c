@@ -19,7 +19,7 @@
 #include "cr/lazy.h"
 #include "cr/memory.h"
 #include "sys/layer.h"
-#include "sys/procview.h"
+#include "sys/filemem.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/kmem.h"
@@ -33,57 +33,44 @@
 #define SEEK_DATA_ 3
 #define SEEK_HOLE_ 4
 
-struct zv_cr_lazy zv_cr_lazy ZV_COLD_BSS;
-
-static uint64_t dev_major(uint64_t d) { return ((d >> 8) & 0xfff) | ((d >> 32) & ~0xfffUL); }
-static uint64_t dev_minor(uint64_t d) { return (d & 0xff) | ((d >> 12) & ~0xffUL); }
+/* Where such mappings may be: a superset (mremap adds), never shrunk. */
+static unsigned nranges, cap;
+static uint64_t (*ranges)[2];
 
 static void add_range(uint64_t lo, uint64_t hi)
 {
-	struct zv_cr_lazy *z = &zv_cr_lazy;
-	if (z->n == z->cap) {
-		unsigned cap = z->cap ? z->cap * 2 : 64;
-		uint64_t (*r)[2] = zv_kmap(cap * sizeof *r, 4096, -1);
+	if (nranges == cap) {
+		unsigned c = cap ? cap * 2 : 64;
+		uint64_t (*r)[2] = zv_kmap(c * sizeof *r, 4096, -1);
 		if (zv_is_err((long)r))
 			return;
-		if (z->n)
-			memcpy(r, z->r, z->n * sizeof *r);
-		if (z->cap)
-			zv_kunmap(z->r, z->cap * sizeof *r);
-		z->r = r;
-		z->cap = cap;
+		if (nranges)
+			memcpy(r, ranges, nranges * sizeof *r);
+		if (cap)
+			zv_kunmap(ranges, cap * sizeof *r);
+		ranges = r;
+		cap = c;
 	}
-	z->r[z->n][0] = lo;
-	z->r[z->n][1] = hi;
-	z->n++;
+	ranges[nranges][0] = lo;
+	ranges[nranges][1] = hi;
+	nranges++;
 }
 
-void zv_cr_lazy_adopt(uint64_t st_dev, uint64_t ino, const char *path, const uint64_t (*ranges)[2], unsigned n)
+void zv_cr_lazy_adopt(uint64_t st_dev, uint64_t ino, const char *path, const uint64_t (*r)[2], unsigned n)
 {
-	struct zv_cr_lazy *z = &zv_cr_lazy;
 	/* the kernel's data is the image's: what it held was another restore's */
-	z->n = z->cap = 0;
-	z->r = NULL;
-	z->ino = n ? ino : 0;
-	z->st_dev = st_dev;
-	z->dev_major = dev_major(st_dev);
-	z->dev_minor = dev_minor(st_dev);
-	zv_strlcpy(z->path, path, sizeof z->path);
+	nranges = cap = 0;
+	ranges = NULL;
+	zv_filemem_set(st_dev, n ? ino : 0, path);
 	for (unsigned i = 0; i < n; i++)
-		add_range(ranges[i][0], ranges[i][1]);
+		add_range(r[i][0], r[i][1]);
 	zv_layers_fold();
-}
-
-int zv_cr_lazy_backs(uint64_t major, uint64_t minor, uint64_t ino)
-{
-	const struct zv_cr_lazy *z = &zv_cr_lazy;
-	return z->ino && ino == z->ino && major == z->dev_major && minor == z->dev_minor;
 }
 
 static int overlaps(uint64_t lo, uint64_t hi)
 {
-	for (unsigned i = 0; i < zv_cr_lazy.n; i++)
-		if (lo < zv_cr_lazy.r[i][1] && hi > zv_cr_lazy.r[i][0])
+	for (unsigned i = 0; i < nranges; i++)
+		if (lo < ranges[i][1] && hi > ranges[i][0])
 			return 1;
 	return 0;
 }
@@ -98,14 +85,14 @@ static void make_anonymous(uint64_t lo, uint64_t hi, int keep)
 		return;
 	struct zv_cr_mapline m;
 	for (const char *p = maps; zv_cr_maps_next(&p, &m) == 0;) {
-		if (m.hi <= lo || m.lo >= hi || !zv_cr_lazy_backs(m.dev_major, m.dev_minor, m.inode))
+		if (m.hi <= lo || m.lo >= hi || !zv_filemem_is(m.dev_major, m.dev_minor, m.inode))
 			continue;
 		uint64_t a = m.lo > lo ? m.lo : lo, b = m.hi < hi ? m.hi : hi, len = b - a;
 		/* natively the mapping goes on across the cuts (sys/procview_anon.c) */
 		if (a > m.lo)
-			zv_procview_anon_cut(a);
+			zv_filemem_cut(a);
 		if (b < m.hi)
-			zv_procview_anon_cut(b);
+			zv_filemem_cut(b);
 		int prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
 			   (m.perms[2] == 'x' ? PROT_EXEC : 0);
 		if (!keep) {
@@ -145,7 +132,7 @@ static long call(struct zv_call *c)
 	if (ours && !zv_is_err(r)) {
 		add_range((uint64_t)r, (uint64_t)r + nlen);
 		if ((uint64_t)r != a)
-			zv_procview_anon_moved(a, a + len, (uint64_t)r);
+			zv_filemem_moved(a, a + len, (uint64_t)r);
 		if (c->a[3] & MREMAP_DONTUNMAP)
 			make_anonymous(a, a + len, 0);
 		if (nlen > len)
@@ -154,7 +141,7 @@ static long call(struct zv_call *c)
 	return r;
 }
 
-static int active(void) { return zv_cr_lazy.ino != 0; }
+static int active(void) { return zv_filemem.ino != 0; }
 static int sees(long nr) { return nr == __NR_madvise || nr == __NR_mremap; }
 
 const struct zv_layer zv_cr_lazy_layer = { .name = "cr-lazy", .sees = sees, .active = active, .call = call };
@@ -164,11 +151,11 @@ const struct zv_layer zv_cr_lazy_layer = { .name = "cr-lazy", .sees = sees, .act
 void zv_cr_holes_open(struct zv_cr_holes *h)
 {
 	*h = (struct zv_cr_holes){ .fd = -1 };
-	if (!zv_cr_lazy.ino)
+	if (!zv_filemem.ino)
 		return;
-	long fd = zv_openat(AT_FDCWD, zv_cr_lazy.path, O_RDONLY | O_CLOEXEC, 0);
+	long fd = zv_openat(AT_FDCWD, zv_filemem.path, O_RDONLY | O_CLOEXEC, 0);
 	struct stat st;
-	if (fd >= 0 && (zv_sys2(__NR_fstat, fd, &st) < 0 || st.st_ino != zv_cr_lazy.ino || st.st_dev != zv_cr_lazy.st_dev)) {
+	if (fd >= 0 && (zv_sys2(__NR_fstat, fd, &st) < 0 || st.st_ino != zv_filemem.ino || st.st_dev != zv_filemem.st_dev)) {
 		zv_close((int)fd);
 		fd = -1;
 	}

@@ -10,21 +10,10 @@
 #define ZV_CR_LAZY_H
 #include <stdint.h>
 
-struct zv_cr_lazy {
-	uint64_t dev_major, dev_minor, ino; /* pages.bin as /proc/self/maps shows it; ino 0: none */
-	uint64_t st_dev;
-	unsigned n, cap;          /* ranges that may hold such mappings: a superset, never shrunk */
-	uint64_t (*r)[2];
-	char path[4096];          /* pages.bin's absolute path at the restore */
-};
-extern struct zv_cr_lazy zv_cr_lazy;
-
 /* At restore, once the kernel's data is the image's: from now on the
- * mappings of the file (st_dev, ino) at path are such memory; ranges[n]
- * where they are (copied). */
+ * mappings of the file (st_dev, ino) at path are such memory (the file is
+ * sys/filemem.h's); ranges[n] where they are (copied). */
 void zv_cr_lazy_adopt(uint64_t st_dev, uint64_t ino, const char *path, const uint64_t (*ranges)[2], unsigned n);
-/* Whether a maps line's file (device major:minor, inode) is the image's. */
-int zv_cr_lazy_backs(uint64_t major, uint64_t minor, uint64_t ino);
 
 /* Which parts of the image hold data (SEEK_DATA), for a checkpoint of such
  * memory: a page not yet touched is the image's if it is data there. When

@@ -11,6 +11,7 @@
 #include "cr/memory.h"
 #include "cr/stream.h"
 #include "cr/lazy.h"
+#include "sys/filemem.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -432,7 +433,7 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 		}
 		/* memory a restore mapped from its image is anonymous memory:
 		 * its pages are the image's until touched */
-		if (kind == ZV_CR_FILE && zv_cr_lazy_backs(m.dev_major, m.dev_minor, m.inode)) {
+		if (kind == ZV_CR_FILE && zv_filemem_is(m.dev_major, m.dev_minor, m.inode)) {
 			kind = ZV_CR_ANON;
 			m.path[0] = 0;
 			m.inode = 0;

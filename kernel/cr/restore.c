@@ -652,7 +652,6 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	memset(zv_cr.scratch, 0, sizeof zv_cr.scratch);
 	zv_procview_stack(r->stack_lo, r->stack_hi); /* the guest's maps name it [stack] */
 	zv_cr_lazy_adopt(r->lazy_dev, r->lazy_ino, r->lazy_path, (const uint64_t(*)[2])r->lazy, r->nlazy);
-	zv_procview_anon_file(zv_cr_lazy.dev_major, zv_cr_lazy.dev_minor, zv_cr_lazy.ino, zv_cr_lazy.path);
 	zv_proc.hpid = (int)zv_getpid();
 	rearm_process();
 	start_threads(r);

@@ -48,10 +48,9 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd);
 /* A restored stack [lo, hi) is shown as [stack] (cr/restore.c). */
 void zv_procview_stack(uint64_t lo, uint64_t hi);
 
-/* sys/procview_anon.c: the image's file a restore mapped anonymous memory
- * from (cr/lazy.h) is shown as that memory. ino 0: none. */
-void zv_procview_anon_file(uint64_t major, uint64_t minor, uint64_t ino, const char *path);
-/* A maps or smaps header line of that file: writes its anonymous form
+/* sys/procview_anon.c: anonymous memory the kernel maps from a file
+ * (sys/filemem.h) is shown as anonymous memory.
+ * A maps or smaps header line of that file: writes its anonymous form
  * ("lo-hi perms 00000000 00:00 0 ") into buf and returns its length; else 0. */
 int zv_pv_anon_header(const char *line, size_t n, char *buf, size_t cap);
 /* One attribute line of such an smaps record onto out, its counts as
@@ -62,13 +61,6 @@ struct zv_pv_anon {
 size_t zv_pv_anon_attr(struct zv_pv_anon *a, const char *line, size_t n, char *buf, size_t cap);
 /* Only notes the line's count in a. */
 void zv_pv_anon_note(struct zv_pv_anon *a, const char *line);
-/* A cut in such memory where a conversion made anonymous a part of it
- * (cr/lazy.c): the pieces on both sides are shown as the one mapping they
- * are natively, when their protections agree. */
-void zv_procview_anon_cut(uint64_t a);
-/* mremap moved [lo, hi) to to: its cuts go along. */
-void zv_procview_anon_moved(uint64_t lo, uint64_t hi, uint64_t to);
-int zv_pv_anon_cut(uint64_t a);
 /* A "Key:   N kB" line with the number v instead, into buf: its length. */
 size_t zv_pv_kb_line(const char *line, size_t n, uint64_t v, char *buf, size_t cap);
 /* A numa_maps line of that file, rewritten onto out: 1; 0 if it is not; -ENOMEM. */

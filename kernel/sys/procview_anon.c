@@ -7,34 +7,16 @@
  * after a restore that reads every page. */
 #include "zvisor.h"
 #include "sys/procview.h"
+#include "sys/filemem.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/syscall.h"
-#include "lib/kmem.h"
-
-static uint64_t anon_major, anon_minor, anon_ino; /* the image's file; ino 0: none */
-static char anon_path[ZV_PATH_MAX] ZV_COLD_BSS;
-/* The cuts conversions made in such memory (cr/lazy.c): natively one
- * mapping goes on across them. */
-static uint64_t *cuts;
-static size_t ncuts, cutcap;
-
-
-void zv_procview_anon_file(uint64_t major, uint64_t minor, uint64_t ino, const char *path)
-{
-	anon_major = major;
-	anon_minor = minor;
-	anon_ino = ino;
-	zv_strlcpy(anon_path, path, sizeof anon_path);
-	ncuts = cutcap = 0; /* the kernel's data is an image's: these were another restore's */
-	cuts = NULL;
-}
 
 /* Whether numa_maps's path (unescaped) names the image's file. */
 static int anon_path_is(const char *path)
 {
-	size_t n = zv_strlen(anon_path);
-	return !memcmp(path, anon_path, n) && (!path[n] || !zv_strcmp(path + n, " (deleted)"));
+	size_t n = zv_strlen(zv_filemem.path);
+	return !memcmp(path, zv_filemem.path, n) && (!path[n] || !zv_strcmp(path + n, " (deleted)"));
 }
 
 /* The field after n spaces-separated fields of line (n bytes), or NULL. */
@@ -52,7 +34,7 @@ static const char *field(const char *line, size_t n, int k)
 
 int zv_pv_anon_header(const char *line, size_t n, char *buf, size_t cap)
 {
-	if (!anon_ino)
+	if (!zv_filemem.ino)
 		return 0;
 	const char *dev = field(line, n, 3), *e;
 	if (!dev)
@@ -64,7 +46,7 @@ int zv_pv_anon_header(const char *line, size_t n, char *buf, size_t cap)
 	if (*e != ' ')
 		return 0;
 	ino = (uint64_t)zv_parse_dec(e + 1, &e);
-	if (ma != anon_major || mi != anon_minor || ino != anon_ino)
+	if (!zv_filemem_is(ma, mi, ino))
 		return 0;
 	/* "lo-hi perms " then an anonymous mapping's "00000000 00:00 0 " */
 	size_t head = (size_t)(field(line, n, 2) - line);
@@ -143,44 +125,9 @@ size_t zv_pv_anon_attr(struct zv_pv_anon *a, const char *line, size_t n, char *b
 	return k;
 }
 
-void zv_procview_anon_cut(uint64_t a)
-{
-	for (size_t i = 0; i < ncuts; i++)
-		if (cuts[i] == a)
-			return;
-	if (ncuts == cutcap) {
-		size_t cap = cutcap ? cutcap * 2 : 512;
-		uint64_t *p = zv_kmap(cap * sizeof *p, 4096, -1);
-		if (zv_is_err((long)p))
-			return;
-		if (ncuts)
-			memcpy(p, cuts, ncuts * sizeof *p);
-		if (cutcap)
-			zv_kunmap(cuts, cutcap * sizeof *p);
-		cuts = p;
-		cutcap = cap;
-	}
-	cuts[ncuts++] = a;
-}
-
-void zv_procview_anon_moved(uint64_t lo, uint64_t hi, uint64_t to)
-{
-	for (size_t i = 0, n = ncuts; i < n; i++)
-		if (cuts[i] > lo && cuts[i] < hi)
-			zv_procview_anon_cut(to + (cuts[i] - lo));
-}
-
-int zv_pv_anon_cut(uint64_t a)
-{
-	for (size_t i = 0; i < ncuts; i++)
-		if (cuts[i] == a)
-			return 1;
-	return 0;
-}
-
 int zv_pv_anon_numa(const char *line, size_t n, struct zv_pv_buf *out)
 {
-	if (!anon_ino)
+	if (!zv_filemem.ino)
 		return 0;
 	const char *f = line, *end = line + n;
 	while (f + 6 <= end && memcmp(f, " file=", 6))

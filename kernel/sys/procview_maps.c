@@ -5,6 +5,7 @@
  * and a restored stack named [stack]. */
 #include "zvisor.h"
 #include "sys/procview.h"
+#include "sys/filemem.h"
 #include "intercept/stubs.h"
 #include "intercept/sharedtext.h"
 #include "lib/kmem.h"
@@ -208,7 +209,7 @@ static int replace(struct zv_pv_buf *b, size_t off, size_t old, const char *s, s
 static int join_cut(struct zv_pv_filter *f, struct zv_pv_buf *out, const char *line, size_t n, uint64_t lo,
 		    uint64_t hi)
 {
-	if (f->prev < 0 || (f->kind != ZV_PV_MAPS && f->kind != ZV_PV_SMAPS) || !zv_pv_anon_cut(lo))
+	if (f->prev < 0 || (f->kind != ZV_PV_MAPS && f->kind != ZV_PV_SMAPS) || !zv_filemem_is_cut(lo))
 		return 0;
 	const char *a = out->p + f->prev, *e, *b;
 	uint64_t alo = zv_parse_hex(a, &e), ahi = zv_parse_hex(e + 1, &e);
