@@ -53,7 +53,8 @@ $(BUILD)/zvisor: $(KOBJ) $(KLDS)
 # it includes).
 UNIT       := bpf vtime regex cr_fds
 UNIT_SRC_vtime := $(wildcard kernel/sys/vtime_*.c)
-UNIT_SRC_cr_fds := $(wildcard kernel/cr/fd*.c) kernel/cr/timers.c kernel/cr/procfile.c kernel/cr/resutil.c kernel/lib/kmem.c
+UNIT_SRC_cr_fds := $(wildcard kernel/cr/fd*.c) kernel/cr/timers.c kernel/cr/procfile.c kernel/cr/resutil.c kernel/lib/kmem.c \
+		   kernel/cr/census.c kernel/cr/sockdiag.c kernel/cr/objects.c kernel/cr/sockmake.c
 UNIT_CFLAGS := $(filter-out -MMD -MP,$(KCFLAGS)) -Itests/unit -I$(BUILD)/gen
 UNIT_LDFLAGS := -static -nostdlib -no-pie -Wl,-z,noexecstack -Wl,--build-id=none -Wl,-e,_start
 

@@ -36,6 +36,20 @@ __attribute__((noreturn)) static void die1(const char *cmd, const char *fmt, con
 	zv_exit_group(1);
 }
 
+/* --inherit-fd N (or =N): an fd number above 2, at most ZV_CR_MAX_INHERIT of them. */
+static void inherit_arg(const char *cmd, const char *a, char **argv, int argc, int *i, int *fds, int *n)
+{
+	const char *v = zv_strchr(a, '=') ? zv_strchr(a, '=') + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+	unsigned long fd;
+	if (!v)
+		usage(cmd, "%s", "--inherit-fd needs an fd number");
+	if (zv_parse_ulong(v, &fd) < 0 || fd < 3 || fd > 0x3fffffff)
+		usage(cmd, "--inherit-fd: '%s' is not an fd number above 2 (0-2 follow this process's always)", v);
+	if (*n == ZV_CR_MAX_INHERIT)
+		usage(cmd, "%s", "too many --inherit-fd");
+	fds[(*n)++] = (int)fd;
+}
+
 /* The absolute form of path (cwd + path). */
 void zv_cr_absolute(const char *path, char *out, size_t n)
 {
@@ -165,6 +179,10 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 			compress = ZV_CR_Z_AUTO;
 		} else if (!zv_strcmp(a, "--no-compress")) {
 			compress = ZV_CR_Z_NEVER;
+		} else if (!zv_strcmp(a, "--tcp-close")) {
+			req->tcp_close = 1;
+		} else if (!zv_strcmp(a, "--inherit-fd") || zv_startswith(a, "--inherit-fd=")) {
+			inherit_arg("checkpoint", a, argv, argc, &i, req->inherit, &req->ninherit);
 		} else if (a[0] == '-' && a[1]) {
 			usage("checkpoint", "unknown option '%s'", a);
 		} else if (npos < 2) {
@@ -241,7 +259,7 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 {
 	(void)auxv;
 	const char *dir = NULL;
-	int other_host = 0, eager = 0;
+	int other_host = 0, eager = 0, inherit[ZV_CR_MAX_INHERIT], ninherit = 0;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (!zv_strcmp(a, "--help") || !zv_strcmp(a, "-h")) {
@@ -251,6 +269,8 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 			other_host = 1;
 		} else if (!zv_strcmp(a, "--eager")) {
 			eager = 1;
+		} else if (!zv_strcmp(a, "--inherit-fd") || zv_startswith(a, "--inherit-fd=")) {
+			inherit_arg("restore", a, argv, argc, &i, inherit, &ninherit);
 		} else if (a[0] == '-' && a[1]) {
 			usage("restore", "unknown option '%s'", a);
 		} else if (!dir) {
@@ -278,6 +298,8 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 	r->in = in;
 	r->other_host = other_host;
 	r->eager = eager;
+	memcpy(r->inherit, inherit, sizeof inherit);
+	r->ninherit = ninherit;
 	zv_cr_image_layout(&r->layout);
 	if (zv_cr_read_index(in, r->layout.build) < 0)
 		die1("restore", "%s: %s", dir, in->why);

@@ -39,10 +39,14 @@ struct zv_cr_thread {
 	char comm[16];
 };
 
+#define ZV_CR_MAX_INHERIT 16
 struct zv_cr_request {
 	char dir[4096];        /* absolute */
 	int leave_running;
 	int reply_pid;         /* `zvisor checkpoint`'s pid (its socket), 0: none */
+	int tcp_close;         /* --tcp-close */
+	int ninherit;          /* --inherit-fd N... */
+	int inherit[ZV_CR_MAX_INHERIT];
 };
 
 /* Section "meta": the process as a whole. */

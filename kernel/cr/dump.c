@@ -133,7 +133,8 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 	if (r == 0)
 		r = zv_cr_put(o, "meta", &meta, sizeof meta);
 	if (r == 0)
-		r = zv_cr_save_fds(o);
+		r = zv_cr_save_fds(o, &(struct zv_cr_fdopts){ .inherit = zv_cr.req.inherit, .ninherit = zv_cr.req.ninherit,
+							     .tcp_close = zv_cr.req.tcp_close });
 	if (r == 0)
 		r = zv_cr_save_timers(o);
 	if (r == 0)

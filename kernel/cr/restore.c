@@ -599,7 +599,7 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 	leader->htid = (int)zv_gettid();
 	/* The timers (the cwd first), the fds, the timers aimed at threads,
 	 * before any guest code; then the image is done with. */
-	if (zv_cr_restore_timers(r->in) < 0 || zv_cr_restore_fds(r->in) < 0 || zv_cr_restore_thread_timers(r->in) < 0)
+	if (zv_cr_restore_timers(r->in) < 0 || zv_cr_restore_fds(r->in, r->inherit, r->ninherit) < 0 || zv_cr_restore_thread_timers(r->in) < 0)
 		fail(r->in);
 	map_memfds(r);
 	zv_close(r->in->dirfd);

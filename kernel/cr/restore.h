@@ -21,6 +21,8 @@ struct zv_cr_restore {
 	int nown, nvdso;
 	int other_host;           /* --other-host: as if the kernel or boot differed */
 	int eager;                /* --eager: every page read (and its hash checked), none mapped from the image */
+	int inherit[ZV_CR_MAX_INHERIT]; /* --inherit-fd N... */
+	int ninherit;
 	uint64_t (*lazy)[2];      /* the mappings made from the image (cr/lazy.h) */
 	unsigned nlazy, maxlazy;
 	uint64_t lazy_dev, lazy_ino;

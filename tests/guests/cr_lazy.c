@@ -24,6 +24,8 @@ static size_t heap_len, grown_len = 2 * MIB;
 
 static void on_usr1(int sig) { go++; }
 
+/* SIGUSR1 is blocked (main) but in sigsuspend, so none comes between the
+ * test of go and the wait. */
 static void wait_go(int n)
 {
 	sigset_t none;
@@ -173,6 +175,7 @@ int main(int argc, char **argv)
 	sigset_t usr1;
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	heap = mmap(NULL, heap_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	grown = mmap(NULL, MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (heap == MAP_FAILED || grown == MAP_FAILED)
