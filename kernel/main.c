@@ -120,6 +120,30 @@ static void set_comm(const char *execfn)
 
 static uint64_t host_sp; /* where the host's execve left zvisor's stack: /proc/self/stat's startstack */
 
+/* The new image's first instruction, reached through a frame, when a layer
+ * looks at it first (a tracer's exec stop): every register zero but rip
+ * and rsp, as after the host's execve, the guest's mask, no vector state
+ * (rt_sigreturn of a frame without one starts the FPU afresh). */
+__attribute__((noreturn)) static void exec_entered(uint64_t sp, uint64_t entry)
+{
+	struct zv_thread *t = zv_current();
+	uint64_t mask;
+	zv_host_set_mask(~0UL, &mask);
+	struct { uint64_t pretcode; struct zv_ucontext uc; } f = { 0 };
+	f.uc.uc_flags = 0x6; /* UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS */
+	f.uc.uc_stack = (struct zv_stack){ (uint64_t)t + ZV_BLOCK_HEAD, 0, 0, ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
+	f.uc.mc.rip = entry;
+	f.uc.mc.rsp = sp;
+	f.uc.mc.eflags = 0x202;
+	f.uc.mc.cs = 0x33;
+	f.uc.mc.ss = 0x2b;
+	f.uc.uc_sigmask = mask;
+	zv_event_exec_start(t, &f.uc);
+	if (t->fast.sig_pending)
+		zv_signals_on_exit(t, &f.uc);
+	zv_enter_frame(&f.uc);
+}
+
 /* Loads path (already resolved to r) and starts it as the guest. */
 __attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
 						 const uint64_t *auxv, struct zv_resolved *r,
@@ -217,7 +241,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	t->kernel_blocked = zv_kernel_blocked(x->guest_mask);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
 	zv_host_set_mask(mask, NULL);
-	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);
+	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64,
+		       zv_proc.exec_stop ? exec_entered : NULL);
 }
 
 /* Reports go to the stderr zvisor started with, kept as a hidden fd: the

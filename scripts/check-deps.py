@@ -4,8 +4,9 @@
 The folders of kernel/ form layers, each of which may use only the layers
 before it:
 
-    lib <- arch <- sys (the core) <- intercept, loader <- the features
-    (trace, cr, procview, fsview, fakeid) <- cmdline/main
+    lib <- arch <- sys (the core) <- intercept, loader, peer (the channel
+    between hosted processes) <- the features (trace, cr, procview, fsview,
+    fakeid, ptrace) <- cmdline/main
 
 Folders on the same layer do not use each other either. procview lives in
 sys/ (sys/procview*) but is a feature.
@@ -37,8 +38,8 @@ LAYER = {
     "lib": 0,
     "arch": 1,
     "sys": 2,
-    "intercept": 3, "loader": 3,
-    "trace": 4, "cr": 4, "procview": 4, "fsview": 4, "fakeid": 4,
+    "intercept": 3, "loader": 3, "peer": 3,
+    "trace": 4, "cr": 4, "procview": 4, "fsview": 4, "fakeid": 4, "ptrace": 4,
     "main": 5,
 }
 UMBRELLA = "zvisor.h"

@@ -81,7 +81,7 @@ static inline size_t zv_fpstate_size(const void *fp)
 void zv_sigreturn(void);
 __attribute__((noreturn)) void zv_enter_frame(void *uc);
 __attribute__((noreturn)) void zv_enter_guest(uint64_t sp, const void *img, size_t len, uint64_t entry,
-					      uint64_t scratch_sp);
+					      uint64_t scratch_sp, void (*then)(uint64_t sp, uint64_t entry));
 long zv_clone_raw(unsigned long flags, void *child_sp, void *ptid, void *ctid, unsigned long tls,
 		  void (*fn)(void));
 long zv_clone3_raw(void *args, size_t size, void (*fn)(void));

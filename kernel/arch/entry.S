@@ -17,20 +17,30 @@ _start:
 	hlt				/* zv_main never returns */
 
 /* void zv_enter_guest(uint64_t sp, const void *img, size_t len,
- *                     uint64_t entry, uint64_t scratch_sp)
+ *                     uint64_t entry, uint64_t scratch_sp, then)
  * Copies the prepared stack image to [sp, sp+len) and starts the guest at
- * entry with every general register zero, as the host's execve leaves them. */
+ * entry with every general register zero, as the host's execve leaves them;
+ * or, when then is not NULL, calls then(sp, entry) on the scratch stack,
+ * which enters the guest itself (a tracer's exec stop comes first). */
 	.globl zv_enter_guest
 	.hidden zv_enter_guest
 	.type zv_enter_guest,@function
 zv_enter_guest:
 	mov %r8, %rsp			/* copy on a scratch stack: the image may cover our frames */
 	mov %rcx, %r8			/* r8 = entry */
+	mov %r9, %r11			/* r11 = then, or 0 */
 	mov %rdi, %r9			/* r9 = guest sp */
 	mov %rdx, %rcx			/* rcx = length; rdi = dst, rsi = src already */
 	cld
 	rep movsb			/* the guest's initial stack, in place */
-	mov %r9, %rsp			/* switch to the guest stack */
+	test %r11, %r11
+	jz 1f
+	mov %r9, %rdi			/* then(sp, entry), on the scratch stack: it enters the guest itself */
+	mov %r8, %rsi
+	and $-16, %rsp
+	call *%r11
+	hlt
+1:	mov %r9, %rsp			/* switch to the guest stack */
 	push %r8			/* entry, just below the guest's sp (free memory) */
 	xor %eax, %eax			/* clear the register file */
 	xor %ebx, %ebx

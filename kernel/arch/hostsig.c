@@ -7,6 +7,7 @@
  * guest and goes to sys/signal.c, which speaks of the guest's signals. */
 #include "zvisor.h"
 #include "sys/calls.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/fmt.h"
 
@@ -70,6 +71,8 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 	struct zv_ucontext *uc = ucv;
 	struct zv_thread *t = zv_current();
 	uint64_t ip = uc->mc.rip;
+	if (si->si_code == -1 /* SI_QUEUE */)
+		zv_event_arrive(t, sig, si);
 	if (sig == zv_cr.signal && si->si_code <= 0) {
 		zv_cr_signal(t, uc); /* --checkpoint-on: sent by a process, never the guest's */
 		return;

@@ -8,6 +8,7 @@
 #include "arch/fast.h"
 #include "trace/trace.h"
 #include "cr/cr.h"
+#include "ptrace/thread.h"
 
 /* Per-thread kernel area: one naturally aligned block per guest thread. The
  * block's first pages hold this struct, a guard page follows, and the rest is
@@ -57,6 +58,11 @@ struct zv_thread {
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	int sud_off;                   /* SUD is off in this thread (intercept/sudoff.c) */
 	int handler_depth;             /* guest handler frames built and not returned from */
+	volatile char kwork;           /* a feature's work waits for the way out (zv_kwork_request) */
+	char bounce_all;               /* every call takes the frame path (a tracer's syscall stops) */
+	int tracer_pid;                /* the guest's ptrace: its tracer's pid, 0 if none (status' TracerPid) */
+	uint64_t ret_rip, ret_rax;     /* where the last SIGSYS entry returned the guest, and with what (lost_trap) */
+	int restarted;                 /* the call of this frame is made again (rip back on it: zv_frame_result) */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;
@@ -66,6 +72,7 @@ struct zv_thread {
 	 * call may write, then share one page, which a fork copies once. */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
+	struct zv_pt_thread pt;        /* the guest's ptrace, this thread as a tracee (ptrace/ptrace.h) */
 	zv_siginfo pending_info[65];
 	zv_siginfo sigsys_info;
 };

@@ -35,8 +35,8 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 	f->ret = ret;
 	f->nr = nr;
 	int kind = (uint64_t)nr < ZV_SLED_END ? zv_call_kind[nr] : ZV_KIND_HANDLER;
-	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked) {
-		if (t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked || !zv_sys_plain_fork(nr, uc)) {
+	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked || t->bounce_all) {
+		if (t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked || t->bounce_all || !zv_sys_plain_fork(nr, uc)) {
 			f->bounce = ZV_BOUNCE_CALL;
 			zv_sudoff_need(t); /* the bounce is a syscall only SUD catches */
 			return 0;

@@ -5,6 +5,7 @@
  * plat_stubs.c) rewrite sites so that most calls never come here; SUD is
  * their catch-all for the rest. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "trace/count.h"
@@ -104,6 +105,12 @@ static int lost_trap(struct zv_thread *t, struct zv_ucontext *uc, zv_siginfo *tr
 	if (zv_in_kernel_text(uc->mc.rip) || t->in_host_vdso ||
 	    (zv_proc.platform != ZV_PLAT_SECCOMP && (t->sud_off || t->sud_selector != 1)))
 		return 0;
+	/* Or the signal was pending while the kernel returned from the call
+	 * just made there (it blocks signals on the way out), and came with
+	 * that return: the guest has run nothing since (rax is still the
+	 * result; a lost trap leaves the number there). */
+	if (uc->mc.rip == t->ret_rip && uc->mc.rax == t->ret_rax)
+		return 0;
 	uint16_t w = 0;
 	uint64_t outer = t->guard_sp;
 	long e = zv_copy_guarded(&w, (const void *)(uc->mc.rip - 2), 2, &t->guard_sp);
@@ -132,6 +139,8 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 			zv_sigsys_handler(sig, &trap, ucv); /* first the call, then this signal */
 		if (si->si_code == -1 /* SI_QUEUE */ && zv_cr_sigsys(zv_current(), si, uc))
 			return; /* a checkpoint's request or freeze (cr/freeze.c) */
+		if (si->si_code == -1 && zv_event_sigsys(zv_current(), si, uc))
+			return; /* another kernel's knock (peer/peer.c), a tracer's word */
 		/* kill(SIGSYS) or the like: a signal for the guest. */
 		zv_host_sighandler(sig, si, ucv);
 		return;
@@ -165,6 +174,8 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	}
 	zv_signals_on_exit(t, uc);
 	t->sys_uc = outer;
+	t->ret_rip = uc->mc.rip;
+	t->ret_rax = uc->mc.rax;
 	if (!outer)
 		zv_sudoff_settle(t);
 }

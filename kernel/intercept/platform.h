@@ -4,6 +4,7 @@
 #ifndef ZV_INTERCEPT_PLATFORM_H
 #define ZV_INTERCEPT_PLATFORM_H
 #include <stdint.h>
+#include <stddef.h>
 
 struct zv_thread;
 struct zv_ucontext;
@@ -40,6 +41,12 @@ struct zv_platform_ops {
 	 * the thread's rcx there), and where a guest rip resumes. */
 	uint64_t (*guest_ip)(uint64_t ip, uint64_t rcx);
 	uint64_t (*resume_ip)(uint64_t ip);
+	/* A tracer's view of code the platform rewrote (the guest's ptrace):
+	 * the original bytes laid over buf, which holds [addr, addr + n) of
+	 * memory; and the original code put back there (writes through memfd,
+	 * /proc/self/mem) before a tracer writes over it. */
+	void (*show_original)(uint64_t addr, uint8_t *buf, size_t n);
+	int (*restore_original)(uint64_t addr, size_t n, int memfd);
 	unsigned owns_gs : 1;       /* the %gs base is the kernel's: the guest's is virtual */
 	unsigned patches_code : 1;  /* guest memory calls wait for its rewriting */
 	unsigned host_vdso : 1;     /* the kernel may run the host's vDSO (SUD can let it through) */

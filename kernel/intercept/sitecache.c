@@ -253,6 +253,8 @@ static int check(struct zv_stub_batch *b)
 		struct zv_stub_window *w = &b->w[i];
 		ok = ((const uint8_t *)w->s)[0] == 0x0f && ((const uint8_t *)w->s)[1] == 0x05;
 		memcpy(w->code, (const uint8_t *)w->p, w->s - w->p);
+		if (w->d) /* the padding a trampoline takes */
+			memcpy(w->code, (const uint8_t *)w->d, 5);
 	}
 	for (int i = 0; i < b->ninside && ok; i++)
 		ok = zv_stubs_is_call_pair((const uint8_t *)b->inside[i]);

@@ -40,7 +40,13 @@
 
 _Static_assert((ZV_STUBS_FORMAT >> 8 & 0xff) == STUB_SIZE && (ZV_STUBS_FORMAT & 0xff) == TAIL_SIZE,
 	      "a new stub layout is a new ZV_STUBS_FORMAT");
-struct rec { uint64_t p, s, d; };
+struct rec {
+	uint64_t p, s, d;
+	/* the code the window replaced: [p, s) (a trampoline: the 5 bytes of
+	 * padding at d); a tracer reads it back (zv_stubs_show_original) */
+	uint8_t orig[ZV_STUB_MAX_MOVED];
+	int restored; /* the original code is back (a tracer wrote there) */
+};
 struct region {
 	uint64_t lo, hi;         /* the stubs: tail, then one STUB_SIZE slot per rec */
 	uint64_t code_lo, code_hi; /* the code whose windows they serve */
@@ -218,7 +224,8 @@ static int fill_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64
 		if (window_fits(w, lo, hi, n ? recs[n - 1].s + 2 : 0, xa) && write_stub(x, xa, base, w)) {
 			if (!r && memcmp(one, want + (xa - base), STUB_SIZE))
 				return -1;
-			recs[n++] = (struct rec){ w->p, w->s, w->d };
+			recs[n] = (struct rec){ .p = w->p, .s = w->s, .d = w->d };
+			memcpy(recs[n++].orig, w->code, sizeof w->code);
 			if (n - 1 != i)
 				b->w[n - 1] = *w; /* b keeps the windows made, as the stubs' order */
 		} else if (all) {
@@ -468,10 +475,83 @@ uint64_t zv_stubs_resume_ip(uint64_t ip)
 		if (ip <= r->code_lo || ip >= r->code_hi)
 			continue;
 		int z = first_p(r->recs, r->n, sizeof *r->recs, ip) - 1; /* the last window starting below ip */
-		if (z >= 0 && ip <= r->recs[z].s)
+		if (z >= 0 && ip <= r->recs[z].s && !r->recs[z].restored)
 			return r->lo + TAIL_SIZE + (uint64_t)z * STUB_SIZE + (ip - r->recs[z].p);
 	}
 	return ip;
+}
+
+/* Calls fn for each window or trampoline whose bytes meet [addr, addr + n). */
+static void each_window(uint64_t addr, size_t n, void (*fn)(struct rec *w, void *arg), void *arg)
+{
+	int nr = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < nr; i++) {
+		const struct region *r = &regions[i];
+		if (addr + n + 200 <= r->code_lo || addr >= r->code_hi + 200)
+			continue;
+		for (int k = first_p(r->recs, r->n, sizeof *r->recs, addr > 200 ? addr - 200 : 0);
+		     k < r->n && r->recs[k].p < addr + n + 200; k++) {
+			struct rec *w = (struct rec *)&r->recs[k];
+			if (!w->restored && (overlaps(w->p, w->s + 2 - w->p, addr, n) || (w->d && overlaps(w->d, 5, addr, n))))
+				fn(w, arg);
+		}
+	}
+}
+
+/* The bytes a window or trampoline stands for, laid over [at, at + n) of buf. */
+struct span { uint64_t at; uint8_t *buf; size_t n; };
+static void put(struct span *sp, uint64_t a, const uint8_t *src, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (a + i >= sp->at && a + i < sp->at + sp->n)
+			sp->buf[a + i - sp->at] = src[i];
+}
+static void original(struct rec *w, void *arg)
+{
+	static const uint8_t sys[2] = { 0x0f, 0x05 };
+	if (w->d) {
+		put(arg, w->d, w->orig, 5);
+	} else {
+		put(arg, w->p, w->orig, w->s - w->p);
+	}
+	put(arg, w->s, sys, 2);
+}
+
+void zv_stubs_show_original(uint64_t addr, uint8_t *buf, size_t n)
+{
+	struct span sp = { addr, buf, n };
+	each_window(addr, n, original, &sp);
+}
+
+/* Writes a window's original bytes back through /proc/self/mem (the code
+ * is not writable, and another thread may run it: a thread inside the
+ * stub finishes there, and a new one takes the catch-all). */
+struct restore { int fd; int n; };
+static void put_back(struct rec *w, void *arg)
+{
+	struct restore *rs = arg;
+	uint64_t lo = w->d ? (w->d < w->p ? w->d : w->p) : w->p;
+	uint64_t hi = w->d ? (w->d + 5 > w->s + 2 ? w->d + 5 : w->s + 2) : w->s + 2;
+	uint8_t b[300];
+	if (hi - lo > sizeof b)
+		return;
+	memcpy(b, (const void *)lo, hi - lo);
+	struct span sp = { lo, b, hi - lo };
+	original(w, &sp);
+	/* the jump to the stub goes first: the syscall bytes follow it */
+	if (zv_sys4(__NR_pwrite64, rs->fd, b, hi - lo, lo) == (long)(hi - lo)) {
+		w->restored = 1;
+		rs->n++;
+	}
+}
+
+int zv_stubs_restore_original(uint64_t addr, size_t n, int memfd)
+{
+	struct restore rs = { memfd, 0 };
+	zv_sites_lock();
+	each_window(addr, n, put_back, &rs);
+	zv_sites_unlock();
+	return rs.n;
 }
 
 int zv_stubs_regions(uint64_t (*out)[2], int max)

@@ -88,8 +88,9 @@ size_t zv_stubs_region_size(int n);
 int zv_stubs_is_region(uint64_t lo, uint64_t hi);
 /* The format of the stubs and of the jumps to them: part of the key of a
  * copy of code holding those jumps and of its stub region
- * (intercept/sharedtext.c). Version 2: the site relative to the key. */
-#define ZV_STUBS_FORMAT 0x02004010ULL /* version (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
+ * (intercept/sharedtext.c). Version 2: the site relative to the key; 3: a
+ * trampoline's window keeps the padding it replaced. */
+#define ZV_STUBS_FORMAT 0x03004010ULL /* version (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
 /* Whether the page at page holds a byte of a window or trampoline. */
 int zv_stubs_window_page(uint64_t page);
 /* already_writable for a mapping that zv_stubs_open opened (the patch lock
@@ -117,6 +118,15 @@ static inline uint64_t zv_stub_site(uint64_t key) { return key + *(const uint64_
  * is not such an address. */
 uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx);
 uint64_t zv_stubs_resume_ip(uint64_t ip);
+
+/* A tracer's view of the code (the guest's ptrace): the original bytes
+ * of every window and trampoline meeting [addr, addr + n) laid over buf,
+ * which holds that memory; and the original code written back there
+ * (through memfd, an fd of /proc/self/mem) before a tracer writes over it,
+ * so that those sites take the catch-all from then on. Returns how many
+ * windows were put back. */
+void zv_stubs_show_original(uint64_t addr, uint8_t *buf, size_t n);
+int zv_stubs_restore_original(uint64_t addr, size_t n, int memfd);
 
 /* The stub regions, for the memory calls that must leave them alone:
  * stores up to max [start, end) pairs and returns how many. */

@@ -219,6 +219,12 @@ static void add_trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t d)
 	b->recent[b->nrecent++ % 64] = d;
 }
 
+/* The padding a trampoline takes, as it was (from the decoded bytes). */
+static void keep_padding(struct zv_stub_batch *b, const uint8_t *pad)
+{
+	memcpy(b->w[b->n - 1].code, pad, 5);
+}
+
 void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
 {
 	uint64_t sys[MAX_FUNCTION_SYSCALLS];
@@ -259,9 +265,10 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 			/* no window before it: the syscall alone, through padding
 			 * here or in the next function's */
 			int64_t d = trampoline(b, at + s, len + gap, at);
-			if (d >= 0)
+			if (d >= 0) {
 				add_trampoline(b, at + s, at + (uint64_t)d);
-			else if (b->norphans < (int)(sizeof b->orphans / sizeof b->orphans[0]))
+				keep_padding(b, code + d);
+			} else if (b->norphans < (int)(sizeof b->orphans / sizeof b->orphans[0]))
 				b->orphans[b->norphans++] = at + s;
 			continue;
 		}
@@ -285,7 +292,9 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 		return;
 	for (int k = 0; k < n && b->n < b->max; k++) {
 		int64_t d = trampoline(b, b->orphans[k], len + gap, at);
-		if (d >= 0)
+		if (d >= 0) {
 			add_trampoline(b, b->orphans[k], at + (uint64_t)d);
+			keep_padding(b, code + d);
+		}
 	}
 }

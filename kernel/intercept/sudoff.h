@@ -50,5 +50,5 @@ static inline void zv_sudoff_shared_vm(void) { zv_sudoff_never = 1; }
 void zv_sudoff_numbers(unsigned long *uncovered, int *why);
 
 enum { ZV_TAINT_SITES = 1, ZV_TAINT_WX, ZV_TAINT_SHARED, ZV_TAINT_UNREADABLE, ZV_TAINT_REMAP,
-       ZV_TAINT_DROP, ZV_TAINT_SHM, ZV_TAINT_VDSO };
+       ZV_TAINT_DROP, ZV_TAINT_SHM, ZV_TAINT_VDSO, ZV_TAINT_POKE /* a tracer wrote code */ };
 #endif

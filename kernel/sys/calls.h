@@ -44,6 +44,9 @@ void zv_host_set_mask(uint64_t mask, uint64_t *old);
 __attribute__((noreturn)) void zv_die_by_signal(int sig);
 void zv_clear_handlers(struct zv_sighand *sh);
 void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_siginfo *si);
+void zv_kwork_request(struct zv_thread *t, struct zv_ucontext *uc);
+void zv_signal_post(struct zv_thread *t, const zv_siginfo *si);
+void zv_signal_set_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m);
 
 /* sys/proc.c */
 long zv_sys_clone(struct zv_call *c);
@@ -75,9 +78,11 @@ long zv_sys_chroot(struct zv_call *c);
 /* sys/sandbox.c */
 long zv_sys_prctl(struct zv_call *c);
 long zv_sys_seccomp(struct zv_call *c);
-long zv_sys_ptrace(struct zv_call *c);
 int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 void zv_sandbox_on(void); /* the guest turned on its SUD or seccomp */
+
+/* ptrace/request.c: the guest's ptrace, emulated between hosted processes */
+long zv_sys_ptrace(struct zv_call *c);
 
 /* sys/mm.c */
 void zv_brk_init(uint64_t start);

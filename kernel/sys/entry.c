@@ -62,8 +62,10 @@ void zv_frame_result(struct zv_thread *t, struct zv_ucontext *uc, long nr, long 
 		 * instruction (2 bytes, `syscall` or `call *%rax`). */
 		uc->mc.rip -= 2;
 		uc->mc.rax = nr;
+		t->restarted = 1;
 	} else {
 		uc->mc.rax = r;
+		t->restarted = 0;
 	}
 }
 

@@ -97,6 +97,7 @@ static const struct field fields[] = {
 	NUM('k', carry_fd),          /* sys/exec.c: the fd the file is named through */
 	{ 'w', NULL, zv_sitecache_encode_vdso, zv_sitecache_decode_vdso }, /* intercept/sitecache.c: the vDSO's windows */
 	{ 'K', NULL, zv_cr_encode, zv_cr_decode },                  /* cr/freeze.c: --checkpoint-on */
+	{ 'P', NULL, zv_pt_encode, zv_pt_decode },                  /* ptrace/layer.c: the tracer of a tracee */
 	{ 'T', NULL, zv_time_encode, zv_time_decode },             /* sys/vtime_spec.c: --time */
 	{ 'X', NULL, zv_trace_encode_out, zv_trace_decode_out },   /* trace/: the output */
 	{ 'Y', NULL, zv_trace_encode_opts, zv_trace_decode_opts }, /* trace/: the options, last */

@@ -33,6 +33,8 @@ zv_state_encoder zv_time_encode;        /* sys/vtime_spec.c: T= */
 zv_state_decoder zv_time_decode;
 zv_state_encoder zv_trace_encode_out;   /* trace: X= the output fd and whether the thread is traced */
 zv_state_decoder zv_trace_decode_out;
+zv_state_encoder zv_pt_encode;          /* ptrace/layer.c: P= the tracer of a traced image */
+zv_state_decoder zv_pt_decode;
 zv_state_encoder zv_trace_encode_opts;  /* trace: Y= the options' text (last: it may hold commas) */
 zv_state_decoder zv_trace_decode_opts;
 #endif

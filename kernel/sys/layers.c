@@ -6,6 +6,7 @@
 #include <asm/unistd_64.h>
 
 static const struct zv_layer *const layers[] = {
+	&zv_ptrace_layer,  /* ptrace/layer.c: the guest's ptrace (outermost: its stops see the call as the guest made it) */
 	&zv_trace_layer,   /* trace/layer.c: lines, -c's times (outermost: it times the rest) */
 	&zv_inject_layer,  /* trace/inject.c: -e inject= */
 	&zv_sandbox_layer, /* sys/sandbox.c: the guest's own SUD and seccomp */
@@ -16,6 +17,7 @@ static const struct zv_layer *const layers[] = {
 	&zv_cr_lazy_layer, /* cr/lazy.c: memory a restore mapped from its image stays anonymous memory */
 	&zv_vtime_layer,   /* sys/vtime.c: --time, the kernel's clock reads */
 	&zv_count_layer,   /* trace/count.c: events only (the entry counts calls) */
+	&zv_peer_layer,    /* peer/peer.c: events only (knocks served on the way out) */
 };
 #define NLAYERS (sizeof layers / sizeof layers[0])
 _Static_assert(NLAYERS <= 16, "the per-call masks are two bytes");
@@ -65,6 +67,7 @@ long zv_next(struct zv_call *c)
 	if (m) {
 		int i = __builtin_ctz(m);
 		c->pending = m & (m - 1);
+		c->after = ~0u << (i + 1);
 		return layers[i]->call(c);
 	}
 	zv_handler *h = zv_row(c->nr)->handler;
@@ -76,8 +79,14 @@ long zv_next(struct zv_call *c)
 
 long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
 {
-	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512] };
+	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512], ~0u };
 	return zv_next(&c);
+}
+
+long zv_next_as(struct zv_call *c, long nr, long *a)
+{
+	struct zv_call d = { c->t, c->uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512] & c->after, c->after };
+	return zv_next(&d);
 }
 
 #define EACH_LAYER(hook, ...) \
@@ -90,3 +99,26 @@ void zv_event_exec(struct zv_thread *t, long nr, const long *a) { EACH_LAYER(exe
 void zv_event_exec_failed(struct zv_thread *t, long nr) { EACH_LAYER(exec_failed, t, nr); }
 void zv_event_exit(struct zv_thread *t, int code, int sig) { EACH_LAYER(exit, t, code, sig); }
 void zv_event_signal(struct zv_thread *t, int sig, const void *si) { EACH_LAYER(signal, t, sig, si); }
+void zv_event_kwork(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(kwork, t, uc); }
+void zv_event_arrive(struct zv_thread *t, int sig, zv_siginfo *si) { EACH_LAYER(arrive, t, sig, si); }
+void zv_event_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags) { EACH_LAYER(clone_before, t, child, flags); }
+void zv_event_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags) { EACH_LAYER(clone_after, t, uc, child, flags); }
+void zv_event_task_start(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(task_start, t, uc); }
+void zv_event_vfork_done(struct zv_thread *t, struct zv_ucontext *uc, long child) { EACH_LAYER(vfork_done, t, uc, child); }
+void zv_event_exec_start(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(exec_start, t, uc); }
+
+int zv_event_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc)
+{
+	for (size_t i = 0; i < NLAYERS && sig; i++)
+		if (layers[i]->deliver)
+			sig = layers[i]->deliver(t, sig, si, uc);
+	return sig;
+}
+
+int zv_event_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->sigsys && layers[i]->sigsys(t, si, uc))
+			return 1;
+	return 0;
+}

@@ -31,6 +31,9 @@ static void child_start(void)
 	if (zv_thread_arm(t) < 0)
 		zv_exit_group(126);
 	struct start_frame *f = (struct start_frame *)((uint64_t)t + ZV_BLOCK_SIZE) - 1;
+	zv_event_task_start(t, &f->uc);
+	if (t->fast.sig_pending) /* a tracer's first stop of the new task */
+		zv_signals_on_exit(t, &f->uc);
 	zv_enter_frame(&f->uc);
 }
 
@@ -155,6 +158,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		 * gives the child none of the parent's and keeps the child's
 		 * (kill right after fork, LTP kill11). Faults stay unblocked. */
 		uint64_t saved;
+		zv_event_clone_before(t, NULL, flags);
 		zv_host_set_mask(~ZV_FAULT_SIGNALS, &saved);
 		uint64_t parents = t->pending_set;
 		if (q->args3) {
@@ -179,6 +183,8 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 			t->host_held = 0;
 		}
 		zv_host_set_mask(saved, NULL);
+		if (r != 0)
+			zv_event_clone_after(t, uc, r, flags);
 		return r;
 	}
 	struct zv_thread *c = zv_thread_alloc();
@@ -195,6 +201,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		zv_sudoff_shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)
 		__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
+	zv_event_clone_before(t, c, flags);
 	/* The child starts with every signal blocked until its frame restores
 	 * the guest's mask: no handler may run before its altstack exists. */
 	uint64_t saved;
@@ -214,6 +221,9 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		__atomic_fetch_sub(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	if (r < 0 || shares_stack)
 		zv_thread_free(c);
+	zv_event_clone_after(t, uc, r, flags);
+	if (r > 0 && shares_stack)
+		zv_event_vfork_done(t, uc, r);
 	return r;
 }
 

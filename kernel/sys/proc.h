@@ -24,6 +24,8 @@ struct zv_proc {
 	int first_image;         /* zvisor run/trace's own image, not an exec'd one */
 	int seccomp_installed;
 	int sandboxed;           /* the guest turned on its own SUD or seccomp (sys/sandbox.c's layer) */
+	int catch_signals;       /* a feature sees every signal first (the guest's ptrace): zvisor catches all */
+	int exec_stop;           /* a layer looks at a new image's first instruction (exec_start) */
 	volatile int nthreads;
 	uint64_t text_start, text_end;
 	enum zv_rewrite rewrite;

@@ -1,8 +1,7 @@
-/* The guest's own interception and tracing. Its Syscall User Dispatch is
- * emulated: every guest call passes through the dispatcher, which applies
- * the guest's range and selector as the host would (its seccomp is emulated
- * in seccomp.c). A tracer would see the kernel's SIGSYS as ptrace stops, so
- * ptrace attachment is refused with EINVAL, as docs/DESIGN.md documents. */
+/* The guest's own interception. Its Syscall User Dispatch is emulated:
+ * every guest call passes through the dispatcher, which applies the
+ * guest's range and selector as the host would (its seccomp is emulated in
+ * seccomp.c; its ptrace in kernel/ptrace/). */
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "trace/count.h"
@@ -75,17 +74,6 @@ long zv_sys_prctl(struct zv_call *c)
 	if (a[0] == PR_SET_TSC && a[1] != PR_TSC_ENABLE)
 		zv_count_tsc_off(); /* the kernel's own reads would fault too */
 	return zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
-}
-
-/* Becoming a tracee (TRACEME) or taking one (ATTACH, SEIZE) is refused; the
- * other requests fail on the host as there is no tracee. */
-long zv_sys_ptrace(struct zv_call *c)
-{
-	struct zv_thread *t = c->t;
-	long *a = c->a;
-	if (a[0] == 0 /* PTRACE_TRACEME */ || a[0] == 16 /* PTRACE_ATTACH */ || a[0] == 0x4206 /* SEIZE */)
-		return -EINVAL;
-	return zv_host_call(t, __NR_ptrace, a[0], a[1], a[2], a[3], 0, 0);
 }
 
 /* The layer: once the guest has turned on its own SUD or seccomp, every

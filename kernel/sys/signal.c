@@ -38,6 +38,12 @@ void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 	zv_sudoff_need(t); /* its delivery bounces, a syscall only SUD catches */
 }
 
+/* A signal for thread t (the calling one), delivered on its way out. */
+void zv_signal_post(struct zv_thread *t, const zv_siginfo *si)
+{
+	defer(t, si->si_signo, si);
+}
+
 /* SIGSYS stays unblocked on the host, which brings the kernel its calls by
  * it: one sent to a guest that blocks it is held here, pending, until the
  * guest unblocks it (LTP's sighold02). Another one meanwhile is lost, as
@@ -60,6 +66,11 @@ void set_guest_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
 	t->faults_blocked = (m & ZV_FAULT_SIGNALS) != 0;
 	t->kernel_blocked = zv_kernel_blocked(m);
 	uc->uc_sigmask = m & ~zv_kernel_signals();
+}
+
+void zv_signal_set_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
+{
+	set_guest_mask(t, uc, m);
 }
 
 /* A kernel entry on a signal frame (uc) whose guest blocks SIGSEGV or
@@ -89,6 +100,8 @@ static int catch_default(int sig)
 {
 	if (sig == SIGSEGV || sig == SIGBUS)
 		return 1; /* faults on guest memory inside the kernel become EFAULT */
+	if (zv_proc.catch_signals)
+		return sig != SIGKILL && sig != SIGSTOP; /* a tracer sees every signal first */
 	return (zv_proc.count_fd >= 0 || zv_proc.trace.on) && !default_ignores(sig) && !default_stops(sig) &&
 	       sig != SIGKILL;
 }
@@ -105,7 +118,7 @@ void set_host_action(struct zv_sighand *sh, int sig)
 	}
 	struct zv_ksigaction *g = &sh->act[sig], h;
 	uint64_t keep = g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT);
-	if (g->handler == ZV_SIG_IGN || (g->handler == ZV_SIG_DFL && !catch_default(sig))) {
+	if ((g->handler == ZV_SIG_IGN && !zv_proc.catch_signals) || (g->handler == ZV_SIG_DFL && !catch_default(sig))) {
 		h = (struct zv_ksigaction){ g->handler, keep | ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
 	} else {
 		/* No SA_RESTART: a host call made for the guest must return
@@ -267,7 +280,7 @@ static int segv_handled(struct zv_thread *t, int sig, uint64_t blocked)
 /* Builds the guest's signal frame for sig on the guest stack and points the
  * context uc at the guest's handler, exactly as the host's signal delivery
  * does (rt_sigframe, xsave image, red zone, altstack, masks, flags). */
-static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
+static void act_on(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
 {
 	struct zv_sighand *sh = t->sighand;
 	zv_lock(&sh->lock);
@@ -325,7 +338,7 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	struct zv_sigframe *f = (struct zv_sigframe *)sp;
 	if (put_frame(t, segv_handled(t, sig, base_mask), f, &fr, (void *)fp, host_fp, fpsize) < 0) {
 		zv_siginfo segv = { .si_signo = SIGSEGV, .si_code = 0x80 /* SI_KERNEL */ };
-		deliver(t, SIGSEGV, &segv, uc); /* sig is lost, as on the host */
+		act_on(t, SIGSEGV, &segv, uc); /* sig is lost, as on the host */
 		return;
 	}
 	if (t->guest_ss.ss_flags & ZV_SS_AUTODISARM) {
@@ -353,6 +366,32 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	if (!(act.flags & ZV_SA_NODEFER))
 		m |= ZV_SIGBIT(sig);
 	set_guest_mask(t, uc, m);
+}
+
+/* Gives the layers (a tracer's signal-delivery stop) the signal first: it
+ * may be suppressed or replaced, and a replacement the guest blocks goes
+ * back to the host, pending, as natively it is queued again. 0: nothing
+ * more to do. */
+static int first_seen(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc)
+{
+	int to = zv_event_deliver(t, sig, si, uc);
+	if (to && to != sig) {
+		si->si_signo = to;
+		uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
+		if (blocked & ZV_SIGBIT(to)) {
+			give_back(t, to, si);
+			return 0;
+		}
+	}
+	return to;
+}
+
+static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
+{
+	zv_siginfo info = *si;
+	sig = first_seen(t, sig, &info, uc);
+	if (sig)
+		act_on(t, sig, &info, uc);
 }
 
 /* A signal that interrupted the kernel is deferred, and the host must not
@@ -414,7 +453,15 @@ int zv_signal_is_fault(int sig, const zv_siginfo *si)
  * to the host's default so the process dies exactly as natively. */
 void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc)
 {
-	if (zv_signal_is_fault(sig, si) && sig != 5 && sig != 8 && t->sighand->act[sig].handler == ZV_SIG_DFL) {
+	if (sig == SIGSYS && t->sigsys_blocked) {
+		hold_sigsys(t, si);
+		return;
+	}
+	int was = sig;
+	if (!(sig = first_seen(t, sig, si, uc)))
+		return;
+	if (sig == was && zv_signal_is_fault(sig, si) && sig != 5 && sig != 8 &&
+	    t->sighand->act[sig].handler == ZV_SIG_DFL) {
 		/* Restore the host's default and let the instruction fault
 		 * again (core dump included). */
 		zv_report_at_exit();
@@ -424,11 +471,25 @@ void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct z
 			zv_die_by_signal(sig); /* page 0 would not fault the same way twice */
 		return;
 	}
-	if (sig == SIGSYS && t->sigsys_blocked) {
-		hold_sigsys(t, si);
+	act_on(t, sig, si, uc);
+}
+
+/* A feature's work that must run with the guest's registers at hand (a
+ * peer's knock, a tracer's stop): at once when uc interrupted guest code,
+ * else on the way back to the guest, where a blocking call it interrupts
+ * is made again, as after a stop and continue. */
+void zv_kwork_request(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	if (!zv_interrupted_kernel(t, uc)) {
+		zv_event_kwork(t, uc);
+		if (t->fast.sig_pending) /* what it posted, or asked for meanwhile */
+			zv_signals_on_exit(t, uc);
 		return;
 	}
-	deliver(t, sig, si, uc);
+	t->kwork = 1;
+	t->fast.sig_pending = 1;
+	zv_sudoff_need(t); /* the way out bounces, a syscall only SUD catches */
+	zv_kernel_interrupted(uc);
 }
 
 /* A thread back from a checkpoint's park (the image written, or restored)
@@ -465,6 +526,10 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		after_park(t, uc);
 	}
 	zv_host_set_mask(~0UL, NULL);
+	while (t->kwork) { /* (one asked for meanwhile is done too: nothing comes between here and sigreturn) */
+		t->kwork = 0;
+		zv_event_kwork(t, uc);
+	}
 	while (t->pending_set) {
 		int sig = __builtin_ctzl(t->pending_set) + 1;
 		t->pending_set &= ~ZV_SIGBIT(sig);
@@ -501,9 +566,11 @@ int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
 			restart = 0; /* a handler without SA_RESTART sees EINTR */
 	}
-	if (!handled && zv_cr_restart_call(t)) {
-		t->cr.restart_nr = (int)nr + 1; /* after_park may still decide otherwise */
-		return 1; /* only a checkpoint's freeze: as after a stop and continue */
+	if (!handled) {
+		if (zv_cr_restart_call(t))
+			t->cr.restart_nr = (int)nr + 1; /* after_park may still decide otherwise */
+		return 1; /* no handler runs (a checkpoint's freeze, a feature's work, a signal
+			   * zvisor caught that the guest ignores): as after a stop and continue */
 	}
 	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
 		return 0;

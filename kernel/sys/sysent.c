@@ -202,7 +202,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(getrusage, D(2, 0, zv_dec_getrusage)),
 	ROW(sysinfo, D(1, 0, zv_dec_sysinfo), .quiet = ZV_QUIET_YES),
 	ROW(times, D(1, 0, zv_dec_times)),
-	ROW(ptrace, N(4, 0), .handler = zv_sys_ptrace, .frame = 1),
+	ROW(ptrace, N(4, 0), .handler = zv_sys_ptrace),
 	ROW(getuid, S(CRED | PURE, ""), .handler = zv_sys_id_get, .quiet = ZV_QUIET_YES, .cred = ZV_CRED_UID),
 	ROW(syslog, N(3, 0)),
 	ROW(getgid, S(CRED | PURE, ""), .handler = zv_sys_id_get, .quiet = ZV_QUIET_YES, .cred = ZV_CRED_GID),

@@ -1,0 +1,347 @@
+/* The channel between zvisor-hosted processes (peer.h explains the
+ * rendezvous). No process listens all the time: the asker opens a listener
+ * for one rendezvous and knocks, so a hosted process holds no fd and no
+ * thread for the channel, and the knocked side needs nothing but the
+ * SIGSYS handler every hosted process has. */
+#include "zvisor.h"
+#include "peer/peer.h"
+#include "sys/layer.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include <linux/fcntl.h>
+
+#define AF_UNIX 1
+#define SOCK_SEQPACKET 5
+#define SOCK_CLOEXEC 02000000
+#define SOL_SOCKET 1
+#define SO_PEERCRED 17
+#define SO_RCVTIMEO 20
+#define SO_SNDTIMEO 21
+#define SCM_RIGHTS 1
+#define MSG_CMSG_CLOEXEC 0x40000000
+#define SI_QUEUE (-1)
+#define SIGSYS 31
+#define POLLIN 1
+#define MAX_FDS 8
+
+struct sockaddr_un_ {
+	uint16_t family;
+	char path[108];
+};
+struct ucred_ {
+	int32_t pid;
+	uint32_t uid, gid;
+};
+struct iovec_ {
+	void *base;
+	size_t len;
+};
+struct msghdr_ {
+	void *name;
+	int namelen;
+	struct iovec_ *iov;
+	size_t iovlen;
+	void *control;
+	size_t controllen;
+	int flags;
+};
+struct cmsghdr_ {
+	size_t len;
+	int level, type;
+};
+
+/* The abstract name of slot on asker's listener; its length as bind takes it. */
+static int peer_addr(struct sockaddr_un_ *a, int asker, int slot)
+{
+	a->family = AF_UNIX;
+	a->path[0] = 0;
+	int n = zv_snprintf(a->path + 1, sizeof a->path - 1, "zvisor-peer-%d-%d", asker, slot);
+	return 2 + 1 + n;
+}
+
+static long sock(void)
+{
+	return zv_sys3(__NR_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+}
+
+/* Receives and sends on a session time out, so that a peer that dies or
+ * stops half-way never holds this process's kernel. */
+static void set_timeouts(int fd, long secs)
+{
+	struct { long s, us; } tv = { secs, 0 };
+	zv_sys5(__NR_setsockopt, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	zv_sys5(__NR_setsockopt, fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+/* The other end of fd is process pid of our user (or root). */
+static int peer_is(int fd, int pid)
+{
+	struct ucred_ c;
+	int len = sizeof c;
+	if (zv_sys5(__NR_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &c, &len) < 0)
+		return 0;
+	uint32_t uid = (uint32_t)zv_sys0(__NR_getuid);
+	return c.pid == pid && (c.uid == uid || c.uid == 0 || uid == 0);
+}
+
+int zv_peer_pid(int fd)
+{
+	struct ucred_ c;
+	int len = sizeof c;
+	return zv_sys5(__NR_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &c, &len) < 0 ? -1 : c.pid;
+}
+
+int zv_peer_hosted(int hpid)
+{
+	struct zv_stat_ { uint64_t dev, ino; uint64_t rest[16]; } me, it;
+	char path[48];
+	zv_snprintf(path, sizeof path, "/proc/%d/exe", hpid);
+	long r = zv_sys4(__NR_newfstatat, -100, path, &it, 0);
+	if (r == -ENOENT)
+		return -ESRCH;
+	if (r < 0)
+		return (int)r;
+	if (zv_sys4(__NR_newfstatat, -100, "/proc/self/exe", &me, 0) < 0)
+		return -EACCES;
+	return me.dev == it.dev && me.ino == it.ino;
+}
+
+static volatile uint64_t slots_used; /* a bit per slot whose listener is open */
+
+long zv_peer_knock(int hpid, int htid, struct zv_peer_wait *w)
+{
+	int slot = -1;
+	for (int i = 0; i < ZV_PEER_SLOTS && slot < 0; i++) {
+		uint64_t bit = 1UL << i;
+		if (!(__atomic_fetch_or(&slots_used, bit, __ATOMIC_ACQ_REL) & bit))
+			slot = i;
+	}
+	if (slot < 0)
+		return -EAGAIN;
+	int me = (int)zv_getpid();
+	long ls = sock();
+	struct sockaddr_un_ a;
+	int alen = peer_addr(&a, me, slot);
+	long r = ls;
+	if (ls >= 0 && ((r = zv_sys3(__NR_bind, ls, &a, alen)) < 0 || (r = zv_sys2(__NR_listen, ls, 4)) < 0))
+		zv_close((int)ls);
+	if (r < 0) {
+		__atomic_fetch_and(&slots_used, ~(1UL << slot), __ATOMIC_RELEASE);
+		return r;
+	}
+	zv_siginfo si = { .si_signo = SIGSYS, .si_code = SI_QUEUE };
+	si.kill.pid = me;
+	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+	uint64_t v = (ZV_PEER_MAGIC << 40) | ((uint64_t)slot << 32) | (uint32_t)me;
+	memcpy(si.bytes + 8, &v, 8);
+	r = htid ? zv_sys4(__NR_rt_tgsigqueueinfo, hpid, htid, SIGSYS, &si)
+		 : zv_sys3(__NR_rt_sigqueueinfo, hpid, SIGSYS, &si);
+	w->listener = (int)ls;
+	w->slot = slot;
+	w->hpid = hpid;
+	if (r < 0) {
+		zv_peer_cancel(w);
+		return r;
+	}
+	return 0;
+}
+
+void zv_peer_cancel(struct zv_peer_wait *w)
+{
+	if (w->listener >= 0)
+		zv_close(w->listener);
+	w->listener = -1;
+	__atomic_fetch_and(&slots_used, ~(1UL << w->slot), __ATOMIC_RELEASE);
+}
+
+long zv_peer_accept(struct zv_peer_wait *w, int ms)
+{
+	struct ts { long s, ns; };
+	uint64_t now[2], end;
+	zv_sys2(__NR_clock_gettime, 1 /* MONOTONIC */, now);
+	end = now[0] * 1000000000UL + now[1] + (uint64_t)ms * 1000000UL;
+	for (;;) {
+		struct { int fd; short events, revents; } p = { w->listener, POLLIN, 0 };
+		zv_sys2(__NR_clock_gettime, 1, now);
+		uint64_t t = now[0] * 1000000000UL + now[1];
+		long left = t < end ? (long)(end - t) : 0;
+		struct ts ts = { left / 1000000000L, left % 1000000000L };
+		/* Not cancellable: a signal for the guest meanwhile is deferred
+		 * (this is kernel text) and only ends this poll early. */
+		long r = zv_sys5(__NR_ppoll, &p, 1, &ts, NULL, 8);
+		if (r > 0)
+			break;
+		if (left == 0 || (r < 0 && r != -EINTR)) {
+			if (ms == 0)
+				return -EAGAIN;
+			zv_peer_cancel(w);
+			return r < 0 && r != -EINTR ? r : -ETIMEDOUT;
+		}
+	}
+	long fd = zv_sys4(__NR_accept4, w->listener, NULL, NULL, SOCK_CLOEXEC);
+	zv_peer_cancel(w);
+	if (fd < 0)
+		return fd;
+	if (!peer_is((int)fd, w->hpid)) {
+		zv_close((int)fd);
+		return -EPERM;
+	}
+	set_timeouts((int)fd, 5);
+	return fd;
+}
+
+long zv_peer_open(int hpid, int htid, int ms)
+{
+	struct zv_peer_wait w;
+	long r = zv_peer_knock(hpid, htid, &w);
+	return r < 0 ? r : zv_peer_accept(&w, ms);
+}
+
+long zv_peer_send(int fd, const void *buf, size_t n, const int *fds, int nfds)
+{
+	struct iovec_ iov = { (void *)buf, n };
+	union { struct cmsghdr_ h; char b[sizeof(struct cmsghdr_) + MAX_FDS * sizeof(int)]; } c;
+	struct msghdr_ m = { 0, 0, &iov, 1, 0, 0, 0 };
+	if (nfds > 0) {
+		if (nfds > MAX_FDS)
+			return -EINVAL;
+		c.h.len = sizeof c.h + (size_t)nfds * sizeof(int);
+		c.h.level = SOL_SOCKET;
+		c.h.type = SCM_RIGHTS;
+		memcpy(c.b + sizeof c.h, fds, (size_t)nfds * sizeof(int));
+		m.control = &c;
+		m.controllen = (c.h.len + 7) & ~7UL;
+	}
+	long r = zv_sys3(__NR_sendmsg, fd, &m, 0x4000 /* MSG_NOSIGNAL */);
+	return r < 0 ? r : r == (long)n ? 0 : -EIO;
+}
+
+long zv_peer_recv(int fd, void *buf, size_t n, int *fds, int maxfds, int *nfds)
+{
+	struct iovec_ iov = { buf, n };
+	union { struct cmsghdr_ h; char b[sizeof(struct cmsghdr_) + MAX_FDS * sizeof(int)]; } c;
+	struct msghdr_ m = { 0, 0, &iov, 1, &c, sizeof c, 0 };
+	long r = zv_sys3(__NR_recvmsg, fd, &m, MSG_CMSG_CLOEXEC);
+	int got = 0;
+	if (r >= 0 && m.controllen >= sizeof c.h && c.h.level == SOL_SOCKET && c.h.type == SCM_RIGHTS) {
+		int k = (int)((c.h.len - sizeof c.h) / sizeof(int));
+		for (int i = 0; i < k; i++) {
+			int f;
+			memcpy(&f, c.b + sizeof c.h + i * sizeof(int), sizeof f);
+			if (got < maxfds)
+				fds[got++] = f;
+			else
+				zv_close(f); /* more than asked for: not kept */
+		}
+	}
+	if (nfds)
+		*nfds = got;
+	else
+		for (int i = 0; i < got; i++)
+			zv_close(fds[i]);
+	if (r == 0)
+		return -ECONNRESET;
+	return r;
+}
+
+long zv_peer_request(int fd, int service, void *req, size_t n, const int *fds, int nfds, void *ans, size_t an,
+		     int *afds, int maxafds, int *nafds)
+{
+	struct zv_peer_hdr *h = req;
+	*h = (struct zv_peer_hdr){ ZV_PEER_HDR_MAGIC, ZV_PEER_VERSION, (uint16_t)service };
+	long r = zv_peer_send(fd, req, n, fds, nfds);
+	if (r < 0)
+		return r;
+	return zv_peer_recv(fd, ans, an, afds, maxafds, nafds);
+}
+
+/* The knocks not served yet: asker pid and slot, packed. */
+#define QUEUE 16
+static volatile uint64_t queue[QUEUE];
+
+int zv_peer_pending(void)
+{
+	for (int i = 0; i < QUEUE; i++)
+		if (queue[i])
+			return 1;
+	return 0;
+}
+
+/* Connects to the asker and runs the service its first message names. */
+static void serve(struct zv_thread *t, int asker, int slot)
+{
+	long fd = sock();
+	if (fd < 0)
+		return;
+	struct sockaddr_un_ a;
+	int alen = peer_addr(&a, asker, slot);
+	if (zv_sys3(__NR_connect, fd, &a, alen) < 0 || !peer_is((int)fd, asker)) {
+		zv_close((int)fd);
+		return;
+	}
+	set_timeouts((int)fd, 5);
+	union { struct zv_peer_hdr h; char b[4096]; } msg;
+	int fds[MAX_FDS], nfds = 0;
+	long n = zv_peer_recv((int)fd, &msg, sizeof msg, fds, MAX_FDS, &nfds);
+	if (n >= (long)sizeof msg.h && msg.h.magic == ZV_PEER_HDR_MAGIC && msg.h.version == ZV_PEER_VERSION &&
+	    msg.h.service < ZV_PEER_NSERVICES && zv_peer_services[msg.h.service]) {
+		zv_peer_services[msg.h.service](t, (int)fd, &msg, (size_t)n, fds, nfds);
+		return;
+	}
+	for (int i = 0; i < nfds; i++)
+		zv_close(fds[i]);
+	zv_close((int)fd);
+}
+
+void zv_peer_serve_pending(struct zv_thread *t)
+{
+	for (int i = 0; i < QUEUE; i++) {
+		uint64_t v = __atomic_exchange_n(&queue[i], 0, __ATOMIC_ACQ_REL);
+		if (v)
+			serve(t, (int)(uint32_t)v, (int)(v >> 32));
+	}
+}
+
+int zv_peer_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc)
+{
+	uint64_t v;
+	memcpy(&v, si->bytes + 8, 8);
+	if ((v >> 40) != ZV_PEER_MAGIC)
+		return 0;
+	uint64_t e = ((v >> 32) & 0xff) << 32 | (uint32_t)v;
+	int i = 0;
+	for (; i < QUEUE; i++) {
+		uint64_t none = 0;
+		if (__atomic_compare_exchange_n(&queue[i], &none, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			break;
+	}
+	/* a full queue drops the knock: the asker times out and says so */
+	if (i < QUEUE)
+		zv_kwork_request(t, uc);
+	return 1;
+}
+
+/* On the way back to the guest (or at once, in guest code). */
+static void peer_kwork(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	(void)uc;
+	if (zv_peer_pending())
+		zv_peer_serve_pending(t);
+}
+
+/* A fork child has no rendezvous of its parent's. */
+static void peer_fork_child(struct zv_thread *t)
+{
+	(void)t;
+	for (int i = 0; i < QUEUE; i++)
+		if (queue[i])
+			queue[i] = 0;
+	if (slots_used)
+		slots_used = 0;
+}
+
+static int never(long nr) { (void)nr; return 0; }
+static int off(void) { return 0; }
+const struct zv_layer zv_peer_layer = { .name = "peer", .sees = never, .active = off, .kwork = peer_kwork, .sigsys = zv_peer_sigsys,
+					.fork_child = peer_fork_child };

@@ -1,0 +1,173 @@
+/* The shared area of a traced address space, its slots, and the tracer's
+ * bell (ptrace/area.h explains both); this process's state as a tracee. */
+#include "zvisor.h"
+#include "ptrace/ptrace.h"
+#include "sys/layer.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/kmem.h"
+#include <linux/futex.h>
+
+struct zv_pt_tracee zv_pt_me;
+
+long zv_pt_futex_wait(volatile uint32_t *w, uint32_t v, long ms)
+{
+	struct { long s, ns; } ts = { ms / 1000, (ms % 1000) * 1000000L };
+	return zv_sys4(__NR_futex, w, FUTEX_WAIT, v, ms >= 0 ? &ts : NULL);
+}
+
+void zv_pt_futex_wake(volatile uint32_t *w)
+{
+	zv_sys3(__NR_futex, w, FUTEX_WAKE, 0x7fffffff);
+}
+
+long zv_pt_area_new(int *fdp)
+{
+	long fd = zv_sys2(__NR_memfd_create, "zvisor-ptrace", 1 /* MFD_CLOEXEC */);
+	if (fd < 0)
+		return fd;
+	long r = zv_sys2(__NR_ftruncate, fd, ZV_PT_AREA_BYTES);
+	struct zv_pt_area *a = r < 0 ? (void *)r : zv_kmap(ZV_PT_AREA_BYTES, 4096, (int)fd);
+	if (zv_is_err((long)a)) {
+		zv_close((int)fd);
+		return (long)a;
+	}
+	a->magic = ZV_PT_MAGIC;
+	a->hpid = (int)zv_getpid();
+	a->pid = zv_proc.pid;
+	zv_pt_me.area = a;
+	*fdp = (int)fd;
+	return 0;
+}
+
+struct zv_pt_slot *zv_pt_slot_take(struct zv_thread *x)
+{
+	struct zv_pt_area *a = zv_pt_me.area;
+	if (!a)
+		return NULL;
+	struct zv_pt_slot *s = NULL;
+	zv_lock(&a->lock);
+	for (int i = 0; i < ZV_PT_SLOTS && !s; i++) {
+		struct zv_pt_slot *c = zv_pt_slot_at(a, i);
+		if (c->tid)
+			continue;
+		s = c;
+		memset(s, 0, ZV_PT_HEAD_BYTES);
+		s->pid = x->pid;
+		s->htid = x->htid;
+		s->hpid = (int)zv_getpid();
+		__atomic_store_n(&s->tid, x->tid, __ATOMIC_RELEASE);
+		if (i + 1 > a->nslots)
+			__atomic_store_n(&a->nslots, i + 1, __ATOMIC_RELEASE);
+	}
+	zv_unlock(&a->lock);
+	return s;
+}
+
+/* Every signal goes through zvisor first while a thread is traced (the
+ * tracer sees them all), and the tracer's SIGCHLD wakes its waits. */
+static void catch_all(int on)
+{
+	if (zv_proc.catch_signals == on)
+		return;
+	zv_proc.catch_signals = on;
+	zv_signals_reinstall(zv_current()->sighand);
+}
+
+void zv_pt_set_bounce(struct zv_thread *t)
+{
+	struct zv_pt_slot *s = t->pt.slot;
+	int m = t->pt.mode;
+	/* Syscall stops and the events that need a frame take the SIGSYS
+	 * path; a thread resumed with PTRACE_CONT keeps the fast path. */
+	t->bounce_all = s && (m == ZV_PT_SYSCALL || m == ZV_PT_SYSEMU || m == ZV_PT_SYSEMU_STEP || t->pt.step_syscall ||
+			      (s->options & (PT_O_TRACEFORK | PT_O_TRACEEXIT | PT_O_TRACEVFORK | PT_O_TRACECLONE)));
+}
+
+void zv_pt_traced(struct zv_thread *x, struct zv_pt_slot *s, int tracer_pid)
+{
+	x->pt.slot = s;
+	x->pt.mode = ZV_PT_CONT;
+	x->tracer_pid = tracer_pid;
+	s->tracer_pid = tracer_pid;
+	__atomic_add_fetch(&zv_pt_me.traced, 1, __ATOMIC_ACQ_REL);
+	catch_all(1);
+	zv_layers_fold();
+	zv_pt_set_bounce(x);
+}
+
+void zv_pt_untraced(struct zv_thread *x)
+{
+	struct zv_pt_slot *s = x->pt.slot;
+	if (!s)
+		return;
+	zv_pt_debugreg_drop(x);
+	x->pt.slot = NULL;
+	x->pt.want = 0;
+	x->pt.stepping = 0;
+	x->pt.step_syscall = 0;
+	x->tracer_pid = 0;
+	x->bounce_all = 0;
+	__atomic_store_n(&s->state, ZV_PT_GONE, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->tid, 0, __ATOMIC_RELEASE);
+	if (__atomic_sub_fetch(&zv_pt_me.traced, 1, __ATOMIC_ACQ_REL) == 0) {
+		catch_all(zv_pt_tracing());
+		zv_layers_fold();
+	}
+}
+
+void zv_pt_ring(struct zv_pt_bell *b)
+{
+	if (!b)
+		return;
+	__atomic_add_fetch(&b->ring, 1, __ATOMIC_RELEASE);
+	zv_pt_futex_wake(&b->ring);
+}
+
+/* A stop the tracer's guest would learn of by SIGCHLD: a queued SIGCHLD
+ * to the tracer's process carrying the tracee's tid, which its kernel
+ * turns into the CLD_TRAPPED it stands for (ptrace/layer.c). */
+void zv_pt_bell_notify(struct zv_thread *t)
+{
+	struct zv_pt_bell *b = zv_pt_me.bell;
+	zv_pt_ring(b);
+	if (!b || !__atomic_load_n(&b->notify, __ATOMIC_ACQUIRE))
+		return;
+	zv_siginfo si = { .si_signo = SIGCHLD_, .si_code = -1 /* SI_QUEUE */ };
+	si.kill.pid = (int32_t)zv_getpid();
+	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+	uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_NOTIFY << 32) | (uint32_t)t->tid;
+	memcpy(si.bytes + 8, &v, 8);
+	zv_sys3(__NR_rt_sigqueueinfo, b->tracer_hpid, SIGCHLD_, &si);
+}
+
+/* Whether the tracer still lives: its bell says it ended, or its pid is gone. */
+int zv_pt_tracer_alive(void)
+{
+	struct zv_pt_bell *b = zv_pt_me.bell;
+	if (!b || __atomic_load_n(&b->gone, __ATOMIC_ACQUIRE))
+		return 0;
+	return zv_sys2(__NR_kill, b->tracer_hpid, 0) != -ESRCH;
+}
+
+/* Another thread x of this process must look at pt.want: a queued SIGSYS
+ * to it, which it takes at once in guest code or on its way out. */
+void zv_pt_wake_thread(struct zv_thread *x, int want)
+{
+	__atomic_or_fetch(&x->pt.want, want, __ATOMIC_ACQ_REL);
+	zv_siginfo si = { .si_signo = 31, .si_code = -1 };
+	si.kill.pid = (int32_t)zv_getpid();
+	uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_WAKE << 32);
+	memcpy(si.bytes + 8, &v, 8);
+	zv_sys4(__NR_rt_tgsigqueueinfo, zv_getpid(), x->htid, 31, &si);
+}
+
+/* A fork child, or a thread of a process that is no tracee now: the
+ * parent's area and bell stay mapped (they are shared) but are not its. */
+void zv_pt_forget(void)
+{
+	zv_pt_me.area = NULL;
+	zv_pt_me.bell = NULL;
+	zv_pt_me.traced = 0;
+	zv_pt_me.lock = 0;
+}

@@ -1,0 +1,496 @@
+/* The guest's ptrace as a layer (outermost: a tracer sees the call as the
+ * guest made it, and may change it) and its event hooks: syscall-entry
+ * and -exit stops, signal-delivery and group stops, the clone, fork,
+ * vfork, exec and exit events, SIGSTOP (which the host could not let
+ * zvisor see) sent to a tracee, and a tracer's wait4 and waitid. */
+#include "zvisor.h"
+#include "ptrace/ptrace.h"
+#include "peer/peer.h"
+#include "sys/layer.h"
+#include "sys/execstate.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include <linux/sched.h>
+
+#define TF 0x100UL
+#define TRAP_BRKPT 1
+#define SI_USER 0
+#define SI_TKILL (-6)
+#define PR_SET_PTRACER 0x59616d61
+
+static int sysgood(const struct zv_pt_slot *s)
+{
+	return s->options & PT_O_TRACESYSGOOD ? 0x80 : 0;
+}
+
+static int event_on(const struct zv_pt_slot *s, int event)
+{
+	return s && (s->options & (1u << event)); /* PTRACE_O_TRACEFORK is 1 << PTRACE_EVENT_FORK, ... */
+}
+
+/* A stop at an event, with rax as during a call (-ENOSYS) and orig_rax the call. */
+static void event_stop(struct zv_thread *t, struct zv_ucontext *uc, int event, uint64_t msg)
+{
+	uint64_t rax = uc->mc.rax;
+	uc->mc.rax = (uint64_t)-ENOSYS;
+	zv_pt_stop(t, uc, ZV_PT_EVENT, zv_pt_event_status(event), NULL, msg);
+	if (uc->mc.rax == (uint64_t)-ENOSYS)
+		uc->mc.rax = rax;
+}
+
+/* SIGTRAP after a step over a syscall (TRAP_BRKPT, as the host's
+ * user_single_step_report), or a signal the tracer gave a syscall stop. */
+static void post(struct zv_thread *t, int sig, int code, uint64_t addr)
+{
+	zv_siginfo si = { .si_signo = sig, .si_code = code };
+	memcpy(si.bytes, &addr, 8);
+	zv_signal_post(t, &si);
+}
+
+/* The call itself: a tracer's wait and its tracees' /proc/PID/mem are
+ * this feature's too. */
+static long inner(struct zv_call *c)
+{
+	long r;
+	if (zv_pt_tracing()) {
+		if (c->nr == __NR_wait4 || c->nr == __NR_waitid)
+			return zv_pt_wait(c);
+		if (zv_pt_procmem_sees(c->nr) && zv_pt_procmem_call(c, &r))
+			return r;
+	}
+	return zv_next(c);
+}
+
+static long syscall_stops(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	struct zv_ucontext *uc = c->uc;
+	struct zv_pt_slot *s = t->pt.slot;
+	int stepped = t->pt.stepping || t->pt.step_syscall;
+	if (stepped) {
+		/* a step reached this call: made whole, then a stop after it */
+		zv_pt_step_end(t, uc);
+		t->pt.step_syscall = 0;
+		zv_pt_set_bounce(t);
+	}
+	int mode = t->pt.mode;
+	t->pt.orig_rax = c->nr;
+	long r;
+	if (mode != ZV_PT_SYSCALL && mode != ZV_PT_SYSEMU && mode != ZV_PT_SYSEMU_STEP) {
+		r = inner(c);
+		goto out;
+	}
+	int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f;
+	uint64_t rax = uc->mc.rax;
+	uc->mc.rax = (uint64_t)-ENOSYS;
+	int sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_ENTRY, st, NULL, 0);
+	if (sig)
+		post(t, sig, SI_USER, 0);
+	if (mode == ZV_PT_SYSEMU || mode == ZV_PT_SYSEMU_STEP) {
+		r = (long)uc->mc.rax; /* not made: what the tracer left in rax */
+		goto out;
+	}
+	long nr = t->pt.orig_rax;
+	long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
+		      (long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9 };
+	if (nr == -1)
+		r = (long)uc->mc.rax; /* skipped by the tracer */
+	else if (nr != c->nr || memcmp(a, c->a, sizeof a))
+		r = zv_next_as(c, nr, a);
+	else {
+		uc->mc.rax = rax;
+		r = inner(c);
+	}
+	s = t->pt.slot;
+	if (!s || t->pt.mode != ZV_PT_SYSCALL)
+		goto out;
+	/* The exit stop: what the host's tracer sees before a restart or
+	 * a handler decides, ERESTART* for a call a signal interrupted. */
+	long shown = r;
+	if (r == ZV_NORESULT)
+		shown = (long)uc->mc.rax;
+	else if (r == -EINTR && t->fast.sig_pending && zv_sys_restart_code(nr, a))
+		shown = -zv_sys_restart_code(nr, a);
+	uc->mc.rax = (uint64_t)shown;
+	t->pt.orig_rax = nr;
+	sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_EXIT, st, NULL, 0);
+	if ((long)uc->mc.rax != shown)
+		r = (long)uc->mc.rax; /* the tracer's result */
+	else if (r == ZV_NORESULT)
+		r = ZV_NORESULT;
+	if (sig)
+		post(t, sig, SI_USER, 0);
+out:
+	if (stepped && t->pt.slot && r != ZV_NORESULT)
+		post(t, SIGTRAP_, TRAP_BRKPT, uc->mc.rip);
+	return r;
+}
+
+/* kill, tkill, tgkill of SIGSTOP to a traced thread: the host would stop
+ * the whole process for real, where natively its tracer sees a
+ * signal-delivery stop first. Returns 1 if taken. */
+static int stop_signal(struct zv_call *c, long *ret)
+{
+	long nr = c->nr, *a = c->a;
+	int sig = (int)(nr == __NR_tgkill ? a[2] : a[1]);
+	if (sig != SIGSTOP_)
+		return 0;
+	int tid = nr == __NR_kill ? 0 : (int)(nr == __NR_tgkill ? a[1] : a[0]);
+	int pid = nr == __NR_tgkill ? (int)a[0] : nr == __NR_kill ? (int)a[0] : 0;
+	struct zv_thread *t = c->t;
+	zv_siginfo si = { .si_signo = SIGSTOP_, .si_code = nr == __NR_kill ? SI_USER : SI_TKILL };
+	si.kill.pid = t->pid;
+	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+	/* a tracer's own tracee, or (a tracee) itself or another traced thread of its process */
+	struct zv_pt_tracee_ref *r = tid ? zv_pt_find(tid) : pid > 0 ? zv_pt_find(pid) : NULL;
+	if (r && r->s && (!pid || pid == r->pid) && r->hpid != zv_proc.hpid) {
+		zv_siginfo q = si;
+		q.si_code = -1; /* SI_QUEUE: the host refuses SI_TKILL from outside */
+		uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_WAKE << 32) | ZV_PT_WANT_SIGSTOP;
+		memcpy(q.bytes + 8, &v, 8);
+		*ret = zv_sys4(__NR_rt_tgsigqueueinfo, r->hpid, r->htid, 31, &q);
+		return 1;
+	}
+	if (!zv_pt_me.traced || (pid && pid != t->pid && pid != zv_proc.pid))
+		return 0;
+	struct zv_thread *x = tid ? (tid == t->tid ? t : zv_thread_find(tid)) : t->pt.slot ? t : NULL;
+	if (!x || !x->pt.slot)
+		return 0;
+	if (x == t)
+		zv_signal_post(t, &si);
+	else
+		zv_pt_wake_thread(x, ZV_PT_WANT_SIGSTOP);
+	*ret = 0;
+	return 1;
+}
+
+static int pt_active(void)
+{
+	return 1; /* PR_SET_PTRACER is kept before any tracing */
+}
+
+static int pt_sees(long nr)
+{
+	if (nr == __NR_prctl)
+		return 1;
+	if (zv_pt_me.traced)
+		return 1; /* a traced thread stops at every call */
+	return zv_pt_tracing() && (nr == __NR_wait4 || nr == __NR_waitid || nr == __NR_kill || nr == __NR_tkill ||
+				   nr == __NR_tgkill || zv_pt_procmem_sees(nr));
+}
+
+static long pt_call(struct zv_call *c)
+{
+	long nr = c->nr, r;
+	if (nr == __NR_prctl && c->a[0] == PR_SET_PTRACER)
+		zv_pt_me.ptracer = c->a[1] == -1 ? -1 : (int)c->a[1];
+	if ((nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill) && stop_signal(c, &r))
+		return r;
+	if (!c->t->pt.slot)
+		return inner(c);
+	return syscall_stops(c);
+}
+
+/* A traced thread's signal: its signal-delivery stop, where the tracer
+ * picks what is delivered; a stop signal it lets through whose action is
+ * the default makes the group stop the tracer sees. */
+static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc)
+{
+	if (!t->pt.slot || sig == SIGKILL_)
+		return sig;
+	if (sig == SIGTRAP_ && zv_pt_trap(t, si, uc))
+		return 0; /* a step still inside zvisor's moved code */
+	if (uc != t->sys_uc)
+		t->pt.orig_rax = -1; /* not at a call's end */
+	si->si_signo = sig;
+	/* At a call's end the host's tracer sees the call as the signal left
+	 * it, before the restart or the EINTR a handler makes of it: rip after
+	 * the syscall, rax the ERESTART* code. */
+	uint64_t rip = uc->mc.rip, rax = uc->mc.rax, shown_rip = rip, shown_rax = rax;
+	if (uc == t->sys_uc && t->pt.orig_rax >= 0) {
+		const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
+		long code = zv_sys_restart_code(t->pt.orig_rax, a);
+		if (t->restarted) {
+			shown_rip = rip + 2;
+			shown_rax = (uint64_t)-(code ? code : 512);
+		} else if ((long)rax == -EINTR && code) {
+			shown_rax = (uint64_t)-code;
+		}
+		uc->mc.rip = shown_rip;
+		uc->mc.rax = shown_rax;
+	}
+	int to = zv_pt_stop(t, uc, ZV_PT_SIGNAL, sig << 8 | 0x7f, si, 0);
+	if (uc->mc.rip == shown_rip && uc->mc.rax == shown_rax) { /* the tracer left them */
+		uc->mc.rip = rip;
+		uc->mc.rax = rax;
+	}
+	struct zv_pt_slot *s = t->pt.slot;
+	if (s && (to == 19 || to == 20 || to == 21 || to == 22) && t->sighand->act[to].handler == 0) {
+		int st = to << 8 | 0x7f | (s->seized ? PT_EVENT_STOP << 16 : 0);
+		zv_pt_stop(t, uc, ZV_PT_GROUP, st, NULL, 0);
+		return 0;
+	}
+	return to;
+}
+
+/* Stops asked from outside, taken on the way back to the guest. */
+static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	int want = __atomic_exchange_n(&t->pt.want, 0, __ATOMIC_ACQ_REL);
+	if (!want || !t->pt.slot)
+		return;
+	if (want & ZV_PT_WANT_SIGSTOP) {
+		zv_siginfo si = { .si_signo = SIGSTOP_, .si_code = 0x80 /* SI_KERNEL */ };
+		zv_signal_post(t, &si);
+	}
+	if (want & ZV_PT_WANT_INTERRUPT) {
+		if (uc != t->sys_uc)
+			t->pt.orig_rax = -1;
+		zv_pt_stop(t, uc, ZV_PT_GROUP, zv_pt_event_status(PT_EVENT_STOP), NULL, 0);
+	}
+}
+
+static int pt_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc)
+{
+	uint64_t v;
+	memcpy(&v, si->bytes + 8, 8);
+	if ((v >> 40) != ZV_PT_SIG_MAGIC)
+		return 0;
+	int what = (int)(v >> 32) & 0xff;
+	if (what == ZV_PT_SIG_WAKE) {
+		if (t->pt.slot) {
+			__atomic_or_fetch(&t->pt.want, (int)(uint32_t)v, __ATOMIC_ACQ_REL);
+			zv_kwork_request(t, uc);
+		}
+	}
+	return 1;
+}
+
+/* A tracee's stop, as its queued SIGCHLD says: the CLD_TRAPPED of the
+ * host's ptrace. */
+static void pt_arrive(struct zv_thread *t, int sig, zv_siginfo *si)
+{
+	(void)t;
+	uint64_t v;
+	memcpy(&v, si->bytes + 8, 8);
+	if (sig != SIGCHLD_ || (v >> 40) != ZV_PT_SIG_MAGIC || (int)(v >> 32 & 0xff) != ZV_PT_SIG_NOTIFY)
+		return;
+	struct zv_pt_tracee_ref *r = zv_pt_find((int)(uint32_t)v);
+	int st = r && r->s ? (r->s->status >> 8) & 0x7f : SIGTRAP_;
+	zv_siginfo cld = { .si_signo = SIGCHLD_, .si_code = 4 /* CLD_TRAPPED */ };
+	cld.kill.pid = (int32_t)(uint32_t)v;
+	cld.kill.uid = si->kill.uid;
+	memcpy(cld.bytes + 8, &st, 4);
+	*si = cld;
+}
+
+/* clone, fork, vfork: the child of a tracee is traced too when the
+ * tracer asked for that kind of child's event (the host's rule). */
+static int child_event(uint64_t flags)
+{
+	if (flags & CLONE_UNTRACED)
+		return 0;
+	if (flags & CLONE_VFORK)
+		return PT_EVENT_VFORK;
+	return (flags & 0xff) != SIGCHLD_ ? PT_EVENT_CLONE : PT_EVENT_FORK;
+}
+
+static void pt_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags)
+{
+	t->pt.clone_flags = 0;
+	if (!t->pt.slot || !event_on(t->pt.slot, child_event(flags)))
+		return;
+	t->pt.clone_flags = flags | (1UL << 63);
+	if (child) { /* the same memory: its slot is taken here */
+		struct zv_pt_slot *s = zv_pt_slot_take(child);
+		if (!s)
+			return;
+		s->options = t->pt.slot->options;
+		s->seized = t->pt.slot->seized;
+		s->tid = -1; /* known once the clone returns */
+		child->pt.slot = s;
+		child->pt.mode = ZV_PT_CONT;
+		child->tracer_pid = t->tracer_pid;
+		child->pt.dr6 = 0xffff0ff0UL;
+		s->tracer_pid = t->tracer_pid;
+		__atomic_add_fetch(&zv_pt_me.traced, 1, __ATOMIC_ACQ_REL);
+	}
+}
+
+/* The first stop of an auto-attached task: SIGSTOP, or PTRACE_EVENT_STOP
+ * when its tracer seized the parent. */
+static void first_stop(struct zv_thread *t)
+{
+	if (t->pt.slot->seized) {
+		__atomic_or_fetch(&t->pt.want, ZV_PT_WANT_INTERRUPT, __ATOMIC_ACQ_REL);
+		t->kwork = 1;
+		t->fast.sig_pending = 1;
+	} else {
+		zv_siginfo si = { .si_signo = SIGSTOP_, .si_code = 0x80 };
+		zv_signal_post(t, &si);
+	}
+}
+
+static void pt_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags)
+{
+	uint64_t cf = t->pt.clone_flags;
+	t->pt.clone_flags = 0;
+	if (!(cf >> 63) || child <= 0 || !t->pt.slot)
+		return;
+	event_stop(t, uc, child_event(flags), (uint64_t)child);
+}
+
+static void pt_task_start(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	(void)uc;
+	struct zv_pt_slot *s = t->pt.slot;
+	if (!s)
+		return;
+	s->htid = t->htid;
+	s->pid = t->pid;
+	s->hpid = (int)zv_getpid();
+	__atomic_store_n(&s->tid, t->tid, __ATOMIC_RELEASE);
+	zv_pt_set_bounce(t);
+	first_stop(t);
+}
+
+static void pt_vfork_done(struct zv_thread *t, struct zv_ucontext *uc, long child)
+{
+	if (t->pt.slot && event_on(t->pt.slot, PT_EVENT_VFORK_DONE))
+		event_stop(t, uc, PT_EVENT_VFORK_DONE, (uint64_t)child);
+}
+
+/* A fork child: traced, with an area of its own, if its parent's tracer
+ * asked for it; else nothing of its parent's tracing is its. A tracer's
+ * child traces nothing. */
+static void pt_fork_child(struct zv_thread *t)
+{
+	zv_pt_tracer.n = 0;
+	zv_pt_tracer.bell = NULL;
+	zv_pt_tracer.bell_fd = -1; /* (still open here: it is close-on-exec) */
+	memset(zv_pt_tracer.expect, 0, sizeof zv_pt_tracer.expect);
+	int follow = t->pt.slot && (t->pt.clone_flags >> 63);
+	int tracer = zv_pt_me.tracer_hpid;
+	t->pt.slot = NULL;
+	t->tracer_pid = 0;
+	t->bounce_all = 0;
+	t->pt.clone_flags = 0;
+	zv_pt_forget();
+	zv_proc.catch_signals = 0;
+	if (follow) {
+		zv_pt_me.tracer_hpid = tracer;
+		if (zv_pt_join(t, ZV_PT_JOIN_CHILD, (int)zv_sys0(__NR_getppid)) == 0) {
+			first_stop(t);
+			return;
+		}
+	}
+	zv_signals_reinstall(t->sighand);
+	zv_layers_fold();
+}
+
+/* PTRACE_EVENT_EXIT, then the exit in the slot (every traced thread of
+ * the process when it ends as a whole). */
+static void pt_exit(struct zv_thread *t, int code, int sig)
+{
+	if (!zv_pt_me.traced)
+		return;
+	int status = sig ? sig & 0xff : (code & 0xff) << 8;
+	if (t->pt.slot && event_on(t->pt.slot, PT_EVENT_EXIT) && t->sys_uc)
+		event_stop(t, t->sys_uc, PT_EVENT_EXIT, (uint64_t)status);
+	int whole = sig || (t->is_thread && t->pt.orig_rax != __NR_exit);
+	if (whole && zv_pt_me.area) {
+		struct zv_pt_area *a = zv_pt_me.area;
+		for (int i = 0; i < a->nslots; i++) {
+			struct zv_pt_slot *s = zv_pt_slot_at(a, i);
+			if (s->tid > 0 && s->hpid == zv_proc.hpid && s != t->pt.slot &&
+			    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED) {
+				s->status = status;
+				__atomic_store_n(&s->state, ZV_PT_EXITED, __ATOMIC_RELEASE);
+				__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
+			}
+		}
+	}
+	zv_pt_exited(t, status);
+	/* A tracee's end is its tracer's to see first: natively its parent's
+	 * wait finds it only once the tracer has reaped it. The tracer frees
+	 * the slot when it reports it (its own child it reports from the
+	 * host's wait, so that one does not wait here). */
+	struct zv_pt_slot *s = t->pt.slot;
+	if (whole && s && zv_sys0(__NR_getppid) != zv_pt_me.tracer_hpid) {
+		int tid = t->tid;
+		while (__atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) == tid && zv_pt_tracer_alive())
+			zv_pt_futex_wait((volatile uint32_t *)&s->tid, (uint32_t)tid, 500);
+	}
+}
+
+/* A new image of a traced process: it joins its tracer again, then stops
+ * for the exec (PTRACE_EVENT_EXEC, or the SIGTRAP of a tracee that was
+ * not seized), then at execve's exit for a tracer that stops at calls. */
+static struct {
+	int tracer_hpid, mode, old_tid;
+} carried;
+
+static void pt_exec_start(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	zv_pt_forget();
+	zv_pt_me.tracer_hpid = carried.tracer_hpid;
+	if (zv_pt_join(t, ZV_PT_JOIN_EXEC, carried.old_tid) < 0)
+		return;
+	struct zv_pt_slot *s = t->pt.slot;
+	t->pt.mode = carried.mode;
+	t->pt.orig_rax = __NR_execve;
+	if (event_on(s, PT_EVENT_EXEC))
+		event_stop(t, uc, PT_EVENT_EXEC, (uint64_t)carried.old_tid);
+	else if (!s->seized)
+		post(t, SIGTRAP_, SI_USER, 0);
+	if (t->pt.slot && t->pt.mode == ZV_PT_SYSCALL && !t->fast.sig_pending) {
+		int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f;
+		uc->mc.rax = 0;
+		zv_pt_stop(t, uc, ZV_PT_SYSCALL_EXIT, st, NULL, 0);
+	}
+	zv_pt_set_bounce(t);
+}
+
+/* The exec state's field P: the tracer, how it resumed the exec'ing
+ * thread, and that thread's tid (PTRACE_EVENT_EXEC's message). */
+int zv_pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	(void)x;
+	struct zv_thread *t = zv_current();
+	if (!t->pt.slot)
+		return -1;
+	return zv_snprintf(buf, n, "%d.%d.%d", zv_pt_me.tracer_hpid, t->pt.mode, t->tid);
+}
+
+const char *zv_pt_decode(const char *s, struct zv_exec_carry *x)
+{
+	(void)x;
+	carried.tracer_hpid = (int)zv_parse_dec(s, &s);
+	if (*s == '.')
+		s++;
+	carried.mode = (int)zv_parse_dec(s, &s);
+	if (*s == '.')
+		s++;
+	carried.old_tid = (int)zv_parse_dec(s, &s);
+	zv_proc.exec_stop = carried.tracer_hpid > 0;
+	return s;
+}
+
+const struct zv_layer zv_ptrace_layer = {
+	.name = "ptrace",
+	.sees = pt_sees,
+	.active = pt_active,
+	.call = pt_call,
+	.deliver = pt_deliver,
+	.kwork = pt_kwork,
+	.sigsys = pt_sigsys,
+	.arrive = pt_arrive,
+	.clone_before = pt_clone_before,
+	.clone_after = pt_clone_after,
+	.task_start = pt_task_start,
+	.vfork_done = pt_vfork_done,
+	.fork_child = pt_fork_child,
+	.exit = pt_exit,
+	.exec_start = pt_exec_start,
+};

@@ -1,0 +1,147 @@
+/* A tracee's stop: the thread writes its registers and the stop into its
+ * slot, rings the tracer's bell, and serves the tracer's commands until it
+ * is resumed; then the registers the tracer changed go back into the
+ * guest's frame. The thread waits on a futex in the slot with every host
+ * signal held but the faults (its memory reads are guarded) and SIGSYS
+ * (another kernel's knock, served here). */
+#include "zvisor.h"
+#include "ptrace/ptrace.h"
+#include "peer/peer.h"
+#include "sys/layer.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+
+int zv_pt_event_status(int event)
+{
+	return (SIGTRAP_ | event << 8) << 8 | 0x7f;
+}
+
+static void syscall_info(struct zv_thread *t, struct zv_pt_slot *s, int kind)
+{
+	struct zv_pt_syscall_info *i = &s->sc;
+	memset(i, 0, sizeof *i);
+	i->arch = 0xc000003e; /* AUDIT_ARCH_X86_64 */
+	i->ip = s->regs.rip;
+	i->sp = s->regs.rsp;
+	if (kind == ZV_PT_SYSCALL_ENTRY) {
+		i->op = 1;
+		i->entry.nr = s->regs.orig_rax;
+		const uint64_t a[6] = { s->regs.rdi, s->regs.rsi, s->regs.rdx, s->regs.r10, s->regs.r8, s->regs.r9 };
+		memcpy(i->entry.args, a, sizeof a);
+	} else if (kind == ZV_PT_SYSCALL_EXIT) {
+		i->op = 2;
+		i->exit.rval = (int64_t)s->regs.rax;
+		i->exit.is_error = (int64_t)s->regs.rax < 0 && (int64_t)s->regs.rax >= -4095;
+	}
+}
+
+static long serve(struct zv_thread *t, struct zv_ucontext *uc, struct zv_pt_slot *s)
+{
+	switch (s->cmd) {
+	case ZV_PT_CMD_READ:
+		return s->arg[1] > ZV_PT_BUF ? -EINVAL : zv_pt_mem_read(s->arg[0], s->buf, s->arg[1]);
+	case ZV_PT_CMD_WRITE:
+		return s->arg[1] > ZV_PT_BUF ? -EINVAL : zv_pt_mem_write(s->arg[0], s->buf, s->arg[1]);
+	case ZV_PT_CMD_GETFP:
+		return zv_pt_fp_get(uc, s->buf, ZV_PT_BUF);
+	case ZV_PT_CMD_SETFP:
+		return s->arg[0] > ZV_PT_BUF ? -EINVAL : zv_pt_fp_set(uc, s->buf, s->arg[0], (int)s->arg[1]);
+	case ZV_PT_CMD_DEBUGREG:
+		return zv_pt_debugreg_set(t, (int)s->arg[0], s->arg[1]);
+	case ZV_PT_CMD_KILL:
+		zv_die_by_signal(SIGKILL_);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The tracer is gone: PTRACE_O_EXITKILL kills, else the thread goes on
+ * untraced, as the host detaches tracees when their tracer exits. */
+static void orphaned(struct zv_thread *t)
+{
+	if (t->pt.slot->options & PT_O_EXITKILL)
+		zv_die_by_signal(SIGKILL_);
+	zv_pt_untraced(t);
+}
+
+int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status, const zv_siginfo *si, uint64_t msg)
+{
+	struct zv_pt_slot *s = t->pt.slot;
+	if (!s)
+		return si ? si->si_signo : 0;
+	uint64_t mask;
+	zv_host_set_mask(~(ZV_FAULT_SIGNALS | ZV_SIGBIT(31)), &mask);
+	zv_pt_step_end(t, uc);
+	zv_pt_regs_from(t, uc, &s->regs);
+	s->regs_dirty = 0;
+	s->mask_dirty = 0;
+	s->sigmask = zv_guest_mask(t, uc);
+	s->kind = kind;
+	s->status = status;
+	s->msg = msg;
+	s->has_si = si != NULL;
+	if (si)
+		s->si = *si;
+	s->listening = 0;
+	syscall_info(t, s, kind);
+	uint32_t served = __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&s->ans_seq, served, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->state, ZV_PT_STOPPED, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
+	zv_pt_bell_notify(t);
+	int mode = ZV_PT_CONT, sig = 0;
+	for (;;) {
+		uint32_t now = __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE);
+		if (now == served) {
+			long r = zv_pt_futex_wait(&s->cmd_seq, served, 500);
+			if (zv_peer_pending())
+				zv_peer_serve_pending(t);
+			if (r == -ETIMEDOUT && !zv_pt_tracer_alive()) {
+				orphaned(t);
+				sig = kind == ZV_PT_SIGNAL && si ? si->si_signo : 0;
+				zv_host_set_mask(mask, NULL);
+				return sig;
+			}
+			continue;
+		}
+		served = now;
+		if (s->cmd == ZV_PT_CMD_RESUME) {
+			mode = (int)s->arg[0];
+			sig = (int)s->arg[1];
+			__atomic_store_n(&s->ans_seq, served, __ATOMIC_RELEASE);
+			zv_pt_futex_wake(&s->ans_seq);
+			break;
+		}
+		s->ret = serve(t, uc, s);
+		__atomic_store_n(&s->ans_seq, served, __ATOMIC_RELEASE);
+		zv_pt_futex_wake(&s->ans_seq);
+	}
+	if (s->regs_dirty)
+		zv_pt_regs_to(t, uc, &s->regs);
+	if (s->mask_dirty)
+		zv_signal_set_mask(t, uc, s->sigmask);
+	if (kind == ZV_PT_SIGNAL && si && s->has_si)
+		*(zv_siginfo *)si = s->si; /* SETSIGINFO: the signal delivered is described so */
+	t->pt.mode = mode;
+	if (mode == ZV_PT_DETACH) {
+		zv_pt_untraced(t);
+	} else {
+		if (mode == ZV_PT_STEP || mode == ZV_PT_SYSEMU_STEP)
+			zv_pt_step_begin(t, uc);
+		zv_pt_set_bounce(t);
+	}
+	zv_host_set_mask(mask, NULL);
+	return sig;
+}
+
+void zv_pt_exited(struct zv_thread *t, int status)
+{
+	struct zv_pt_slot *s = t->pt.slot;
+	if (!s)
+		return;
+	s->status = status;
+	s->kind = -1;
+	__atomic_store_n(&s->state, ZV_PT_EXITED, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
+	zv_pt_bell_notify(t);
+}

@@ -1,0 +1,23 @@
+/* A thread's state as the guest's tracee (struct zv_thread's pt): kept
+ * small, since every thread's block holds it. */
+#ifndef ZV_PTRACE_THREAD_H
+#define ZV_PTRACE_THREAD_H
+#include <stdint.h>
+
+struct zv_pt_slot;
+
+struct zv_pt_thread {
+	struct zv_pt_slot *slot;  /* its slot in the process's shared area; NULL: not traced */
+	int mode;                 /* how the tracer last resumed it (enum zv_pt_resume) */
+	volatile int want;        /* stops asked from outside (ZV_PT_WANT_*), taken on the way out */
+	int stepping;             /* TF is set for the tracer: the next trap is a step */
+	uint64_t step_from;       /* the guest rip the step began at */
+	int step_syscall;         /* the step reached a syscall: stop once it returns */
+	long orig_rax;            /* the call's number at its stops, as the tracer may change it */
+	uint64_t clone_flags;     /* of the clone being made (clone_before to fork_child) */
+	int perf_fd[4];           /* the debug registers' breakpoints, + 1 (0: none) */
+	uint64_t dr6;             /* what DR6 reads: the breakpoint that hit */
+	uint64_t dr7;             /* as the tracer wrote it */
+	uint64_t dr[4];
+};
+#endif

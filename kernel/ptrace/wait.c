@@ -1,0 +1,237 @@
+/* wait4 and waitid of a tracer: its tracees' stops and exits (from their
+ * slots) merged with the host's children, as the host merges a tracer's
+ * ptrace children with its own. Every tracee is eligible whatever
+ * __WCLONE says, as natively. A wait that must block sleeps on the bell
+ * every tracee rings, and the host's SIGCHLD (zvisor catches it while it
+ * traces) ends that sleep for the host's children. */
+#include "zvisor.h"
+#include "ptrace/ptrace.h"
+#include "peer/peer.h"
+#include "sys/layer.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include <linux/futex.h>
+
+#define WNOHANG 1
+#define WNOWAIT 0x01000000
+#define WEXITED 4
+#define WSTOPPED 2
+#define WCONTINUED 8
+#define P_ALL 0
+#define P_PID 1
+#define P_PGID 2
+#define CLD_EXITED 1
+#define CLD_KILLED 2
+#define CLD_DUMPED 3
+#define CLD_TRAPPED 4
+
+struct want {
+	int pid;        /* -1: any; > 0: that one; 0 or < -1: a group (any tracee) */
+	int options;
+	int *status;
+	zv_siginfo *info;
+	void *ru;
+	int waitid;
+};
+
+static int matches(const struct want *w, const struct zv_pt_tracee_ref *r)
+{
+	return w->pid <= 0 || w->pid == -1 || r->tid == w->pid;
+}
+
+/* Fills what the guest asked for with tracee r's event (status). */
+static long report(const struct want *w, const struct zv_pt_tracee_ref *r, int status, int stopped)
+{
+	if (w->ru)
+		memset(w->ru, 0, 144); /* struct rusage */
+	if (!w->waitid) {
+		if (w->status)
+			*w->status = status;
+		return r->tid;
+	}
+	if (w->info) {
+		zv_siginfo *i = w->info;
+		memset(i, 0, sizeof *i);
+		i->si_signo = SIGCHLD_;
+		i->kill.pid = r->tid;
+		i->kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+		int code, st;
+		if (stopped) {
+			code = CLD_TRAPPED;
+			st = (status >> 8) & 0xffff;
+		} else if ((status & 0x7f) == 0) {
+			code = CLD_EXITED;
+			st = (status >> 8) & 0xff;
+		} else {
+			code = status & 0x80 ? CLD_DUMPED : CLD_KILLED;
+			st = status & 0x7f;
+		}
+		i->si_code = code;
+		memcpy(i->bytes + 8, &st, 4); /* si_status */
+	}
+	return 0;
+}
+
+/* A tracee that is not this process's child died without a word (a
+ * SIGKILL): it is reported killed. */
+static int vanished(const struct zv_pt_tracee_ref *r)
+{
+	return !r->host_child && r->s && __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED &&
+	       !zv_pt_alive(r->hpid, r->htid);
+}
+
+/* The first event of a matching tracee, reported (and consumed unless
+ * WNOWAIT); -1 if none; *any says whether a tracee matched at all. */
+static long tracee_event(const struct want *w, int *any, int look_dead)
+{
+	zv_pt_scan_areas();
+	for (int i = 0; i < zv_pt_tracer.n; i++) {
+		struct zv_pt_tracee_ref *r = &zv_pt_tracer.tr[i];
+		if (!matches(w, r))
+			continue;
+		*any = 1;
+		if (r->pending) {
+			long c = zv_pt_complete(r, 0);
+			if (c != -EAGAIN)
+				return tracee_event(w, any, look_dead); /* the table changed */
+			continue;
+		}
+		struct zv_pt_slot *s = r->s;
+		uint32_t stops = __atomic_load_n(&s->stops, __ATOMIC_ACQUIRE);
+		int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		if (look_dead && vanished(r)) {
+			long ret = report(w, r, SIGKILL_, 0);
+			if (!(w->options & WNOWAIT))
+				zv_pt_drop(r);
+			return ret;
+		}
+		if (stops == r->reported)
+			continue;
+		if (state == ZV_PT_EXITED) {
+			/* the leader of a child of ours: the host's wait reports it */
+			if (r->host_child && r->tid == r->pid)
+				continue;
+			long ret = report(w, r, s->status, 0);
+			if (!(w->options & WNOWAIT))
+				zv_pt_drop(r);
+			return ret;
+		}
+		if (state != ZV_PT_STOPPED || s->listening)
+			continue;
+		int st = s->status;
+		int ev = st >> 16;
+		if (ev == PT_EVENT_FORK || ev == PT_EVENT_VFORK || ev == PT_EVENT_CLONE)
+			zv_pt_expect((int)s->msg);
+		long ret = report(w, r, st, 1);
+		if (!(w->options & WNOWAIT))
+			r->reported = stops;
+		return ret;
+	}
+	return -1;
+}
+
+/* The tracees of process pid are gone with it (the host reaped it). */
+static void gone(int pid)
+{
+	for (int i = zv_pt_tracer.n - 1; i >= 0; i--)
+		if (zv_pt_tracer.tr[i].hpid == pid)
+			zv_pt_drop(&zv_pt_tracer.tr[i]);
+	zv_pt_area_gone(pid);
+}
+
+/* The host's children, without blocking: > 0 a pid reported, 0 nothing
+ * yet, -errno. */
+static long host_event(struct zv_thread *t, struct zv_call *c, const struct want *w)
+{
+	const long *a = c->a;
+	long r;
+	if (!w->waitid) {
+		r = zv_host_call(t, __NR_wait4, a[0], a[1], a[2] | WNOHANG, a[3], 0, 0);
+	} else {
+		if (w->info)
+			w->info->kill.pid = 0;
+		r = zv_host_call(t, __NR_waitid, a[0], a[1], a[2], a[3] | WNOHANG, a[4], 0);
+		if (r == 0)
+			r = w->info ? w->info->kill.pid : 0;
+	}
+	if (r > 0 && !(w->options & WNOWAIT))
+		gone((int)r);
+	return r;
+}
+
+static void update_notify(struct zv_thread *t)
+{
+	struct zv_pt_bell *b = zv_pt_tracer.bell;
+	if (b)
+		b->notify = t->sighand->act[SIGCHLD_].handler > 1; /* its guest handles SIGCHLD */
+}
+
+long zv_pt_wait(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	long *a = c->a;
+	struct want w = { 0 };
+	if (c->nr == __NR_wait4) {
+		w.pid = (int)a[0];
+		w.status = (int *)a[1];
+		w.options = (int)a[2];
+		w.ru = (void *)a[3];
+		if (w.options & ~(WNOHANG | 2 | WCONTINUED | 0x20000000 | 0x40000000 | 0x80000000))
+			return zv_next(c); /* the host's EINVAL */
+	} else {
+		w.waitid = 1;
+		w.info = (zv_siginfo *)a[2];
+		w.options = (int)a[3];
+		w.ru = (void *)a[4];
+		if (a[0] == P_ALL)
+			w.pid = -1;
+		else if (a[0] == P_PID)
+			w.pid = (int)a[1];
+		else if (a[0] == P_PGID)
+			w.pid = 0;
+		else
+			return zv_next(c); /* P_PIDFD: the host's */
+		if (!(w.options & (WEXITED | WSTOPPED | WCONTINUED)) || (w.pid == 0 && a[0] == P_PID))
+			return zv_next(c); /* the host's EINVAL or ECHILD */
+	}
+	update_notify(t);
+	int look_dead = 0;
+	for (;;) {
+		uint32_t ring = zv_pt_tracer.bell ? __atomic_load_n(&zv_pt_tracer.bell->ring, __ATOMIC_ACQUIRE) : 0;
+		int any = 0;
+		long r = tracee_event(&w, &any, look_dead);
+		if (r >= 0)
+			return r;
+		r = host_event(t, c, &w);
+		if (r > 0)
+			return w.waitid ? 0 : r;
+		if (r < 0 && r != -ECHILD)
+			return r;
+		if (r == -ECHILD && !any && !zv_pt_expected(w.pid))
+			return -ECHILD;
+		if (w.options & WNOHANG)
+			return 0;
+		/* Non-child tracees and pending attaches are looked at again in
+		 * a while; a tracee's stop rings the bell, a child's exit ends
+		 * the wait with the host's SIGCHLD. */
+		int poll = 0;
+		for (int i = 0; i < zv_pt_tracer.n; i++)
+			poll |= !zv_pt_tracer.tr[i].host_child || zv_pt_tracer.tr[i].pending;
+		poll |= zv_pt_expected(w.pid);
+		struct { long s, ns; } ts = { 0, 100000000L };
+		long f = zv_pt_tracer.bell ? zv_host_call(t, __NR_futex, (long)&zv_pt_tracer.bell->ring, FUTEX_WAIT, ring,
+							  poll ? (long)&ts : 0, 0, 0)
+					   : zv_host_call(t, __NR_futex, (long)&ring, FUTEX_WAIT, ring, (long)&ts, 0, 0);
+		look_dead = f == -ETIMEDOUT; /* non-child tracees that died silently, after a while */
+		if (f == -EINTR) {
+			any = 0;
+			r = tracee_event(&w, &any, 0);
+			if (r >= 0)
+				return r;
+			r = host_event(t, c, &w);
+			if (r > 0)
+				return w.waitid ? 0 : r;
+			return -EINTR;
+		}
+	}
+}

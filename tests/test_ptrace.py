@@ -1,0 +1,21 @@
+"""The guest's ptrace, emulated between zvisor-hosted processes: a tracer
+and its tracee, both guests, each with its own kernel (docs/DESIGN.md, the
+section on the guest's ptrace). Differential: each run natively and under
+every platform gives the same output.
+
+  ptracer   a tracer of our own (tests/guests/ptracer.c): syscall stops,
+            registers, exec, signals, memory and breakpoints, single steps,
+            attach and seize, fork and exit events
+"""
+import pytest
+
+from guestdesc import compare_guest, get
+from zvtest import PLATFORMS
+
+CASES = [(b, m) for b in get("ptracer").builds(subset=True) for m in get("ptracer").modes]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("build,mode", CASES)
+def test_ptracer(build, mode, platform):
+    compare_guest(build, platform, mode)
