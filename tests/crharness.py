@@ -88,12 +88,13 @@ class Running:
         with self.cond:
             return "".join(self.out)
 
-    def wait_for(self, pred, timeout=30):
-        """Wait until pred(stdout so far) holds; False when the program
-        ended or the time ran out first."""
+    def wait_for(self, pred, timeout=30, stderr=False):
+        """Wait until pred(stdout so far, or stderr) holds; False when the
+        program ended or the time ran out first."""
         deadline = time.monotonic() + timeout
+        lst = self.err if stderr else self.out
         with self.cond:
-            while not pred("".join(self.out)):
+            while not pred("".join(lst)):
                 left = deadline - time.monotonic()
                 if left <= 0 or (self.proc.poll() is not None and not any(
                         t.is_alive() for t in self.readers)):
@@ -363,3 +364,81 @@ def staged_cuts(argv, markers, tmp, as_user=None, sig=signal.SIGUSR1, checkpoint
     joined = Result("".join(r.stdout for r in results), "".join(r.stderr for r in results),
                     results[-1].returncode)
     return joined, results
+
+
+# --- trees cut where every process said it is ready -----------------------------
+
+def readies(n):
+    """A predicate: stderr holds n lines starting "ready"."""
+    return lambda err: sum(1 for l in err.splitlines() if l.startswith("ready")) >= n
+
+
+def make_go(tmp):
+    path = Path(tmp) / "go"
+    path.write_text("")
+    if user():
+        zvtest.chown_tree(str(path), user())
+
+
+def tree_native(argv, nready, tmp, during=None, timeout=120):
+    """argv run natively in tmp: once its processes said ready (n lines on
+    stderr), during(running) runs and the file go is made. Its Result."""
+    go = Path(tmp) / "go"
+    if go.exists():
+        go.unlink()
+    g = Running(argv, cwd=tmp, as_user=user())
+    try:
+        if not g.wait_for(readies(nready), timeout, stderr=True):
+            raise AssertionError("native %s never said ready %d times\n%s" % (argv, nready, g.result_text()))
+        make_go(tmp)
+        if during:
+            during(g)
+        return g.finish(timeout=timeout)
+    finally:
+        g.kill()
+        if go.exists():
+            go.unlink()
+
+
+def tree_cut(argv, nready, tmp, checkpoint_opts=(), restore_opts=(), during=None, leave_running=False,
+             timeout=120):
+    """argv (a zvisor command line) cut once its processes said ready:
+    checkpointed into tmp/image (--leave-running: the original then made
+    to go on by the file go, and its Result returned too), restored, the
+    file go made, during(running) run. Returns (the original's and the
+    restore's Results joined, the original's Result)."""
+    go = Path(tmp) / "go"
+    if go.exists():
+        go.unlink()
+    image = Path(tmp) / "image"
+    g = Running(argv, cwd=tmp, as_user=user())
+    try:
+        if not g.wait_for(readies(nready), timeout, stderr=True):
+            raise AssertionError("%s never said ready %d times\n%s" % (argv, nready, g.result_text()))
+        opts = list(checkpoint_opts) + (["--leave-running"] if leave_running else [])
+        res = zv("checkpoint", *opts, g.pid, image, as_user=user(), timeout=timeout)
+        assert res.returncode == 0, "zvisor checkpoint of the tree: %s\n%s%s" % (
+            zvtest.status_text(res.returncode), res.stderr, g.result_text())
+        if leave_running:
+            make_go(tmp)
+            if during:
+                during(g)
+        orig = g.finish(timeout=timeout)
+    finally:
+        g.kill()
+    if go.exists():
+        go.unlink()
+    r = Running([zvtest.ZVISOR, "restore"] + list(restore_opts) + [str(image)], cwd=tmp, as_user=user())
+    try:
+        signals_held(r.pid)
+        make_go(tmp)
+        if during:
+            during(r)
+        rest = r.finish(timeout=timeout)
+    finally:
+        r.kill()
+        if go.exists():
+            go.unlink()
+    if leave_running:
+        return rest, orig
+    return Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode), orig

@@ -110,6 +110,21 @@ void zv_cr_census_free(struct zv_cr_census *c)
 
 /* --- from /proc --- */
 
+/* A hex number as /proc/net/tcp prints them, in capitals. */
+static uint64_t hex(const char *s, const char **end)
+{
+	uint64_t v = 0;
+	for (;; s++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'A' && *s <= 'F' ? *s - 'A' + 10 :
+			*s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v * 16 + (uint64_t)d;
+	}
+	*end = s;
+	return v;
+}
+
 /* "0100007F:1F90" (v4) or 32 hex digits and a port (v6), as
  * /proc/net/tcp prints an address: each 32-bit word in the host's order. */
 static const char *parse_end(const char *p, int v6, struct zv_cr_endpoint *e)
@@ -120,12 +135,12 @@ static const char *parse_end(const char *p, int v6, struct zv_cr_endpoint *e)
 		memcpy(h, p, 8);
 		h[8] = 0;
 		const char *end;
-		uint32_t v = (uint32_t)zv_parse_hex(h, &end);
+		uint32_t v = (uint32_t)hex(h, &end);
 		memcpy(e->addr + 4 * w, &v, 4);
 		p += 8;
 	}
 	const char *end;
-	uint16_t port = (uint16_t)zv_parse_hex(p + 1, &end);
+	uint16_t port = (uint16_t)hex(p + 1, &end);
 	e->port = (uint16_t)(port >> 8 | port << 8);
 	return end;
 }
@@ -147,10 +162,10 @@ static void tcp_table(struct zv_cr_census *c, int pid, int v6, char *buf, size_t
 		p = parse_end(p + 1, v6, &local);
 		p = parse_end(p + 1, v6, &remote);
 		const char *e;
-		int state = (int)zv_parse_hex(p + 1, &e);
-		/* tx:rx tr:when retrnsmt uid timeout inode */
+		int state = (int)hex(p + 1, &e);
+		/* tx:rx tr:when retrnsmt uid timeout, then the inode */
 		p = e;
-		for (int f = 0; f < 6 && *p; f++) {
+		for (int f = 0; f < 5 && *p; f++) {
 			while (*p == ' ')
 				p++;
 			while (*p && *p != ' ')

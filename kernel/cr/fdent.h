@@ -53,9 +53,9 @@ struct zv_cr_ents {
 	unsigned ninflight;
 };
 
-/* Lists every fd but skip (the image's directory) and classifies it by its
- * link, mode and flags. 0, or -1 with o->why set. */
-long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip);
+/* Lists every fd but skip and skip2 (the image's directory, the
+ * checkpoint's session) and classifies it by its link, mode and flags. 0, or -1 with o->why set. */
+long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip, int skip2);
 void zv_cr_ents_free(struct zv_cr_ents *s);
 /* Adds the file at this saver's fd as a file in flight (an ent to describe,
  * closed by zv_cr_ents_free): its index, or -1 (o->why set). */

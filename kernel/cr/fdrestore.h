@@ -46,6 +46,12 @@ struct zv_cr_rctx {
 	unsigned nmade, maxmade;
 };
 
+/* Section "fds" parsed into pr (the records point into p); 0 or -1 (why). */
+long zv_cr_fds_parse(struct zv_cr_in *in, struct zv_cr_precs *pr, const uint8_t *p, uint64_t len);
+/* Before anything is made: the restorer's fds that records stand for
+ * (0-2, --inherit-fd's) and the image's directory go to spare numbers. */
+long zv_cr_fds_prepare(struct zv_cr_rctx *c, const int *inherit, int ninherit);
+
 /* The bytes after a record. */
 static inline const void *zv_cr_rec_extra(const struct zv_cr_fd *r) { return r + 1; }
 

@@ -190,7 +190,7 @@ long zv_cr_save_fds(struct zv_cr_out *o, const struct zv_cr_fdopts *opts)
 	struct zv_cr_ents s;
 	struct zv_cr_census self = { 0 };
 	const struct zv_cr_census *c = opts->census ? opts->census : &self;
-	long r = zv_cr_ents_load(o, &s, o->dirfd);
+	long r = zv_cr_ents_load(o, &s, o->dirfd, opts->session);
 	if (r < 0)
 		return r;
 	for (unsigned i = 0; i < s.n && r == 0; i++) /* s.n grows with the files in flight */

@@ -18,7 +18,7 @@
 #include <linux/eventpoll.h>
 
 /* The records of section "fds", checked for size, into pr. */
-static long parse(struct zv_cr_in *in, struct zv_cr_precs *pr, const uint8_t *p, uint64_t len)
+long zv_cr_fds_parse(struct zv_cr_in *in, struct zv_cr_precs *pr, const uint8_t *p, uint64_t len)
 {
 	const struct zv_cr_fds_head *h = (const void *)p;
 	if (len < sizeof *h || h->magic != ZV_CR_FDS_MAGIC)
@@ -214,7 +214,7 @@ static long close_others(struct zv_cr_rctx *c)
 
 /* Before anything is made: the restorer's fds that records stand for
  * (0-2, --inherit-fd's) and the image's directory go to spare numbers. */
-static long save_restorers(struct zv_cr_rctx *c, const int *inherit, int ninherit)
+long zv_cr_fds_prepare(struct zv_cr_rctx *c, const int *inherit, int ninherit)
 {
 	if (raise_nofile(c) < 0)
 		return -1;
@@ -259,7 +259,8 @@ static long place_all(struct zv_cr_rctx *c)
 	return close_others(c);
 }
 
-long zv_cr_restore_fds(struct zv_cr_in *in, const int *inherit, int ninherit)
+long zv_cr_restore_fds(struct zv_cr_in *in, const int *inherit, int ninherit, const struct zv_cr_made *made,
+		       unsigned nmade)
 {
 	uint64_t len, llen;
 	const uint8_t *p = zv_cr_get(in, "fds", &len);
@@ -269,16 +270,21 @@ long zv_cr_restore_fds(struct zv_cr_in *in, const int *inherit, int ninherit)
 		return zv_cr_in_refuse(in, "the image has no fds section");
 	struct zv_cr_precs pr = { 0 };
 	struct zv_cr_rctx c = { .in = in, .procs = &pr, .nprocs = 1, .next_spare = 3, .stdio = { -1, -1, -1 } };
-	long r = parse(in, &pr, p, len);
+	long r = zv_cr_fds_parse(in, &pr, p, len);
 	if (r == 0)
-		r = save_restorers(&c, inherit, ninherit);
-	if (r == 0)
+		r = zv_cr_fds_prepare(&c, inherit, ninherit);
+	if (r == 0 && made) { /* a tree's process: its restorer made them */
+		c.made = (struct zv_cr_made *)made;
+		c.nmade = nmade;
+	} else if (r == 0) {
 		r = zv_cr_objects_make(&c);
+	}
 	if (r == 0)
 		r = place_all(&c);
 	zv_cr_kfree(pr.rec, pr.n * sizeof *pr.rec);
 	zv_cr_kfree(c.objs, c.maxobjs * sizeof *c.objs);
-	zv_cr_kfree(c.made, c.maxmade * sizeof *c.made);
+	if (!made)
+		zv_cr_kfree(c.made, c.maxmade * sizeof *c.made);
 	zv_cr_release(p, len);
 	if (r < 0)
 		return -1;
@@ -299,7 +305,7 @@ long zv_cr_memfd_fd(struct zv_cr_in *in, uint64_t ino)
 		return -1;
 	struct zv_cr_precs pr = { 0 };
 	long fd = -1;
-	if (parse(in, &pr, p, len) == 0)
+	if (zv_cr_fds_parse(in, &pr, p, len) == 0)
 		for (unsigned i = 0; i < pr.n && fd < 0; i++)
 			if (pr.rec[i]->kind == ZV_CRFD_MEMFD && pr.rec[i]->u.memfd.ino == ino && pr.rec[i]->fd < ZV_CR_INFLIGHT)
 				fd = pr.rec[i]->fd;

@@ -35,7 +35,7 @@ static int grow(struct zv_cr_ents *s)
 }
 
 /* The fd numbers in /proc/self/fd but dirfd and skip, ascending, into s. */
-static long list_fds(struct zv_cr_ents *s, int skip)
+static long list_fds(struct zv_cr_ents *s, int skip, int skip2)
 {
 	long dfd = zv_openat(AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dfd < 0)
@@ -47,7 +47,7 @@ static long list_fds(struct zv_cr_ents *s, int skip)
 			const char *name = buf + off + 19; /* struct linux_dirent64's d_name */
 			off += *(unsigned short *)(buf + off + 16);
 			unsigned long fd;
-			if (zv_parse_ulong(name, &fd) < 0 || (long)fd == dfd || (long)fd == skip)
+			if (zv_parse_ulong(name, &fd) < 0 || (long)fd == dfd || (long)fd == skip || (long)fd == skip2)
 				continue;
 			if (grow(s) < 0) {
 				zv_close((int)dfd);
@@ -197,14 +197,14 @@ static long load_one(struct zv_cr_ents *s, struct zv_cr_ent *e)
 	return 0;
 }
 
-long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip)
+long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip, int skip2)
 {
 	*s = (struct zv_cr_ents){ 0 };
 	s->info_size = INFO_SIZE;
 	s->info = zv_cr_kalloc(s->info_size);
 	if (!s->info)
 		return zv_cr_refuse(o, "out of memory listing the file descriptors");
-	long r = list_fds(s, skip);
+	long r = list_fds(s, skip, skip2);
 	if (r < 0) {
 		zv_cr_ents_free(s);
 		return zv_cr_refuse(o, "cannot list /proc/self/fd: %s", zv_strerror((int)-r));

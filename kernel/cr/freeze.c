@@ -15,7 +15,6 @@
 #include "lib/kmem.h"
 #include <linux/futex.h>
 #include <linux/fcntl.h>
-#include "cr/channel.h"
 #include "intercept/sudoff.h"
 #include "trace/names.h"
 #include "sys/execstate.h"
@@ -40,36 +39,11 @@ static long queue_sigsys(int htid, uint64_t value)
 	return zv_sys4(__NR_rt_tgsigqueueinfo, zv_getpid(), htid, SIGSYS, &si);
 }
 
-/* The abstract socket `zvisor checkpoint` (pid) listens on. */
-static int connect_checkpointer(int pid)
-{
-	long fd = zv_cr_channel_socket(5);
-	if (fd < 0)
-		return -1;
-	struct zv_cr_sockaddr a;
-	int len = zv_cr_channel_addr(&a, pid);
-	if (zv_sys3(__NR_connect, fd, &a, len) < 0) {
-		zv_close((int)fd);
-		return -1;
-	}
-	return (int)fd;
-}
-
-static void reply(const struct zv_cr_request *req, const char *msg)
-{
-	if (!req->reply_pid)
-		return;
-	int fd = connect_checkpointer(req->reply_pid);
-	if (fd < 0)
-		return;
-	zv_sys4(__NR_sendto, fd, msg, zv_strlen(msg), 0);
-	zv_close(fd);
-}
-
 /* Asks every thread to park; itself included (this thread writes the image). */
-static void start(struct zv_thread *t, const struct zv_cr_request *req)
+void zv_cr_start(struct zv_thread *t, const struct zv_cr_request *req)
 {
 	zv_cr.req = *req;
+	zv_cr.session = -1;
 	zv_cr.parked = 0;
 	zv_cr.nthreads = 0;
 	zv_cr.dumper_htid = (int)zv_gettid();
@@ -110,28 +84,7 @@ int zv_cr_sigsys(struct zv_thread *t, const void *siv, struct zv_ucontext *uc)
 			freeze_here(t, uc);
 		return 1;
 	}
-	if ((v >> 32) != ZV_CR_TAG_REQUEST)
-		return 0;
-	int cpid = (int)(uint32_t)v;
-	if (zv_cr.busy)
-		return 1; /* one at a time: the second asker times out and says so */
-	int fd = connect_checkpointer(cpid);
-	if (fd < 0)
-		return 1;
-	struct zv_cr_request *req = zv_kmap(sizeof *req, 4096, -1);
-	if (!zv_is_err((long)req)) {
-		long n = zv_sys6(__NR_recvfrom, fd, (long)req, sizeof *req, 0, 0, 0);
-		if (n == (long)sizeof *req && req->dir[0] == '/') {
-			req->dir[sizeof req->dir - 1] = 0;
-			req->reply_pid = cpid;
-			start(t, req);
-		}
-		zv_kunmap(req, sizeof *req);
-	}
-	zv_close(fd);
-	if (zv_cr.busy && zv_cr.dumper_htid == (int)zv_gettid())
-		freeze_here(t, uc);
-	return 1;
+	return 0;
 }
 
 /* --checkpoint-on's signal arrived (sys/signal.c keeps it from the guest). */
@@ -139,7 +92,7 @@ void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	if (zv_cr.busy)
 		return;
-	start(t, &zv_cr.on_signal);
+	zv_cr_start(t, &zv_cr.on_signal);
 	freeze_here(t, uc);
 }
 
@@ -184,7 +137,7 @@ static int poke_unparked(void)
 }
 
 /* The checkpointing thread: every other thread parked, or a reason. */
-static const char *wait_for_all(void)
+const char *zv_cr_wait_for_all(void)
 {
 	for (int round = 0; round < 1000; round++) { /* 10 s */
 		int total = poke_unparked();
@@ -199,7 +152,7 @@ static const char *wait_for_all(void)
 	return "a thread did not stop within 10 s";
 }
 
-static void finish(int kill)
+void zv_cr_finish(int kill)
 {
 	if (kill) {
 		zv_sys2(__NR_kill, zv_getpid(), SIGKILL); /* as criu dump: the image replaces the process */
@@ -244,34 +197,26 @@ again:
 	if (zv_cr_setjmp(t->cr.jmp) == 0) {
 		__atomic_add_fetch(&zv_cr.parked, 1, __ATOMIC_RELEASE);
 		futex(&zv_cr.parked, FUTEX_WAKE_PRIVATE, 1, NULL);
-		if (dumper) {
+		if (dumper && zv_cr.session >= 0) {
+			zv_cr_session(t); /* cr/serve.c: `zvisor checkpoint` says what to do */
+		} else if (dumper) { /* --checkpoint-on */
 			struct zv_cr_out *o = zv_kmap(sizeof *o, 4096, -1);
-			const char *why = zv_is_err((long)o) ? "out of memory" : wait_for_all();
+			const char *why = zv_is_err((long)o) ? "out of memory" : zv_cr_wait_for_all();
 			if (!why && zv_cr.nthreads > ZV_CR_MAX_THREADS)
 				why = "more than 1024 threads";
 			if (!why && zv_cr_dump(o, t) < 0)
 				why = o->why;
-			char msg[300];
-			zv_snprintf(msg, sizeof msg, why ? "error: %s" : "ok", why);
 			struct zv_cr_request req = zv_cr.req;
-			if (!req.reply_pid && why)
+			if (why)
 				zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: checkpoint: %s\n", why);
 			if (!zv_is_err((long)o))
 				zv_kunmap(o, sizeof *o);
-			/* --checkpoint-on's images (no asker to compress them
-			 * afterwards) follow --compress=auto too, while the
-			 * threads are still parked: the zstd child cannot be
-			 * reaped by a guest wait meanwhile. */
-			if (!why && !req.reply_pid)
+			/* Its images follow --compress=auto too, while the threads
+			 * are still parked: the zstd child cannot be reaped by a
+			 * guest wait meanwhile. */
+			if (!why)
 				zv_cr_compress_pages(req.dir, ZV_CR_Z_AUTO);
-			/* Answer once the next request can be taken (the asker may
-			 * send it at once), or before the end. */
-			if (!why && !req.leave_running) {
-				reply(&req, msg);
-				finish(1);
-			}
-			finish(0);
-			reply(&req, msg);
+			zv_cr_finish(!why && !req.leave_running);
 		} else {
 			while (__atomic_load_n(&zv_cr.release, __ATOMIC_ACQUIRE) == gen)
 				futex(&zv_cr.release, FUTEX_WAIT_PRIVATE, gen, NULL);
@@ -281,6 +226,9 @@ again:
 	if (zv_cr.hole && zv_cr.hole_leader == t) {
 		zv_munmap((void *)zv_cr.hole, zv_cr.hole_len); /* restore ran there */
 		zv_cr.hole = 0;
+		if (zv_cr.area)
+			zv_munmap((void *)zv_cr.area, zv_cr.area_len);
+		zv_cr.area = 0;
 	}
 	t->cr.parked = 0;
 	if (t->cr.freeze && zv_cr.busy)

@@ -200,6 +200,12 @@ static int placed(const struct zv_cr_mapline *m, int kind, int prot, uint64_t sa
 	return kind == ZV_CR_ANON && !(prot & PROT_EXEC) && !m->stub_region && !(m->lo < ZV_KWIN_END && m->hi > ZV_KWIN_START) &&
 	       saved >= PLACE_MIN_PAGES && saved * 4 >= npages;
 }
+static int deleted(const char *path)
+{
+	size_t n = zv_strlen(path);
+	return n > 10 && !zv_strcmp(path + n - 10, " (deleted)");
+}
+
 static int kind_of(const struct zv_cr_mapline *m, const struct zv_cr_layout *l)
 {
 	if (m->lo >= l->lo && m->hi <= l->hi)
@@ -216,16 +222,13 @@ static int kind_of(const struct zv_cr_mapline *m, const struct zv_cr_layout *l)
 		return ZV_CR_STACK;
 	if (shared && zv_startswith(m->path, "/memfd:"))
 		return ZV_CR_SHMEMFD;
+	if (shared && !anon && !zv_startswith(m->path, "/SYSV") && !zv_startswith(m->path, "/dev/zero") && deleted(m->path))
+		return ZV_CR_SHDEL;
 	if (shared) /* a SysV segment ("/SYSVkey (deleted)") is refused as a file: save_one */
 		return anon || zv_startswith(m->path, "/dev/zero") ? ZV_CR_SHANON : ZV_CR_SHFILE;
 	return anon ? ZV_CR_ANON : ZV_CR_FILE;
 }
 
-static int deleted(const char *path)
-{
-	size_t n = zv_strlen(path);
-	return n > 10 && !zv_strcmp(path + n - 10, " (deleted)");
-}
 
 /* Whether a page with pagemap entry e is saved for a mapping of kind k. */
 static int worth_saving(int k, uint64_t e)
@@ -300,6 +303,10 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 	if (kind == ZV_CR_SHFILE && zv_startswith(m->path, "/SYSV"))
 		return zv_cr_refuse(o, "SysV shared memory (shmat) at %lx: it may be shared with other processes",
 				    (unsigned long)m->lo);
+	if (kind == ZV_CR_SHANON || kind == ZV_CR_SHDEL)
+		v.fsize = m->inode; /* processes sharing it restore one object (cr/treerestore.c) */
+	if (kind == ZV_CR_SHDEL) /* its path (without " (deleted)": zv_cr_save_memory) */
+		v.pathlen = (uint32_t)zv_strlen(m->path);
 	if (kind == ZV_CR_SHMEMFD) {
 		if (!memfd_open(m->inode))
 			return zv_cr_refuse(o, "a shared mapping of a memfd no fd holds: %s", m->path);
@@ -448,6 +455,8 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 			m.shared_copy = 0;
 			m.stub_region = 1;
 		}
+		if (kind == ZV_CR_SHDEL)
+			m.path[zv_strlen(m.path) - 10] = 0;
 		r = save_one(&s, &m, kind);
 		if (r == 0 && kind == ZV_CR_VDSO)
 			r = zv_cr_put(o, "vdso", (const void *)m.lo, m.hi - m.lo);

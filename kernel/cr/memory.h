@@ -13,6 +13,8 @@ enum zv_cr_kind {
 	ZV_CR_VVAR,       /* its data pages: re-created with it */
 	ZV_CR_STACK,      /* the first thread's stack, which grows down */
 	ZV_CR_SHMEMFD,    /* shared mapping of a memfd: its fd's contents (cr/fds.c), mapped after the fds */
+	ZV_CR_SHDEL,      /* shared mapping of a deleted file (a POSIX semaphore's): its present pages,
+			   * restored as shared anonymous memory (no name leads to the file any more) */
 };
 
 /* One record of section "mm", followed by the path (pathlen bytes, NUL,

@@ -18,13 +18,17 @@ struct zv_cr_fdopts {
 	const int *inherit;                /* a process alone: its fds that --inherit-fd names */
 	int ninherit;
 	int tcp_close;                     /* --tcp-close */
+	int session;                       /* the peer session of `zvisor checkpoint` (not saved), or -1 */
 };
 long zv_cr_save_fds(struct zv_cr_out *o, const struct zv_cr_fdopts *opts);
 /* Re-creates them at their numbers; inherit[ninherit]: the restorer's fds
- * that --inherit-fd gives for what led outside. in->dirfd is moved to a number the
+ * that --inherit-fd gives for what led outside; made[nmade]: a tree's
+ * process's descriptions its restorer made (cr/treerestore.c), or NULL. in->dirfd is moved to a number the
  * image does not use (in->dirfd is updated); every other fd the image does
  * not have is closed. Best after zv_cr_restore_timers (the cwd). */
-long zv_cr_restore_fds(struct zv_cr_in *in, const int *inherit, int ninherit);
+struct zv_cr_made;
+long zv_cr_restore_fds(struct zv_cr_in *in, const int *inherit, int ninherit, const struct zv_cr_made *made,
+		       unsigned nmade);
 /* After zv_cr_restore_fds: the fd that holds again the memfd whose inode
  * was ino at the checkpoint (a shared mapping of it is mapped from there),
  * or -1 if no fd of the process had it open. */

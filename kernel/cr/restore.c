@@ -28,10 +28,12 @@
 
 #define PAGE 4096UL
 
+/* A tree's process: its context, for a failure to reach the tree. */
+static const struct zv_cr_treectx *cur_tree;
+
 __attribute__((noreturn)) static void fail(struct zv_cr_in *in)
 {
-	zv_dprintf(2, "zvisor: restore: %s\n", in->why);
-	zv_exit_group(1);
+	zv_cr_restore_die(cur_tree, in->why);
 }
 
 /* --- the hole: scratch memory where the saved layout has none --- */
@@ -81,7 +83,8 @@ static void clear_own(struct zv_cr_restore *r)
 	uint64_t drop[64][2];
 	int nd = 0;
 	for (const char *p = buf; nd < 64 && zv_cr_maps_next(&p, &m) == 0;) {
-		if ((m.lo >= r->layout.lo && m.hi <= r->layout.hi) || (m.lo >= r->hole && m.hi <= r->hole + r->hole_len))
+		if ((m.lo >= r->layout.lo && m.hi <= r->layout.hi) || (m.lo >= r->hole && m.hi <= r->hole + r->hole_len) ||
+		    zv_cr_tree_keeps(&r->tree, m.lo, m.hi))
 			continue;
 		if (!zv_strcmp(m.path, "[vsyscall]") || !zv_strcmp(m.path, "[vdso]") || zv_startswith(m.path, "[vvar")) {
 			if (r->nown < 8) {
@@ -341,8 +344,11 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 		p = zv_mmap((void *)v->start, len, shared ? prot : prot | PROT_WRITE,
 			    (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED, (int)fd, (long)v->off);
 		zv_close((int)fd);
+	} else if ((v->kind == ZV_CR_SHANON || v->kind == ZV_CR_SHDEL) &&
+		   zv_cr_tree_map_shared(&r->tree, v->start, v->end, v->off, v->kind, v->fsize)) {
+		p = (void *)v->start; /* a part of the tree's shared object (its pages come with every process's) */
 	} else {
-		int flags = (v->kind == ZV_CR_SHANON ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED |
+		int flags = (v->kind == ZV_CR_SHANON || v->kind == ZV_CR_SHDEL ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED |
 			    (v->kind == ZV_CR_STACK ? MAP_GROWSDOWN : 0);
 		p = zv_mmap((void *)v->start, len, prot | PROT_WRITE | PROT_READ, flags, -1, 0);
 	}
@@ -433,6 +439,7 @@ static void place_memory(struct zv_cr_restore *r)
 	zv_close((int)fd);
 	if (!pg.skipped && zv_cr_check_hash(in, sec, &pg.h) < 0)
 		fail(in);
+	zv_cr_tree_memory_done(&r->tree);
 }
 
 /* Shared mappings of memfds, from the fds that hold them again. */
@@ -599,7 +606,9 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 	leader->htid = (int)zv_gettid();
 	/* The timers (the cwd first), the fds, the timers aimed at threads,
 	 * before any guest code; then the image is done with. */
-	if (zv_cr_restore_timers(r->in) < 0 || zv_cr_restore_fds(r->in, r->inherit, r->ninherit) < 0 || zv_cr_restore_thread_timers(r->in) < 0)
+	if (zv_cr_restore_timers(r->in) < 0 ||
+	    zv_cr_restore_fds(r->in, r->inherit, r->ninherit, r->tree.area ? r->tree.made : NULL, r->tree.nmade) < 0 ||
+	    zv_cr_restore_thread_timers(r->in) < 0)
 		fail(r->in);
 	map_memfds(r);
 	zv_close(r->in->dirfd);
@@ -608,6 +617,7 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 		zv_time_continue(r->meta.mono, r->meta.boot);
 		zv_layers_fold(); /* the time calls now pass virtual time */
 	}
+	zv_cr_tree_ready(&r->tree); /* a tree's processes resume together */
 	resume(leader, 1);
 }
 
@@ -628,6 +638,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 {
 	struct zv_cr_restore *r = arg;
 	struct zv_cr_in *in = r->in;
+	cur_tree = &r->tree;
 	read_layout(r);
 	clear_own(r);
 	place_vdso(r);
@@ -646,7 +657,21 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.parked = 0;
 	zv_cr.go = 0;
 	zv_cr.restored = 1;
-	zv_cr.orig_ppid = r->meta.ppid;
+	zv_cr.session = -1;
+	zv_cr.area = (uint64_t)r->tree.area;
+	zv_cr.area_len = r->tree.area_len;
+	cur_tree = &r->tree; /* the image's statics replaced this module's too */
+	zv_cr.ids = NULL; /* the image's kernel knew another restore's */
+	if (r->tree.area) {
+		zv_cr_tree_join(&r->tree); /* a tree's ids and groups */
+	} else {
+		if (r->meta.ppid > 0) /* its parent: the restorer's */
+			zv_cr_ids_add(r->meta.ppid, (int)zv_sys0(__NR_getppid), 0);
+		if (r->meta.sid > 0) /* its session and group: the restorer's */
+			zv_cr_ids_add(r->meta.sid, (int)zv_sys1(__NR_getsid, 0), 1);
+		if (r->meta.pgid > 0 && r->meta.pgid != r->meta.sid)
+			zv_cr_ids_add(r->meta.pgid, (int)zv_sys1(__NR_getpgid, 0), 1);
+	}
 	zv_cr.hole = r->hole;
 	zv_cr.hole_len = r->hole_len;
 	memset(zv_cr.scratch, 0, sizeof zv_cr.scratch);

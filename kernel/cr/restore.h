@@ -4,6 +4,7 @@
 #define ZV_CR_RESTORE_H
 #include "cr/cr.h"
 #include "cr/memory.h"
+#include "cr/treerestore.h"
 
 struct zv_cr_own { /* a mapping of the restoring process that stays: the vDSO's */
 	uint64_t lo, hi;
@@ -32,6 +33,7 @@ struct zv_cr_restore {
 	const char *pages_file;
 	uint64_t guest_vdso, host_vdso;
 	uint64_t stack_lo, stack_hi; /* the guest's stack, shown as [stack] (sys/procview.c) */
+	struct zv_cr_treectx tree;   /* a tree's process: what its restorer made (area NULL: none) */
 };
 
 #define HOLE_STACK_LEN (1UL << 20)

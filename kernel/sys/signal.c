@@ -332,8 +332,9 @@ static void act_on(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv
 	fr.uc.mc.fpstate = fpsize ? fp : 0;
 	fr.uc.uc_sigmask = saved_mask;
 	fr.info = *si;
-	if (zv_cr.restored && (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6))
-		/* sent by a process (kill, sigqueue, mq, tgkill): the restored one by its old pid */
+	if (zv_cr.restored && (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6 ||
+			       (sig == 17 /* SIGCHLD */ && si->si_code >= 1 && si->si_code <= 6 /* CLD_* */)))
+		/* sent by a process (kill, sigqueue, mq, tgkill), or a child's: by the id its program knows */
 		fr.info.kill.pid = (int32_t)zv_cr_guest_id(si->kill.pid);
 	struct zv_sigframe *f = (struct zv_sigframe *)sp;
 	if (put_frame(t, segv_handled(t, sig, base_mask), f, &fr, (void *)fp, host_fp, fpsize) < 0) {

@@ -14,7 +14,7 @@
 #include "lib/syscall.h"
 #include "unit.h"
 
-static const struct zv_cr_fdopts alone; /* a process alone, no options */
+static const struct zv_cr_fdopts alone = { .session = -1 }; /* a process alone, no options */
 #include <linux/fcntl.h>
 #include <linux/eventpoll.h>
 #include <linux/timerfd.h>
