@@ -9,6 +9,14 @@ noise as large as the effect.
 
   python3 bench/paired.py [--reps 9] [--ops fork,exec,sh,getppid]
       [--runner NAME=COMMAND ...]   (default: zvisor=build/zvisor run --)
+      [--user NAME=USER ...] [--counts]
+
+--user nobody=nobody adds a runner NAME that runs zvisor as USER with
+HOME=/nonexistent and no XDG_CACHE_HOME (a user without a home directory),
+paired with native runs as the same user. --counts adds a second table:
+host calls (strace -f -c) and page faults (perf stat) per operation of
+native and each runner, each the difference between two runs of the
+microbench with different operation counts, so start-up cancels out.
 
 Example, this tree's binary against an older one:
   python3 bench/paired.py --runner new='build/zvisor run --' \\
@@ -37,34 +45,94 @@ def measure(prefix, op, iters, batches):
     return float(m.group(1))
 
 
+def as_user(user, cmd):
+    """cmd run as user with its own ids, no supplementary groups, and no
+    home directory or cache directory in its environment."""
+    import pwd
+    pw = pwd.getpwnam(user)
+    return ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid, "--clear-groups",
+            "env", "-u", "XDG_CACHE_HOME", "HOME=/nonexistent"] + cmd
+
+
+# Operation counts for --counts: (few, many); the difference cancels start-up.
+COUNT_OPS = {"fork": (1000, 3000), "exec": (100, 300), "sh": (100, 300), "getppid": (100000, 300000)}
+CALL_OPS = {"fork": (200, 600), "exec": (20, 60), "sh": (20, 60), "getppid": (10000, 30000)}
+
+
+def host_calls(prefix, op, n):
+    import tempfile
+    with tempfile.NamedTemporaryFile("r", suffix=".strace") as f:
+        subprocess.run(["strace", "-f", "-c", "-o", f.name] + prefix + [MICRO, "-b", "1", op, str(n)],
+                       capture_output=True, timeout=600, check=True)
+        m = re.search(r"^\s*100\.00\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?total$", f.read(), re.M)
+        return int(m.group(1)) if m else float("nan")
+
+
+def page_faults(prefix, op, n):
+    out = subprocess.run(["perf", "stat", "-x,", "-e", "page-faults"] + prefix + [MICRO, "-b", "1", op, str(n)],
+                         capture_output=True, text=True, timeout=600, check=True)
+    for line in out.stderr.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[2].startswith("page-faults") and f[0].isdigit():
+            return int(f[0])
+    return float("nan")
+
+
+def per_op(fn, prefix, op, counts):
+    few, many = counts
+    return (fn(prefix, op, many) - fn(prefix, op, few)) / (many - few)
+
+
+def count_table(ops, runners):
+    print()
+    print("| op | runner | host calls per op | page faults per op | native calls | native faults |")
+    print("|---|---|---|---|---|---|")
+    for op in ops:
+        for name, prefix, native in runners:
+            nc = per_op(host_calls, native, op, CALL_OPS[op])
+            nf = per_op(page_faults, native, op, COUNT_OPS[op])
+            zc = per_op(host_calls, prefix, op, CALL_OPS[op])
+            zf = per_op(page_faults, prefix, op, COUNT_OPS[op])
+            print("| %s | %s | %.1f | %.1f | %.1f | %.1f |" % (op, name, zc, zf, nc, nf))
+        sys.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=9, help="pairs per op and runner (default 9)")
     ap.add_argument("--ops", default="fork,exec,sh,getppid")
     ap.add_argument("--batches", type=int, default=3)
     ap.add_argument("--runner", action="append", default=[], metavar="NAME=COMMAND")
+    ap.add_argument("--user", action="append", default=[], metavar="NAME=USER",
+                    help="a runner NAME: zvisor as USER without a home directory, beside native as USER")
+    ap.add_argument("--counts", action="store_true", help="host calls and page faults per operation too")
     args = ap.parse_args()
     if not os.path.exists(MICRO):
         sys.exit("paired.py: %s is missing: run `make -C bench build`" % MICRO)
-    runners = []
-    for spec in args.runner or ["zvisor=%s run --" % ZVISOR]:
+    runners = []  # (name, prefix, the native run's prefix)
+    for spec in args.runner or ([] if args.user else ["zvisor=%s run --" % ZVISOR]):
         name, _, cmd = spec.partition("=")
         if not cmd:
             sys.exit("paired.py: --runner takes NAME=COMMAND, not %r" % spec)
-        runners.append((name, shlex.split(cmd)))
+        runners.append((name, shlex.split(cmd), []))
+    for spec in args.user:
+        name, _, user = spec.partition("=")
+        if not user:
+            sys.exit("paired.py: --user takes NAME=USER, not %r" % spec)
+        runners.append((name, as_user(user, [ZVISOR, "run", "--"]), as_user(user, [])))
     iters = {"fork": 200, "exec": 100, "sh": 50}
     print("| op | runner | native min (µs) | runner min (µs) | median ratio | ratio range | |")
     print("|---|---|---|---|---|---|---|")
     for op in args.ops.split(","):
         n = iters.get(op, 200000)
-        pairs = {name: [] for name, _ in runners}
+        pairs = {name: [] for name, _, _ in runners}
         for rep in range(args.reps):
-            for name, prefix in runners:
-                nat = measure([], op, n, args.batches)
+            for name, prefix, native in runners:
+                nat = measure(native, op, n, args.batches)
                 zv = measure(prefix, op, n, args.batches)
                 pairs[name].append((nat, zv))
             print("  %s: pair %d/%d done" % (op, rep + 1, args.reps), file=sys.stderr)
-        for name, _ in runners:
+        for name, _, _ in runners:
             p = pairs[name]
             ratios = [z / nt for nt, z in p]
             med = statistics.median(ratios)
@@ -73,6 +141,8 @@ def main():
             print("| %s | %s | %.3g | %.3g | %.2fx | %.2f-%.2f | %s |" % (
                 op, name, min(nt for nt, _ in p) / 1000, min(z for _, z in p) / 1000, med, lo, hi, noisy))
         sys.stdout.flush()
+    if args.counts:
+        count_table(args.ops.split(","), runners)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
  * trace) and the options of run and trace, which go into zv_proc. A bad
  * one gets one line and the usage on stderr, status 2. */
 #include "zvisor.h"
+#include "cr/cr.h"
 #include "cmdline.h"
 #include "help.h"
+#include "trace/remote.h"
 #include "intercept/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -52,6 +54,17 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 		}
 		if (a[0] != '-')
 			break;
+		if (trace && (zv_strcmp(a, "-p") == 0 || (a[1] == 'p' && a[2]) || zv_startswith(a, "--attach="))) {
+			/* -p PID, -pPID, --attach=PID: a running process (trace/remote.c) */
+			const char *v = a[1] == 'p' ? (a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : "")) : a + 9;
+			unsigned long pid;
+			if (zv_parse_ulong(v, &pid) < 0 || !pid || pid > 0x7fffffff)
+				usage_error("zvisor: trace: -p: '%s' is not a process id\n", v);
+			if (zv_trace_npids == 16)
+				usage_error("zvisor: trace: at most 16 processes with -p%s\n", "");
+			zv_trace_pids[zv_trace_npids++] = (int)pid;
+			continue;
+		}
 		int k = trace ? zv_trace_option(argc - i, argv + i) : 0;
 		if (k < 0)
 			zv_exit_group(2);
@@ -82,6 +95,14 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			zv_proc.stats = 1;
 		} else if (zv_strcmp(a, "--no-cache") == 0) {
 			zv_proc.no_cache = 1;
+		} else if (zv_startswith(a, "--exec=") || zv_strcmp(a, "--exec") == 0) {
+			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
+			if (zv_strcmp(v, "inprocess") == 0)
+				zv_proc.exec_mode = ZV_EXEC_INPROCESS;
+			else if (zv_strcmp(v, "host") == 0)
+				zv_proc.exec_mode = ZV_EXEC_HOST;
+			else
+				usage_error("zvisor: unknown exec mode '%s' (inprocess, host)\n", v);
 		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
 			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
 			int p = zv_platform_by_name(v);
@@ -122,7 +143,11 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			usage_error("zvisor: unknown option '%s'\n", a);
 		}
 	}
-	if (i >= argc)
+	if (zv_trace_npids && i < argc)
+		usage_error("zvisor: trace: -p and a program together are not supported (%s)\n", argv[i]);
+	if (zv_trace_npids && zv_proc.trace.summary)
+		usage_error("zvisor: trace: -c with -p is not supported%s\n", "");
+	if (i >= argc && !zv_trace_npids)
 		usage_error(trace ? "zvisor: trace: no program given%s\n" : "zvisor: run: no program given%s\n", "");
 	if (zv_cr.signal && !zv_cr.on_signal.dir[0]) {
 		char name[32];

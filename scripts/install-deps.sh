@@ -49,7 +49,7 @@ apt_install() {
 # package:check pairs; the check is a command name, or dpkg:PKG.
 missing=
 for spec in gcc:gcc make:make musl-tools:musl-gcc busybox-static:dpkg:busybox-static \
-	strace:strace python3:python3 sqlite3:sqlite3 git:git file:file binutils:objdump; do
+	strace:strace gdb:gdb python3:python3 sqlite3:sqlite3 git:git file:file binutils:objdump; do
 	pkg=${spec%%:*}
 	chk=${spec#*:}
 	case $chk in

@@ -6,6 +6,10 @@ every platform gives the same output.
   ptracer   a tracer of our own (tests/guests/ptracer.c): syscall stops,
             registers, exec, signals, memory and breakpoints, single steps,
             attach and seize, fork and exit events
+
+A traced process's execve gives its tracer the same exec stop whichever
+exec zvisor makes (--exec=inprocess, the default, or --exec=host): both
+take the host's execve for a tracee (docs/DESIGN.md).
 """
 import pytest
 
@@ -19,3 +23,10 @@ CASES = [(b, m) for b in get("ptracer").builds(subset=True) for m in get("ptrace
 @pytest.mark.parametrize("build,mode", CASES)
 def test_ptracer(build, mode, platform):
     compare_guest(build, platform, mode)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("exec_mode", ["inprocess", "host"])
+@pytest.mark.parametrize("mode", ["exec", "execevent"])
+def test_exec_stop_either_exec(mode, exec_mode, platform):
+    compare_guest("ptracer", platform, mode, extra_opts=["--exec=" + exec_mode])

@@ -7,6 +7,7 @@
  * in the middle of a host call, and a restored thread needs only its kernel
  * stack and the registers zv_cr_setjmp saved. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "cr/cr.h"
 #include "sys/calls.h"
 #include "lib/syscall.h"
@@ -16,7 +17,7 @@
 #include <linux/futex.h>
 #include <linux/fcntl.h>
 #include "intercept/sudoff.h"
-#include "trace/names.h"
+#include "lib/signames.h"
 #include "sys/execstate.h"
 
 #define SI_QUEUE (-1)
@@ -288,3 +289,41 @@ const char *zv_cr_decode(const char *s, struct zv_exec_carry *x)
 	zv_cr.on_signal.dir[k] = 0;
 	return s;
 }
+
+ZV_EXEC_FIELD(cr, 200, 'K', zv_cr_encode, zv_cr_decode);
+
+/* A thread back from a checkpoint's park (the image written, or restored)
+ * whose call the freeze interrupted, to be made again: the signals sent
+ * to it meanwhile (held by the host) come now, as they would have during
+ * that call, which then ends as it would have with them (sigsuspend with
+ * EINTR) instead of being made again and waiting for them in vain. */
+static void after_park(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	long nr = t->cr.restart_nr - 1;
+	t->cr.restart_nr = 0;
+	if (nr < 0)
+		return;
+	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc), old;
+	zv_host_set_mask(blocked & ~zv_kernel_signals(), &old); /* deferred as they come */
+	zv_host_set_mask(old, NULL);
+	if ((t->pending_set & ~blocked) && !zv_restart_on_eintr(t, nr, uc)) {
+		uc->mc.rip += 2; /* zv_frame_result had moved it back onto the call */
+		uc->mc.rax = (uint64_t)-EINTR;
+	}
+}
+
+/* The checkpoint's events (sys/layer.h): it has no calls of its own. */
+static void cr_to_guest(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	if (t->cr.freeze) {
+		zv_cr_park(t);
+		after_park(t, uc);
+	}
+}
+static uint64_t cr_signals(void) { return zv_cr.signal ? ZV_SIGBIT(zv_cr.signal) : 0; }
+static void cr_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { zv_cr_signal(t, uc); }
+
+ZV_LAYER(cr, 650) = {
+	.name = "cr", .to_guest = cr_to_guest, .restarts = zv_cr_restart_call, .signals = cr_signals,
+	.own_signal = cr_own_signal, .sigsys = zv_cr_sigsys,
+};

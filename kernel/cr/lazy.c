@@ -144,7 +144,7 @@ static long call(struct zv_call *c)
 static int active(void) { return zv_filemem.ino != 0; }
 static int sees(long nr) { return nr == __NR_madvise || nr == __NR_mremap; }
 
-const struct zv_layer zv_cr_lazy_layer = { .name = "cr-lazy", .sees = sees, .active = active, .call = call };
+ZV_LAYER(cr_lazy, 750) = { .name = "cr-lazy", .sees = sees, .active = active, .call = call };
 
 /* --- a checkpoint of such memory --- */
 

@@ -126,3 +126,5 @@ void zv_cr_session(struct zv_thread *t)
 	zv_cr.session = -1;
 	zv_cr_finish(kill);
 }
+
+ZV_PEER_SERVICE(cr_checkpoint, ZV_PEER_CHECKPOINT, zv_cr_serve);

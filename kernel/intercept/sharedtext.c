@@ -70,6 +70,12 @@ static int norigs;
 static volatile int origs_lock;
 static long owner = -1; /* the user the copies must belong to */
 
+/* An exec made in this process: the copies were the old images'. */
+void zv_sharedtext_exec(void)
+{
+	norigs = 0;
+}
+
 static uint64_t mix(uint64_t h, const void *v, uint64_t n)
 {
 	const uint8_t *p = v;

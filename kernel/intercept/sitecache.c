@@ -405,6 +405,8 @@ const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
 	return s;
 }
 
+ZV_EXEC_FIELD(sitecache_vdso, 100, 'w', zv_sitecache_encode_vdso, zv_sitecache_decode_vdso);
+
 static void store(const struct key *kp, uint64_t addr, const struct zv_stub_batch *b)
 {
 	const struct key k = *kp;

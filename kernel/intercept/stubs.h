@@ -33,6 +33,8 @@ struct zv_stub_batch {
 	int ninside, maxinside;
 	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
 	uint64_t region; /* after a commit: its stub region (b->w then holds the windows made, in its order) */
+	uint64_t span_lo; /* where the code's file is mapped from its offset 0 (0: unknown): a region right
+			   * below it shares its page table */
 	/* the mapped file's identity as the cache keys it (intercept/sitecache.c):
 	 * one fstat for the copy's and the windows' lookups and stores */
 	uint64_t ident[7];
@@ -133,4 +135,8 @@ int zv_stubs_restore_original(uint64_t addr, size_t n, int memfd);
 int zv_stubs_regions(uint64_t (*r)[2], int max);
 /* Counters for --stats. */
 unsigned long zv_stubs_count(void);
+/* An exec made in this process: only the regions serving code in [lo, hi)
+ * stay (zv_stubs_kept lists them first, for the unmapping). */
+void zv_stubs_exec(uint64_t lo, uint64_t hi);
+int zv_stubs_kept(uint64_t lo, uint64_t hi, uint64_t (*out)[2], int max);
 #endif

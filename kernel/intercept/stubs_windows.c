@@ -210,19 +210,15 @@ static int64_t trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t total, u
 	return -1;
 }
 
-/* Adds the window through a trampoline at x for the syscall at s. */
-static void add_trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t d)
+/* Adds the window through a trampoline at d for the syscall at s; pad:
+ * the padding's bytes as they were (a tracer reads them back). */
+static void add_trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t d, const uint8_t *pad)
 {
 	struct zv_stub_window *w = &b->w[b->n++];
 	w->p = w->s = s;
 	w->d = d;
+	memcpy(w->code, pad, 5);
 	b->recent[b->nrecent++ % 64] = d;
-}
-
-/* The padding a trampoline takes, as it was (from the decoded bytes). */
-static void keep_padding(struct zv_stub_batch *b, const uint8_t *pad)
-{
-	memcpy(b->w[b->n - 1].code, pad, 5);
 }
 
 void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
@@ -265,10 +261,9 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 			/* no window before it: the syscall alone, through padding
 			 * here or in the next function's */
 			int64_t d = trampoline(b, at + s, len + gap, at);
-			if (d >= 0) {
-				add_trampoline(b, at + s, at + (uint64_t)d);
-				keep_padding(b, code + d);
-			} else if (b->norphans < (int)(sizeof b->orphans / sizeof b->orphans[0]))
+			if (d >= 0)
+				add_trampoline(b, at + s, at + (uint64_t)d, code + d);
+			else if (b->norphans < (int)(sizeof b->orphans / sizeof b->orphans[0]))
 				b->orphans[b->norphans++] = at + s;
 			continue;
 		}
@@ -292,9 +287,7 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 		return;
 	for (int k = 0; k < n && b->n < b->max; k++) {
 		int64_t d = trampoline(b, b->orphans[k], len + gap, at);
-		if (d >= 0) {
-			add_trampoline(b, b->orphans[k], at + (uint64_t)d);
-			keep_padding(b, code + d);
-		}
+		if (d >= 0)
+			add_trampoline(b, b->orphans[k], at + (uint64_t)d, code + d);
 	}
 }

@@ -45,6 +45,10 @@ volatile int zv_sudoff_never = 1; /* until the stubs platform's loader says othe
 static unsigned long uncovered;   /* syscall byte pairs found in scanned code */
 static uint64_t first_uncovered; /* for a debugger */
 static int taint_why;
+/* The vDSO's part of the above: it stays through an exec made in this
+ * process, whose images start from it (zv_sudoff_exec). */
+static unsigned long vdso_uncovered;
+static int vdso_taint;
 
 void zv_sudoff_taint(struct zv_thread *t, int why)
 {
@@ -185,10 +189,19 @@ long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_
 		return -1;
 	long n = known >= 0 ? known : scan(lo, hi, in, nin), e = vdso_edges(lo, hi);
 	if (n < 0 || n + e > 0) {
-		uncovered += n >= 0 ? (unsigned long)(n + e) : 0;
+		vdso_uncovered = n >= 0 ? (unsigned long)(n + e) : 0;
+		vdso_taint = ZV_TAINT_VDSO;
+		uncovered += vdso_uncovered;
 		zv_sudoff_taint(t, ZV_TAINT_VDSO);
 	}
 	return n;
+}
+
+void zv_sudoff_exec(int never)
+{
+	uncovered = vdso_uncovered;
+	taint_why = vdso_taint;
+	zv_sudoff_never = never || vdso_taint;
 }
 
 /* Whether [lo, hi) overlaps an executable mapping. */

@@ -26,6 +26,10 @@ long zv_sudoff_count(uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
 /* The same for the vDSO [lo, hi), whose host code the guest may run
  * (known: the site cache's count for the same bytes, windows made). */
 long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known);
+/* An exec made in this process: what the old images' code found is
+ * forgotten, the vDSO's (which stays) kept; never: SUD may not go off on
+ * this platform at all. */
+void zv_sudoff_exec(int never);
 /* Unscanned code may run from now on (why: for --stats): SUD stays armed. */
 void zv_sudoff_taint(struct zv_thread *t, int why);
 /* A memory call the guest made (after the host ran it, result r). */

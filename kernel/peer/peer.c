@@ -6,6 +6,7 @@
 #include "zvisor.h"
 #include "peer/peer.h"
 #include "sys/layer.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -258,6 +259,7 @@ long zv_peer_request(int fd, int service, void *req, size_t n, const int *fds, i
 
 /* The knocks not served yet: asker pid and slot, packed. */
 #define QUEUE 16
+#define CHILDS (1UL << 63) /* it came to a fork child before its set-up */
 static volatile uint64_t queue[QUEUE];
 
 int zv_peer_pending(void)
@@ -284,11 +286,12 @@ static void serve(struct zv_thread *t, int asker, int slot)
 	union { struct zv_peer_hdr h; char b[4096]; } msg;
 	int fds[MAX_FDS], nfds = 0;
 	long n = zv_peer_recv((int)fd, &msg, sizeof msg, fds, MAX_FDS, &nfds);
-	if (n >= (long)sizeof msg.h && msg.h.magic == ZV_PEER_HDR_MAGIC && msg.h.version == ZV_PEER_VERSION &&
-	    msg.h.service < ZV_PEER_NSERVICES && zv_peer_services[msg.h.service]) {
-		zv_peer_services[msg.h.service](t, (int)fd, &msg, (size_t)n, fds, nfds);
-		return;
-	}
+	if (n >= (long)sizeof msg.h && msg.h.magic == ZV_PEER_HDR_MAGIC && msg.h.version == ZV_PEER_VERSION)
+		for (const struct zv_peer_service_entry *const *sv = zv_peer_services_start; sv < zv_peer_services_end; sv++)
+			if ((*sv)->id == msg.h.service) {
+				(*sv)->serve(t, (int)fd, &msg, (size_t)n, fds, nfds);
+				return;
+			}
 	for (int i = 0; i < nfds; i++)
 		zv_close(fds[i]);
 	zv_close((int)fd);
@@ -299,17 +302,22 @@ void zv_peer_serve_pending(struct zv_thread *t)
 	for (int i = 0; i < QUEUE; i++) {
 		uint64_t v = __atomic_exchange_n(&queue[i], 0, __ATOMIC_ACQ_REL);
 		if (v)
-			serve(t, (int)(uint32_t)v, (int)(v >> 32));
+			serve(t, (int)(uint32_t)v, (int)(v >> 32 & 0xff));
 	}
 }
 
-int zv_peer_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc)
+int zv_peer_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc)
 {
+	const zv_siginfo *si = siginfo;
 	uint64_t v;
 	memcpy(&v, si->bytes + 8, 8);
 	if ((v >> 40) != ZV_PEER_MAGIC)
 		return 0;
 	uint64_t e = ((v >> 32) & 0xff) << 32 | (uint32_t)v;
+	/* a fork child before its set-up (sys/proc.c): the knock is its own,
+	 * which its fork_child event keeps */
+	if (t->forking && zv_getpid() != t->forking)
+		e |= CHILDS;
 	int i = 0;
 	for (; i < QUEUE; i++) {
 		uint64_t none = 0;
@@ -330,18 +338,26 @@ static void peer_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 		zv_peer_serve_pending(t);
 }
 
-/* A fork child has no rendezvous of its parent's. */
+/* A fork child has no rendezvous of its parent's, and keeps the knocks
+ * that came to it (a tracer attaches to a child right after its fork). */
 static void peer_fork_child(struct zv_thread *t)
 {
-	(void)t;
+	int own = 0;
 	for (int i = 0; i < QUEUE; i++)
-		if (queue[i])
-			queue[i] = 0;
+		if (queue[i]) {
+			own |= (queue[i] & CHILDS) != 0;
+			queue[i] = queue[i] & CHILDS ? queue[i] & ~CHILDS : 0;
+		}
 	if (slots_used)
 		slots_used = 0;
+	if (own) { /* served on the way back to the guest */
+		t->kwork = 1;
+		t->fast.sig_pending = 1;
+		zv_plat->need_catchall(t);
+	}
 }
 
 static int never(long nr) { (void)nr; return 0; }
 static int off(void) { return 0; }
-const struct zv_layer zv_peer_layer = { .name = "peer", .sees = never, .active = off, .kwork = peer_kwork, .sigsys = zv_peer_sigsys,
+ZV_LAYER(peer, 950) = { .name = "peer", .sees = never, .active = off, .kwork = peer_kwork, .sigsys = zv_peer_sigsys,
 					.fork_child = peer_fork_child };

@@ -10,7 +10,7 @@
  * when the SIGSYS interrupted guest code, else on its way back to the
  * guest), each side checks the other with SO_PEERCRED (the pid it expects,
  * the same user or root), and the asker's first message names the service
- * the knocked side runs on the connection (peer/services.c). File
+ * the knocked side runs on the connection (ZV_PEER_SERVICE, below). File
  * descriptors travel with SCM_RIGHTS: the memfd areas that ptrace's stops
  * and resumes then go through (futexes on shared memory, no socket). */
 #ifndef ZV_PEER_PEER_H
@@ -45,7 +45,18 @@ enum zv_peer_service {
 /* A service: serves the session on fd whose first message (hdr included)
  * is msg[0..n) with nfds fds; owns fds and fd. */
 typedef void zv_peer_serve_fn(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds);
-extern zv_peer_serve_fn *const zv_peer_services[ZV_PEER_NSERVICES]; /* peer/services.c */
+/* A feature offers a service with ZV_PEER_SERVICE(name, id, fn) in its own
+ * file (id: enum zv_peer_service): the linker lists them (kernel/zvisor.ld)
+ * and the channel runs the one a session's first message names. */
+struct zv_peer_service_entry {
+	int id;
+	zv_peer_serve_fn *serve;
+};
+#define ZV_PEER_SERVICE(name, id, fn) \
+	__attribute__((used, section(".zv_peer_services." #name))) \
+	static const struct zv_peer_service_entry *const zv_peer_service_##name = \
+		&(const struct zv_peer_service_entry){ id, fn }
+extern const struct zv_peer_service_entry *const zv_peer_services_start[], *const zv_peer_services_end[];
 
 /* Whether host process hpid runs this zvisor image (the knock is a SIGSYS,
  * which kills a process that is not zvisor's): 1, 0, or -errno (ESRCH, EACCES). */
@@ -80,7 +91,7 @@ long zv_peer_request(int fd, int service, void *req, size_t n, const int *fds, i
 
 /* A queued SIGSYS: 1 if it was a knock (served now, or queued for the way
  * back to the guest). */
-int zv_peer_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc);
+int zv_peer_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);
 /* Serves the knocks queued so far (a thread that waits in the kernel for
  * long, such as a ptrace stop, calls this when its wait is interrupted). */
 void zv_peer_serve_pending(struct zv_thread *t);

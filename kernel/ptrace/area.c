@@ -1,6 +1,7 @@
 /* The shared area of a traced address space, its slots, and the tracer's
  * bell (ptrace/area.h explains both); this process's state as a tracee. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "ptrace/ptrace.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
@@ -88,9 +89,13 @@ void zv_pt_traced(struct zv_thread *x, struct zv_pt_slot *s, int tracer_pid)
 {
 	x->pt.slot = s;
 	x->pt.mode = ZV_PT_CONT;
+	x->pt.again_nr = -1;
 	x->tracer_pid = tracer_pid;
 	s->tracer_pid = tracer_pid;
 	__atomic_add_fetch(&zv_pt_me.traced, 1, __ATOMIC_ACQ_REL);
+	/* its exec stop comes from the host's execve, as before the exec
+	 * in this process existed (DESIGN, "The guest's ptrace") */
+	zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_PTRACE);
 	catch_all(1);
 	zv_layers_fold();
 	zv_pt_set_bounce(x);

@@ -87,6 +87,8 @@ struct zv_pt_slot {
 	volatile uint32_t options;   /* PTRACE_O_* */
 	volatile int32_t seized;
 	volatile int32_t tracer_pid; /* the guest's pid of the tracer, as the tracee's /proc shows it */
+	volatile int32_t dropped;    /* the tracer let it go (detached, or reported its end) */
+	uint64_t ru[18];             /* struct rusage of the process and its children at the stop (bell's rusage) */
 	/* commands: the tracer writes cmd and arg, then bumps cmd_seq; the
 	 * tracee answers in ret and bumps ans_seq (both futexes) */
 	volatile uint32_t cmd_seq, ans_seq;
@@ -111,7 +113,8 @@ struct zv_pt_bell {
 	uint64_t magic;
 	volatile uint32_t ring;      /* futex: bumped at every stop and exit */
 	int32_t tracer_hpid, tracer_pid;
-	volatile int32_t notify;     /* its guest would see SIGCHLD: a stop queues it a SIGSYS */
+	volatile int32_t notify;     /* its guest would see SIGCHLD: a stop queues it one */
+	volatile int32_t rusage;     /* its guest's waits ask for struct rusage (strace -c): stops give it */
 	volatile int32_t gone;       /* the tracer ended: tracees go on untraced */
 };
 

@@ -24,7 +24,7 @@ struct join_ans {
 };
 struct attach_req {
 	struct zv_peer_hdr h;
-	int tid, seize, tracer_pid, may;
+	int tid, seize, tracer_pid, may, interrupt;
 	uint64_t options;
 };
 struct attach_ans {
@@ -191,7 +191,7 @@ long zv_pt_traceme(struct zv_thread *t)
 
 /* The tracer's side of a join: the tracee is its child (TRACEME), a
  * child a tracee announced, or a tracee's new image. */
-void zv_pt_serve_join(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
+static void serve_join(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
 {
 	(void)t;
 	const struct join_req *q = msg;
@@ -252,9 +252,10 @@ out:
 }
 
 /* The tracer's side of ATTACH and SEIZE once the tracee connected. */
-static long finish_attach(int fd, int tid, int seize, uint64_t options, int may)
+static long finish_attach(int fd, int tid, int seize, uint64_t options, int may, int interrupt)
 {
-	struct attach_req q = { .tid = tid, .seize = seize, .tracer_pid = zv_proc.pid, .may = may, .options = options };
+	struct attach_req q = { .tid = tid, .seize = seize, .tracer_pid = zv_proc.pid, .may = may, .options = options,
+				.interrupt = interrupt };
 	struct attach_ans a = { .err = -EPERM };
 	long bfd = zv_pt_bell_fd();
 	int afd = -1, na = 0;
@@ -302,8 +303,12 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	long r = zv_peer_knock((int)tgid, tid, &w);
 	if (r < 0)
 		return r == -ESRCH ? -ESRCH : -EPERM;
-	/* A tracee stopped on the host (strace stops its child, seizes it,
-	 * then sends SIGCONT) answers once it runs: the attach completes then. */
+	/* A tracee stopped on the host could not answer. SEIZE (strace stops
+	 * its child, seizes it, then sends SIGCONT): the attach completes once
+	 * it runs. ATTACH (LTP's ptrace08, 10 stop their child, attach, and
+	 * use it at once): natively its stop becomes a ptrace stop at once;
+	 * here it is continued to answer, and stops again at the SIGSTOP the
+	 * attach sends, which the tracer's next request waits for. */
 	char path[48], st[256];
 	zv_snprintf(path, sizeof path, "/proc/%d/stat", tid);
 	long sfd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0), sn = 0;
@@ -315,7 +320,10 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	const char *paren = sn > 0 ? st + sn : st;
 	while (paren > st && *paren != ')')
 		paren--;
-	if (*paren == ')' && paren[2] == 'T') {
+	int host_stopped = *paren == ')' && paren[2] == 'T';
+	if (host_stopped && !seize)
+		zv_sys2(__NR_kill, tgid, 18 /* SIGCONT */);
+	else if (host_stopped) {
 		struct zv_pt_tracee_ref *ref = zv_pt_add(tid, (int)tgid, tid, (int)tgid, NULL, NULL);
 		if (!ref) {
 			zv_peer_cancel(&w);
@@ -331,7 +339,11 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	long fd = zv_peer_accept(&w, 5000);
 	if (fd < 0)
 		return -EPERM;
-	return finish_attach((int)fd, tid, seize, options, may);
+	r = finish_attach((int)fd, tid, seize, options, may, 0);
+	struct zv_pt_tracee_ref *ref = r == 0 && host_stopped ? zv_pt_find(tid) : NULL;
+	if (ref)
+		ref->stop_coming = 1;
+	return r;
 }
 
 /* A pending attach: the tracee answers now (within ms). */
@@ -341,17 +353,17 @@ long zv_pt_complete(struct zv_pt_tracee_ref *r, int ms)
 	long fd = zv_peer_accept(&w, ms);
 	if (fd == -EAGAIN)
 		return -EAGAIN;
-	int tid = r->tid, seize = r->seize;
+	int tid = r->tid, seize = r->seize, interrupt = r->interrupt;
 	uint64_t options = r->options;
 	r->listener = -1;
 	zv_pt_drop(r);
 	if (fd < 0)
 		return fd;
-	return finish_attach((int)fd, tid, seize, options, 0);
+	return finish_attach((int)fd, tid, seize, options, 0, interrupt);
 }
 
 /* The tracee's side of ATTACH and SEIZE. */
-void zv_pt_serve_attach(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
+static void serve_attach(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds)
 {
 	const struct attach_req *q = msg;
 	struct attach_ans a = { .err = -EPERM };
@@ -398,6 +410,15 @@ void zv_pt_serve_attach(struct zv_thread *t, int fd, const void *msg, size_t n, 
 	if (afd >= 0)
 		zv_close(afd);
 	zv_close(fd);
+	if (q->interrupt) { /* PTRACE_INTERRUPT came before this answer */
+		__atomic_or_fetch(&x->pt.want, ZV_PT_WANT_INTERRUPT, __ATOMIC_ACQ_REL);
+		if (x == t) {
+			t->kwork = 1;
+			t->fast.sig_pending = 1;
+		} else {
+			zv_pt_wake_thread(x, 0);
+		}
+	}
 	if (!q->seize) { /* ATTACH sends SIGSTOP */
 		if (x == t) {
 			zv_siginfo si = { .si_signo = SIGSTOP_, .si_code = 0x80 /* SI_KERNEL */ };
@@ -415,3 +436,7 @@ out:
 	zv_peer_send(fd, &a, sizeof a, NULL, 0);
 	zv_close(fd);
 }
+
+/* The peer services: a join, at the tracer; an attach, at the tracee. */
+ZV_PEER_SERVICE(ptrace_join, ZV_PEER_PTRACE_JOIN, serve_join);
+ZV_PEER_SERVICE(ptrace_attach, ZV_PEER_PTRACE_ATTACH, serve_attach);

@@ -62,6 +62,15 @@ static long inner(struct zv_call *c)
 	return zv_next(c);
 }
 
+/* Whether a signal deferred for t will run a guest handler. */
+static int handler_pending(struct zv_thread *t)
+{
+	for (uint64_t m = t->pending_set; m; m &= m - 1)
+		if (t->sighand->act[__builtin_ctzl(m) + 1].handler > 1 /* SIG_IGN */)
+			return 1;
+	return 0;
+}
+
 static long syscall_stops(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
@@ -81,10 +90,17 @@ static long syscall_stops(struct zv_call *c)
 		r = inner(c);
 		goto out;
 	}
-	int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f;
+	int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f, sig = 0;
 	uint64_t rax = uc->mc.rax;
+	/* The call a deferred signal stopped before it began, made again
+	 * after the handler: the tracer saw its entry already (natively it
+	 * began, and the signal came at its end). */
+	int again = t->pt.again_nr == c->nr && t->pt.again_rip == uc->mc.rip;
+	if (t->pt.again_nr >= 0 && (again || t->handler_depth <= t->pt.again_depth))
+		t->pt.again_nr = -1;
 	uc->mc.rax = (uint64_t)-ENOSYS;
-	int sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_ENTRY, st, NULL, 0);
+	if (!again)
+		sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_ENTRY, st, NULL, 0);
 	if (sig)
 		post(t, sig, SI_USER, 0);
 	if (mode == ZV_PT_SYSEMU || mode == ZV_PT_SYSEMU_STEP) {
@@ -105,6 +121,14 @@ static long syscall_stops(struct zv_call *c)
 	s = t->pt.slot;
 	if (!s || t->pt.mode != ZV_PT_SYSCALL)
 		goto out;
+	if (r == -EINTR && t->call_cancelled && t->fast.sig_pending && !handler_pending(t)) {
+		/* never began, and made again right after the signal (no guest
+		 * handler runs first): its exit stop then */
+		t->pt.again_nr = nr;
+		t->pt.again_rip = uc->mc.rip;
+		t->pt.again_depth = t->handler_depth;
+		goto out;
+	}
 	/* The exit stop: what the host's tracer sees before a restart or
 	 * a handler decides, ERESTART* for a call a signal interrupted. */
 	long shown = r;
@@ -251,8 +275,9 @@ static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 	}
 }
 
-static int pt_sigsys(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc)
+static int pt_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc)
 {
+	const zv_siginfo *si = siginfo;
 	uint64_t v;
 	memcpy(&v, si->bytes + 8, 8);
 	if ((v >> 40) != ZV_PT_SIG_MAGIC)
@@ -311,6 +336,7 @@ static void pt_clone_before(struct zv_thread *t, struct zv_thread *child, uint64
 		s->tid = -1; /* known once the clone returns */
 		child->pt.slot = s;
 		child->pt.mode = ZV_PT_CONT;
+		child->pt.again_nr = -1;
 		child->tracer_pid = t->tracer_pid;
 		child->pt.dr6 = 0xffff0ff0UL;
 		s->tracer_pid = t->tracer_pid;
@@ -454,7 +480,7 @@ static void pt_exec_start(struct zv_thread *t, struct zv_ucontext *uc)
 
 /* The exec state's field P: the tracer, how it resumed the exec'ing
  * thread, and that thread's tid (PTRACE_EVENT_EXEC's message). */
-int zv_pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
+static int pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	(void)x;
 	struct zv_thread *t = zv_current();
@@ -463,7 +489,7 @@ int zv_pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 	return zv_snprintf(buf, n, "%d.%d.%d", zv_pt_me.tracer_hpid, t->pt.mode, t->tid);
 }
 
-const char *zv_pt_decode(const char *s, struct zv_exec_carry *x)
+static const char *pt_decode(const char *s, struct zv_exec_carry *x)
 {
 	(void)x;
 	carried.tracer_hpid = (int)zv_parse_dec(s, &s);
@@ -477,7 +503,9 @@ const char *zv_pt_decode(const char *s, struct zv_exec_carry *x)
 	return s;
 }
 
-const struct zv_layer zv_ptrace_layer = {
+ZV_EXEC_FIELD(ptrace, 300, 'P', pt_encode, pt_decode);
+
+ZV_LAYER(ptrace, 050) = {
 	.name = "ptrace",
 	.sees = pt_sees,
 	.active = pt_active,

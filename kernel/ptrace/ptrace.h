@@ -121,6 +121,7 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 int zv_pt_event_status(int event); /* the wait status of PTRACE_EVENT_event */
 /* The thread ends (status as wait reports it): its slot says so. */
 void zv_pt_exited(struct zv_thread *t, int status);
+void zv_pt_rusage(uint64_t ru[18]);
 
 /* regs.c */
 void zv_pt_regs_from(struct zv_thread *t, const struct zv_ucontext *uc, struct zv_pt_regs *r);
@@ -158,9 +159,6 @@ long zv_pt_join(struct zv_thread *t, int reason, int parent);
 #define ZV_PT_JOIN_CHILD 1  /* an auto-attached fork child */
 #define ZV_PT_JOIN_EXEC 2   /* a new image of a traced process */
 int zv_pt_may_attach(int hpid, int htid); /* the host's rules (same user, Yama): 0 or -errno */
-/* The peer services (peer/services.c): a join, at the tracer; an attach, at the tracee. */
-void zv_pt_serve_join(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds);
-void zv_pt_serve_attach(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds);
 
 /* tracer.c: this process's tracees */
 struct zv_pt_tracee_ref {
@@ -169,8 +167,9 @@ struct zv_pt_tracee_ref {
 	struct zv_pt_area *area;
 	uint32_t reported;   /* the slot's stops counter at the last report */
 	int host_child;      /* the process is this process's child on the host */
-	int pending;         /* ATTACH/SEIZE waits for the tracee's answer: listener below */
-	int listener, lslot, seize;
+	int pending;         /* SEIZE waits for the tracee's answer: listener below */
+	int stop_coming;     /* ATTACHed while stopped on the host: its SIGSTOP stop comes at once */
+	int listener, lslot, seize, interrupt; /* (interrupt: PTRACE_INTERRUPT came meanwhile) */
 	uint64_t options;
 	int exited;          /* its exit reported: the entry goes */
 };
@@ -203,9 +202,6 @@ int zv_pt_expected(int pid);
 /* procmem.c: a tracer's /proc/PID/mem of a tracee */
 int zv_pt_procmem_sees(long nr);
 int zv_pt_procmem_call(struct zv_call *c, long *ret);
-
-/* request.c */
-long zv_sys_ptrace(struct zv_call *c);
 
 /* wait.c */
 long zv_pt_wait(struct zv_call *c);

@@ -9,6 +9,7 @@
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/fmt.h"
 
 #define NT_PRSTATUS 1
 #define NT_PRFPREG 2
@@ -24,9 +25,19 @@ static long get(void *dst, const void *src, size_t n)
 	return zv_guest_copy(dst, src, n, (uint64_t)src);
 }
 
-static int stopped(const struct zv_pt_tracee_ref *r)
+static int stopped(struct zv_pt_tracee_ref *r)
 {
-	return !r->pending && r->s && __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) == ZV_PT_STOPPED;
+	if (r->pending || !r->s)
+		return 0;
+	/* attached while stopped: natively in its ptrace stop at once, here
+	 * on its way there (zv_pt_attach) */
+	for (int i = 0; r->stop_coming && i < 200 && __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_STOPPED;
+	     i++) {
+		struct { long s, ns; } ts = { 0, 5000000L };
+		zv_sys2(__NR_nanosleep, &ts, NULL);
+	}
+	r->stop_coming = 0;
+	return __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) == ZV_PT_STOPPED;
 }
 
 static long resume(struct zv_pt_tracee_ref *r, int mode, long sig)
@@ -164,7 +175,7 @@ static long setoptions(struct zv_pt_tracee_ref *r, uint64_t opts)
 	return 0;
 }
 
-long zv_sys_ptrace(struct zv_call *c)
+static long sys_ptrace(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
@@ -179,6 +190,10 @@ long zv_sys_ptrace(struct zv_call *c)
 		return zv_pt_attach(t, pid, req == PT_SEIZE, req == PT_SEIZE ? data : 0);
 	}
 	struct zv_pt_tracee_ref *r = zv_pt_find(pid);
+	if (r && r->pending && req == PT_INTERRUPT) {
+		r->interrupt = 1; /* the attach is not complete (its tracee is stopped): it stops once it is */
+		return 0;
+	}
 	if (r && r->pending)
 		zv_pt_complete(r, 5000), r = zv_pt_find(pid);
 	if (!r)
@@ -314,3 +329,8 @@ long zv_sys_ptrace(struct zv_call *c)
 		return -EIO;
 	}
 }
+
+/* The guest's ptrace call, innermost: trace's line and a tracer's own
+ * syscall stops see it as any other call. */
+static int ptrace_call(long nr) { return nr == __NR_ptrace; }
+ZV_LAYER(ptrace_call, 990) = { .name = "ptrace-call", .sees = ptrace_call, .call = sys_ptrace };

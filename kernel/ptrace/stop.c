@@ -84,6 +84,8 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 		s->si = *si;
 	s->listening = 0;
 	syscall_info(t, s, kind);
+	if (zv_pt_me.bell && zv_pt_me.bell->rusage)
+		zv_pt_rusage(s->ru);
 	uint32_t served = __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&s->ans_seq, served, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->state, ZV_PT_STOPPED, __ATOMIC_RELEASE);
@@ -134,11 +136,33 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 	return sig;
 }
 
+/* What wait4 reports of a stopped tracee: RUSAGE_BOTH of its process
+ * (itself and its waited-for children), as the host's wait does. */
+void zv_pt_rusage(uint64_t ru[18])
+{
+	uint64_t c[18];
+	zv_sys2(__NR_getrusage, 0 /* RUSAGE_SELF */, ru);
+	if (zv_sys2(__NR_getrusage, -1 /* RUSAGE_CHILDREN */, c) == 0) {
+		for (int i = 0; i < 4; i += 2) { /* utime, stime: timevals */
+			ru[i] += c[i];
+			ru[i + 1] += c[i + 1];
+			if (ru[i + 1] >= 1000000) {
+				ru[i]++;
+				ru[i + 1] -= 1000000;
+			}
+		}
+		for (int i = 4; i < 18; i++)
+			ru[i] = i == 4 ? (ru[i] > c[i] ? ru[i] : c[i]) : ru[i] + c[i]; /* maxrss: the larger */
+	}
+}
+
 void zv_pt_exited(struct zv_thread *t, int status)
 {
 	struct zv_pt_slot *s = t->pt.slot;
 	if (!s)
 		return;
+	if (zv_pt_me.bell && zv_pt_me.bell->rusage)
+		zv_pt_rusage(s->ru);
 	s->status = status;
 	s->kind = -1;
 	__atomic_store_n(&s->state, ZV_PT_EXITED, __ATOMIC_RELEASE);

@@ -2,6 +2,7 @@
  * with the slot it stops in), its bell, and the commands it sends a
  * stopped tracee. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "ptrace/ptrace.h"
 #include "peer/peer.h"
 #include "sys/layer.h"
@@ -42,6 +43,7 @@ struct zv_pt_tracee_ref *zv_pt_add(int tid, int pid, int htid, int hpid, struct 
 		if (zv_is_err((long)m))
 			return NULL;
 		zv_pt_tracer.tr = m;
+		zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_PTRACE); /* a tracer's exec keeps to the host's too */
 	}
 	struct zv_pt_tracee_ref *r = zv_pt_find(tid);
 	if (!r) {
@@ -51,6 +53,9 @@ struct zv_pt_tracee_ref *zv_pt_add(int tid, int pid, int htid, int hpid, struct 
 	}
 	*r = (struct zv_pt_tracee_ref){ .tid = tid, .pid = pid, .htid = htid, .hpid = hpid, .s = s, .area = a,
 					.listener = -1 };
+	for (int i = 0; i < 16; i++) /* an announced child that came */
+		if (zv_pt_tracer.expect[i] == tid)
+			zv_pt_tracer.expect[i] = 0;
 	/* one of this process's children on the host: its exit comes from the host's wait */
 	char path[64], buf[512];
 	zv_snprintf(path, sizeof path, "/proc/%d/stat", hpid);
@@ -77,6 +82,8 @@ void zv_pt_drop(struct zv_pt_tracee_ref *r)
 {
 	if (r->listener >= 0)
 		zv_close(r->listener);
+	if (r->s && __atomic_load_n(&r->s->tid, __ATOMIC_ACQUIRE) == r->tid)
+		__atomic_store_n(&r->s->dropped, 1, __ATOMIC_RELEASE); /* not found again by a scan */
 	/* an ended thread's slot is free again (a detached one frees its own) */
 	if (r->s && __atomic_load_n(&r->s->tid, __ATOMIC_ACQUIRE) == r->tid &&
 	    __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_STOPPED &&
@@ -126,7 +133,7 @@ void zv_pt_scan_areas(void)
 		for (int k = 0; k < n; k++) {
 			struct zv_pt_slot *s = zv_pt_slot_at(a, k);
 			int tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE);
-			if (tid > 0 && !zv_pt_find(tid) && s->tracer_pid == zv_proc.pid &&
+			if (tid > 0 && !zv_pt_find(tid) && s->tracer_pid == zv_proc.pid && !s->dropped &&
 			    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_GONE) {
 				zv_pt_add(tid, s->pid, s->htid, s->hpid, s, a); /* its first stop is news */
 			}

@@ -42,8 +42,8 @@ static int matches(const struct want *w, const struct zv_pt_tracee_ref *r)
 /* Fills what the guest asked for with tracee r's event (status). */
 static long report(const struct want *w, const struct zv_pt_tracee_ref *r, int status, int stopped)
 {
-	if (w->ru)
-		memset(w->ru, 0, 144); /* struct rusage */
+	if (w->ru) /* (a bad pointer: the event is reported all the same) */
+		zv_guest_copy(w->ru, r->s->ru, 144, (uint64_t)w->ru);
 	if (!w->waitid) {
 		if (w->status)
 			*w->status = status;
@@ -72,12 +72,13 @@ static long report(const struct want *w, const struct zv_pt_tracee_ref *r, int s
 	return 0;
 }
 
-/* A tracee that is not this process's child died without a word (a
- * SIGKILL): it is reported killed. */
+/* A tracee died without a word (a SIGKILL; its slot still says it runs
+ * or stops): it is reported killed, but for the leader of this process's
+ * own child, whose end the host's wait reports. */
 static int vanished(const struct zv_pt_tracee_ref *r)
 {
-	return !r->host_child && r->s && __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED &&
-	       !zv_pt_alive(r->hpid, r->htid);
+	return !(r->host_child && r->tid == r->pid) && r->s &&
+	       __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED && !zv_pt_alive(r->hpid, r->htid);
 }
 
 /* The first event of a matching tracee, reported (and consumed unless
@@ -101,8 +102,10 @@ static long tracee_event(const struct want *w, int *any, int look_dead)
 		int state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 		if (look_dead && vanished(r)) {
 			long ret = report(w, r, SIGKILL_, 0);
-			if (!(w->options & WNOWAIT))
+			if (!(w->options & WNOWAIT)) {
+				__atomic_store_n(&s->state, ZV_PT_GONE, __ATOMIC_RELEASE);
 				zv_pt_drop(r);
+			}
 			return ret;
 		}
 		if (stops == r->reported)
@@ -120,8 +123,8 @@ static long tracee_event(const struct want *w, int *any, int look_dead)
 			continue;
 		int st = s->status;
 		int ev = st >> 16;
-		if (ev == PT_EVENT_FORK || ev == PT_EVENT_VFORK || ev == PT_EVENT_CLONE)
-			zv_pt_expect((int)s->msg);
+		if ((ev == PT_EVENT_FORK || ev == PT_EVENT_VFORK || ev == PT_EVENT_CLONE) && !zv_pt_find((int)s->msg))
+			zv_pt_expect((int)s->msg); /* its join comes */
 		long ret = report(w, r, st, 1);
 		if (!(w->options & WNOWAIT))
 			r->reported = stops;
@@ -159,11 +162,16 @@ static long host_event(struct zv_thread *t, struct zv_call *c, const struct want
 	return r;
 }
 
-static void update_notify(struct zv_thread *t)
+static void update_bell(struct zv_thread *t, const struct want *w)
 {
 	struct zv_pt_bell *b = zv_pt_tracer.bell;
-	if (b)
-		b->notify = t->sighand->act[SIGCHLD_].handler > 1; /* its guest handles SIGCHLD */
+	if (!b)
+		return;
+	int notify = t->sighand->act[SIGCHLD_].handler > 1; /* its guest handles SIGCHLD */
+	if (b->notify != notify)
+		b->notify = notify;
+	if (b->rusage != (w->ru != NULL))
+		b->rusage = w->ru != NULL;
 }
 
 long zv_pt_wait(struct zv_call *c)
@@ -194,7 +202,7 @@ long zv_pt_wait(struct zv_call *c)
 		if (!(w.options & (WEXITED | WSTOPPED | WCONTINUED)) || (w.pid == 0 && a[0] == P_PID))
 			return zv_next(c); /* the host's EINVAL or ECHILD */
 	}
-	update_notify(t);
+	update_bell(t, &w);
 	int look_dead = 0;
 	for (;;) {
 		uint32_t ring = zv_pt_tracer.bell ? __atomic_load_n(&zv_pt_tracer.bell->ring, __ATOMIC_ACQUIRE) : 0;
@@ -215,17 +223,19 @@ long zv_pt_wait(struct zv_call *c)
 		 * a while; a tracee's stop rings the bell, a child's exit ends
 		 * the wait with the host's SIGCHLD. */
 		int poll = 0;
-		for (int i = 0; i < zv_pt_tracer.n; i++)
-			poll |= !zv_pt_tracer.tr[i].host_child || zv_pt_tracer.tr[i].pending;
+		for (int i = 0; i < zv_pt_tracer.n; i++) {
+			const struct zv_pt_tracee_ref *q = &zv_pt_tracer.tr[i];
+			poll |= !(q->host_child && q->tid == q->pid) || q->pending;
+		}
 		poll |= zv_pt_expected(w.pid);
 		struct { long s, ns; } ts = { 0, 100000000L };
 		long f = zv_pt_tracer.bell ? zv_host_call(t, __NR_futex, (long)&zv_pt_tracer.bell->ring, FUTEX_WAIT, ring,
 							  poll ? (long)&ts : 0, 0, 0)
 					   : zv_host_call(t, __NR_futex, (long)&ring, FUTEX_WAIT, ring, (long)&ts, 0, 0);
 		look_dead = f == -ETIMEDOUT; /* non-child tracees that died silently, after a while */
-		if (f == -EINTR) {
+		if (f == -EINTR) { /* a signal: perhaps a child's end (its SIGCHLD) */
 			any = 0;
-			r = tracee_event(&w, &any, 0);
+			r = tracee_event(&w, &any, 1);
 			if (r >= 0)
 				return r;
 			r = host_event(t, c, &w);

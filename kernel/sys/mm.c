@@ -3,12 +3,11 @@
  * number of pages after the executable, as the host's does, and grows and
  * shrinks with anonymous mappings. */
 #include "zvisor.h"
-#include "intercept/sudoff.h"
+#include "sys/exec_reset.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
-#include "intercept/sites.h"
-#include "intercept/platform.h"
+#include "sys/platform.h"
 #include "lib/random.h"
 #include <linux/mman.h>
 
@@ -16,8 +15,11 @@
 
 void zv_brk_init(uint64_t start)
 {
-	uint16_t rnd;
-	zv_start_random(&rnd, sizeof rnd);
+	uint16_t rnd = 0;
+	/* as the host: no random offset under ADDR_NO_RANDOMIZE (gdb runs its
+	 * inferiors so) */
+	if (!(zv_sys1(__NR_personality, 0xffffffffUL) & 0x0040000 /* ADDR_NO_RANDOMIZE */))
+		zv_start_random(&rnd, sizeof rnd);
 	zv_proc.brk_start = zv_proc.brk_cur = PAGE_UP(start) + (uint64_t)(rnd & 0x1fff) * 4096;
 }
 
@@ -80,6 +82,11 @@ static const struct range *overlap(const struct range *r, int n, uint64_t addr, 
  * fail as on unmapped memory, and munmap leaves it out. */
 static long mm_call(struct zv_thread *t, long *a, long nr);
 
+static int on_vdso(uint64_t addr, uint64_t len)
+{
+	return addr < zv_proc.vdso_hi && addr + len > zv_proc.vdso_lo;
+}
+
 /* A memory call waits for a site being rewritten, whose page's protection
  * the platform changes and restores (intercept/sites.c, stubs.c). */
 long zv_sys_mm_call(struct zv_call *c)
@@ -94,17 +101,23 @@ long zv_sys_mm_call(struct zv_call *c)
 		if (mem == ZV_MEM_REMAP && (a[3] & MREMAP_FIXED))
 			zv_host_vdso_touched((uint64_t)a[4], (uint64_t)a[2]);
 	}
-	if (!zv_plat->patches_code)
+	/* the vDSO moved, unmapped or changed: an exec in this process would
+	 * keep it as it is now, the host's maps a new one */
+	if (zv_proc.vdso_hi && (((nr != __NR_mmap || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE))) &&
+				 on_vdso((uint64_t)a[0], (uint64_t)a[1])) ||
+				(nr == __NR_mremap && (a[3] & MREMAP_FIXED) && on_vdso((uint64_t)a[4], (uint64_t)a[2]))))
+		zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_MM);
+	if (!zv_plat->mm_lock)
 		return mm_call(t, a, nr);
-	zv_sites_lock();
+	zv_plat->mm_lock();
 	long r = mm_call(t, a, nr);
-	zv_sites_unlock();
+	zv_plat->mm_unlock();
 	/* a file's code just mapped */
 	if (mem == ZV_MEM_MAP && !zv_is_err(r) && zv_plat->code_mapped && (a[2] & PROT_EXEC) &&
 	    (a[3] & (MAP_ANONYMOUS | MAP_TYPE)) == MAP_PRIVATE && (int)a[4] >= 0)
 		zv_plat->code_mapped(t, (int)a[4], (uint64_t)r, ((uint64_t)a[1] + 4095) & ~4095UL, (uint64_t)a[5],
 				     (int)a[2], (int)a[3]);
-	zv_sudoff_mm(t, nr, a, r);
+	zv_plat->mm_done(t, nr, a, r);
 	return r;
 }
 
@@ -187,4 +200,20 @@ int zv_guest_unreadable(uint64_t p)
 	uint8_t b;
 	struct { void *base; size_t len; } local = { &b, 1 }, remote = { (void *)p, 1 };
 	return zv_sys6(__NR_process_vm_readv, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0) != 1;
+}
+
+/* The guest's stack when it is not where the host put it (a restored
+ * process's), which its maps still name [stack]. */
+static uint64_t stack_lo, stack_hi;
+
+void zv_procview_stack(uint64_t lo, uint64_t hi)
+{
+	stack_lo = lo;
+	stack_hi = hi;
+}
+
+uint64_t zv_pv_stack(uint64_t *hi)
+{
+	*hi = stack_hi;
+	return stack_lo;
 }

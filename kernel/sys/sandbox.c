@@ -3,8 +3,9 @@
  * guest's range and selector as the host would (its seccomp is emulated in
  * seccomp.c; its ptrace in kernel/ptrace/). */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "sys/layer.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include "lib/syscall.h"
 #include <linux/prctl.h>
 #include <linux/audit.h>
@@ -73,7 +74,10 @@ long zv_sys_prctl(struct zv_call *c)
 		return zv_proc.seccomp.mode; /* the seccomp platform's filter is the kernel's */
 	if (a[0] == PR_SET_TSC && a[1] != PR_TSC_ENABLE)
 		zv_count_tsc_off(); /* the kernel's own reads would fault too */
-	return zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
+	long r = zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
+	if (r >= 0)
+		zv_exec_note_prctl(a);
+	return r;
 }
 
 /* The layer: once the guest has turned on its own SUD or seccomp, every
@@ -105,4 +109,4 @@ static long sandbox_call(struct zv_call *c)
 	return zv_next(c);
 }
 
-const struct zv_layer zv_sandbox_layer = { .name = "sandbox", .sees = sandbox_sees, .active = sandbox_on, .call = sandbox_call };
+ZV_LAYER(sandbox, 300) = { .name = "sandbox", .sees = sandbox_sees, .active = sandbox_on, .call = sandbox_call };

@@ -3,11 +3,15 @@
  * for their wait), rt_sigreturn, sigaltstack and rt_sigpending. Its
  * signals are delivered by sys/signal.c. */
 #include "zvisor.h"
-#include "intercept/platform.h"
+#include "sys/platform.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "sys/sigshared.h"
+
+/* The flags the host keeps of a sigaction (its UAPI_SA_FLAGS on x86-64). */
+#define UAPI_SA_FLAGS (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT | ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTART | \
+		       ZV_SA_NODEFER | ZV_SA_RESETHAND | ZV_SA_RESTORER | 0x800UL /* SA_EXPOSE_TAGBITS */)
 
 long zv_sys_rt_sigaction(struct zv_call *c)
 {
@@ -31,6 +35,7 @@ long zv_sys_rt_sigaction(struct zv_call *c)
 	if (act) {
 		sh->act[sig] = new;
 		sh->act[sig].mask &= ~UNBLOCKABLE;
+		sh->act[sig].flags &= UAPI_SA_FLAGS; /* unknown bits cleared: a guest tells what is supported */
 		set_host_action(sh, sig);
 	}
 	zv_unlock(&sh->lock);

@@ -5,14 +5,12 @@
  * building the guest's frame as the host would; interrupting the kernel it is
  * deferred to the return to the guest, as a real kernel does. */
 #include "zvisor.h"
-#include "intercept/platform.h"
+#include "sys/exec_reset.h"
+#include "sys/platform.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "trace/count.h"
-#include "intercept/sites.h"
-#include "intercept/sudoff.h"
 #include "sys/sigshared.h"
 
 /* Signals whose default action is to be ignored, or to stop the process. */
@@ -33,9 +31,15 @@ uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 {
 	t->pending_info[sig] = *si;
+	/* A fork child before its set-up (sys/proc.c): its pending_set is
+	 * still the parent's, which it drops; its own are kept apart. */
+	if (t->forking && zv_getpid() != t->forking) {
+		__atomic_fetch_or(&t->fork_own, ZV_SIGBIT(sig), __ATOMIC_RELAXED);
+		return;
+	}
 	t->pending_set |= ZV_SIGBIT(sig);
 	t->fast.sig_pending = 1;
-	zv_sudoff_need(t); /* its delivery bounces, a syscall only SUD catches */
+	zv_plat->need_catchall(t); /* its delivery bounces, a syscall only SUD catches */
 }
 
 /* A signal for thread t (the calling one), delivered on its way out. */
@@ -110,7 +114,7 @@ void set_host_action(struct zv_sighand *sh, int sig)
 {
 	if (sig == SIGSYS || sig == SIGKILL || sig == SIGSTOP)
 		return;
-	if (sig == zv_cr.signal) { /* --checkpoint-on's: zvisor's, whatever the guest asks */
+	if (zv_kernel_blocked(ZV_SIGBIT(sig))) { /* --checkpoint-on's: zvisor's, whatever the guest asks */
 		struct zv_ksigaction k = { (uint64_t)zv_host_sighandler, ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTORER,
 					   (uint64_t)zv_sigreturn, ~0UL };
 		zv_sys4(__NR_rt_sigaction, sig, &k, NULL, 8);
@@ -144,9 +148,41 @@ void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 		if (ignored ? (*ignored & ZV_SIGBIT(sig)) != 0
 			    : zv_sys4(__NR_rt_sigaction, sig, NULL, &old, 8) == 0 && old.handler == ZV_SIG_IGN)
 			sh->act[sig].handler = ZV_SIG_IGN;
-		if (catch_default(sig) || sig == zv_cr.signal)
+		if (catch_default(sig) || zv_kernel_blocked(ZV_SIGBIT(sig)))
 			set_host_action(sh, sig);
 	}
+}
+
+/* Something must happen on t's way out of the kernel, where uc caught it
+ * (an exec's request to exit, sys/exec_reset.c): the way out goes through
+ * zv_signals_on_exit, which bounces, a syscall only SUD catches. */
+void zv_signals_leave_kernel(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	t->fast.sig_pending = 1;
+	zv_plat->need_catchall(t); /* the way out bounces, a syscall only SUD catches */
+	zv_kernel_interrupted(uc);
+}
+
+/* An exec made in this process (kernel/inexec.c), as the host's
+ * flush_signal_handlers and setup_new_exec: handled signals go back to
+ * their default, ignored ones stay ignored, every action loses its flags,
+ * mask and restorer; the altstack goes, and so does a SIGSYS held for the
+ * thread. The host's action changes only where the guest's handler or
+ * SA_NOCLD* flags were there. */
+void zv_signals_exec(struct zv_thread *t)
+{
+	struct zv_sighand *sh = t->sighand;
+	for (int sig = 1; sig <= 64; sig++) {
+		struct zv_ksigaction *g = &sh->act[sig];
+		if (!g->handler && !g->flags && !g->mask && !g->restorer)
+			continue;
+		int host = g->handler > ZV_SIG_IGN || (g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT));
+		*g = (struct zv_ksigaction){ g->handler == ZV_SIG_IGN ? ZV_SIG_IGN : ZV_SIG_DFL, 0, 0, 0 };
+		if (host)
+			set_host_action(sh, sig);
+	}
+	t->guest_ss = (struct zv_stack){ 0, ZV_SS_DISABLE, 0, 0 };
+	t->sigsys_held = 0;
 }
 
 /* A restored process (cr/restore.c): the host's actions for the guest's
@@ -332,10 +368,10 @@ static void act_on(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv
 	fr.uc.mc.fpstate = fpsize ? fp : 0;
 	fr.uc.uc_sigmask = saved_mask;
 	fr.info = *si;
-	if (zv_cr.restored && (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6 ||
-			       (sig == 17 /* SIGCHLD */ && si->si_code >= 1 && si->si_code <= 6 /* CLD_* */)))
-		/* sent by a process (kill, sigqueue, mq, tgkill), or a child's: by the id its program knows */
-		fr.info.kill.pid = (int32_t)zv_cr_guest_id(si->kill.pid);
+	if (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6 ||
+	    (sig == 17 /* SIGCHLD */ && si->si_code >= 1 && si->si_code <= 6 /* CLD_* */))
+		/* sent by a process (kill, sigqueue, mq, tgkill), or a child's: a restored one by its old pid */
+		fr.info.kill.pid = (int32_t)zv_guest_id(si->kill.pid);
 	struct zv_sigframe *f = (struct zv_sigframe *)sp;
 	if (put_frame(t, segv_handled(t, sig, base_mask), f, &fr, (void *)fp, host_fp, fpsize) < 0) {
 		zv_siginfo segv = { .si_signo = SIGSEGV, .si_code = 0x80 /* SI_KERNEL */ };
@@ -350,7 +386,7 @@ static void act_on(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv
 
 	/* The handler returns through a restorer, a syscall left in place. */
 	t->handler_depth++;
-	zv_sudoff_need(t);
+	zv_plat->need_catchall(t);
 	uc->mc.rip = act.handler;
 	uc->mc.rsp = sp;
 	uc->mc.rdi = sig;
@@ -448,7 +484,7 @@ int zv_signal_is_fault(int sig, const zv_siginfo *si)
 	return si->si_code > 0 && (CPU_SIGNALS & ZV_SIGBIT(sig));
 }
 
-/* A handled signal that interrupted the guest (arch/hostsig.c has sorted out
+/* A handled signal that interrupted the guest (sys/hostsig.c has sorted out
  * the kernel's own cases and the platform's view of page 0): delivered to
  * the guest's handler, or, for the guest's own fault with no handler, left
  * to the host's default so the process dies exactly as natively. */
@@ -489,28 +525,8 @@ void zv_kwork_request(struct zv_thread *t, struct zv_ucontext *uc)
 	}
 	t->kwork = 1;
 	t->fast.sig_pending = 1;
-	zv_sudoff_need(t); /* the way out bounces, a syscall only SUD catches */
+	zv_plat->need_catchall(t); /* the way out bounces, a syscall only SUD catches */
 	zv_kernel_interrupted(uc);
-}
-
-/* A thread back from a checkpoint's park (the image written, or restored)
- * whose call the freeze interrupted, to be made again: the signals sent
- * to it meanwhile (held by the host) come now, as they would have during
- * that call, which then ends as it would have with them (sigsuspend with
- * EINTR) instead of being made again and waiting for them in vain. */
-static void after_park(struct zv_thread *t, struct zv_ucontext *uc)
-{
-	long nr = t->cr.restart_nr - 1;
-	t->cr.restart_nr = 0;
-	if (nr < 0)
-		return;
-	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc), old;
-	zv_host_set_mask(blocked & ~zv_kernel_signals(), &old); /* deferred as they come */
-	zv_host_set_mask(old, NULL);
-	if ((t->pending_set & ~blocked) && !zv_restart_on_eintr(t, nr, uc)) {
-		uc->mc.rip += 2; /* zv_frame_result had moved it back onto the call */
-		uc->mc.rax = (uint64_t)-EINTR;
-	}
 }
 
 /* Delivers the signals deferred during this kernel entry, on the way back
@@ -522,10 +538,9 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
-	if (t->cr.freeze) {
-		zv_cr_park(t); /* a checkpoint: every register is in uc now */
-		after_park(t, uc);
-	}
+	if (t->exec_exit)
+		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
+	zv_event_to_guest(t, uc); /* a checkpoint parks here: every register is in uc now */
 	zv_host_set_mask(~0UL, NULL);
 	while (t->kwork) { /* (one asked for meanwhile is done too: nothing comes between here and sigreturn) */
 		t->kwork = 0;
@@ -568,8 +583,8 @@ int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 			restart = 0; /* a handler without SA_RESTART sees EINTR */
 	}
 	if (!handled) {
-		if (zv_cr_restart_call(t))
-			t->cr.restart_nr = (int)nr + 1; /* after_park may still decide otherwise */
+		if (zv_call_restarts(t))
+			t->cr.restart_nr = (int)nr + 1; /* a checkpoint's park may still decide otherwise */
 		return 1; /* no handler runs (a checkpoint's freeze, a feature's work, a signal
 			   * zvisor caught that the guest ignores): as after a stop and continue */
 	}

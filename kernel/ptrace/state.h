@@ -1,7 +1,7 @@
-/* A thread's state as the guest's tracee (struct zv_thread's pt): kept
- * small, since every thread's block holds it. */
-#ifndef ZV_PTRACE_THREAD_H
-#define ZV_PTRACE_THREAD_H
+/* The guest's ptrace state in the core's blocks: struct zv_thread's pt, this
+ * thread as a tracee (plain types only: docs/DESIGN.md, "Source layout"). */
+#ifndef ZV_PTRACE_STATE_H
+#define ZV_PTRACE_STATE_H
 #include <stdint.h>
 
 struct zv_pt_slot;
@@ -14,6 +14,9 @@ struct zv_pt_thread {
 	uint64_t step_from;       /* the guest rip the step began at */
 	int step_syscall;         /* the step reached a syscall: stop once it returns */
 	long orig_rax;            /* the call's number at its stops, as the tracer may change it */
+	uint64_t again_rip;       /* a call a deferred signal stopped before it began (made again after */
+	long again_nr;            /* the handler): where and which, its entry stop already seen; -1: none */
+	int again_depth;          /* (the handler depth it waits at) */
 	uint64_t clone_flags;     /* of the clone being made (clone_before to fork_child) */
 	int perf_fd[4];           /* the debug registers' breakpoints, + 1 (0: none) */
 	uint64_t dr6;             /* what DR6 reads: the breakpoint that hit */

@@ -1,0 +1,75 @@
+"""strace inside zvisor: `zvisor run -- strace -f` and `strace -c` against
+strace run natively, on every platform. strace and the programs it traces
+are guests: their ptrace is the emulated one (docs/DESIGN.md, the guest's
+ptrace). strace's output is normalised as tests/trace_parity.py does
+(pids, addresses, times, random bytes)."""
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from guestdesc import built
+from trace_parity import calls, comparable
+from zvtest import PLATFORMS, run, run_zv
+
+# name -> the traced command
+# name -> the traced command: programs whose strace is the same from run to
+# run natively (signals sent at random points are not)
+CASES = {
+    "sh": ["/bin/sh", "-c", "echo a; /bin/true; echo b"],
+    "signals": [str(built("signals"))],
+    "vfork": [str(built("vfork"))],
+    "clone3": [str(built("clone3"))],
+    "syscalls": [str(built("syscalls.static"))],
+}
+
+
+def strace_lines(argv, platform, opts):
+    """strace's -o file of argv, natively (platform None) or inside zvisor."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "s.txt")
+        cmd = ["strace"] + opts + ["-o", out, "--"] + argv
+        res = run_zv(cmd, platform, timeout=120) if platform else run(cmd, timeout=120)
+        assert res.returncode == 0 or platform, "native strace failed: %s" % (res.stderr,)
+        return res, Path(out).read_text(errors="surrogateescape")
+
+
+def lines(text):
+    """calls(), without what timing decides: where a SIGCHLD comes (a
+    child's end and its parent's wait race natively too) and the value a
+    futex waits for (a thread's tid)."""
+    return [re.sub(r"^(futex\(ADDR, FUTEX_WAIT\w*(\|\w+)*), \d+", r"\1, N", l)
+            for l in comparable(calls(text))]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_strace_f(case, platform):
+    _, native = strace_lines(CASES[case], None, ["-f"])
+    res, zv = strace_lines(CASES[case], platform, ["-f"])
+    assert res.returncode == 0, res.stderr
+    assert lines(zv) == lines(native)
+
+
+def summary(text):
+    """strace -c's table as {syscall: (calls, errors)}: the times differ."""
+    rows = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 5 and re.match(r"^[\d.]+$", f[0]) and f[-1] != "total":
+            errors = int(f[4]) if len(f) == 6 else 0
+            rows[f[-1]] = (int(f[3]), errors)
+    return rows
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_strace_c(platform):
+    argv = ["/bin/sh", "-c", "ls / > /dev/null; /bin/true"]
+    _, native = strace_lines(argv, None, ["-f", "-c"])
+    res, zv = strace_lines(argv, platform, ["-f", "-c"])
+    assert res.returncode == 0, res.stderr
+    want, got = summary(native), summary(zv)
+    assert want and got == want
+    assert re.search(r"^100\.00 +[\d.]+ ", zv, re.M), "no times:\n" + zv
