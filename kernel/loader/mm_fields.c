@@ -77,6 +77,6 @@ void zv_publish_mm_fields(uint64_t host_sp, uint64_t sp, const void *img, size_t
 	};
 #undef STR_END
 	(void)len;
-	/* Needs CAP_SYS_RESOURCE; without it the fields keep zvisor's values. */
+	/* Allowed on the caller's own mm without privilege; a refusal leaves zvisor's values. */
 	zv_sys5(__NR_prctl, PR_SET_MM, PR_SET_MM_MAP, &m, sizeof m, 0);
 }
