@@ -462,12 +462,12 @@ static void check_refusals(void)
 	for (uint64_t cut = 0; cut < full; cut += 8) {
 		img[0].len = cut;
 		in.why[0] = 0;
-		CHECK(zv_cr_restore_fds(&in, NULL, 0) == -1 && find(in.why, "damaged"), "cut at %lu: \"%s\"",
+		CHECK(zv_cr_restore_fds(&in, NULL, 0, NULL, 0) == -1 && find(in.why, "damaged"), "cut at %lu: \"%s\"",
 		      (unsigned long)cut, in.why);
 	}
 	img[0].len = full;
 	((uint32_t *)img[0].p)[1] = 3;
-	CHECK(zv_cr_restore_fds(&in, NULL, 0) == -1 && find(in.why, "has version 3, not 1 to 2"), "version: \"%s\"", in.why);
+	CHECK(zv_cr_restore_fds(&in, NULL, 0, NULL, 0) == -1 && find(in.why, "has version 3, not 1 to 2"), "version: \"%s\"", in.why);
 	zv_close(fd);
 
 	/* a lock another process holds (as the original would under
@@ -492,7 +492,7 @@ static void check_refusals(void)
 	char x;
 	zv_read(ready[0], &x, 1);
 	in.dirfd = (int)zv_openat(AT_FDCWD, "/tmp", O_RDONLY | O_DIRECTORY, 0);
-	CHECK(zv_cr_restore_fds(&in, NULL, 0) == -1 && find(in.why, "another process holds it"),
+	CHECK(zv_cr_restore_fds(&in, NULL, 0, NULL, 0) == -1 && find(in.why, "another process holds it"),
 	      "restoring a lock held elsewhere: \"%s\"", in.why);
 	zv_sys2(__NR_kill, child, 9);
 	zv_sys4(__NR_wait4, child, NULL, 0, NULL);
@@ -507,7 +507,7 @@ static void check_refusals(void)
 	zv_write((int)w, "!", 1);
 	zv_close((int)w);
 	in.dirfd = (int)zv_openat(AT_FDCWD, "/tmp", O_RDONLY | O_DIRECTORY, 0);
-	CHECK(zv_cr_restore_fds(&in, NULL, 0) == -1 && find(in.why, "the file changed since the checkpoint"),
+	CHECK(zv_cr_restore_fds(&in, NULL, 0, NULL, 0) == -1 && find(in.why, "the file changed since the checkpoint"),
 	      "restoring a changed file: \"%s\"", in.why);
 	/* but one only appended to may have grown */
 	zv_sys3(__NR_close_range, 3, ~0U, 0);
@@ -517,7 +517,7 @@ static void check_refusals(void)
 	zv_write(fd, "more", 4);
 	zv_close(fd);
 	in.dirfd = (int)zv_openat(AT_FDCWD, "/tmp", O_RDONLY | O_DIRECTORY, 0);
-	CHECK(zv_cr_restore_fds(&in, NULL, 0) == 0, "restoring an appended file: \"%s\"", in.why);
+	CHECK(zv_cr_restore_fds(&in, NULL, 0, NULL, 0) == 0, "restoring an appended file: \"%s\"", in.why);
 }
 
 /* Without kcmp (a container's seccomp profile forbids it): dups are still
@@ -542,7 +542,7 @@ static void check_without_kcmp(void)
 	CHECK_EQ(zv_cr_save_fds(&out, &alone), 0);
 	zv_sys3(__NR_close_range, 3, ~0U, 0);
 	in.dirfd = (int)zv_openat(AT_FDCWD, "/tmp", O_RDONLY | O_DIRECTORY, 0);
-	CHECK(zv_cr_restore_fds(&in, NULL, 0) == 0, "restore without kcmp: %s", in.why);
+	CHECK(zv_cr_restore_fds(&in, NULL, 0, NULL, 0) == 0, "restore without kcmp: %s", in.why);
 	zv_sys3(__NR_lseek, F_DUP, 3, 0);
 	CHECK_EQ(zv_sys3(__NR_lseek, F_FILE, 0, 1), 3);
 	CHECK_EQ(zv_sys3(__NR_lseek, F_APPEND, 0, 1), 0);
@@ -626,7 +626,7 @@ void unit_main(void)
 	CHECK_EQ(avail, 17);
 
 	tear_down();
-	r = zv_cr_restore_fds(&in, NULL, 0);
+	r = zv_cr_restore_fds(&in, NULL, 0, NULL, 0);
 	CHECK(r == 0, "restore_fds: %s", in.why);
 	r = zv_cr_restore_timers(&in);
 	CHECK(r == 0, "restore_timers: %s", in.why);
