@@ -10,6 +10,7 @@
 #include "sys/layer.h"
 #include "cr/cr.h"
 #include "sys/calls.h"
+#include "peer/peer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -100,7 +101,9 @@ void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc)
 /* A call that returned EINTR only because of the freeze is made again. */
 int zv_cr_restart_call(struct zv_thread *t)
 {
-	return t->cr.freeze || t->cr.parked;
+	/* a knock of the peer channel interrupts as invisibly: `zvisor
+	 * checkpoint`'s freeze is known only once the knock is served */
+	return t->cr.freeze || t->cr.parked || zv_peer_pending();
 }
 
 static int parked_htid(int tid)
@@ -319,6 +322,7 @@ static void cr_to_guest(struct zv_thread *t, struct zv_ucontext *uc)
 		zv_cr_park(t);
 		after_park(t, uc);
 	}
+	t->cr.restart_nr = 0; /* a call another knock interrupted: made again at once */
 }
 static uint64_t cr_signals(void) { return zv_cr.signal ? ZV_SIGBIT(zv_cr.signal) : 0; }
 static void cr_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { zv_cr_signal(t, uc); }
