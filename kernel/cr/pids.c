@@ -12,6 +12,7 @@
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "sys/layer.h"
+#include "sys/calls.h"
 #include "lib/kmem.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -151,13 +152,19 @@ static long call(struct zv_call *c)
 		r = zv_next_with(c, a);
 		return r > 0 ? zv_cr_guest_group(r) : r;
 	case ZV_IDS_TTY:
-		if (a[1] == TIOCSPGRP_ && a[2]) {
-			tty = (int)group_arg(*(const int32_t *)a[2]);
+		if (a[1] == TIOCSPGRP_) {
+			int32_t g;
+			if (zv_guest_copy(&g, (const void *)a[2], sizeof g, (uint64_t)a[2]) < 0)
+				return -EFAULT;
+			tty = (int)group_arg(g);
 			a[2] = (long)&tty;
 		}
 		r = zv_next_with(c, a);
-		if (r == 0 && (a[1] == TIOCGPGRP_ || a[1] == TIOCGSID_) && a[2])
-			*(int32_t *)a[2] = (int32_t)zv_cr_guest_group(*(int32_t *)a[2]);
+		if (r == 0 && (a[1] == TIOCGPGRP_ || a[1] == TIOCGSID_)) { /* the host wrote it: writable */
+			int32_t g = *(int32_t *)a[2];
+			g = (int32_t)zv_cr_guest_group(g);
+			zv_guest_copy((void *)a[2], &g, sizeof g, (uint64_t)a[2]);
+		}
 		return r;
 	}
 	return zv_next_with(c, a);
