@@ -4,6 +4,7 @@
  * reads the image and hands over to cr/restore.c (a tree: cr/treerestore.c). */
 #include "zvisor.h"
 #include "cr/cr.h"
+#include "peer/peer.h"
 #include "cr/restore.h"
 #include "cr/treerestore.h"
 #include "cr/stream.h"
@@ -163,7 +164,7 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 	zv_cr_absolute(pos[1], req->dir, sizeof req->dir);
 	if (zv_sys3(__NR_faccessat, -100, req->dir, 0) == 0)
 		die1("checkpoint", "%s already exists%s", req->dir, "");
-	int zv = zv_cr_runs_zvisor((int)pid);
+	int zv = zv_peer_hosted((int)pid);
 	if (zv == -ENOENT || zv == -ESRCH)
 		die1("checkpoint", "no process %s%s", pos[0], "");
 	if (zv < 0)

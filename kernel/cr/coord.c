@@ -97,33 +97,6 @@ static void fail(const char *fmt, ...)
 	zv_exit_group(1);
 }
 
-/* Whether process pid runs zvisor: its image is mapped at zvisor's fixed
- * address. Asked before anything is sent, since the knock is a SIGSYS,
- * which kills a process that is not zvisor's. */
-int zv_cr_runs_zvisor(int pid)
-{
-	char path[64], buf[4096 + 32], want[32];
-	zv_snprintf(path, sizeof path, "/proc/%d/maps", pid);
-	long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return (int)fd;
-	int wn = zv_snprintf(want, sizeof want, "\n%lx-", (unsigned long)ZV_KWIN_START);
-	/* line by line through a window that keeps the last bytes of the read before */
-	size_t keep = 1;
-	buf[0] = '\n';
-	long n, found = 0, any = 0;
-	while (!found && (n = zv_read((int)fd, buf + keep, sizeof buf - 1 - keep)) > 0) {
-		any = 1;
-		size_t len = keep + (size_t)n;
-		for (size_t i = 0; i + (size_t)wn <= len && !found; i++)
-			found = !memcmp(buf + i, want, (size_t)wn);
-		keep = len < (size_t)wn ? len : (size_t)wn;
-		memmove(buf, buf + len - keep, keep);
-	}
-	zv_close((int)fd);
-	return any ? found != 0 : -ESRCH;
-}
-
 static int readable(int fd, int ms)
 {
 	struct { int fd; short events, revents; } p = { fd, 1 /* POLLIN */, 0 };
@@ -196,7 +169,7 @@ static void freeze_tree(int root)
 			p->zombie = 1;
 			continue;
 		}
-		int zv = zv_cr_runs_zvisor(p->hpid);
+		int zv = zv_peer_hosted(p->hpid);
 		if (zv <= 0) {
 			if (!i)
 				fail("process %d does not run under zvisor", p->hpid);

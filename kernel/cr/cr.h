@@ -119,7 +119,6 @@ long zv_cr_save_memory(struct zv_cr_out *o);
 /* cr/coord.c: `zvisor checkpoint`'s side: saves process pid and its
  * descendants (returns once DIR is complete; a refusal ends zvisor). */
 void zv_cr_coordinate(const struct zv_cr_request *req, int pid, int compress);
-int zv_cr_runs_zvisor(int pid);
 /* cr/command.c: `zvisor checkpoint` and `zvisor restore` */
 void zv_cr_absolute(const char *path, char *out, unsigned long n);
 __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv);
