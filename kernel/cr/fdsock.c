@@ -38,17 +38,6 @@ static int opt(int fd, int level, int name)
 	return zv_sys5(__NR_getsockopt, fd, level, name, &v, &len) < 0 ? -1 : v;
 }
 
-struct iov_ { void *base; size_t len; };
-struct msghdr_ {
-	void *name;
-	int namelen;
-	struct iov_ *iov;
-	size_t iovlen;
-	void *control;
-	size_t controllen;
-	int flags;
-};
-
 /* The record number standing for a file received in flight (fd: this
  * saver's copy): an fd of the process or a file already in flight that
  * shares its description, else a new file in flight. -1: refused. */

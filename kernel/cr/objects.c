@@ -139,17 +139,6 @@ static int file_for(struct zv_cr_rctx *c, int p, int recno)
 	return s;
 }
 
-struct iov_ { const void *base; size_t len; };
-struct msghdr_ {
-	void *name;
-	int namelen;
-	struct iov_ *iov;
-	size_t iovlen;
-	void *control;
-	size_t controllen;
-	int flags;
-};
-
 /* The messages queued for socket record r (process p), sent to it again:
  * from the other end made with it, else (a socket others sent to by its
  * name) from a socket of our own. */
@@ -176,7 +165,7 @@ static long refill(struct zv_cr_rctx *c, int p, const struct zv_cr_fd *r, struct
 			break;
 		}
 		union { struct { size_t len; int level, type; } h; char b[16 + MAX_FDS * 4]; } cm;
-		struct iov_ iov = { data, msg->len };
+		struct iov_ iov = { (void *)data, msg->len };
 		struct msghdr_ mh = { 0, 0, &iov, 1, 0, 0, 0 };
 		if (o->other < 0) { /* to its name */
 			mh.name = (void *)((const uint8_t *)zv_cr_rec_extra(r));
