@@ -16,6 +16,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import guestdesc
 import zvtest
 from zvtest import Result, Timeout
@@ -50,6 +52,18 @@ def core_missing():
         _core = "" if has else ("zvisor checkpoint/restore are not commands of %s"
                                 % zvtest.ZVISOR)
     return _core or None
+
+
+def need_core():
+    """Skips the test when `zvisor checkpoint` is not there yet."""
+    why = core_missing()
+    if why:
+        pytest.skip(why)
+
+
+def workdir(tmp_path):
+    """Where the guests run: a directory the test user can write."""
+    return str(zvtest.user_tmp(user())) if user() else str(tmp_path)
 
 
 # --- a program in the background -----------------------------------------------

@@ -21,19 +21,6 @@ GUEST = "cr_lazy"
 MARKERS = ["ready", "ready 2"]
 
 
-def need_core():
-    why = cr.core_missing()
-    if why:
-        pytest.skip(why)
-
-
-def workdir(tmp_path):
-    if cr.user():
-        d = zvtest.user_tmp(cr.user())
-        return str(d)
-    return str(tmp_path)
-
-
 _native = {}
 
 
@@ -58,8 +45,8 @@ def test_lazy_restore_is_anonymous_memory(platform, gone, tmp_path):
     process again (image-removed: after the first image was deleted, so
     its untouched pages are read through the mapping), restore: the
     output is the native run's."""
-    need_core()
-    tmp = workdir(tmp_path)
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
     nat = native(tmp)
     seen = []
 
@@ -78,8 +65,8 @@ def test_lazy_restore_is_anonymous_memory(platform, gone, tmp_path):
 def test_eager_restore(tmp_path):
     """`zvisor restore --eager` reads every page (none is mapped from the
     image) and finishes the run as natively."""
-    need_core()
-    tmp = workdir(tmp_path)
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
     nat = native(tmp)
     seen = []
 
@@ -97,8 +84,8 @@ def test_eager_restore(tmp_path):
 def test_version1_image_restores(tmp_path):
     """An image in version 1's layout (this build's image made over) is
     restored as before."""
-    need_core()
-    tmp = workdir(tmp_path)
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
     argv = [zvtest.guest("cr_counter")]
     nat = zvtest.run_native(argv)
     g = cr.Running(zvtest.zv_argv(argv), cwd=tmp, as_user=cr.user())

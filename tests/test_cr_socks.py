@@ -22,16 +22,6 @@ GUEST = "cr_socks"
 PLATFORMS = ["stubs", "sud", "seccomp"]
 
 
-def need_core():
-    why = cr.core_missing()
-    if why:
-        pytest.skip(why)
-
-
-def workdir(tmp_path):
-    return str(zvtest.user_tmp(cr.user())) if cr.user() else str(tmp_path)
-
-
 def argv_of(mode, tmp):
     return [zvtest.guest(GUEST)] + mode.replace("DIR", tmp).split()
 
@@ -42,8 +32,8 @@ MODES = ["pair", "unix DIR", "tcp", "fifo DIR", "gone"]
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("mode", MODES)
 def test_files_come_back(mode, platform, tmp_path):
-    need_core()
-    tmp = workdir(tmp_path)
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
     argv = argv_of(mode, tmp)
     nat = cr.staged_native(argv, ["ready"], tmp, as_user=cr.user())
     assert nat.returncode == 0 and "FAIL" not in nat.stdout, zvtest.explain(nat, nat, "native " + mode)
@@ -83,8 +73,8 @@ def test_tcp_to_the_outside(tmp_path):
     """A connection to a server outside: refused with one line naming it;
     with --tcp-close it is saved closed, and the restored guest reads its
     end as it does natively when the server closes it."""
-    need_core()
-    tmp = workdir(tmp_path)
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
     srv = Server()
     try:
         argv = argv_of("tcpclose %d" % srv.port, tmp)
@@ -131,8 +121,8 @@ def test_inherit_fd(tmp_path):
     """A pipe the guest inherited as fd 5 leads outside: refused with one
     line; saved with `checkpoint --inherit-fd 5`, it is the restorer's fd 5
     given by `restore --inherit-fd 5` (refused with one line without it)."""
-    need_core()
-    tmp = workdir(tmp_path)
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
     argv = zvtest.zv_argv(argv_of("inherit", tmp))
     r1, w1 = os.pipe()
     try:

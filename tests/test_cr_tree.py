@@ -28,16 +28,6 @@ CR_DIR = Path(__file__).resolve().parent / "cr"
 PLATFORMS = ["stubs", "sud", "seccomp"]
 
 
-def need_core():
-    why = cr.core_missing()
-    if why:
-        pytest.skip(why)
-
-
-def workdir(tmp_path):
-    return str(zvtest.user_tmp(cr.user())) if cr.user() else str(tmp_path)
-
-
 def guest(*args):
     return [zvtest.guest(G)] + [str(a) for a in args]
 
@@ -86,10 +76,10 @@ def native(name, tmp, during=None):
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tree(name, platform, tmp_path):
-    need_core()
+    cr.need_core()
     if name == "pool" and not cr.PYTHON:
         pytest.skip("no python3")
-    tmp = workdir(tmp_path)
+    tmp = cr.workdir(tmp_path)
     nat = native(name, tmp)
     argv, n = CASES[name]
     joined, _ = cr.tree_cut(zvtest.zv_argv(argv(), platform), n, tmp)
@@ -117,8 +107,8 @@ def port_from(g):
 def test_workers(platform, tmp_path):
     """A listening socket shared by two worker processes: after the
     restore each takes a client of the test's."""
-    need_core()
-    tmp = workdir(tmp_path)
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
     nat = cr.tree_native(guest("workers"), 3, tmp, clients(port_from))
     assert "both workers served a client: ok" in nat.stdout, nat.stdout
     seen = {}
@@ -157,8 +147,8 @@ def test_workers(platform, tmp_path):
 def test_leave_running_tree(tmp_path):
     """--leave-running: the pipeline goes on as a whole to its native end;
     its image, restored after, ends as natively again."""
-    need_core()
-    tmp = workdir(tmp_path)
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
     nat = native("pipeline", tmp)
     rest, orig = cr.tree_cut(zvtest.zv_argv(pipeline()), 1, tmp, leave_running=True)
     same(nat, orig, "the pipeline after a --leave-running checkpoint")
