@@ -53,7 +53,8 @@ $(BUILD)/zvisor: $(KOBJ) $(KLDS)
 # it includes).
 UNIT       := bpf vtime regex cr_fds
 UNIT_SRC_vtime := $(wildcard kernel/sys/vtime_*.c)
-UNIT_SRC_cr_fds := $(wildcard kernel/cr/fd*.c) kernel/cr/timers.c kernel/cr/procfile.c kernel/cr/resutil.c kernel/lib/kmem.c
+UNIT_SRC_cr_fds := $(wildcard kernel/cr/fd*.c) kernel/cr/timers.c kernel/cr/procfile.c kernel/cr/resutil.c kernel/lib/kmem.c \
+		   kernel/cr/census.c kernel/cr/sockdiag.c kernel/cr/objects.c kernel/cr/sockmake.c
 UNIT_CFLAGS := $(filter-out -MMD -MP,$(KCFLAGS)) -Itests/unit -I$(BUILD)/gen
 UNIT_LDFLAGS := -static -nostdlib -no-pie -Wl,-z,noexecstack -Wl,--build-id=none -Wl,-e,_start
 
@@ -89,7 +90,7 @@ check:
 ROOTLESS_USER ?= nobody
 ROOTLESS_TESTS := tests/test_guests.py tests/test_fastpath.py tests/test_sigsys_zero.py tests/test_ltpclass.py \
 	tests/test_load.py tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py \
-	tests/test_checkpoint.py tests/test_cr_fds.py
+	tests/test_checkpoint.py tests/test_cr_fds.py tests/test_cr_socks.py tests/test_cr_tree.py
 check-rootless:
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "check-rootless: not root: the main pass ran as $$(id -un) already"; \

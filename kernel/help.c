@@ -9,7 +9,7 @@ const char zv_usage_text[] =
 	"       zvisor proot [PRoot's options] [PROGRAM [ARGS...]]\n"
 	"       zvisor trace [strace options] -p PID\n"
 	"       zvisor checkpoint [--leave-running] PID DIR\n"
-	"       zvisor restore DIR\n"
+	"       zvisor restore [--eager] DIR\n"
 	"       zvisor check-elf FILE...\n"
 	"       zvisor --help | --version\n";
 

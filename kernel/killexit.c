@@ -108,7 +108,7 @@ static int kill_pass(uint64_t dev, uint64_t ino, long self)
 	return killed;
 }
 
-/* The first guest process ends (after the other reports: order 950). */
+/* The first guest process ends (after the other reports: order 960). */
 static void at_leader_exit(int fd, int leader)
 {
 	struct stat st;
@@ -119,4 +119,4 @@ static void at_leader_exit(int fd, int leader)
 		;
 }
 
-ZV_LAYER(killexit, 950) = { .name = "killexit", .report = at_leader_exit };
+ZV_LAYER(killexit, 960) = { .name = "killexit", .report = at_leader_exit };

@@ -8,7 +8,7 @@ before it:
     (trace, cr, procview, fsview, fakeid, ptrace) <- cmdline/main
 
 peer, the channel between zvisor processes, serves the features that speak
-across processes (ptrace, trace -p); they attach their services to it
+across processes (ptrace, trace -p, checkpoint); they attach their services to it
 (peer/peer.h ZV_PEER_SERVICE).
 
 Folders on the same layer do not use each other either. procview lives in

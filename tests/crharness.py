@@ -16,6 +16,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import guestdesc
 import zvtest
 from zvtest import Result, Timeout
@@ -50,6 +52,18 @@ def core_missing():
         _core = "" if has else ("zvisor checkpoint/restore are not commands of %s"
                                 % zvtest.ZVISOR)
     return _core or None
+
+
+def need_core():
+    """Skips the test when `zvisor checkpoint` is not there yet."""
+    why = core_missing()
+    if why:
+        pytest.skip(why)
+
+
+def workdir(tmp_path):
+    """Where the guests run: a directory the test user can write."""
+    return str(zvtest.user_tmp(user())) if user() else str(tmp_path)
 
 
 # --- a program in the background -----------------------------------------------
@@ -88,12 +102,13 @@ class Running:
         with self.cond:
             return "".join(self.out)
 
-    def wait_for(self, pred, timeout=30):
-        """Wait until pred(stdout so far) holds; False when the program
-        ended or the time ran out first."""
+    def wait_for(self, pred, timeout=30, stderr=False):
+        """Wait until pred(stdout so far, or stderr) holds; False when the
+        program ended or the time ran out first."""
         deadline = time.monotonic() + timeout
+        lst = self.err if stderr else self.out
         with self.cond:
-            while not pred("".join(self.out)):
+            while not pred("".join(lst)):
                 left = deadline - time.monotonic()
                 if left <= 0 or (self.proc.poll() is not None and not any(
                         t.is_alive() for t in self.readers)):
@@ -287,3 +302,157 @@ def random_delay(rng, span, share=0.6):
 
 def rng_for(nodeid):
     return random.Random("%d:%s" % (SEED, nodeid))
+
+
+# --- guests cut where they say they are ready ------------------------------------
+
+def said_line(line):
+    """A predicate: the output so far has `line` as a whole line."""
+    return lambda out: ("\n" + out).find("\n" + line + "\n") >= 0
+
+
+def signals_held(pid, timeout=30):
+    """Wait until process pid (a `zvisor restore` just started) can take a
+    signal: from zvisor's first instruction on it blocks every signal until
+    the restored program's threads resume with their own masks (and its
+    name), but a signal sent before that instruction gets the default
+    action."""
+    deadline = time.monotonic() + timeout
+    zvisor = os.path.realpath(zvtest.ZVISOR)
+    while time.monotonic() < deadline:
+        try:
+            exe = os.readlink("/proc/%d/exe" % pid)
+            with open("/proc/%d/status" % pid) as f:
+                st = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+        except FileNotFoundError:
+            return  # it ended
+        except OSError:
+            exe, st = "", {}
+        if exe == zvisor and (int(st.get("SigBlk", "0").strip(), 16) or
+                              st.get("Name", "").strip() != "zvisor"):
+            return
+        time.sleep(0.002)
+
+
+def staged_native(argv, markers, cwd, as_user=None, sig=signal.SIGUSR1, timeout=60):
+    """argv run natively: each time it says the next of markers (a whole
+    line), it is sent sig. Its Result."""
+    g = Running(argv, cwd=cwd, as_user=as_user)
+    try:
+        for m in markers:
+            if not g.wait_for(said_line(m), timeout):
+                raise AssertionError("native %s never said %r\n%s" % (argv, m, g.result_text()))
+            os.kill(g.pid, sig)
+        return g.finish()
+    finally:
+        g.kill()
+
+
+def staged_cuts(argv, markers, tmp, as_user=None, sig=signal.SIGUSR1, checkpoint_opts=(),
+                restore_opts=(), before_cut=None, timeout=60):
+    """argv (a zvisor command line) cut at each of markers (a whole line of
+    its output, said before it waits for sig): checkpointed into
+    tmp/imageN, restored from it (`zvisor restore RESTORE_OPTS`), sent sig,
+    and so on; before_cut(n, running) runs once the nth marker is said,
+    before its checkpoint. Returns (Results joined, [Results])."""
+    results = []
+    g = Running(argv, cwd=tmp, as_user=as_user)
+    try:
+        for n, m in enumerate(markers, 1):
+            if not g.wait_for(said_line(m), timeout):
+                raise AssertionError("%s never said %r\n%s" % (g.argv, m, g.result_text()))
+            if before_cut:
+                before_cut(n, g)
+            image = Path(tmp) / ("image%d" % n)
+            res = zv("checkpoint", *checkpoint_opts, g.pid, image, as_user=as_user)
+            assert res.returncode == 0, "checkpoint %d (after %r): %s\n%s%s" % (
+                n, m, zvtest.status_text(res.returncode), res.stderr, g.result_text())
+            results.append(g.finish(timeout=30))
+            g = Running([zvtest.ZVISOR, "restore"] + list(restore_opts) + [str(image)], cwd=tmp,
+                        as_user=as_user)
+            signals_held(g.pid)
+            os.kill(g.pid, sig)
+        results.append(g.finish(timeout=timeout))
+    finally:
+        g.kill()
+    joined = Result("".join(r.stdout for r in results), "".join(r.stderr for r in results),
+                    results[-1].returncode)
+    return joined, results
+
+
+# --- trees cut where every process said it is ready -----------------------------
+
+def readies(n):
+    """A predicate: stderr holds n lines starting "ready"."""
+    return lambda err: sum(1 for l in err.splitlines() if l.startswith("ready")) >= n
+
+
+def make_go(tmp):
+    path = Path(tmp) / "go"
+    path.write_text("")
+    if user():
+        zvtest.chown_tree(str(path), user())
+
+
+def tree_native(argv, nready, tmp, during=None, timeout=120):
+    """argv run natively in tmp: once its processes said ready (n lines on
+    stderr), during(running) runs and the file go is made. Its Result."""
+    go = Path(tmp) / "go"
+    if go.exists():
+        go.unlink()
+    g = Running(argv, cwd=tmp, as_user=user())
+    try:
+        if not g.wait_for(readies(nready), timeout, stderr=True):
+            raise AssertionError("native %s never said ready %d times\n%s" % (argv, nready, g.result_text()))
+        make_go(tmp)
+        if during:
+            during(g)
+        return g.finish(timeout=timeout)
+    finally:
+        g.kill()
+        if go.exists():
+            go.unlink()
+
+
+def tree_cut(argv, nready, tmp, checkpoint_opts=(), restore_opts=(), during=None, leave_running=False,
+             timeout=120):
+    """argv (a zvisor command line) cut once its processes said ready:
+    checkpointed into tmp/image (--leave-running: the original then made
+    to go on by the file go, and its Result returned too), restored, the
+    file go made, during(running) run. Returns (the original's and the
+    restore's Results joined, the original's Result)."""
+    go = Path(tmp) / "go"
+    if go.exists():
+        go.unlink()
+    image = Path(tmp) / "image"
+    g = Running(argv, cwd=tmp, as_user=user())
+    try:
+        if not g.wait_for(readies(nready), timeout, stderr=True):
+            raise AssertionError("%s never said ready %d times\n%s" % (argv, nready, g.result_text()))
+        opts = list(checkpoint_opts) + (["--leave-running"] if leave_running else [])
+        res = zv("checkpoint", *opts, g.pid, image, as_user=user(), timeout=timeout)
+        assert res.returncode == 0, "zvisor checkpoint of the tree: %s\n%s%s" % (
+            zvtest.status_text(res.returncode), res.stderr, g.result_text())
+        if leave_running:
+            make_go(tmp)
+            if during:
+                during(g)
+        orig = g.finish(timeout=timeout)
+    finally:
+        g.kill()
+    if go.exists():
+        go.unlink()
+    r = Running([zvtest.ZVISOR, "restore"] + list(restore_opts) + [str(image)], cwd=tmp, as_user=user())
+    try:
+        signals_held(r.pid)
+        make_go(tmp)
+        if during:
+            during(r)
+        rest = r.finish(timeout=timeout)
+    finally:
+        r.kill()
+        if go.exists():
+            go.unlink()
+    if leave_running:
+        return rest, orig
+    return Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode), orig

@@ -1,11 +1,12 @@
 /* The commands `zvisor checkpoint [--leave-running] PID DIR` and `zvisor
- * restore DIR`. The first asks a running zvisor process over the channel
- * (cr/channel.h) and waits for its answer; the second reads the image and
- * hands over to cr/restore.c. */
+ * restore DIR`: their options; the first hands over to cr/coord.c, which
+ * asks the process and its descendants over the peer channel, the second
+ * reads the image and hands over to cr/restore.c (a tree: cr/treerestore.c). */
 #include "zvisor.h"
 #include "cr/cr.h"
-#include "cr/channel.h"
+#include "peer/peer.h"
 #include "cr/restore.h"
+#include "cr/treerestore.h"
 #include "cr/stream.h"
 #include "cr/memory.h"
 #include "cr/zstd.h"
@@ -35,6 +36,20 @@ __attribute__((noreturn)) static void die1(const char *cmd, const char *fmt, con
 	zv_exit_group(1);
 }
 
+/* --inherit-fd N (or =N): an fd number above 2, at most ZV_CR_MAX_INHERIT of them. */
+static void inherit_arg(const char *cmd, const char *a, char **argv, int argc, int *i, int *fds, int *n)
+{
+	const char *v = zv_strchr(a, '=') ? zv_strchr(a, '=') + 1 : *i + 1 < argc ? argv[++*i] : NULL;
+	unsigned long fd;
+	if (!v)
+		usage(cmd, "%s", "--inherit-fd needs an fd number");
+	if (zv_parse_ulong(v, &fd) < 0 || fd < 3 || fd > 0x3fffffff)
+		usage(cmd, "--inherit-fd: '%s' is not an fd number above 2 (0-2 follow this process's always)", v);
+	if (*n == ZV_CR_MAX_INHERIT)
+		usage(cmd, "%s", "too many --inherit-fd");
+	fds[(*n)++] = (int)fd;
+}
+
 /* The absolute form of path (cwd + path). */
 void zv_cr_absolute(const char *path, char *out, size_t n)
 {
@@ -50,41 +65,6 @@ void zv_cr_absolute(const char *path, char *out, size_t n)
 }
 
 struct ts { long s, ns; };
-
-/* Whether process pid runs zvisor: its image is mapped at zvisor's fixed
- * address. Asked before anything is sent, since the request is a SIGSYS,
- * which kills a process that is not zvisor's. */
-static int runs_zvisor(const char *pid)
-{
-	char path[64], buf[4096 + 32], want[32];
-	zv_snprintf(path, sizeof path, "/proc/%s/maps", pid);
-	long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return (int)fd;
-	int wn = zv_snprintf(want, sizeof want, "\n%lx-", (unsigned long)ZV_KWIN_START);
-	/* line by line through a window that keeps the last bytes of the read before */
-	size_t keep = 1;
-	buf[0] = '\n';
-	long n, found = 0, any = 0;
-	while (!found && (n = zv_read((int)fd, buf + keep, sizeof buf - 1 - keep)) > 0) {
-		any = 1;
-		size_t len = keep + (size_t)n;
-		for (size_t i = 0; i + (size_t)wn <= len && !found; i++)
-			found = !memcmp(buf + i, want, (size_t)wn);
-		keep = len < (size_t)wn ? len : (size_t)wn;
-		memmove(buf, buf + len - keep, keep);
-	}
-	zv_close((int)fd);
-	return any ? found != 0 : -ESRCH;
-}
-
-/* Waits up to ms for fd to be readable; 1 if it is. */
-static int readable(int fd, int ms)
-{
-	struct { int fd; short events, revents; } p = { fd, 1 /* POLLIN */, 0 };
-	struct ts t = { ms / 1000, (ms % 1000) * 1000000L };
-	return zv_sys5(__NR_ppoll, &p, 1, &t, NULL, 8) > 0;
-}
 
 /* Below this, running zstd (a few ms) costs more than the bytes it saves. */
 #define AUTO_MIN (1UL << 20)
@@ -104,8 +84,9 @@ void zv_cr_compress_pages(const char *dir, int how)
 		return;
 	if (how == ZV_CR_Z_AUTO && (a.size < AUTO_MIN || zv_cr_sample_saving(src, a.size) < 25 || !zv_cr_zstd_path()))
 		return;
+	uint64_t data = a.held < a.size ? a.held : a.size; /* a placed mapping's holes cost nothing */
 	if (zv_cr_zstd_compress(src, dst) < 0 || zv_cr_stat_path(dst, &b) < 0 ||
-	    (how == ZV_CR_Z_AUTO && b.size * 10 > a.size * 9)) {
+	    (how == ZV_CR_Z_AUTO && b.size * 10 > data * 9)) {
 		zv_sys3(__NR_unlinkat, -100, dst, 0);
 		return;
 	}
@@ -163,6 +144,10 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 			compress = ZV_CR_Z_AUTO;
 		} else if (!zv_strcmp(a, "--no-compress")) {
 			compress = ZV_CR_Z_NEVER;
+		} else if (!zv_strcmp(a, "--tcp-close")) {
+			req->tcp_close = 1;
+		} else if (!zv_strcmp(a, "--inherit-fd") || zv_startswith(a, "--inherit-fd=")) {
+			inherit_arg("checkpoint", a, argv, argc, &i, req->inherit, &req->ninherit);
 		} else if (a[0] == '-' && a[1]) {
 			usage("checkpoint", "unknown option '%s'", a);
 		} else if (npos < 2) {
@@ -179,59 +164,14 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 	zv_cr_absolute(pos[1], req->dir, sizeof req->dir);
 	if (zv_sys3(__NR_faccessat, -100, req->dir, 0) == 0)
 		die1("checkpoint", "%s already exists%s", req->dir, "");
-	int me = (int)zv_getpid();
-	req->reply_pid = me;
-	int zv = runs_zvisor(pos[0]);
+	int zv = zv_peer_hosted((int)pid);
 	if (zv == -ENOENT || zv == -ESRCH)
 		die1("checkpoint", "no process %s%s", pos[0], "");
 	if (zv < 0)
 		die1("checkpoint", "cannot inspect process %s: %s", pos[0], zv_strerror(-zv));
 	if (!zv)
 		die1("checkpoint", "process %s does not run under zvisor%s", pos[0], "");
-
-	long ls = zv_cr_channel_socket(5);
-	struct zv_cr_sockaddr addr;
-	int alen = zv_cr_channel_addr(&addr, me);
-	if (ls < 0 || zv_sys3(__NR_bind, ls, &addr, alen) < 0 || zv_sys2(__NR_listen, ls, 4) < 0)
-		die1("checkpoint", "cannot open the channel%s%s", "", "");
-	long pidfd = zv_sys2(__NR_pidfd_open, pid, 0);
-	zv_siginfo si = { .si_signo = 31, .si_code = SI_QUEUE };
-	si.kill.pid = me;
-	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
-	uint64_t v = (ZV_CR_TAG_REQUEST << 32) | (uint32_t)me;
-	memcpy(si.bytes + 8, &v, 8);
-	long r = zv_sys3(__NR_rt_sigqueueinfo, pid, 31, &si);
-	if (r == -ESRCH)
-		die1("checkpoint", "no process %s%s", pos[0], "");
-	if (r < 0)
-		die1("checkpoint", "cannot signal process %s: %s", pos[0], zv_strerror((int)-r));
-	/* The process connects to fetch the request, then again to answer. */
-	if (!readable((int)ls, 5000))
-		die1("checkpoint", pidfd >= 0 && readable((int)pidfd, 0) ? "process %s ended%s" : "process %s did not answer%s",
-		     pos[0], "");
-	long c = zv_sys3(__NR_accept4, ls, NULL, NULL);
-	if (c < 0 || zv_sys4(__NR_sendto, c, req, sizeof *req, 0) != (long)sizeof *req)
-		die1("checkpoint", "the channel to process %s broke%s", pos[0], "");
-	zv_close((int)c);
-	/* Writing the image takes as long as the memory is big: wait while
-	 * the process lives. */
-	for (;;) {
-		if (readable((int)ls, 200))
-			break;
-		if (pidfd >= 0 && readable((int)pidfd, 0))
-			die1("checkpoint", "process %s ended before the checkpoint was complete%s", pos[0], "");
-	}
-	c = zv_sys3(__NR_accept4, ls, NULL, NULL);
-	char msg[320];
-	long n = c >= 0 ? zv_sys6(__NR_recvfrom, c, (long)msg, sizeof msg - 1, 0, 0, 0) : -1;
-	if (n <= 0)
-		die1("checkpoint", "no answer from process %s%s", pos[0], "");
-	msg[n] = 0;
-	if (zv_strcmp(msg, "ok"))
-		die1("checkpoint", "%s%s", zv_startswith(msg, "error: ") ? msg + 7 : msg, "");
-	if (!req->leave_running && pidfd >= 0)
-		readable((int)pidfd, 10000); /* it ends: return once it has */
-	zv_cr_compress_pages(req->dir, compress);
+	zv_cr_coordinate(req, (int)pid, compress);
 	zv_exit_group(0);
 }
 
@@ -239,14 +179,18 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 {
 	(void)auxv;
 	const char *dir = NULL;
-	int other_host = 0;
+	struct zv_cr_ropts o = { 0 };
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (!zv_strcmp(a, "--help") || !zv_strcmp(a, "-h")) {
 			zv_write(1, zv_restore_help, zv_strlen(zv_restore_help));
 			zv_exit_group(0);
 		} else if (!zv_strcmp(a, "--other-host")) {
-			other_host = 1;
+			o.other_host = 1;
+		} else if (!zv_strcmp(a, "--eager")) {
+			o.eager = 1;
+		} else if (!zv_strcmp(a, "--inherit-fd") || zv_startswith(a, "--inherit-fd=")) {
+			inherit_arg("restore", a, argv, argc, &i, o.inherit, &o.ninherit);
 		} else if (a[0] == '-' && a[1]) {
 			usage("restore", "unknown option '%s'", a);
 		} else if (!dir) {
@@ -260,41 +204,66 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 	long dfd = zv_openat(-100, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dfd < 0)
 		die1("restore", "%s: %s", dir, zv_strerror((int)-dfd));
+	if (zv_sys4(__NR_faccessat, dfd, "tree.bin", 0, 0) == 0)
+		zv_cr_restore_tree(dir, (int)dfd, &o); /* a tree: cr/treerestore.c */
+	zv_cr_restore_dir(dir, (int)dfd, &o, NULL);
+}
 
+/* The image in dir (opened: dfd) into this process. */
+__attribute__((noreturn)) void zv_cr_restore_dir(const char *dir, int dfd, const struct zv_cr_ropts *o,
+						  const struct zv_cr_treectx *tree)
+{
 	/* First read the index and the layout into memory anywhere, to learn
 	 * where the saved address space leaves room. */
 	uint64_t first_len = sizeof(struct zv_cr_in) + (8UL << 20);
 	struct zv_cr_in *in = zv_mmap(NULL, first_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (zv_is_err((long)in))
-		die1("restore", "out of memory%s%s", "", "");
-	in->dirfd = (int)dfd;
+		zv_cr_restore_die(tree, "out of memory");
+	in->dirfd = dfd;
 	in->arena = (char *)in + ((sizeof *in + 4095) & ~4095UL);
 	in->arena_len = first_len - ((sizeof *in + 4095) & ~4095UL);
 	struct zv_cr_restore *r = zv_cr_alloc(in, sizeof *r);
 	r->in = in;
-	r->other_host = other_host;
+	r->other_host = o->other_host;
+	r->eager = o->eager;
+	memcpy(r->inherit, o->inherit, sizeof r->inherit);
+	r->ninherit = o->ninherit;
 	zv_cr_image_layout(&r->layout);
-	if (zv_cr_read_index(in, r->layout.build) < 0)
-		die1("restore", "%s: %s", dir, in->why);
+	char why[512];
+	if (zv_cr_read_index(in, r->layout.build) < 0) {
+		zv_snprintf(why, sizeof why, "%s: %s", dir, in->why);
+		zv_cr_restore_die(tree, why);
+	}
 	uint64_t mlen, need = 0;
 	const struct zv_cr_meta *meta = zv_cr_get(in, "meta", &mlen);
-	if (!meta || meta == (void *)-1 || mlen != sizeof *meta)
-		die1("restore", "%s: %s", dir, meta == (void *)-1 ? in->why : "meta.bin: missing or damaged");
-	r->meta = *meta;
+	if (!meta || meta == (void *)-1 || (mlen != sizeof *meta && mlen != ZV_CR_META1_SIZE)) {
+		zv_snprintf(why, sizeof why, "%s: %s", dir, meta == (void *)-1 ? in->why : "meta.bin: missing or damaged");
+		zv_cr_restore_die(tree, why);
+	}
+	memcpy(&r->meta, meta, mlen);
 	for (unsigned i = 0; i < in->nsec; i++)
 		if (zv_strcmp(in->sec[i].name, "pages"))
 			need += (in->sec[i].size + 8191) & ~4095UL;
 	const struct zv_cr_section *mmsec = zv_cr_section(in, "mm");
-	if (!mmsec)
-		die1("restore", "%s: %s", dir, "no mm section (damaged image)");
+	if (!mmsec) {
+		zv_snprintf(why, sizeof why, "%s: no mm section (damaged image)", dir);
+		zv_cr_restore_die(tree, why);
+	}
+	/* version 1's records made over, the pages' reading (cr/restore.c),
+	 * what a tree's restorer made for this process */
+	need += 2 * (mmsec->size + 4096) + (2UL << 20) + (tree ? zv_cr_treectx_size(tree) : 0);
 	const char *mm = zv_cr_get(in, "mm", &mlen);
-	if (mm == (void *)-1)
-		die1("restore", "%s: %s", dir, in->why);
+	if (mm == (void *)-1) {
+		zv_snprintf(why, sizeof why, "%s: %s", dir, in->why);
+		zv_cr_restore_die(tree, why);
+	}
 	uint64_t hole_len = ((sizeof *in + 4095) & ~4095UL) + need + (4UL << 20) + HOLE_STACK_LEN;
 	hole_len = (hole_len + 0xfffff) & ~0xfffffUL;
 	uint64_t hole = zv_cr_place_hole(in, mm, mlen, hole_len);
-	if (!hole)
-		die1("restore", "%s: no room for the restore's scratch memory%s", dir, "");
+	if (!hole) {
+		zv_snprintf(why, sizeof why, "%s: no room for the restore's scratch memory", dir);
+		zv_cr_restore_die(tree, why);
+	}
 	/* Move to the hole: the state, then the stack. */
 	struct zv_cr_in *hin = (struct zv_cr_in *)hole;
 	memcpy(hin, in, sizeof *in);
@@ -307,6 +276,8 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 	hr->hole = hole;
 	hr->hole_len = hole_len;
 	hr->mm = NULL;
+	if (tree)
+		zv_cr_treectx_copy(hin, tree, &hr->tree); /* into the hole: what it points to goes with clear_own */
 	zv_munmap(in, first_len);
 	zv_call_on_stack((char *)hole + hole_len - (2UL << 20), zv_cr_restore_stage2, hr);
 }

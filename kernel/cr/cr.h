@@ -6,23 +6,27 @@
 #ifndef ZV_CR_CR_H
 #define ZV_CR_CR_H
 #include <stdint.h>
+#include <stddef.h>
 #include "cr/image.h"
 #include "cr/state.h"
 
 struct zv_thread;
 struct zv_ucontext;
 
-/* The queued SIGSYS values (si_value) that are the kernel's, not the
- * guest's: the high half is the tag, the low half a pid. */
-#define ZV_CR_TAG_REQUEST 0x7a766372UL /* from `zvisor checkpoint`: low half = its pid */
-#define ZV_CR_TAG_FREEZE 0x7a76667aUL  /* from the checkpointing thread to the others */
+/* The queued SIGSYS value (si_value) from the checkpointing thread to the
+ * others: the high half is the tag, the low half its pid (`zvisor
+ * checkpoint` asks over the peer channel, cr/serve.c). */
+#define ZV_CR_TAG_FREEZE 0x7a76667aUL
 #define ZV_CR_MAX_THREADS 1024
 #define ZV_CR_SCRATCH 8
 
+#define ZV_CR_MAX_INHERIT 16
 struct zv_cr_request {
 	char dir[4096];        /* absolute */
 	int leave_running;
-	int reply_pid;         /* `zvisor checkpoint`'s pid (its socket), 0: none */
+	int tcp_close;         /* --tcp-close */
+	int ninherit;          /* --inherit-fd N... */
+	int inherit[ZV_CR_MAX_INHERIT];
 };
 
 /* Section "meta": the process as a whole. */
@@ -32,6 +36,19 @@ struct zv_cr_meta {
 	int platform;
 	int64_t mono, boot;     /* MONOTONIC and BOOTTIME as the guest read them */
 	char boot_id[40];       /* the host's boot: another one's clocks differ */
+	int pgid, sid;          /* the guest's (version 1: none) */
+};
+#define ZV_CR_META1_SIZE 72
+
+/* A restored process's ids (cr/pids.c): the guest's and the host's. */
+struct zv_cr_id {
+	int32_t vid, hid;
+	uint32_t group;         /* 1: a process group or session, 0: a process */
+	int32_t pad;
+};
+struct zv_cr_ids {
+	uint32_t n, cap;
+	struct zv_cr_id e[];
 };
 
 /* The process's checkpoint state. It is kernel memory like the rest, so a
@@ -42,13 +59,17 @@ struct zv_cr_state {
 	volatile int parked;        /* threads parked so far */
 	volatile int release;       /* futex: bumped when parked threads go on */
 	int dumper_htid;            /* the thread that writes the image */
+	int session;                /* its peer connection to `zvisor checkpoint` (cr/serve.c), -1: none */
+	int tree;                   /* the image is one process's of a tree (cr/tree.h) */
+	int64_t frozen_mono, frozen_boot; /* a session's clocks when it froze: the image's */
 	int signal;                 /* --checkpoint-on, 0 if none */
 	int nthreads;
 	uint64_t hole, hole_len;    /* restore's scratch memory, unmapped once resumed */
+	uint64_t area, area_len;    /* a tree's shared page (cr/treerestore.c), likewise */
 	struct zv_thread *hole_leader; /* the thread that unmaps it */
 	volatile int go;            /* futex: restored threads wait for the last one */
 	int restored;               /* host pid and tids differ from the guest's */
-	int orig_ppid;              /* getppid's answer after a restore */
+	struct zv_cr_ids *ids;      /* a restored process's: the ids its program knows by others */
 	uint64_t shared_pending;    /* signals the host held pending for the process */
 	/* the large fields last: every start reads the ones above (one page) */
 	struct zv_thread *threads[ZV_CR_MAX_THREADS]; /* the parked ones */
@@ -68,6 +89,13 @@ void zv_cr_compress_pages(const char *dir, int how);
 int zv_cr_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc); /* 1: it was ours */
 void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc);                /* --checkpoint-on's signal */
 void zv_cr_park(struct zv_thread *t);
+void zv_cr_start(struct zv_thread *t, const struct zv_cr_request *req);
+const char *zv_cr_wait_for_all(void);   /* every other thread parked, or why not */
+void zv_cr_finish(int kill);            /* the parked threads go on, or the process ends */
+/* cr/serve.c: the peer service `zvisor checkpoint` asks for, and what the
+ * checkpointing thread does for it while the others are parked. */
+void zv_cr_serve(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds);
+void zv_cr_session(struct zv_thread *t);
 int zv_cr_restart_call(struct zv_thread *t); /* a call interrupted only by the freeze: made again */
 int zv_cr_parse_signal(const char *s);
 struct zv_exec_carry;
@@ -75,14 +103,22 @@ int zv_cr_encode(char *buf, unsigned long n, const struct zv_exec_carry *x);
 const char *zv_cr_decode(const char *s, struct zv_exec_carry *x);
 struct zv_call;
 long zv_cr_sys_rseq(struct zv_call *c);
-/* cr/pids.c: a restored process's ids, the host's for the guest's and back */
+/* cr/pids.c: a restored process's ids, the host's for the guest's and back
+ * (processes and threads; groups and sessions; its parent's) */
 long zv_cr_host_id(long x);
 long zv_cr_guest_id(long x);
+long zv_cr_host_group(long x);
+long zv_cr_guest_group(long x);
+long zv_cr_guest_ppid(long x);
+void zv_cr_ids_add(int vid, int hid, int group);
 void zv_cr_boot_id(char out[40]);
 /* cr/dump.c: writes the image of the frozen process; 0 or -1 (o->why). */
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self);
 /* cr/memory.c */
 long zv_cr_save_memory(struct zv_cr_out *o);
+/* cr/coord.c: `zvisor checkpoint`'s side: saves process pid and its
+ * descendants (returns once DIR is complete; a refusal ends zvisor). */
+void zv_cr_coordinate(const struct zv_cr_request *req, int pid, int compress);
 /* cr/command.c: `zvisor checkpoint` and `zvisor restore` */
 void zv_cr_absolute(const char *path, char *out, unsigned long n);
 __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv);

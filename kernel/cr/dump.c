@@ -6,6 +6,7 @@
 #include "cr/memory.h"
 #include "cr/resources.h"
 #include "cr/stream.h"
+#include "cr/census.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -24,7 +25,7 @@ static long refuse_children(struct zv_cr_out *o)
 		long n = zv_read((int)fd, buf, sizeof buf);
 		zv_close((int)fd);
 		if (n > 0)
-			return zv_cr_refuse(o, "the program has child processes (version 1 saves one process)");
+			return zv_cr_refuse(o, "the program has child processes (zvisor checkpoint saves them with it)");
 	}
 	return 0;
 }
@@ -105,6 +106,35 @@ static void discard(int dirfd, const char *tmp)
 	zv_sys3(__NR_unlinkat, -100, tmp, 0x200 /* AT_REMOVEDIR */);
 }
 
+/* The fds: what leads outside told by the tree's census (in DIR's parent,
+ * cr/coord.c) or, a process alone, by its own fds. */
+static long save_fds(struct zv_cr_out *o)
+{
+	struct zv_cr_census census = { 0 };
+	struct zv_cr_fdopts opts = { .inherit = zv_cr.req.inherit, .ninherit = zv_cr.req.ninherit,
+				     .tcp_close = zv_cr.req.tcp_close, .session = zv_cr.session };
+	if (zv_cr.tree) {
+		char parent[4200];
+		zv_strlcpy(parent, zv_cr.req.dir, sizeof parent);
+		char *slash = zv_strrchr(parent, '/');
+		if (slash)
+			*slash = 0;
+		long dfd = zv_openat(AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+		long r = dfd < 0 ? dfd : zv_cr_census_read(&census, (int)dfd, "census.bin");
+		if (dfd >= 0)
+			zv_close((int)dfd);
+		if (r < 0) {
+			zv_cr_census_free(&census);
+			return zv_cr_refuse(o, "cannot read the tree's census: %s", zv_strerror((int)-r));
+		}
+		opts.census = &census;
+		opts.ninherit = 0;
+	}
+	long r = zv_cr_save_fds(o, &opts);
+	zv_cr_census_free(&census);
+	return r;
+}
+
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 {
 	(void)self;
@@ -124,16 +154,23 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 	o->dirfd = (int)r;
 	struct zv_cr_layout l;
 	zv_cr_image_layout(&l);
-	struct zv_cr_meta meta = { .pid = zv_proc.pid, .ppid = zv_cr.restored ? zv_cr.orig_ppid : (int)zv_sys0(__NR_getppid),
-				   .nthreads = zv_cr.nthreads, .platform = zv_proc.platform };
-	zv_time_now(&meta.mono, &meta.boot);
+	struct zv_cr_meta meta = { .pid = zv_proc.pid, .ppid = (int)zv_cr_guest_ppid(zv_sys0(__NR_getppid)),
+				   .nthreads = zv_cr.nthreads, .platform = zv_proc.platform,
+				   .pgid = (int)zv_cr_guest_group(zv_sys1(__NR_getpgid, 0)),
+				   .sid = (int)zv_cr_guest_group(zv_sys1(__NR_getsid, 0)) };
+	if (zv_cr.session >= 0) { /* the program stopped at the freeze, not at its dump */
+		meta.mono = zv_cr.frozen_mono;
+		meta.boot = zv_cr.frozen_boot;
+	} else {
+		zv_time_now(&meta.mono, &meta.boot);
+	}
 	zv_cr_boot_id(meta.boot_id);
 	note_pending();
-	r = refuse_children(o);
+	r = zv_cr.tree ? 0 : refuse_children(o);
 	if (r == 0)
 		r = zv_cr_put(o, "meta", &meta, sizeof meta);
 	if (r == 0)
-		r = zv_cr_save_fds(o);
+		r = save_fds(o);
 	if (r == 0)
 		r = zv_cr_save_timers(o);
 	if (r == 0)

@@ -12,7 +12,7 @@
 
 #define ZV_CR_FDS_MAGIC 0x5a564644u   /* "ZVFD" */
 #define ZV_CR_LOCKS_MAGIC 0x5a564c4bu /* "ZVLK" */
-#define ZV_CR_FDS_VERSION 1
+#define ZV_CR_FDS_VERSION 2 /* 1: no SOCKET, FIFO, EXTERNAL or in-flight records; read too */
 
 struct zv_cr_fds_head {
 	uint32_t magic, version;
@@ -34,6 +34,29 @@ enum zv_cr_fd_kind {
 	ZV_CRFD_SIGNALFD,
 	ZV_CRFD_DUP,         /* shares the open file description of fd u.dup_of */
 	ZV_CRFD_MEMFD,       /* a memfd: its name and contents follow */
+	ZV_CRFD_SOCKET,      /* a Unix socket (not listening) or a connected TCP one: u.sk */
+	ZV_CRFD_FIFO,        /* an end of a named FIFO: u.pipe, its path follows (and bytes, as a pipe's) */
+	ZV_CRFD_EXTERNAL,    /* leads outside: the restorer's fd u.stdio (zvisor restore --inherit-fd) */
+};
+
+/* Records from this fd number on are files in flight (sent with
+ * SCM_RIGHTS, not yet received): made at restore and sent again, never
+ * put at their number. */
+#define ZV_CR_INFLIGHT 0x40000000
+
+/* A socket's flags (u.sk.flags). */
+#define ZV_CRSK_PASSCRED 1   /* SO_PASSCRED */
+#define ZV_CRSK_NODELAY 2    /* TCP_NODELAY */
+#define ZV_CRSK_KEEPALIVE 4  /* SO_KEEPALIVE */
+#define ZV_CRSK_CLOSED 8     /* --tcp-close: a connection to the outside, restored closed */
+#define ZV_CRSK_PEER_GONE 16 /* connected, its peer closed: restored with a peer that is closed after */
+
+/* A socket record's bytes: its address (addrlen), its peer's (peerlen),
+ * padded to 8 each, then nmsgs queued messages, each a struct
+ * zv_cr_sockmsg, its nfds fd numbers (records of this image: an fd of the
+ * process, or one in flight), and its len bytes, padded to 8. */
+struct zv_cr_sockmsg {
+	uint32_t len, nfds;
 };
 
 struct zv_cr_fd {
@@ -51,10 +74,10 @@ struct zv_cr_fd {
 		} file;
 		int32_t stdio;          /* STDIO: 0, 1 or 2 */
 		int32_t dup_of;         /* DUP: a lower fd */
-		struct {                /* PIPE: the data follows on one record per pipe */
+		struct {                /* PIPE, FIFO: the data follows on one record per pipe */
 			uint64_t id;    /* the pipe's inode: the ends of one pipe share it */
 			uint32_t size;  /* F_GETPIPE_SZ */
-			uint32_t reserved;
+			uint32_t pathlen; /* FIFO: its path (with its NUL, padded to 8) comes first */
 		} pipe;
 		struct {
 			uint64_t count;
@@ -77,6 +100,7 @@ struct zv_cr_fd {
 			int32_t backlog;
 			uint32_t addrlen;
 			uint8_t addr[112];      /* struct sockaddr_{in,in6,un} */
+			uint64_t ino;           /* the socket's inode (version 1: 0) */
 		} sock;
 		struct {                /* MEMFD: namelen bytes of name (with its NUL), then size bytes */
 			uint64_t size;
@@ -85,6 +109,16 @@ struct zv_cr_fd {
 			uint32_t namelen;
 		} memfd;
 		uint64_t sigmask;       /* SIGNALFD */
+		struct {                /* SOCKET */
+			int32_t domain, type, protocol;
+			int32_t state;          /* Unix: sock_diag's (1 connected, 7 not); TCP: tcpi_state */
+			uint64_t ino, peer_ino; /* Unix: its inode, its peer's (0: none) */
+			uint32_t shutdown;      /* Unix: sock_diag's (1 no more receives, 2 no more sends) */
+			uint32_t flags;         /* ZV_CRSK_* */
+			uint32_t addrlen, peerlen;
+			uint32_t nmsgs;         /* messages queued for it to receive */
+			int32_t peek_off;       /* SO_PEEK_OFF, -1: off */
+		} sk;
 		uint8_t raw[144];
 	} u;
 };

@@ -83,6 +83,8 @@ out:
 	return r;
 }
 
+/* A pipe's end, or a FIFO's (its path first): the bytes go with the
+ * first reading end of each. */
 static long describe_pipe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent *e,
 			  struct zv_cr_fd *rec, struct zv_cr_extra *x)
 {
@@ -91,15 +93,33 @@ static long describe_pipe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_c
 		return refuse_fd(o, e, "F_GETPIPE_SZ failed");
 	rec->u.pipe.id = e->st.st_ino;
 	rec->u.pipe.size = (uint32_t)size;
-	if ((e->flags & 3) == O_WRONLY)
-		return 0;
-	for (struct zv_cr_ent *f = s->e; f < e; f++) /* the bytes go with the first reading end */
-		if (f->kind == ZV_CRFD_PIPE && f->dup_of < 0 && f->st.st_ino == e->st.st_ino &&
+	int first = (e->flags & 3) != O_WRONLY;
+	for (struct zv_cr_ent *f = s->e; f < e && first; f++)
+		if (f->kind == e->kind && f->dup_of < 0 && f->st.st_ino == e->st.st_ino &&
 		    f->st.st_dev == e->st.st_dev && (f->flags & 3) != O_WRONLY)
-			return 0;
-	long r = pipe_bytes(o, e, (uint32_t)size, x);
+			first = 0;
+	struct zv_cr_extra bytes = { 0 };
+	long r = first ? pipe_bytes(o, e, (uint32_t)size, &bytes) : 0;
+	if (r < 0 || e->kind == ZV_CRFD_PIPE) {
+		*x = bytes;
+		rec->len = (uint32_t)x->size;
+		return r;
+	}
+	uint32_t plen = (uint32_t)zv_strlen(e->link) + 1, at = zv_cr_pad8(plen);
+	x->size = at + bytes.size;
+	x->p = zv_cr_kalloc(x->size);
+	if (!x->p) {
+		x->size = 0;
+		zv_cr_extra_free(&bytes);
+		return refuse_fd(o, e, "out of memory");
+	}
+	memcpy(x->p, e->link, plen);
+	if (bytes.size)
+		memcpy((char *)x->p + at, bytes.p, bytes.size);
+	zv_cr_extra_free(&bytes);
+	rec->u.pipe.pathlen = plen;
 	rec->len = (uint32_t)x->size;
-	return r;
+	return 0;
 }
 
 #define MEMFD_MAX (1UL << 30)
@@ -258,6 +278,7 @@ static long describe_listen(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_
 		return refuse_fd(o, e, "getsockname failed");
 	rec->u.sock.addrlen = (uint32_t)alen;
 	rec->u.sock.backlog = 4096; /* not readable back; the host caps it at somaxconn */
+	rec->u.sock.ino = e->st.st_ino;
 	struct { int fd; short events, revents; } p = { e->fd, POLLIN_, 0 };
 	if (zv_sys3(__NR_poll, &p, 1, 0) > 0)
 		return refuse_fd(o, e, "a listening socket with connections not yet accepted");
@@ -274,10 +295,14 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
 	case ZV_CRFD_CHR:
 		return describe_path(o, e, rec, x);
 	case ZV_CRFD_STDIO:
+	case ZV_CRFD_EXTERNAL:
 		rec->u.stdio = e->stdio;
 		return 0;
 	case ZV_CRFD_PIPE:
+	case ZV_CRFD_FIFO:
 		return describe_pipe(o, s, e, rec, x);
+	case ZV_CRFD_SOCKET:
+		return zv_cr_describe_socket(o, e, rec, x);
 	case ZV_CRFD_EVENTFD:
 		return describe_eventfd(o, s, e, rec);
 	case ZV_CRFD_TIMERFD:

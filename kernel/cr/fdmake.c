@@ -1,8 +1,9 @@
-/* Each kind of saved fd made again at restore (cr/fdimage.h's records):
- * files reopened by path and checked against the checkpoint, pipes with
- * their bytes, eventfd, timerfd, signalfd, empty epoll sets (filled by
- * cr/fds_restore.c once their targets exist) and listening sockets bound
- * again. */
+/* Each kind of saved fd made again at restore (cr/fdimage.h's records)
+ * that is a process's own (pipes and sockets are objects: cr/objects.c):
+ * files reopened by path and checked against the checkpoint, memfds,
+ * eventfd, timerfd, signalfd, empty epoll sets (filled by cr/fds_restore.c
+ * once their targets exist), and the restorer's files standing for what
+ * led outside (fds 0-2, --inherit-fd). */
 #include "cr/fdrestore.h"
 #include "cr/resutil.h"
 #include "lib/fmt.h"
@@ -13,15 +14,9 @@
 #include <asm/stat.h>
 
 #define EFD_SEMAPHORE_ 1
-#define EADDRINUSE_ 98
-#define ECONNREFUSED_ 111
 #define NSEC 1000000000LL
 
-static long fail(struct zv_cr_rctx *c, const struct zv_cr_fd *r, const char *what, long err)
-{
-	return zv_cr_in_refuse(c->in, "fd %d: %s%s%s", r->fd, what, err ? ": " : "",
-			       err ? zv_strerror((int)-err) : "");
-}
+#define fail zv_cr_fd_fail
 
 static long make_path(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 {
@@ -54,63 +49,6 @@ static long make_path(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 		return zv_cr_in_refuse(c->in, "fd %d (%s): cannot seek to %ld", r->fd, path, (long)r->pos);
 	}
 	return fd;
-}
-
-/* The pipe with the record's id: made (and filled with its saved bytes,
- * found on one of its records) the first time. */
-static struct zv_cr_pipe_ends *pipe_of(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
-{
-	for (unsigned i = 0; i < c->npipes; i++)
-		if (c->pipes[i].id == r->u.pipe.id)
-			return &c->pipes[i];
-	int p[2];
-	long e = zv_sys2(__NR_pipe2, p, O_CLOEXEC);
-	if (e < 0) {
-		fail(c, r, "cannot make a pipe", e);
-		return NULL;
-	}
-	struct zv_cr_pipe_ends *pe = &c->pipes[c->npipes++];
-	pe->id = r->u.pipe.id;
-	pe->r = zv_cr_spare(c, p[0]);
-	pe->w = zv_cr_spare(c, p[1]);
-	zv_close(p[0]);
-	zv_close(p[1]);
-	if (pe->r < 0 || pe->w < 0) {
-		fail(c, r, "no fd free for a pipe", pe->r < 0 ? pe->r : pe->w);
-		return NULL;
-	}
-	if ((e = zv_sys3(__NR_fcntl, pe->w, F_SETPIPE_SZ, r->u.pipe.size)) < 0) {
-		fail(c, r, "cannot give the pipe its size", e);
-		return NULL;
-	}
-	for (unsigned i = 0; i < c->n; i++) {
-		const struct zv_cr_fd *q = c->rec[i];
-		if (q->kind != ZV_CRFD_PIPE || q->u.pipe.id != pe->id || !q->len)
-			continue;
-		const char *b = zv_cr_rec_extra(q);
-		for (uint32_t done = 0; done < q->len;) {
-			long k = zv_write(pe->w, b + done, q->len - done);
-			if (k <= 0) {
-				fail(c, q, "cannot put the pipe's bytes back", k);
-				return NULL;
-			}
-			done += (uint32_t)k;
-		}
-	}
-	return pe;
-}
-
-static long make_pipe(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
-{
-	struct zv_cr_pipe_ends *pe = pipe_of(c, r);
-	if (!pe)
-		return -1;
-	/* Opening an end through /proc makes a description of its own with
-	 * the record's access mode, as the original may have had several. */
-	char path[48];
-	zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (r->flags & 3) == O_WRONLY ? pe->w : pe->r);
-	long fd = zv_openat(AT_FDCWD, path, (int)((r->flags & 3) | O_CLOEXEC | O_NONBLOCK), 0);
-	return fd < 0 ? fail(c, r, "cannot open an end of its pipe", fd) : fd;
 }
 
 /* A memfd with its name, contents, offset and seals (added last: a
@@ -185,53 +123,6 @@ static long make_timerfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	return fd;
 }
 
-/* Whether a listener answers at the record's Unix path. */
-static int listened_on(const struct zv_cr_fd *r, uint32_t alen)
-{
-	long t = zv_sys3(__NR_socket, 1, r->u.sock.type | O_CLOEXEC, 0);
-	long k = t < 0 ? t : zv_sys3(__NR_connect, t, r->u.sock.addr, alen);
-	if (t >= 0)
-		zv_close((int)t);
-	return k != -ECONNREFUSED_;
-}
-
-static long make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
-{
-	long fd = zv_sys3(__NR_socket, r->u.sock.domain, r->u.sock.type | O_CLOEXEC, r->u.sock.protocol);
-	if (fd < 0)
-		return fail(c, r, "cannot make a socket", fd);
-	int one = 1;
-	zv_sys5(__NR_setsockopt, fd, 1 /* SOL_SOCKET */, 2 /* SO_REUSEADDR */, &one, sizeof one);
-	if (r->u.sock.domain == 10 /* AF_INET6 */)
-		zv_sys5(__NR_setsockopt, fd, 41 /* IPPROTO_IPV6 */, 26 /* IPV6_V6ONLY */, &r->u.sock.v6only, sizeof(int));
-	uint32_t alen = r->u.sock.addrlen < sizeof r->u.sock.addr ? r->u.sock.addrlen : sizeof r->u.sock.addr;
-	const char *path = (const char *)r->u.sock.addr + 2;
-	int unix_path = r->u.sock.domain == 1 /* AF_UNIX */ && alen > 2 && path[0];
-	long e;
-	int tries = 0, unlinked = 0;
-	for (;;) {
-		e = zv_sys3(__NR_bind, fd, r->u.sock.addr, alen);
-		if (e != -EADDRINUSE_)
-			break;
-		/* A Unix socket's file stays after its listener is gone:
-		 * reused unless someone listens there. */
-		if (unix_path && !listened_on(r, alen) && unlinked++ < 3 && zv_sys1(__NR_unlink, path) == 0)
-			continue;
-		if (!zv_cr_retry(&tries)) /* the killed original may not have let go yet */
-			break;
-	}
-	if (e == 0)
-		e = zv_sys2(__NR_listen, fd, r->u.sock.backlog);
-	if (e < 0) {
-		zv_close((int)fd);
-		if (e == -EADDRINUSE_)
-			return fail(c, r, "cannot listen again: the address is in use (by the original, "
-				    "still running, or by a connection of its in TIME_WAIT)", 0);
-		return fail(c, r, "cannot listen again", e);
-	}
-	return fd;
-}
-
 long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
 {
 	*own = 1;
@@ -258,9 +149,14 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
 		}
 		fd = zv_openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC, 0); /* the restorer has none */
 		return fd < 0 ? fail(c, r, "cannot open /dev/null", fd) : fd;
-	case ZV_CRFD_PIPE:
-		fd = make_pipe(c, r);
-		break;
+	case ZV_CRFD_EXTERNAL:
+		for (int i = 0; i < c->ninherit; i++)
+			if (c->inherit[i][0] == r->u.stdio && c->inherit[i][1] >= 0) {
+				*own = 0;
+				return c->inherit[i][1];
+			}
+		return zv_cr_in_refuse(c->in, "fd %d leads outside: restore it with --inherit-fd %d (this process's fd %d "
+				       "stands for it)", r->fd, r->u.stdio, r->u.stdio);
 	case ZV_CRFD_EVENTFD:
 		fd = make_eventfd(c, r);
 		break;
@@ -277,9 +173,7 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
 		if (fd < 0)
 			return fail(c, r, "cannot make an epoll set", fd);
 		break;
-	case ZV_CRFD_LISTEN:
-		fd = make_listen(c, r);
-		break;
+
 	case ZV_CRFD_MEMFD:
 		fd = make_memfd(c, r);
 		break;

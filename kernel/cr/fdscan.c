@@ -17,8 +17,25 @@ long zv_cr_fdinfo(struct zv_cr_ents *s, int fd)
 	return zv_cr_read_file(path, s->info, s->info_size);
 }
 
+/* Room for one more ent in s. */
+static int grow(struct zv_cr_ents *s)
+{
+	if ((s->n + 1) * sizeof *s->e <= s->size)
+		return 0;
+	size_t size = s->size ? s->size * 2 : 64 * sizeof *s->e;
+	struct zv_cr_ent *e = zv_cr_kalloc(size);
+	if (!e)
+		return -ENOMEM;
+	if (s->n)
+		memcpy(e, s->e, s->n * sizeof *s->e);
+	zv_cr_kfree(s->e, s->size);
+	s->e = e;
+	s->size = size;
+	return 0;
+}
+
 /* The fd numbers in /proc/self/fd but dirfd and skip, ascending, into s. */
-static long list_fds(struct zv_cr_ents *s, int skip)
+static long list_fds(struct zv_cr_ents *s, int skip, int skip2)
 {
 	long dfd = zv_openat(AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dfd < 0)
@@ -30,21 +47,13 @@ static long list_fds(struct zv_cr_ents *s, int skip)
 			const char *name = buf + off + 19; /* struct linux_dirent64's d_name */
 			off += *(unsigned short *)(buf + off + 16);
 			unsigned long fd;
-			if (zv_parse_ulong(name, &fd) < 0 || (long)fd == dfd || (long)fd == skip)
+			if (zv_parse_ulong(name, &fd) < 0 || (long)fd == dfd || (long)fd == skip || (long)fd == skip2)
 				continue;
-			if ((s->n + 1) * sizeof *s->e > s->size) {
-				size_t size = s->size ? s->size * 2 : 64 * sizeof *s->e;
-				struct zv_cr_ent *e = zv_cr_kalloc(size);
-				if (!e) {
-					zv_close((int)dfd);
-					return -ENOMEM;
-				}
-				if (s->n)
-					memcpy(e, s->e, s->n * sizeof *s->e);
-				zv_cr_kfree(s->e, s->size);
-				s->e = e;
-				s->size = size;
+			if (grow(s) < 0) {
+				zv_close((int)dfd);
+				return -ENOMEM;
 			}
+			memset(&s->e[s->n], 0, sizeof *s->e);
 			s->e[s->n++].fd = (int)fd;
 		}
 	}
@@ -86,14 +95,15 @@ static int sockopt(int fd, int opt)
 	return v;
 }
 
-/* A listening TCP, TCP6 or Unix stream (or seqpacket) socket. */
-static int listening(int fd)
+/* A listening TCP, TCP6 or Unix stream (or seqpacket) socket: LISTEN; a
+ * Unix socket or a TCP one otherwise: SOCKET; else 0. */
+static int socket_kind(int fd)
 {
 	int domain = sockopt(fd, 39 /* SO_DOMAIN */), type = sockopt(fd, 3 /* SO_TYPE */);
-	if (sockopt(fd, 30 /* SO_ACCEPTCONN */) != 1)
-		return 0;
-	return ((domain == 2 || domain == 10) && type == 1 /* SOCK_STREAM */) ||
-	       (domain == 1 && (type == 1 || type == 5 /* SOCK_SEQPACKET */));
+	int tcp = (domain == 2 || domain == 10) && type == 1 /* SOCK_STREAM */ && sockopt(fd, 38 /* SO_PROTOCOL */) == 6;
+	if (sockopt(fd, 30 /* SO_ACCEPTCONN */) == 1)
+		return tcp || (domain == 1 && (type == 1 || type == 5 /* SOCK_SEQPACKET */)) ? ZV_CRFD_LISTEN : 0;
+	return tcp || domain == 1 ? ZV_CRFD_SOCKET : 0;
 }
 
 static void classify_anon(struct zv_cr_ent *e, const char *what)
@@ -126,10 +136,9 @@ static void classify(struct zv_cr_ent *e)
 	if (zv_startswith(l, "pipe:[")) {
 		e->kind = ZV_CRFD_PIPE;
 	} else if (zv_startswith(l, "socket:[")) {
-		if (listening(e->fd))
-			e->kind = ZV_CRFD_LISTEN;
-		else
-			e->why = "a socket that is not a listening TCP or Unix stream one";
+		e->kind = socket_kind(e->fd);
+		if (!e->kind)
+			e->why = "a socket other than a Unix or TCP one";
 	} else if (zv_startswith(l, "anon_inode:")) {
 		classify_anon(e, l + 11);
 	} else if (zv_startswith(l, "pidfd:")) {
@@ -154,7 +163,7 @@ static void classify(struct zv_cr_ent *e)
 		else
 			e->why = "a device other than /dev/null, zero, full, random, urandom and tty";
 	} else if (mode == ZV_S_IFIFO) {
-		e->why = "a named FIFO cannot be saved";
+		e->kind = ZV_CRFD_FIFO;
 	} else {
 		e->why = "this kind of file cannot be saved";
 	}
@@ -162,6 +171,8 @@ static void classify(struct zv_cr_ent *e)
 
 static long load_one(struct zv_cr_ents *s, struct zv_cr_ent *e)
 {
+	if (!e->inflight)
+		e->recno = e->fd;
 	long r = zv_sys3(__NR_fcntl, e->fd, F_GETFD, 0);
 	if (r < 0)
 		return r;
@@ -186,14 +197,14 @@ static long load_one(struct zv_cr_ents *s, struct zv_cr_ent *e)
 	return 0;
 }
 
-long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip)
+long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip, int skip2)
 {
 	*s = (struct zv_cr_ents){ 0 };
 	s->info_size = INFO_SIZE;
 	s->info = zv_cr_kalloc(s->info_size);
 	if (!s->info)
 		return zv_cr_refuse(o, "out of memory listing the file descriptors");
-	long r = list_fds(s, skip);
+	long r = list_fds(s, skip, skip2);
 	if (r < 0) {
 		zv_cr_ents_free(s);
 		return zv_cr_refuse(o, "cannot list /proc/self/fd: %s", zv_strerror((int)-r));
@@ -209,8 +220,56 @@ long zv_cr_ents_load(struct zv_cr_out *o, struct zv_cr_ents *s, int skip)
 	return 0;
 }
 
+long zv_cr_ents_add_inflight(struct zv_cr_out *o, struct zv_cr_ents *s, int fd)
+{
+	if (grow(s) < 0) {
+		zv_close(fd);
+		return zv_cr_refuse(o, "out of memory listing the files in flight");
+	}
+	struct zv_cr_ent *e = &s->e[s->n];
+	memset(e, 0, sizeof *e);
+	e->fd = fd;
+	e->inflight = 1;
+	e->recno = ZV_CR_INFLIGHT + (int)s->ninflight;
+	long r = load_one(s, e);
+	if (r < 0) {
+		zv_close(fd);
+		return zv_cr_refuse(o, "a file in flight cannot be examined: %s", zv_strerror((int)-r));
+	}
+	s->ninflight++;
+	return s->n++;
+}
+
+/* Whether fds a and b share one open file description (dup): kcmp, or,
+ * where it is missing or forbidden (container seccomp profiles), whether
+ * flipping O_NONBLOCK on a shows on b: the guest is frozen, and the flag
+ * is put back at once. */
+int zv_cr_same_description(int a, int b)
+{
+	static int no_kcmp;
+	long pid = zv_getpid();
+	if (!no_kcmp) {
+		long r = zv_sys5(__NR_kcmp, pid, pid, 0 /* KCMP_FILE */, a, b);
+		if (r >= 0)
+			return r == 0;
+		no_kcmp = 1;
+	}
+	long fa = zv_sys3(__NR_fcntl, a, F_GETFL, 0), fb = zv_sys3(__NR_fcntl, b, F_GETFL, 0);
+	if (fa < 0 || fb < 0 || ((fa ^ fb) & O_NONBLOCK) || (fa & O_PATH) ||
+	    zv_sys3(__NR_fcntl, a, F_SETFL, fa ^ O_NONBLOCK) < 0)
+		return 0;
+	long now = zv_sys3(__NR_fcntl, b, F_GETFL, 0);
+	zv_sys3(__NR_fcntl, a, F_SETFL, fa);
+	return now >= 0 && ((now ^ fb) & O_NONBLOCK);
+}
+
 void zv_cr_ents_free(struct zv_cr_ents *s)
 {
+	for (unsigned i = 0; i < s->n; i++) {
+		zv_cr_buf_free(&s->e[i].sk.queue);
+		if (s->e[i].inflight)
+			zv_close(s->e[i].fd);
+	}
 	zv_cr_kfree(s->e, s->size);
 	zv_cr_kfree(s->info, s->info_size);
 	*s = (struct zv_cr_ents){ 0 };

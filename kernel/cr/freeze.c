@@ -10,13 +10,13 @@
 #include "sys/layer.h"
 #include "cr/cr.h"
 #include "sys/calls.h"
+#include "peer/peer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
 #include <linux/futex.h>
 #include <linux/fcntl.h>
-#include "cr/channel.h"
 #include "intercept/sudoff.h"
 #include "lib/signames.h"
 #include "sys/execstate.h"
@@ -41,36 +41,11 @@ static long queue_sigsys(int htid, uint64_t value)
 	return zv_sys4(__NR_rt_tgsigqueueinfo, zv_getpid(), htid, SIGSYS, &si);
 }
 
-/* The abstract socket `zvisor checkpoint` (pid) listens on. */
-static int connect_checkpointer(int pid)
-{
-	long fd = zv_cr_channel_socket(5);
-	if (fd < 0)
-		return -1;
-	struct zv_cr_sockaddr a;
-	int len = zv_cr_channel_addr(&a, pid);
-	if (zv_sys3(__NR_connect, fd, &a, len) < 0) {
-		zv_close((int)fd);
-		return -1;
-	}
-	return (int)fd;
-}
-
-static void reply(const struct zv_cr_request *req, const char *msg)
-{
-	if (!req->reply_pid)
-		return;
-	int fd = connect_checkpointer(req->reply_pid);
-	if (fd < 0)
-		return;
-	zv_sys4(__NR_sendto, fd, msg, zv_strlen(msg), 0);
-	zv_close(fd);
-}
-
 /* Asks every thread to park; itself included (this thread writes the image). */
-static void start(struct zv_thread *t, const struct zv_cr_request *req)
+void zv_cr_start(struct zv_thread *t, const struct zv_cr_request *req)
 {
 	zv_cr.req = *req;
+	zv_cr.session = -1;
 	zv_cr.parked = 0;
 	zv_cr.nthreads = 0;
 	zv_cr.dumper_htid = (int)zv_gettid();
@@ -111,28 +86,7 @@ int zv_cr_sigsys(struct zv_thread *t, const void *siv, struct zv_ucontext *uc)
 			freeze_here(t, uc);
 		return 1;
 	}
-	if ((v >> 32) != ZV_CR_TAG_REQUEST)
-		return 0;
-	int cpid = (int)(uint32_t)v;
-	if (zv_cr.busy)
-		return 1; /* one at a time: the second asker times out and says so */
-	int fd = connect_checkpointer(cpid);
-	if (fd < 0)
-		return 1;
-	struct zv_cr_request *req = zv_kmap(sizeof *req, 4096, -1);
-	if (!zv_is_err((long)req)) {
-		long n = zv_sys6(__NR_recvfrom, fd, (long)req, sizeof *req, 0, 0, 0);
-		if (n == (long)sizeof *req && req->dir[0] == '/') {
-			req->dir[sizeof req->dir - 1] = 0;
-			req->reply_pid = cpid;
-			start(t, req);
-		}
-		zv_kunmap(req, sizeof *req);
-	}
-	zv_close(fd);
-	if (zv_cr.busy && zv_cr.dumper_htid == (int)zv_gettid())
-		freeze_here(t, uc);
-	return 1;
+	return 0;
 }
 
 /* --checkpoint-on's signal arrived (sys/signal.c keeps it from the guest). */
@@ -140,14 +94,16 @@ void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	if (zv_cr.busy)
 		return;
-	start(t, &zv_cr.on_signal);
+	zv_cr_start(t, &zv_cr.on_signal);
 	freeze_here(t, uc);
 }
 
 /* A call that returned EINTR only because of the freeze is made again. */
 int zv_cr_restart_call(struct zv_thread *t)
 {
-	return t->cr.freeze || t->cr.parked;
+	/* a knock of the peer channel interrupts as invisibly: `zvisor
+	 * checkpoint`'s freeze is known only once the knock is served */
+	return t->cr.freeze || t->cr.parked || zv_peer_pending();
 }
 
 static int parked_htid(int tid)
@@ -185,7 +141,7 @@ static int poke_unparked(void)
 }
 
 /* The checkpointing thread: every other thread parked, or a reason. */
-static const char *wait_for_all(void)
+const char *zv_cr_wait_for_all(void)
 {
 	for (int round = 0; round < 1000; round++) { /* 10 s */
 		int total = poke_unparked();
@@ -200,7 +156,7 @@ static const char *wait_for_all(void)
 	return "a thread did not stop within 10 s";
 }
 
-static void finish(int kill)
+void zv_cr_finish(int kill)
 {
 	if (kill) {
 		zv_sys2(__NR_kill, zv_getpid(), SIGKILL); /* as criu dump: the image replaces the process */
@@ -245,34 +201,26 @@ again:
 	if (zv_cr_setjmp(t->cr.jmp) == 0) {
 		__atomic_add_fetch(&zv_cr.parked, 1, __ATOMIC_RELEASE);
 		futex(&zv_cr.parked, FUTEX_WAKE_PRIVATE, 1, NULL);
-		if (dumper) {
+		if (dumper && zv_cr.session >= 0) {
+			zv_cr_session(t); /* cr/serve.c: `zvisor checkpoint` says what to do */
+		} else if (dumper) { /* --checkpoint-on */
 			struct zv_cr_out *o = zv_kmap(sizeof *o, 4096, -1);
-			const char *why = zv_is_err((long)o) ? "out of memory" : wait_for_all();
+			const char *why = zv_is_err((long)o) ? "out of memory" : zv_cr_wait_for_all();
 			if (!why && zv_cr.nthreads > ZV_CR_MAX_THREADS)
 				why = "more than 1024 threads";
 			if (!why && zv_cr_dump(o, t) < 0)
 				why = o->why;
-			char msg[300];
-			zv_snprintf(msg, sizeof msg, why ? "error: %s" : "ok", why);
 			struct zv_cr_request req = zv_cr.req;
-			if (!req.reply_pid && why)
+			if (why)
 				zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: checkpoint: %s\n", why);
 			if (!zv_is_err((long)o))
 				zv_kunmap(o, sizeof *o);
-			/* --checkpoint-on's images (no asker to compress them
-			 * afterwards) follow --compress=auto too, while the
-			 * threads are still parked: the zstd child cannot be
-			 * reaped by a guest wait meanwhile. */
-			if (!why && !req.reply_pid)
+			/* Its images follow --compress=auto too, while the threads
+			 * are still parked: the zstd child cannot be reaped by a
+			 * guest wait meanwhile. */
+			if (!why)
 				zv_cr_compress_pages(req.dir, ZV_CR_Z_AUTO);
-			/* Answer once the next request can be taken (the asker may
-			 * send it at once), or before the end. */
-			if (!why && !req.leave_running) {
-				reply(&req, msg);
-				finish(1);
-			}
-			finish(0);
-			reply(&req, msg);
+			zv_cr_finish(!why && !req.leave_running);
 		} else {
 			while (__atomic_load_n(&zv_cr.release, __ATOMIC_ACQUIRE) == gen)
 				futex(&zv_cr.release, FUTEX_WAIT_PRIVATE, gen, NULL);
@@ -282,6 +230,9 @@ again:
 	if (zv_cr.hole && zv_cr.hole_leader == t) {
 		zv_munmap((void *)zv_cr.hole, zv_cr.hole_len); /* restore ran there */
 		zv_cr.hole = 0;
+		if (zv_cr.area)
+			zv_munmap((void *)zv_cr.area, zv_cr.area_len);
+		zv_cr.area = 0;
 	}
 	t->cr.parked = 0;
 	if (t->cr.freeze && zv_cr.busy)
@@ -344,11 +295,34 @@ const char *zv_cr_decode(const char *s, struct zv_exec_carry *x)
 
 ZV_EXEC_FIELD(cr, 200, 'K', zv_cr_encode, zv_cr_decode);
 
-/* The checkpoint's events (sys/layer.h): it has no calls of its own. */
-static void cr_to_guest(struct zv_thread *t)
+/* A thread back from a checkpoint's park (the image written, or restored)
+ * whose call the freeze interrupted, to be made again: the signals sent
+ * to it meanwhile (held by the host) come now, as they would have during
+ * that call, which then ends as it would have with them (sigsuspend with
+ * EINTR) instead of being made again and waiting for them in vain. */
+static void after_park(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	if (t->cr.freeze)
+	long nr = t->cr.restart_nr - 1;
+	t->cr.restart_nr = 0;
+	if (nr < 0)
+		return;
+	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc), old;
+	zv_host_set_mask(blocked & ~zv_kernel_signals(), &old); /* deferred as they come */
+	zv_host_set_mask(old, NULL);
+	if ((t->pending_set & ~blocked) && !zv_restart_on_eintr(t, nr, uc)) {
+		uc->mc.rip += 2; /* zv_frame_result had moved it back onto the call */
+		uc->mc.rax = (uint64_t)-EINTR;
+	}
+}
+
+/* The checkpoint's events (sys/layer.h): it has no calls of its own. */
+static void cr_to_guest(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	if (t->cr.freeze) {
 		zv_cr_park(t);
+		after_park(t, uc);
+	}
+	t->cr.restart_nr = 0; /* a call another knock interrupted: made again at once */
 }
 static uint64_t cr_signals(void) { return zv_cr.signal ? ZV_SIGBIT(zv_cr.signal) : 0; }
 static void cr_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { zv_cr_signal(t, uc); }

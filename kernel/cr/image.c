@@ -129,6 +129,8 @@ static long stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char 
 		return zv_cr_refuse(o, "cannot create %s: %s", file, zv_strerror((int)-fd));
 	s->fd = (int)fd;
 	s->o = o;
+	s->off = 0;
+	s->mode = 0;
 	zv_strlcpy(s->name, name, sizeof s->name);
 	zv_cr_hash_init(&s->h, 0);
 	return 0;
@@ -159,17 +161,37 @@ long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len)
 			return zv_cr_refuse(s->o, "writing %s.bin: %s", s->name, zv_strerror(n ? (int)-n : ENOSPC));
 		c += n;
 		len -= (uint64_t)n;
+		s->off += (uint64_t)n;
 	}
+	return 0;
+}
+
+long zv_cr_stream_skip(struct zv_cr_stream *s, uint64_t len)
+{
+	if (!len)
+		return 0;
+	long r = zv_sys3(__NR_lseek, s->fd, (long)len, 1 /* SEEK_CUR */);
+	if (r < 0)
+		return zv_cr_refuse(s->o, "writing %s.bin: %s", s->name, zv_strerror((int)-r));
+	s->off += len;
 	return 0;
 }
 
 long zv_cr_stream_close(struct zv_cr_stream *s)
 {
 	struct zv_cr_out *o = s->o;
+	/* a hole at the end: the file still has the size */
+	if (s->h.total != s->off && zv_sys2(__NR_ftruncate, s->fd, (long)s->off) < 0) {
+		zv_close(s->fd);
+		return zv_cr_refuse(o, "writing %s.bin: cannot set its size", s->name);
+	}
+	if (s->mode)
+		zv_sys2(__NR_fchmod, s->fd, s->mode);
 	zv_close(s->fd);
 	struct zv_cr_section *sec = &o->sec[o->nsec++];
 	zv_strlcpy(sec->name, s->name, sizeof sec->name);
-	sec->size = s->h.total;
+	sec->size = s->off;
+	sec->data = s->h.total;
 	sec->hash = zv_cr_hash_final(&s->h);
 	return 0;
 }
@@ -202,10 +224,14 @@ long zv_cr_write_index_as(struct zv_cr_out *o, const char *build, const char *fi
 	size_t n = (size_t)zv_snprintf(buf, cap,
 		"{\n  \"format\": \"zvisor-checkpoint\",\n  \"version\": %d,\n  \"zvisor\": \"%s\",\n"
 		"  \"build\": \"%s\",\n  \"sections\": [\n", ZV_CR_VERSION, ZV_VERSION, build);
-	for (unsigned i = 0; i < o->nsec; i++)
-		n += (size_t)zv_snprintf(buf + n, cap - n, "    {\"name\": \"%s\", \"size\": %lu, \"hash\": \"%016lx\"%s}%s\n",
-					 o->sec[i].name, (unsigned long)o->sec[i].size, (unsigned long)o->sec[i].hash,
+	for (unsigned i = 0; i < o->nsec; i++) {
+		char data[48] = "";
+		if (o->sec[i].data != o->sec[i].size)
+			zv_snprintf(data, sizeof data, ", \"data\": %lu", (unsigned long)o->sec[i].data);
+		n += (size_t)zv_snprintf(buf + n, cap - n, "    {\"name\": \"%s\", \"size\": %lu%s, \"hash\": \"%016lx\"%s}%s\n",
+					 o->sec[i].name, (unsigned long)o->sec[i].size, data, (unsigned long)o->sec[i].hash,
 					 o->sec[i].zstd ? ", \"stored\": \"zstd\"" : "", i + 1 < o->nsec ? "," : "");
+	}
 	n += (size_t)zv_snprintf(buf + n, cap - n, "  ]\n}\n");
 	long fd = zv_openat(o->dirfd, file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	long r = fd < 0 ? fd : zv_write((int)fd, buf, n);
@@ -262,8 +288,11 @@ long zv_cr_read_index(struct zv_cr_in *in, const char *build)
 	const char *v;
 	if (json_string(json_find(buf, "format"), s, sizeof s) < 0 || zv_strcmp(s, "zvisor-checkpoint"))
 		return zv_cr_in_refuse(in, "not a zvisor checkpoint (index.json has no format%s)", "");
-	if (!(v = json_find(buf, "version")) || zv_parse_dec(v, &v) != ZV_CR_VERSION)
-		return zv_cr_in_refuse(in, "unsupported image version (this zvisor reads version 1)%s", "");
+	long version = (v = json_find(buf, "version")) ? zv_parse_dec(v, &v) : -1;
+	if (version < ZV_CR_VERSION_MIN || version > ZV_CR_VERSION)
+		return zv_cr_in_refuse(in, "unsupported image version %ld (this zvisor reads versions %d to %d)", version,
+				       ZV_CR_VERSION_MIN, ZV_CR_VERSION);
+	in->version = (int)version;
 	if (json_string(json_find(buf, "build"), s, sizeof s) < 0)
 		return zv_cr_in_refuse(in, "index.json: no build%s", "");
 	if (zv_strcmp(s, build))
@@ -279,12 +308,15 @@ long zv_cr_read_index(struct zv_cr_in *in, const char *build)
 		if (!end || !nv || !sv || !hv || nv > end || sv > end || hv > end ||
 		    json_string(nv, sec->name, sizeof sec->name) < 0 || json_string(hv, s, sizeof s) < 0)
 			return zv_cr_in_refuse(in, "index.json: a damaged section entry%s", "");
-		const char *e, *zv = json_find(p, "stored");
+		const char *e, *zv = json_find(p, "stored"), *dv = json_find(p, "data");
 		char how[16];
 		sec->zstd = zv && zv < end && json_string(zv, how, sizeof how) == 0 && !zv_strcmp(how, "zstd");
 		if (zv && zv < end && !sec->zstd)
 			return zv_cr_in_refuse(in, "index.json: %s is stored in an unknown way", sec->name);
 		sec->size = (uint64_t)zv_parse_dec(sv, &e);
+		sec->data = dv && dv < end ? (uint64_t)zv_parse_dec(dv, &e) : sec->size;
+		if (sec->data > sec->size)
+			return zv_cr_in_refuse(in, "index.json: a damaged data size for %s", sec->name);
 		sec->hash = zv_parse_hex(s, &e);
 		if (*e)
 			return zv_cr_in_refuse(in, "index.json: a damaged hash for %s", sec->name);
@@ -373,7 +405,7 @@ long zv_cr_check_hash(struct zv_cr_in *in, const struct zv_cr_section *sec, cons
 		if (st != 0)
 			return zv_cr_in_refuse(in, "%s.bin.zst: zstd could not read it (damaged image)", sec->name);
 	}
-	if (h->total != sec->size || zv_cr_hash_final(h) != sec->hash)
+	if (h->total != sec->data || zv_cr_hash_final(h) != sec->hash)
 		return zv_cr_in_refuse(in, "%s.bin: hash mismatch (damaged image)", sec->name);
 	return 0;
 }

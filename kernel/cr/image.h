@@ -7,13 +7,15 @@
 #define ZV_CR_IMAGE_H
 #include <stdint.h>
 
-#define ZV_CR_VERSION 1
+#define ZV_CR_VERSION 2        /* what this zvisor writes; it reads 1 and 2 */
+#define ZV_CR_VERSION_MIN 1
 #define ZV_CR_MAX_SECTIONS 4096
 
 struct zv_cr_section {
 	char name[48];     /* the file is NAME.bin */
-	uint64_t size;
-	uint64_t hash;     /* zv_cr_hash of the bytes */
+	uint64_t size;     /* of the file (a sparse one's holes included) */
+	uint64_t data;     /* the bytes hashed: size, less the holes of a sparse "pages" */
+	uint64_t hash;     /* zv_cr_hash of those bytes, in file order */
 	int zstd;          /* stored compressed, as NAME.bin.zst */
 };
 
@@ -28,6 +30,7 @@ struct zv_cr_out {
 /* An image being read by `zvisor restore`, index already checked. */
 struct zv_cr_in {
 	int dirfd;
+	int version;                /* the index's */
 	char why[256];
 	void *arena;                /* restore's scratch memory (NULL: kernel memory) */
 	long zstd_pid;              /* the decompressor of the section being read */

@@ -10,6 +10,8 @@
 #include "cr/cr.h"
 #include "cr/memory.h"
 #include "cr/stream.h"
+#include "cr/lazy.h"
+#include "sys/filemem.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -74,7 +76,7 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m)
 	if (!*p)
 		return -1;
 	uint64_t dev_major, dev_minor;
-	m->shared_copy = m->stub_region = 0;
+	m->shared_copy = m->stub_region = m->lazy = 0;
 	if (hexval(&p, &m->lo) || *p++ != '-' || hexval(&p, &m->hi) || *p++ != ' ')
 		return -1;
 	for (int i = 0; i < 4; i++)
@@ -173,6 +175,7 @@ static uint64_t resident_bytes(void)
 
 struct saver {
 	struct zv_cr_out *o;
+	struct zv_cr_holes holes; /* the image a restore mapped memory from */
 	struct zv_cr_stream mm, pages;
 	int pagemap;
 	uint64_t *pm;            /* pagemap entries, PM_CHUNK at a time */
@@ -181,6 +184,27 @@ struct saver {
 	uint8_t *bounce;         /* a page, aligned for O_DIRECT */
 };
 #define PM_CHUNK 8192UL
+
+/* A private anonymous mapping with this many saved pages, a quarter of it
+ * at least, has its pages placed as in memory, so that a restore can map
+ * it from the image and read only the pages the program touches; smaller
+ * or sparser ones are read whole at restore (a mapping of their own would
+ * cost more than the read). Not the kernel's window (its memory is read
+ * before anything runs) nor executable mappings (an image on a noexec
+ * filesystem could not be mapped so). */
+#define PLACE_MIN_PAGES 64
+
+static int placed(const struct zv_cr_mapline *m, int kind, int prot, uint64_t saved)
+{
+	uint64_t npages = (m->hi - m->lo) / PAGE;
+	return kind == ZV_CR_ANON && !(prot & PROT_EXEC) && !m->stub_region && !(m->lo < ZV_KWIN_END && m->hi > ZV_KWIN_START) &&
+	       saved >= PLACE_MIN_PAGES && saved * 4 >= npages;
+}
+static int deleted(const char *path)
+{
+	size_t n = zv_strlen(path);
+	return n > 10 && !zv_strcmp(path + n - 10, " (deleted)");
+}
 
 static int kind_of(const struct zv_cr_mapline *m, const struct zv_cr_layout *l)
 {
@@ -198,16 +222,13 @@ static int kind_of(const struct zv_cr_mapline *m, const struct zv_cr_layout *l)
 		return ZV_CR_STACK;
 	if (shared && zv_startswith(m->path, "/memfd:"))
 		return ZV_CR_SHMEMFD;
+	if (shared && !anon && !zv_startswith(m->path, "/SYSV") && !zv_startswith(m->path, "/dev/zero") && deleted(m->path))
+		return ZV_CR_SHDEL;
 	if (shared) /* a SysV segment ("/SYSVkey (deleted)") is refused as a file: save_one */
 		return anon || zv_startswith(m->path, "/dev/zero") ? ZV_CR_SHANON : ZV_CR_SHFILE;
 	return anon ? ZV_CR_ANON : ZV_CR_FILE;
 }
 
-static int deleted(const char *path)
-{
-	size_t n = zv_strlen(path);
-	return n > 10 && !zv_strcmp(path + n - 10, " (deleted)");
-}
 
 /* Whether a page with pagemap entry e is saved for a mapping of kind k. */
 static int worth_saving(int k, uint64_t e)
@@ -276,12 +297,16 @@ static int memfd_open(uint64_t ino)
 static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 {
 	struct zv_cr_out *o = s->o;
-	struct zv_cr_vma v = { .start = m->lo, .end = m->hi, .off = m->off, .kind = (uint32_t)kind };
+	struct zv_cr_vma v = { .start = m->lo, .end = m->hi, .off = m->lazy ? 0 : m->off, .kind = (uint32_t)kind };
 	v.prot = (m->perms[0] == 'r' ? PROT_READ : 0) | (m->perms[1] == 'w' ? PROT_WRITE : 0) |
 		 (m->perms[2] == 'x' ? PROT_EXEC : 0);
 	if (kind == ZV_CR_SHFILE && zv_startswith(m->path, "/SYSV"))
 		return zv_cr_refuse(o, "SysV shared memory (shmat) at %lx: it may be shared with other processes",
 				    (unsigned long)m->lo);
+	if (kind == ZV_CR_SHANON || kind == ZV_CR_SHDEL)
+		v.fsize = m->inode; /* processes sharing it restore one object (cr/treerestore.c) */
+	if (kind == ZV_CR_SHDEL) /* its path (without " (deleted)": zv_cr_save_memory) */
+		v.pathlen = (uint32_t)zv_strlen(m->path);
 	if (kind == ZV_CR_SHMEMFD) {
 		if (!memfd_open(m->inode))
 			return zv_cr_refuse(o, "a shared mapping of a memfd no fd holds: %s", m->path);
@@ -308,9 +333,12 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 				return zv_cr_refuse(o, "cannot read /proc/self/pagemap");
 			for (uint64_t i = 0; i < n; i++) {
 				uint64_t a = m->lo + (base + i) * PAGE;
-				/* a shared copy's window pages are not the file's */
+				/* a shared copy's window pages are not the file's; a
+				 * page of memory a restore mapped from its image is
+				 * there until touched */
 				int differs = worth_saving(kind, s->pm[i]) || (m->shared_copy && zv_stubs_window_page(a)) ||
-					      m->stub_region;
+					      m->stub_region ||
+					      (m->lazy && zv_cr_holes_data(&s->holes, m->off + (a - m->lo)));
 				if (differs && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
 					if (run_len && run_start + run_len * PAGE == a) {
 						run_len++;
@@ -333,6 +361,11 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 		}
 	}
 	v.nruns = nruns;
+	uint64_t saved = 0;
+	for (uint64_t i = 0; i < nruns; i++)
+		saved += s->runs[i].npages;
+	v.pages_off = s->pages.off;
+	v.flags = placed(m, kind, (int)v.prot, saved) ? ZV_CR_VMA_PLACED : 0;
 	if (zv_cr_stream_write(&s->mm, &v, sizeof v) < 0 ||
 	    (v.pathlen && zv_cr_stream_write(&s->mm, m->path, (v.pathlen + 8) & ~7UL) < 0) ||
 	    (nruns && zv_cr_stream_write(&s->mm, s->runs, nruns * sizeof *s->runs) < 0))
@@ -343,8 +376,14 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 	if (unreadable)
 		zv_mprotect((void *)m->lo, m->hi - m->lo, v.prot | PROT_READ);
 	long r = 0;
-	for (uint64_t i = 0; i < nruns && r == 0; i++)
-		r = write_run(s, s->runs[i].addr, s->runs[i].npages * PAGE);
+	for (uint64_t i = 0; i < nruns && r == 0; i++) {
+		if (v.flags & ZV_CR_VMA_PLACED)
+			r = zv_cr_stream_skip(&s->pages, v.pages_off + (s->runs[i].addr - m->lo) - s->pages.off);
+		if (r == 0)
+			r = write_run(s, s->runs[i].addr, s->runs[i].npages * PAGE);
+	}
+	if (r == 0 && (v.flags & ZV_CR_VMA_PLACED))
+		r = zv_cr_stream_skip(&s->pages, v.pages_off + (m->hi - m->lo) - s->pages.off);
 	if (unreadable)
 		zv_mprotect((void *)m->lo, m->hi - m->lo, v.prot);
 	return r;
@@ -368,6 +407,7 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	zv_cr_scratch(maps, maplen);
 	zv_cr_scratch(s.pm, pmlen + PAGE);
 	zv_cr_scratch(s.runs, runlen);
+	zv_cr_holes_open(&s.holes);
 	s.pagemap = (int)zv_openat(-100, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	if (s.pagemap < 0) {
 		zv_cr_refuse(o, "cannot open /proc/self/pagemap");
@@ -398,6 +438,14 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 			m.inode = ino;
 			m.shared_copy = 1;
 		}
+		/* memory a restore mapped from its image is anonymous memory:
+		 * its pages are the image's until touched */
+		if (kind == ZV_CR_FILE && zv_filemem_is(m.dev_major, m.dev_minor, m.inode)) {
+			kind = ZV_CR_ANON;
+			m.path[0] = 0;
+			m.inode = 0;
+			m.lazy = 1;
+		}
 		/* a stub region mapped from a copy's file is saved whole, as
 		 * anonymous memory, as one made privately is */
 		if (kind == ZV_CR_FILE && zv_stubs_is_region(m.lo, m.hi)) {
@@ -407,12 +455,16 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 			m.shared_copy = 0;
 			m.stub_region = 1;
 		}
+		if (kind == ZV_CR_SHDEL)
+			m.path[zv_strlen(m.path) - 10] = 0;
 		r = save_one(&s, &m, kind);
 		if (r == 0 && kind == ZV_CR_VDSO)
 			r = zv_cr_put(o, "vdso", (const void *)m.lo, m.hi - m.lo);
 	}
 	zv_close(s.pagemap);
+	zv_cr_holes_close(&s.holes);
 	zv_cr_stream_close(&s.mm);
+	s.pages.mode = 0400; /* a restore may map it: it must not change (docs/CHECKPOINT.md) */
 	zv_cr_stream_close(&s.pages);
 	if (r == 0)
 		r = zv_cr_put(o, "kdata", (const void *)l.rw_lo, l.rw_hi - l.rw_lo);
@@ -434,6 +486,7 @@ int zv_cr_stat_path(const char *path, struct zv_cr_stat *out)
 	if (r < 0)
 		return (int)r;
 	out->size = (uint64_t)st.size;
+	out->held = (uint64_t)st.blocks * 512;
 	out->mtime_s = (int64_t)st.mtime;
 	out->mtime_ns = (int64_t)st.mtime_ns;
 	return 0;

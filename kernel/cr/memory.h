@@ -13,10 +13,17 @@ enum zv_cr_kind {
 	ZV_CR_VVAR,       /* its data pages: re-created with it */
 	ZV_CR_STACK,      /* the first thread's stack, which grows down */
 	ZV_CR_SHMEMFD,    /* shared mapping of a memfd: its fd's contents (cr/fds.c), mapped after the fds */
+	ZV_CR_SHDEL,      /* shared mapping of a deleted file (a POSIX semaphore's): its present pages,
+			   * restored as shared anonymous memory (no name leads to the file any more) */
 };
 
 /* One record of section "mm", followed by the path (pathlen bytes, NUL,
- * padded to 8) and nruns runs; the runs' pages are next in "pages". */
+ * padded to 8) and nruns runs, whose pages are in "pages" from pages_off
+ * on: one after the other, or, in a placed mapping, each page at
+ * pages_off + (its address - start), the file holding a hole where a page
+ * was not saved, so that the mapping can be mapped from the file whole.
+ * Version 1's record lacks the last two fields (its pages follow each
+ * other in record order): cr/restore.c reads it into this one. */
 struct zv_cr_vma {
 	uint64_t start, end, off;
 	uint32_t prot, kind;
@@ -24,11 +31,16 @@ struct zv_cr_vma {
 	uint64_t fsize;           /* the file's size and mtime when saved (a memfd: its inode) */
 	int64_t mtime_s, mtime_ns;
 	uint32_t pathlen, pad;
+	uint64_t pages_off;       /* in "pages", page-aligned */
+	uint32_t flags, pad2;     /* ZV_CR_VMA_* */
 };
+#define ZV_CR_VMA1_SIZE 72        /* version 1's record */
+#define ZV_CR_VMA_PLACED 1        /* its pages are placed as in memory (above) */
 struct zv_cr_run {
 	uint64_t addr, npages;
 };
 /* A record's path, its runs, and the record after it. */
+_Static_assert(sizeof(struct zv_cr_vma) == ZV_CR_VMA1_SIZE + 16, "the mm record's layout");
 static inline const char *zv_cr_vma_path(const struct zv_cr_vma *v) { return (const char *)(v + 1); }
 static inline const struct zv_cr_run *zv_cr_vma_runs(const struct zv_cr_vma *v)
 {
@@ -55,6 +67,7 @@ struct zv_cr_mapline {
 	uint64_t lo, hi, off, inode, dev_major, dev_minor;
 	int shared_copy; /* a copy of rewritten code standing for path (intercept/sharedtext.c) */
 	int stub_region; /* stubs mapped from such a copy: saved as anonymous memory */
+	int lazy;        /* anonymous memory a restore mapped from its image (cr/lazy.c) */
 	char perms[5];
 	char path[4096];
 };
@@ -63,6 +76,7 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m);
 
 struct zv_cr_stat {
 	uint64_t size;
+	uint64_t held;            /* bytes of its disk blocks: less than size with holes */
 	int64_t mtime_s, mtime_ns;
 };
 int zv_cr_stat_path(const char *path, struct zv_cr_stat *st);

@@ -1,15 +1,38 @@
-/* A restored process keeps its pid and thread ids (getpid and gettid are
- * answered from the kernel's memory, getppid from the image), but the host
- * knows it by new ones. This layer, on only after a restore, translates
- * the process's own ids in the arguments of the calls that name a process
- * or thread, and the sender's pid in signals it sends itself. Other
- * processes' ids pass unchanged. */
+/* A restored program keeps the ids it saw: getpid and gettid are answered
+ * from the kernel's memory, and the host knows the process by new ids. A
+ * table made at restore (zv_cr.ids) pairs each id the program knows with
+ * the host's: the other processes of its tree, its parent (the restorer's
+ * parent stands for the saved one), process groups and sessions (a group
+ * whose leader is gone is the host group one of its members made). This
+ * layer, on only after a restore, translates the ids in the calls that
+ * name processes, groups or sessions (the pid and ids columns of
+ * sys/sysent.h) and in what they return; sys/signal.c shows the sender of
+ * a signal by its id too. An id the table lacks passes unchanged: a
+ * process made after the restore is known by its host id. */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "sys/layer.h"
+#include "sys/calls.h"
+#include "lib/kmem.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
 #include <asm/unistd_64.h>
 
-/* The host's id for the guest's pid or tid x (itself when not ours). */
+#define TIOCGPGRP_ 0x540f
+#define TIOCSPGRP_ 0x5410
+#define TIOCGSID_ 0x5429
+
+/* The table's entry of id x, seen from the guest (guest) or the host, of
+ * processes (group 0) or of groups and sessions (group 1); NULL. */
+static const struct zv_cr_id *find(long x, int guest, int group)
+{
+	const struct zv_cr_ids *t = zv_cr.ids;
+	for (uint32_t i = 0; t && i < t->n; i++)
+		if ((int)t->e[i].group == group && (guest ? t->e[i].vid : t->e[i].hid) == x)
+			return &t->e[i];
+	return NULL;
+}
+
 long zv_cr_host_id(long x)
 {
 	if (!zv_cr.restored || x <= 0)
@@ -21,10 +44,10 @@ long zv_cr_host_id(long x)
 		if (t && t->tid == x)
 			return t->htid;
 	}
-	return x;
+	const struct zv_cr_id *e = find(x, 1, 0);
+	return e ? e->hid : x;
 }
 
-/* The guest's id for the host's pid or tid x. */
 long zv_cr_guest_id(long x)
 {
 	if (!zv_cr.restored || x <= 0)
@@ -36,21 +59,62 @@ long zv_cr_guest_id(long x)
 		if (t && t->htid == x)
 			return t->tid;
 	}
-	return x;
+	const struct zv_cr_id *e = find(x, 0, 0);
+	return e ? e->vid : x;
 }
 
-/* The ids in the arguments: the row's pid column (sys/sysent.h). */
+long zv_cr_host_group(long x)
+{
+	const struct zv_cr_id *e = zv_cr.restored && x > 0 ? find(x, 1, 1) : NULL;
+	return e ? e->hid : zv_cr_host_id(x);
+}
+
+long zv_cr_guest_group(long x)
+{
+	const struct zv_cr_id *e = zv_cr.restored && x > 0 ? find(x, 0, 1) : NULL;
+	return e ? e->vid : zv_cr_guest_id(x);
+}
+
+long zv_cr_guest_ppid(long x)
+{
+	return zv_cr_guest_id(x);
+}
+
+void zv_cr_ids_add(int vid, int hid, int group)
+{
+	struct zv_cr_ids *t = zv_cr.ids;
+	if (!t || t->n == t->cap) {
+		uint32_t cap = t ? t->cap * 2 : 64;
+		struct zv_cr_ids *n = zv_kmap(sizeof *n + cap * sizeof n->e[0], 4096, -1);
+		if (zv_is_err((long)n))
+			return;
+		n->cap = cap;
+		n->n = t ? t->n : 0;
+		if (t) {
+			memcpy(n->e, t->e, t->n * sizeof t->e[0]);
+			zv_kunmap(t, sizeof *t + t->cap * sizeof t->e[0]);
+		}
+		zv_cr.ids = t = n;
+	}
+	t->e[t->n++] = (struct zv_cr_id){ vid, hid, (uint32_t)group, 0 };
+}
+
 static int restored(void) { return zv_cr.restored; }
 static int sees(long nr)
 {
-	return zv_cr.restored && (zv_row(nr)->ppid || zv_row(nr)->pid);
+	const struct zv_sysent *row = zv_row(nr);
+	return zv_cr.restored && (row->ppid || row->pid || row->ids);
 }
+
+/* pids and groups are ints: the upper half of the register is not theirs */
+static long group_arg(long x) { return (int)x > 0 ? zv_cr_host_group((int)x) : (int)x; }
 
 static long call(struct zv_call *c)
 {
-	if (zv_row(c->nr)->ppid)
-		return zv_cr.orig_ppid;
-	uint8_t m = zv_row(c->nr)->pid;
+	const struct zv_sysent *row = zv_row(c->nr);
+	if (row->ppid)
+		return zv_cr_guest_ppid(zv_next(c));
+	uint8_t m = row->pid;
 	if ((m & ZV_PID_WHO_PRIO) && c->a[0] != 0 /* PRIO_PROCESS */)
 		return zv_next(c);
 	if ((m & ZV_PID_WHO_IOPRIO) && c->a[0] != 1 /* IOPRIO_WHO_PROCESS */)
@@ -58,7 +122,51 @@ static long call(struct zv_call *c)
 	long a[6] = { c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5] };
 	for (int i = 0; i < 6; i++)
 		if (m & (1u << i))
-			a[i] = zv_cr_host_id(a[i]);
+			a[i] = zv_cr_host_id((int)a[i]);
+	int tty = 0;
+	long r;
+	switch (row->ids) {
+	case ZV_IDS_KILL:
+		if ((int)a[0] < -1)
+			a[0] = -group_arg(-(int)a[0]);
+		break;
+	case ZV_IDS_WAIT4:
+		a[0] = (int)a[0] < -1 ? -group_arg(-(int)a[0]) : zv_cr_host_id((int)a[0]);
+		r = zv_next_with(c, a);
+		return r > 0 ? zv_cr_guest_id(r) : r;
+	case ZV_IDS_WAITID:
+		if (a[0] == 1 /* P_PID */)
+			a[1] = zv_cr_host_id((int)a[1]);
+		else if (a[0] == 2 /* P_PGID */)
+			a[1] = group_arg(a[1]);
+		r = zv_next_with(c, a);
+		if (r == 0 && a[2]) { /* the siginfo's si_pid */
+			int32_t *pid = (int32_t *)(a[2] + 16);
+			*pid = (int32_t)zv_cr_guest_id(*pid);
+		}
+		return r;
+	case ZV_IDS_SETPGID:
+		a[1] = group_arg(a[1]);
+		break;
+	case ZV_IDS_GROUP:
+		r = zv_next_with(c, a);
+		return r > 0 ? zv_cr_guest_group(r) : r;
+	case ZV_IDS_TTY:
+		if (a[1] == TIOCSPGRP_) {
+			int32_t g;
+			if (zv_guest_copy(&g, (const void *)a[2], sizeof g, (uint64_t)a[2]) < 0)
+				return -EFAULT;
+			tty = (int)group_arg(g);
+			a[2] = (long)&tty;
+		}
+		r = zv_next_with(c, a);
+		if (r == 0 && (a[1] == TIOCGPGRP_ || a[1] == TIOCGSID_)) { /* the host wrote it: writable */
+			int32_t g = *(int32_t *)a[2];
+			g = (int32_t)zv_cr_guest_group(g);
+			zv_guest_copy((void *)a[2], &g, sizeof g, (uint64_t)a[2]);
+		}
+		return r;
+	}
 	return zv_next_with(c, a);
 }
 

@@ -8,13 +8,27 @@
 #include "cr/image.h"
 
 /* Every fd of the process (the guest's and the kernel's hidden ones), with
- * flags and offsets; pipes' buffered bytes are copied, not taken. Every fd
- * but o->dirfd is saved: the core holds no other of its own meanwhile. */
-long zv_cr_save_fds(struct zv_cr_out *o);
-/* Re-creates them at their numbers. in->dirfd is moved to a number the
+ * flags and offsets; pipes' buffered bytes are copied and sockets' queues
+ * peeked, not taken. Every fd but o->dirfd is saved: the core holds no
+ * other of its own meanwhile. What leads outside the saved processes is
+ * told by the census (cr/census.h). */
+struct zv_cr_census;
+struct zv_cr_fdopts {
+	const struct zv_cr_census *census; /* the tree's; NULL: this process alone */
+	const int *inherit;                /* a process alone: its fds that --inherit-fd names */
+	int ninherit;
+	int tcp_close;                     /* --tcp-close */
+	int session;                       /* the peer session of `zvisor checkpoint` (not saved), or -1 */
+};
+long zv_cr_save_fds(struct zv_cr_out *o, const struct zv_cr_fdopts *opts);
+/* Re-creates them at their numbers; inherit[ninherit]: the restorer's fds
+ * that --inherit-fd gives for what led outside; made[nmade]: a tree's
+ * process's descriptions its restorer made (cr/treerestore.c), or NULL. in->dirfd is moved to a number the
  * image does not use (in->dirfd is updated); every other fd the image does
  * not have is closed. Best after zv_cr_restore_timers (the cwd). */
-long zv_cr_restore_fds(struct zv_cr_in *in);
+struct zv_cr_made;
+long zv_cr_restore_fds(struct zv_cr_in *in, const int *inherit, int ninherit, const struct zv_cr_made *made,
+		       unsigned nmade);
 /* After zv_cr_restore_fds: the fd that holds again the memfd whose inode
  * was ino at the checkpoint (a shared mapping of it is mapped from there),
  * or -1 if no fd of the process had it open. */

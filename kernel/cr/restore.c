@@ -12,6 +12,7 @@
 #include "cr/resources.h"
 #include "cr/stream.h"
 #include "cr/restore.h"
+#include "cr/lazy.h"
 #include "sys/layer.h"
 #include "intercept/platform.h"
 #include "lib/syscall.h"
@@ -22,24 +23,27 @@
 #include <linux/fcntl.h>
 #include <linux/futex.h>
 #include <linux/sched.h>
+#include <asm/stat.h>
 
 #define PAGE 4096UL
 
+/* A tree's process: its context, for a failure to reach the tree. */
+static const struct zv_cr_treectx *cur_tree;
+
 __attribute__((noreturn)) static void fail(struct zv_cr_in *in)
 {
-	zv_dprintf(2, "zvisor: restore: %s\n", in->why);
-	zv_exit_group(1);
+	zv_cr_restore_die(cur_tree, in->why);
 }
 
 /* --- the hole: scratch memory where the saved layout has none --- */
 
-static int overlaps_saved(const char *mm, uint64_t mmlen, uint64_t lo, uint64_t hi)
+static int overlaps_saved(const char *mm, uint64_t mmlen, uint64_t lo, uint64_t hi, int version)
 {
-	for (const char *p = mm; p < mm + mmlen;) {
+	for (const char *p = mm; p + ZV_CR_VMA1_SIZE <= mm + mmlen;) {
 		const struct zv_cr_vma *v = (const void *)p;
 		if (lo < v->end && hi > v->start)
 			return 1;
-		p = zv_cr_vma_next(v);
+		p = version == 1 ? zv_cr_vma_next(v) - (sizeof *v - ZV_CR_VMA1_SIZE) : zv_cr_vma_next(v);
 	}
 	return lo < ZV_KWIN_END && hi > ZV_KWIN_START;
 }
@@ -47,7 +51,7 @@ static int overlaps_saved(const char *mm, uint64_t mmlen, uint64_t lo, uint64_t 
 uint64_t zv_cr_place_hole(struct zv_cr_in *in, const char *mm, uint64_t mmlen, uint64_t len)
 {
 	for (uint64_t at = 0x600000000000UL; at > 0x10000000000UL; at -= 0x10000000000UL) {
-		if (overlaps_saved(mm, mmlen, at, at + len))
+		if (overlaps_saved(mm, mmlen, at, at + len, in->version))
 			continue;
 		void *p = zv_mmap((void *)at, len, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -78,7 +82,8 @@ static void clear_own(struct zv_cr_restore *r)
 	uint64_t drop[64][2];
 	int nd = 0;
 	for (const char *p = buf; nd < 64 && zv_cr_maps_next(&p, &m) == 0;) {
-		if ((m.lo >= r->layout.lo && m.hi <= r->layout.hi) || (m.lo >= r->hole && m.hi <= r->hole + r->hole_len))
+		if ((m.lo >= r->layout.lo && m.hi <= r->layout.hi) || (m.lo >= r->hole && m.hi <= r->hole + r->hole_len) ||
+		    zv_cr_tree_keeps(&r->tree, m.lo, m.hi))
 			continue;
 		if (!zv_strcmp(m.path, "[vsyscall]") || !zv_strcmp(m.path, "[vdso]") || zv_startswith(m.path, "[vvar")) {
 			if (r->nown < 8) {
@@ -141,7 +146,7 @@ static void relocate_vdso(struct zv_cr_restore *r, const uint8_t *saved, uint64_
 	if (hi > lo) {
 		uint64_t to = 0;
 		for (uint64_t at = 0x5f0000000000UL; at > 0x10000000000UL && !to; at -= 0x10000000000UL)
-			if (!overlaps_saved(r->mm, r->mmlen, at, at + (hi - lo)))
+			if (!overlaps_saved(r->mm, r->mmlen, at, at + (hi - lo), ZV_CR_VERSION))
 				to = at;
 		for (int i = 0; i < r->nown && to; i++) {
 			struct zv_cr_own *o = &r->own[i];
@@ -250,13 +255,78 @@ static void place_vdso(struct zv_cr_restore *r)
 
 /* --- the saved mappings --- */
 
+/* Reading "pages": in file order, each mapping's runs from its pages_off
+ * (placed or one after the other); a compressed section is a stream that
+ * only goes forward. The hash covers the bytes of the runs, not the holes
+ * between placed pages: it is checked when every run was read, so not
+ * when placed mappings were mapped from the file instead. */
+struct pager {
+	int fd;
+	int stream;           /* zstd's pipe */
+	int lazy;             /* placed anonymous mappings are mapped from the file */
+	int skipped;          /* some runs were not read */
+	uint64_t pos;         /* the file offset of the next byte read */
+	char *scratch;        /* for the holes a stream holds */
+	struct zv_cr_hasher h;
+};
+#define SCRATCH (1UL << 20)
+
+static void seek_to(struct zv_cr_restore *r, struct pager *pg, uint64_t off)
+{
+	struct zv_cr_in *in = r->in;
+	if (off == pg->pos)
+		return;
+	if (!pg->stream) {
+		if (zv_sys3(__NR_lseek, pg->fd, (long)off, 0 /* SEEK_SET */) != (long)off) {
+			zv_snprintf(in->why, sizeof in->why, "%s: cannot seek (damaged image)", r->pages_file);
+			fail(in);
+		}
+		pg->pos = off;
+		return;
+	}
+	while (pg->pos < off) {
+		uint64_t k = off - pg->pos < SCRATCH ? off - pg->pos : SCRATCH;
+		long n = zv_read(pg->fd, pg->scratch, k);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0 || off < pg->pos) {
+			zv_snprintf(in->why, sizeof in->why, "%s: short (damaged image)", r->pages_file);
+			fail(in);
+		}
+		pg->pos += (uint64_t)n;
+	}
+	if (pg->pos != off) {
+		zv_snprintf(in->why, sizeof in->why, "%s: runs out of order (damaged image)", r->pages_file);
+		fail(in);
+	}
+}
+
+/* A placed anonymous mapping mapped from the image: its pages are read
+ * when touched (cr/lazy.h). */
+static int map_lazily(struct zv_cr_restore *r, struct pager *pg, const struct zv_cr_vma *v)
+{
+	if (!pg->lazy || v->kind != ZV_CR_ANON || !(v->flags & ZV_CR_VMA_PLACED) || r->nlazy == r->maxlazy)
+		return 0;
+	void *p = zv_mmap((void *)v->start, v->end - v->start, (int)v->prot, MAP_PRIVATE | MAP_FIXED, pg->fd,
+			  (long)v->pages_off);
+	if ((uint64_t)p != v->start)
+		return 0;
+	r->lazy[r->nlazy][0] = v->start;
+	r->lazy[r->nlazy][1] = v->end;
+	r->nlazy++;
+	pg->skipped = 1;
+	return 1;
+}
+
 static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const char *path, const struct zv_cr_run *runs,
-		    int pages_fd, struct zv_cr_hasher *h)
+		    struct pager *pg)
 {
 	struct zv_cr_in *in = r->in;
 	uint64_t len = v->end - v->start;
 	int prot = (int)v->prot;
 	void *p;
+	if (map_lazily(r, pg, v))
+		return;
 	if (v->kind == ZV_CR_FILE || v->kind == ZV_CR_SHFILE) {
 		struct zv_cr_stat st;
 		if (zv_cr_stat_path(path, &st) < 0 || st.size != v->fsize || st.mtime_s != v->mtime_s ||
@@ -273,8 +343,11 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 		p = zv_mmap((void *)v->start, len, shared ? prot : prot | PROT_WRITE,
 			    (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED, (int)fd, (long)v->off);
 		zv_close((int)fd);
+	} else if ((v->kind == ZV_CR_SHANON || v->kind == ZV_CR_SHDEL) &&
+		   zv_cr_tree_map_shared(&r->tree, v->start, v->end, v->off, v->kind, v->fsize)) {
+		p = (void *)v->start; /* a part of the tree's shared object (its pages come with every process's) */
 	} else {
-		int flags = (v->kind == ZV_CR_SHANON ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED |
+		int flags = (v->kind == ZV_CR_SHANON || v->kind == ZV_CR_SHDEL ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED |
 			    (v->kind == ZV_CR_STACK ? MAP_GROWSDOWN : 0);
 		p = zv_mmap((void *)v->start, len, prot | PROT_WRITE | PROT_READ, flags, -1, 0);
 	}
@@ -283,14 +356,19 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 			    zv_strerror(zv_is_err((long)p) ? (int)-(long)p : EEXIST));
 		fail(in);
 	}
+	uint64_t at = v->pages_off;
 	for (uint64_t i = 0; i < v->nruns; i++) {
+		uint64_t n = runs[i].npages * PAGE;
+		seek_to(r, pg, (v->flags & ZV_CR_VMA_PLACED) ? v->pages_off + (runs[i].addr - v->start) : at);
 		/* one call allocates the run's pages: a fault per page costs far
 		 * more, on a VM most of all (a direct read pins, so allocates,
 		 * them itself) */
 		if (!r->direct)
-			zv_sys3(__NR_madvise, runs[i].addr, runs[i].npages * PAGE, 23 /* MADV_POPULATE_WRITE */);
-		if (zv_cr_read_into(in, pages_fd, (void *)runs[i].addr, runs[i].npages * PAGE, h, r->pages_file) < 0)
+			zv_sys3(__NR_madvise, runs[i].addr, n, 23 /* MADV_POPULATE_WRITE */);
+		if (zv_cr_read_into(in, pg->fd, (void *)runs[i].addr, n, &pg->h, r->pages_file) < 0)
 			fail(in);
+		pg->pos += n;
+		at = pg->pos;
 	}
 	if (v->kind != ZV_CR_SHFILE)
 		zv_mprotect((void *)v->start, len, prot);
@@ -300,34 +378,67 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 	}
 }
 
+/* Whether the image may be mapped: not with --eager, nor from a stream,
+ * nor from a noexec filesystem (the guest may make such memory
+ * executable later, which a file there refuses). Notes the file. */
+static int may_map(struct zv_cr_restore *r, int fd, const struct zv_cr_section *sec)
+{
+	struct { long type, bsize, blocks, bfree, bavail, files, ffree, fsid, namelen, frsize, flags, spare[5]; } fs;
+	struct stat st;
+	if (r->eager || r->in->version < 2 || sec->zstd || zv_sys2(__NR_fstatfs, fd, &fs) < 0 ||
+	    (fs.flags & 8 /* ST_NOEXEC */) || zv_sys2(__NR_fstat, fd, &st) < 0)
+		return 0;
+	char link[48];
+	zv_snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	long n = zv_sys4(__NR_readlinkat, -100, link, r->lazy_path, 4095);
+	if (n <= 0 || r->lazy_path[0] != '/')
+		return 0;
+	r->lazy_path[n] = 0;
+	r->lazy_dev = st.st_dev;
+	r->lazy_ino = st.st_ino;
+	return 1;
+}
+
 static void place_memory(struct zv_cr_restore *r)
 {
 	struct zv_cr_in *in = r->in;
 	const struct zv_cr_section *sec;
 	long fd = zv_cr_open_section(in, "pages", &sec);
-	/* Whole pages into page-aligned memory: read past the page cache too
-	 * (the checkpoint wrote them so); the hash is taken from the memory. */
-	r->pages_file = sec && sec->zstd ? "pages.bin.zst" : "pages.bin";
-	if (fd >= 0 && !sec->zstd && sec->size >= ZV_CR_DIRECT_BYTES) {
-		long fl = zv_sys3(__NR_fcntl, fd, F_GETFL, 0);
-		r->direct = fl >= 0 && zv_sys3(__NR_fcntl, fd, F_SETFL, fl | O_DIRECT) == 0;
-	}
 	if (fd < 0) {
 		if (fd == -ENOENT)
 			zv_snprintf(in->why, sizeof in->why, "no pages section (damaged image)");
 		fail(in);
 	}
-	struct zv_cr_hasher h;
-	zv_cr_hash_init(&h, 0);
+	struct pager pg = { .fd = (int)fd, .stream = sec->zstd };
+	r->pages_file = sec->zstd ? "pages.bin.zst" : "pages.bin";
+	r->lazy_path = zv_cr_alloc(in, 4096);
+	r->maxlazy = 4096;
+	r->lazy = zv_cr_alloc(in, r->maxlazy * sizeof *r->lazy);
+	pg.scratch = sec->zstd ? zv_cr_alloc(in, SCRATCH) : NULL;
+	if (!r->lazy_path || !r->lazy || (sec->zstd && !pg.scratch)) {
+		zv_snprintf(in->why, sizeof in->why, "out of memory");
+		fail(in);
+	}
+	pg.lazy = may_map(r, (int)fd, sec);
+	/* Whole pages into page-aligned memory: read past the page cache too
+	 * (the checkpoint wrote them so); the hash is taken from the memory. */
+	if (!pg.lazy && !sec->zstd && sec->size >= ZV_CR_DIRECT_BYTES) {
+		long fl = zv_sys3(__NR_fcntl, fd, F_GETFL, 0);
+		r->direct = fl >= 0 && zv_sys3(__NR_fcntl, fd, F_SETFL, fl | O_DIRECT) == 0;
+	}
+	zv_cr_hash_init(&pg.h, 0);
 	for (const char *p = r->mm; p < r->mm + r->mmlen;) {
 		const struct zv_cr_vma *v = (const void *)p;
 		p = zv_cr_vma_next(v);
 		if (v->kind != ZV_CR_VDSO && v->kind != ZV_CR_VVAR && v->kind != ZV_CR_SHMEMFD)
-			map_one(r, v, zv_cr_vma_path(v), zv_cr_vma_runs(v), (int)fd, &h);
+			map_one(r, v, zv_cr_vma_path(v), zv_cr_vma_runs(v), &pg);
 	}
+	if (pg.stream)
+		seek_to(r, &pg, sec->size); /* zstd writes all it has before its status counts */
 	zv_close((int)fd);
-	if (zv_cr_check_hash(in, sec, &h) < 0)
+	if (!pg.skipped && zv_cr_check_hash(in, sec, &pg.h) < 0)
 		fail(in);
+	zv_cr_tree_memory_done(&r->tree);
 }
 
 /* Shared mappings of memfds, from the fds that hold them again. */
@@ -349,6 +460,41 @@ static void map_memfds(struct zv_cr_restore *r)
 	}
 }
 
+/* Version 1's records, without pages_off and flags, into this version's:
+ * their pages follow each other in record order. */
+static void from_version1(struct zv_cr_restore *r)
+{
+	struct zv_cr_in *in = r->in;
+	uint64_t n = 0, off = 0;
+	for (const char *p = r->mm; p + ZV_CR_VMA1_SIZE <= r->mm + r->mmlen; n++) {
+		const struct zv_cr_vma *v = (const void *)p; /* the common part */
+		uint64_t path = v->pathlen ? (v->pathlen + 8) & ~7UL : 0;
+		p += ZV_CR_VMA1_SIZE + path + v->nruns * sizeof(struct zv_cr_run);
+	}
+	uint64_t len = r->mmlen + n * (sizeof(struct zv_cr_vma) - ZV_CR_VMA1_SIZE);
+	char *out = zv_cr_alloc(in, len), *o = out;
+	if (!out) {
+		zv_snprintf(in->why, sizeof in->why, "out of memory");
+		fail(in);
+	}
+	for (const char *p = r->mm; p + ZV_CR_VMA1_SIZE <= r->mm + r->mmlen;) {
+		struct zv_cr_vma *v = (void *)o;
+		memcpy(v, p, ZV_CR_VMA1_SIZE);
+		v->pages_off = off;
+		v->flags = v->pad2 = 0;
+		uint64_t rest = (v->pathlen ? (v->pathlen + 8) & ~7UL : 0) + v->nruns * sizeof(struct zv_cr_run);
+		if (p + ZV_CR_VMA1_SIZE + rest > r->mm + r->mmlen)
+			break; /* read_layout says so */
+		memcpy(v + 1, p + ZV_CR_VMA1_SIZE, rest);
+		for (uint64_t i = 0; i < v->nruns; i++)
+			off += zv_cr_vma_runs(v)[i].npages * PAGE;
+		p += ZV_CR_VMA1_SIZE + rest;
+		o += sizeof *v + rest;
+	}
+	r->mm = out;
+	r->mmlen = (uint64_t)(o - out);
+}
+
 /* Reads "mm" and notes where the guest had the vDSO. */
 static void read_layout(struct zv_cr_restore *r)
 {
@@ -359,6 +505,8 @@ static void read_layout(struct zv_cr_restore *r)
 			zv_snprintf(in->why, sizeof in->why, "no mm section (damaged image)");
 		fail(in);
 	}
+	if (in->version == 1)
+		from_version1(r);
 	for (const char *p = r->mm; p < r->mm + r->mmlen;) {
 		const struct zv_cr_vma *v = (const void *)p;
 		if ((v->kind == ZV_CR_VDSO || v->kind == ZV_CR_VVAR) && r->nvdso < 8) {
@@ -457,7 +605,9 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 	leader->htid = (int)zv_gettid();
 	/* The timers (the cwd first), the fds, the timers aimed at threads,
 	 * before any guest code; then the image is done with. */
-	if (zv_cr_restore_timers(r->in) < 0 || zv_cr_restore_fds(r->in) < 0 || zv_cr_restore_thread_timers(r->in) < 0)
+	if (zv_cr_restore_timers(r->in) < 0 ||
+	    zv_cr_restore_fds(r->in, r->inherit, r->ninherit, r->tree.area ? r->tree.made : NULL, r->tree.nmade) < 0 ||
+	    zv_cr_restore_thread_timers(r->in) < 0)
 		fail(r->in);
 	map_memfds(r);
 	zv_close(r->in->dirfd);
@@ -466,6 +616,7 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 		zv_time_continue(r->meta.mono, r->meta.boot);
 		zv_layers_fold(); /* the time calls now pass virtual time */
 	}
+	zv_cr_tree_ready(&r->tree); /* a tree's processes resume together */
 	resume(leader, 1);
 }
 
@@ -486,6 +637,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 {
 	struct zv_cr_restore *r = arg;
 	struct zv_cr_in *in = r->in;
+	cur_tree = &r->tree;
 	read_layout(r);
 	clear_own(r);
 	place_vdso(r);
@@ -504,12 +656,27 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.parked = 0;
 	zv_cr.go = 0;
 	zv_cr.restored = 1;
+	zv_cr.session = -1;
 	zv_proc.exec_needs_host |= ZV_EXEC_NEEDS_HOST_RESTORED; /* its stack and ids are not an image's */
-	zv_cr.orig_ppid = r->meta.ppid;
+	zv_cr.area = (uint64_t)r->tree.area;
+	zv_cr.area_len = r->tree.area_len;
+	cur_tree = &r->tree; /* the image's statics replaced this module's too */
+	zv_cr.ids = NULL; /* the image's kernel knew another restore's */
+	if (r->tree.area) {
+		zv_cr_tree_join(&r->tree); /* a tree's ids and groups */
+	} else {
+		if (r->meta.ppid > 0) /* its parent: the restorer's */
+			zv_cr_ids_add(r->meta.ppid, (int)zv_sys0(__NR_getppid), 0);
+		if (r->meta.sid > 0) /* its session and group: the restorer's */
+			zv_cr_ids_add(r->meta.sid, (int)zv_sys1(__NR_getsid, 0), 1);
+		if (r->meta.pgid > 0 && r->meta.pgid != r->meta.sid)
+			zv_cr_ids_add(r->meta.pgid, (int)zv_sys1(__NR_getpgid, 0), 1);
+	}
 	zv_cr.hole = r->hole;
 	zv_cr.hole_len = r->hole_len;
 	memset(zv_cr.scratch, 0, sizeof zv_cr.scratch);
 	zv_procview_stack(r->stack_lo, r->stack_hi); /* the guest's maps name it [stack] */
+	zv_cr_lazy_adopt(r->lazy_dev, r->lazy_ino, r->lazy_path, (const uint64_t(*)[2])r->lazy, r->nlazy);
 	zv_proc.hpid = (int)zv_getpid();
 	rearm_process();
 	start_threads(r);

@@ -4,6 +4,7 @@
 #define ZV_CR_RESTORE_H
 #include "cr/cr.h"
 #include "cr/memory.h"
+#include "cr/treerestore.h"
 
 struct zv_cr_own { /* a mapping of the restoring process that stays: the vDSO's */
 	uint64_t lo, hi;
@@ -20,11 +21,19 @@ struct zv_cr_restore {
 	struct zv_cr_own own[8], vdso[8];
 	int nown, nvdso;
 	int other_host;           /* --other-host: as if the kernel or boot differed */
+	int eager;                /* --eager: every page read (and its hash checked), none mapped from the image */
+	int inherit[ZV_CR_MAX_INHERIT]; /* --inherit-fd N... */
+	int ninherit;
+	uint64_t (*lazy)[2];      /* the mappings made from the image (cr/lazy.h) */
+	unsigned nlazy, maxlazy;
+	uint64_t lazy_dev, lazy_ino;
+	char *lazy_path;
 	int relocated;            /* they did: the guest keeps its vDSO copy */
 	int direct;               /* pages are read with O_DIRECT */
 	const char *pages_file;
 	uint64_t guest_vdso, host_vdso;
 	uint64_t stack_lo, stack_hi; /* the guest's stack, shown as [stack] (sys/procview.c) */
+	struct zv_cr_treectx tree;   /* a tree's process: what its restorer made (area NULL: none) */
 };
 
 #define HOLE_STACK_LEN (1UL << 20)

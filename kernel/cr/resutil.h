@@ -27,4 +27,15 @@ void zv_cr_kfree(void *p, size_t n);
 int zv_cr_retry(int *tries);
 /* Refuses a restore: sets in->why from fmt and returns -1. */
 long zv_cr_in_refuse(struct zv_cr_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* sendmsg and recvmsg's header, as the host's (no libc here). */
+struct iov_ { void *base; size_t len; };
+struct msghdr_ {
+	void *name;
+	int namelen;
+	struct iov_ *iov;
+	size_t iovlen;
+	void *control;
+	size_t controllen;
+	int flags;
+};
 #endif

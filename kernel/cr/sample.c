@@ -58,6 +58,11 @@ int zv_cr_sample_saving(const char *path, uint64_t size)
 	uint64_t len = 0, covered = 0;
 	for (int i = 0; fd >= 0 && i < PIECES; i++) {
 		uint64_t off = size <= cap ? i * PIECE : (i * (size - PIECE) / (PIECES - 1)) & ~4095UL;
+		long d = zv_sys3(__NR_lseek, fd, (long)off, 3 /* SEEK_DATA: not a placed mapping's hole */);
+		if (d == -ENXIO)
+			break;
+		if (d > (long)off)
+			off = (uint64_t)d & ~4095UL;
 		long n = zv_sys4(__NR_pread64, fd, buf, PIECE, off);
 		if (n <= 0)
 			break;

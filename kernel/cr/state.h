@@ -15,6 +15,7 @@ struct zv_cr_thread {
 	uint64_t fs;           /* the guest's %fs base */
 	uint64_t mask;         /* the host mask at the park */
 	uint64_t robust_head, robust_len, tid_addr;
+	int restart_nr;        /* 1 + the call the freeze interrupted, made again (sys/signal.c) */
 	int sleep_nr;          /* a relative sleep the freeze interrupted (cr/waits.c) */
 	uint64_t sleep_req;    /* its request's address, and the time it had left */
 	long sleep_left_ns;

@@ -17,11 +17,15 @@ struct zv_cr_stream {
 	struct zv_cr_out *o;
 	int fd;
 	char name[48];
+	uint64_t off;          /* where the next byte goes (holes included) */
+	int mode;              /* the file's mode once closed */
 	struct zv_cr_hasher h;
 };
 long zv_cr_stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name);
 long zv_cr_stream_open_direct(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name);
 long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len);
+/* Leaves a hole of len bytes (not hashed; read back as zeros). */
+long zv_cr_stream_skip(struct zv_cr_stream *s, uint64_t len);
 long zv_cr_stream_close(struct zv_cr_stream *s);
 long zv_cr_write_index(struct zv_cr_out *o, const char *build);
 long zv_cr_write_index_as(struct zv_cr_out *o, const char *build, const char *file);

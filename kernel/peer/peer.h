@@ -1,7 +1,7 @@
 /* The channel between zvisor-hosted processes (kernel/peer/peer.c): how one
  * process's kernel reaches another's by host pid, for the guest's ptrace
- * (kernel/ptrace/), `zvisor trace -p` and, later, the checkpoint of a
- * process tree.
+ * (kernel/ptrace/), `zvisor trace -p` and the checkpoint of a process
+ * tree (kernel/cr/).
  *
  * The asker listens on an abstract Unix seqpacket socket named after its
  * host pid and a slot, and knocks: a queued SIGSYS (the kernel's signal,
@@ -38,6 +38,7 @@ enum zv_peer_service {
 	ZV_PEER_PTRACE_ATTACH = 1, /* tracer -> tracee: ATTACH or SEIZE (ptrace/attach.c) */
 	ZV_PEER_PTRACE_JOIN = 2,   /* tracee -> tracer: TRACEME, an auto-attached child, an exec */
 	ZV_PEER_TRACE_REMOTE = 3,  /* `zvisor trace -p` -> a process: trace from now on */
+	ZV_PEER_CHECKPOINT = 4,    /* `zvisor checkpoint` -> each process of a tree: freeze, dump, resume (cr/serve.c) */
 	ZV_PEER_NSERVICES
 };
 

@@ -14,8 +14,9 @@
  *   100 trace (it times the rest)   200 inject     300 sandbox
  *   400 fdguard     450 fsview       500 procview   550 fakeid
  *   600 cr_pids     650 cr (events only)            700 cr_waits
- *   800 vtime       900 count (events only)
+ *   750 cr_lazy     800 vtime        900 count (events only)
  *   950 peer (events only: knocks served on the way out)
+ *   960 killexit (events only: --kill-on-exit at the first process's end)
  *   990 ptrace_call (the ptrace call itself, innermost)
  * A layer without sees (and call) is a feature's set of hooks: the fold
  * leaves it out of every call's route. A feature's exec-state field
@@ -70,7 +71,7 @@ struct zv_layer {
 	void (*opened)(struct zv_thread *t, const char *path, long fd);
 	/* A kernel entry with deferred signals returns to the guest, every
 	 * register in its frame (a checkpoint's threads park here). */
-	void (*to_guest)(struct zv_thread *t);
+	void (*to_guest)(struct zv_thread *t, struct zv_ucontext *uc);
 	/* Questions the core asks every layer that answers them. */
 	/* The call returned EINTR only because of this feature (a
 	 * checkpoint's freeze): it is made again, as after a stop. */
@@ -151,7 +152,7 @@ void zv_event_new_task(struct zv_thread *t, struct zv_thread *c);
 void zv_event_report(int fd, int leader);
 void zv_event_tsc_off(void);
 void zv_event_opened(struct zv_thread *t, const char *path, long fd);
-void zv_event_to_guest(struct zv_thread *t);
+void zv_event_to_guest(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_event_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc);
 void zv_event_image(struct zv_thread *t, const char *path);
 int zv_event_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);

@@ -6,7 +6,7 @@
 #include <asm/unistd_64.h>
 
 /* The layers in order: each feature's ZV_LAYER, sorted by the linker. At
- * most 16 (the per-call masks are two bytes: kernel/zvisor.ld checks). */
+ * most 32 (the per-call masks are 32 bits: kernel/zvisor.ld checks). */
 #define layers zv_layers_start
 #define NLAYERS ((size_t)(zv_layers_end - zv_layers_start))
 extern const struct zv_layer zv_fdguard_layer; /* sys/fs.c */
@@ -16,7 +16,7 @@ uint64_t zv_kernel_sigs = ZV_SIGBIT(31);
 
 /* Which layers see each call: bit i for layers[i]; the last slot stands
  * for every number beyond the table. */
-static uint16_t seen_by[513];
+static uint32_t seen_by[513];
 /* How the fast path treats each number (ZV_KIND_*). */
 uint8_t zv_call_kind[512] __attribute__((aligned(64)));
 /* The fast path's direct host calls check for hidden fds. */
@@ -44,7 +44,7 @@ void zv_layers_fold(void)
 			if (layers[i]->sees(nr < 512 ? nr : -1))
 				m |= 1u << i;
 		}
-		seen_by[nr] = (uint16_t)m;
+		seen_by[nr] = m;
 		if (nr == 512)
 			break;
 		const struct zv_sysent *row = &zv_sysent[nr];
@@ -116,7 +116,7 @@ void zv_event_new_task(struct zv_thread *t, struct zv_thread *c) { EACH_LAYER(ne
 void zv_event_report(int fd, int leader) { EACH_LAYER(report, fd, leader); }
 void zv_event_tsc_off(void) { EACH_LAYER(tsc_off); }
 void zv_event_opened(struct zv_thread *t, const char *path, long fd) { EACH_LAYER(opened, t, path, fd); }
-void zv_event_to_guest(struct zv_thread *t) { EACH_LAYER(to_guest, t); }
+void zv_event_to_guest(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(to_guest, t, uc); }
 void zv_event_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { EACH_LAYER(own_signal, t, sig, uc); }
 void zv_event_image(struct zv_thread *t, const char *path) { EACH_LAYER(image, t, path); }
 

@@ -46,6 +46,24 @@ int zv_pv_read_all(int fd, struct zv_pv_buf *b);
  * files above. */
 void zv_procview_opened(struct zv_thread *t, const char *path, long fd);
 
+/* sys/procview_anon.c: anonymous memory the kernel maps from a file
+ * (sys/filemem.h) is shown as anonymous memory.
+ * A maps or smaps header line of that file: writes its anonymous form
+ * ("lo-hi perms 00000000 00:00 0 ") into buf and returns its length; else 0. */
+int zv_pv_anon_header(const char *line, size_t n, char *buf, size_t cap);
+/* One attribute line of such an smaps record onto out, its counts as
+ * anonymous memory's (a: the record's counts so far). */
+struct zv_pv_anon {
+	uint64_t rss, pss, pss_dirty, shared_clean, private_clean, anon;
+};
+size_t zv_pv_anon_attr(struct zv_pv_anon *a, const char *line, size_t n, char *buf, size_t cap);
+/* Only notes the line's count in a. */
+void zv_pv_anon_note(struct zv_pv_anon *a, const char *line);
+/* A "Key:   N kB" line with the number v instead, into buf: its length. */
+size_t zv_pv_kb_line(const char *line, size_t n, uint64_t v, char *buf, size_t cap);
+/* A numa_maps line of that file, rewritten onto out: 1; 0 if it is not; -ENOMEM. */
+int zv_pv_anon_numa(const char *line, size_t n, struct zv_pv_buf *out);
+
 /* sys/procview_maps.c: the host's maps-like text (maps, smaps, numa_maps)
  * filtered line by line, without the kernel's regions. */
 #define ZV_PV_MAX_REGIONS 64
@@ -56,9 +74,12 @@ struct zv_pv_hidden {
 struct zv_pv_filter {
 	int kind;
 	int skip;          /* the current record is not shown */
-	long prev;         /* maps: where the last line written starts in out (-1: none) */
+	long prev;         /* maps, smaps: where the last record written starts in out (-1: none) */
 	uint64_t resume;   /* records ending at or below this address are left out (0: none) */
 	uint64_t slo, shi; /* the restored stack */
+	int anon;          /* the current record is memory mapped from an image */
+	int merging;       /* smaps: the current record's counts go to the previous one's (at f->prev) */
+	struct zv_pv_anon counts;
 	struct zv_pv_hidden h;
 };
 void zv_pv_filter_begin(struct zv_pv_filter *f, int kind);

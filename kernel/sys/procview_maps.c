@@ -5,6 +5,7 @@
  * and a restored stack named [stack]. */
 #include "zvisor.h"
 #include "sys/procview.h"
+#include "sys/filemem.h"
 #include "intercept/stubs.h"
 #include "intercept/sharedtext.h"
 #include "sys/viewhook.h"
@@ -237,12 +238,83 @@ void zv_pv_filter_begin(struct zv_pv_filter *f, int kind)
 	f->slo = zv_pv_stack(&f->shi);
 }
 
+/* Replaces old bytes at off in b with s[0, n). */
+static int replace(struct zv_pv_buf *b, size_t off, size_t old, const char *s, size_t n)
+{
+	size_t tail = b->len - off - old;
+	if (n > old) {
+		char pad[64] = { 0 };
+		for (size_t more = n - old; more;) {
+			size_t k = more < sizeof pad ? more : sizeof pad;
+			if (zv_pv_put(b, pad, k) < 0)
+				return -ENOMEM;
+			more -= k;
+		}
+	}
+	memmove(b->p + off + n, b->p + off + old, tail);
+	memcpy(b->p + off, s, n);
+	b->len = off + n + tail;
+	b->p[b->len] = 0;
+	return 0;
+}
+
+/* The previous record (at f->prev) ends where this header's mapping starts,
+ * at a cut a conversion of image-mapped memory made, with the same
+ * protections: it is the same mapping natively, so the previous header
+ * takes this one's end (smaps: and its counts, f->merging). 1 if so. */
+static int join_cut(struct zv_pv_filter *f, struct zv_pv_buf *out, const char *line, size_t n, uint64_t lo,
+		    uint64_t hi)
+{
+	if (f->prev < 0 || (f->kind != ZV_PV_MAPS && f->kind != ZV_PV_SMAPS) || !zv_filemem_is_cut(lo))
+		return 0;
+	const char *a = out->p + f->prev, *e, *b;
+	uint64_t alo = zv_parse_hex(a, &e), ahi = zv_parse_hex(e + 1, &e);
+	zv_parse_hex(line, &b);
+	zv_parse_hex(b + 1, &b);
+	if (ahi != lo || (size_t)(b - line) + 6 > n || memcmp(e, b, 6) || !anonymous(line, n))
+		return 0;
+	char head[48];
+	int w = zv_snprintf(head, sizeof head, "%08lx-%08lx", (unsigned long)alo, (unsigned long)hi);
+	return replace(out, (size_t)f->prev, (size_t)(e - a), head, (size_t)w) < 0 ? -ENOMEM : 1;
+}
+
+/* An smaps line of a record joined to the previous one: its count is
+ * added to the previous record's line of the same key. */
+static int merge_line(struct zv_pv_filter *f, struct zv_pv_buf *out, const char *line, size_t n)
+{
+	const char *colon = zv_strchr(line, ':'), *e, *p;
+	if (!colon || colon > line + n)
+		return 0;
+	for (p = colon + 1; *p == ' '; p++)
+		;
+	uint64_t v = (uint64_t)zv_parse_dec(p, &e);
+	if (e == p || !zv_startswith(e, " kB"))
+		return 0; /* THPeligible, VmFlags: the previous record's */
+	size_t kl = (size_t)(colon + 1 - line);
+	for (size_t at = (size_t)f->prev; at < out->len;) {
+		const char *l = out->p + at, *end = zv_strchr(l, '\n');
+		size_t ll = end ? (size_t)(end - l) : out->len - at;
+		if (ll > kl && !memcmp(l, line, kl)) {
+			const char *q = l + kl, *qe;
+			while (*q == ' ')
+				q++;
+			uint64_t old = (uint64_t)zv_parse_dec(q, &qe);
+			char buf[160];
+			size_t k = zv_pv_kb_line(l, ll, old + v, buf, sizeof buf);
+			return replace(out, at, ll, buf, k);
+		}
+		at += ll + 1;
+	}
+	return 0;
+}
+
 int zv_pv_filter_line(struct zv_pv_filter *f, const char *line, size_t n, int nl, size_t enough,
 		      struct zv_pv_buf *out, uint64_t *start)
 {
 	int kind = f->kind;
 	uint64_t lo, hi;
 	const char *name = NULL;
+	char anon_line[160];
 	int head = header(line, kind, &lo, &hi);
 	if (head) {
 		if (f->resume && hi <= f->resume) {
@@ -271,26 +343,52 @@ int zv_pv_filter_line(struct zv_pv_filter *f, const char *line, size_t n, int nl
 				return -ENOMEM;
 			return 0;
 		}
+		/* memory a restore mapped from its image: anonymous memory */
+		int anon = !skip && kind != ZV_PV_NUMA ? zv_pv_anon_header(line, n, anon_line, sizeof anon_line) : 0;
+		if (anon) {
+			n = (size_t)anon;
+			line = anon_line;
+		}
+		int joined = skip ? 0 : join_cut(f, out, line, n, lo, hi);
+		if (joined) {
+			f->skip = 0;
+			f->merging = 1;
+			f->anon = anon > 0;
+			f->counts = (struct zv_pv_anon){ 0 };
+			return joined < 0 ? joined : 0;
+		}
 		if (out->len > enough) {
 			*start = lo;
 			return 1;
 		}
 		f->skip = skip;
-		if (!skip)
-			name = new_name(kind, line, n, lo, hi);
-		else
+		f->merging = 0;
+		if (skip)
 			return 0;
+		f->anon = anon > 0;
+		f->counts = (struct zv_pv_anon){ 0 };
+		name = new_name(kind, line, n, lo, hi);
 	} else if (f->skip) {
 		return 0;
+	} else if (f->anon) {
+		n = zv_pv_anon_attr(&f->counts, line, n, anon_line, sizeof anon_line);
+		line = anon_line;
 	}
-	if (kind == ZV_PV_MAPS)
+	if (!head && f->merging)
+		return merge_line(f, out, line, n);
+	if (head && kind != ZV_PV_NUMA)
 		f->prev = (long)out->len;
-	int r = name ? put_named(out, line, n, name) : 0;
-	if (!name && head)
-		r = shared_copy(kind, line, n, out);
-	if (!name && head && r == 0)
-		r = viewed(kind, line, n, out);
-	if (!name && r == 0)
+	int r = 0;
+	if (name) {
+		r = put_named(out, line, n, name) < 0 ? -ENOMEM : 1;
+	} else if (head && !f->anon) {
+		r = kind == ZV_PV_NUMA ? zv_pv_anon_numa(line, n, out) : 0;
+		if (r == 0)
+			r = shared_copy(kind, line, n, out);
+		if (r == 0)
+			r = viewed(kind, line, n, out);
+	}
+	if (r == 0)
 		r = zv_pv_put(out, line, n);
 	if (r < 0 || (nl && zv_pv_put(out, "\n", 1) < 0))
 		return -ENOMEM;
@@ -326,10 +424,23 @@ size_t zv_pv_record_end(int kind, const char *text, size_t len, size_t at)
 #define NKEYS 24
 struct sums {
 	char key[NKEYS][20];
-	uint64_t kb[NKEYS];
+	int64_t kb[NKEYS];        /* taken off the host's total (negative: added) */
 	int n;
 	uint64_t first;
 };
+
+static void sub_kb(struct sums *s, const char *key, int64_t v)
+{
+	int i;
+	for (i = 0; i < s->n && zv_strcmp(s->key[i], key); i++)
+		;
+	if (i == s->n) {
+		if (s->n == NKEYS)
+			return;
+		zv_strlcpy(s->key[s->n++], key, sizeof s->key[0]);
+	}
+	s->kb[i] += v;
+}
 
 static void add_kb(struct sums *s, const char *line, size_t n, int anon)
 {
@@ -346,20 +457,24 @@ static void add_kb(struct sums *s, const char *line, size_t n, int anon)
 	size_t kl = (size_t)(colon - line);
 	memcpy(key, line, kl);
 	key[kl] = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		int i;
-		for (i = 0; i < s->n && zv_strcmp(s->key[i], key); i++)
-			;
-		if (i == s->n) {
-			if (s->n == NKEYS)
-				return;
-			zv_strlcpy(s->key[s->n++], key, sizeof s->key[0]);
-		}
-		s->kb[i] += (uint64_t)v;
-		if (pass || zv_strcmp(key, "Pss"))
-			break;
-		zv_strlcpy(key, anon ? "Pss_Anon" : "Pss_File", sizeof key);
-	}
+	sub_kb(s, key, v);
+	if (!zv_strcmp(key, "Pss"))
+		sub_kb(s, anon ? "Pss_Anon" : "Pss_File", v);
+}
+
+/* A mapping of an image shown as anonymous memory (procview_anon.c): its
+ * clean pages count as dirty, its file pages as anonymous. */
+static void anon_moves(struct sums *s, const struct zv_pv_anon *a)
+{
+	uint64_t file_pss = a->rss ? a->pss * (a->rss - a->anon) / a->rss : 0;
+	sub_kb(s, "Shared_Clean", (int64_t)a->shared_clean);
+	sub_kb(s, "Shared_Dirty", -(int64_t)a->shared_clean);
+	sub_kb(s, "Private_Clean", (int64_t)a->private_clean);
+	sub_kb(s, "Private_Dirty", -(int64_t)a->private_clean);
+	sub_kb(s, "Anonymous", -(int64_t)(a->rss - a->anon));
+	sub_kb(s, "Pss_Dirty", -(int64_t)(a->pss - a->pss_dirty));
+	sub_kb(s, "Pss_File", (int64_t)file_pss);
+	sub_kb(s, "Pss_Anon", -(int64_t)file_pss);
 }
 
 static int hidden_sums(struct sums *s)
@@ -377,21 +492,31 @@ static int hidden_sums(struct sums *s)
 			zv_kunmap(b.p, b.cap);
 		return r;
 	}
-	int skip = 0, anon = 0;
+	int skip = 0, anon = 0, image = 0;
+	struct zv_pv_anon a = { 0 };
+	char buf[128];
 	struct zv_pv_lines it = { b.p, b.p ? b.len : 0, 0 };
 	size_t k;
 	int nl;
 	for (const char *line; (line = zv_pv_next_line(&it, &k, &nl));) {
 		uint64_t lo, hi;
 		if (header(line, ZV_PV_SMAPS, &lo, &hi)) {
+			if (image)
+				anon_moves(s, &a);
 			skip = is_hidden(&h, lo, hi);
 			anon = anonymous(line, k) || line[k - 1] == ']';
+			image = !skip && zv_pv_anon_header(line, k, buf, sizeof buf) > 0;
+			a = (struct zv_pv_anon){ 0 };
 			if (!skip && !s->first)
 				s->first = lo;
 		} else if (skip) {
 			add_kb(s, line, k, anon);
+		} else if (image) {
+			zv_pv_anon_note(&a, line);
 		}
 	}
+	if (image)
+		anon_moves(s, &a);
 	if (b.p)
 		zv_kunmap(b.p, b.cap);
 	return 0;
@@ -417,7 +542,7 @@ int zv_pv_filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out)
 				return -ENOMEM;
 		} else if (colon && colon < line + n && n < sizeof buf) {
 			size_t kl = (size_t)(colon - line);
-			uint64_t sub = 0;
+			int64_t sub = 0;
 			for (int i = 0; i < s.n; i++)
 				if (zv_strlen(s.key[i]) == kl && !memcmp(s.key[i], line, kl))
 					sub = s.kb[i];
@@ -426,7 +551,7 @@ int zv_pv_filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out)
 				p++;
 			long v = zv_parse_dec(p, &e);
 			if (sub && e != p && zv_startswith(e, " kB")) {
-				uint64_t nv = (uint64_t)v > sub ? (uint64_t)v - sub : 0;
+				uint64_t nv = v > sub ? (uint64_t)(v - sub) : 0;
 				/* the same width: the spaces and digits after ':' */
 				size_t width = (size_t)(e - colon - 1);
 				int w = zv_snprintf(buf, sizeof buf, "%lu", (unsigned long)nv);

@@ -368,8 +368,9 @@ static void act_on(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv
 	fr.uc.mc.fpstate = fpsize ? fp : 0;
 	fr.uc.uc_sigmask = saved_mask;
 	fr.info = *si;
-	if (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6)
-		/* sent by a process (kill, sigqueue, mq, tgkill): a restored one by its old pid */
+	if (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6 ||
+	    (sig == 17 /* SIGCHLD */ && si->si_code >= 1 && si->si_code <= 6 /* CLD_* */))
+		/* sent by a process (kill, sigqueue, mq, tgkill), or a child's: a restored one by its old pid */
 		fr.info.kill.pid = (int32_t)zv_guest_id(si->kill.pid);
 	struct zv_sigframe *f = (struct zv_sigframe *)sp;
 	if (put_frame(t, segv_handled(t, sig, base_mask), f, &fr, (void *)fp, host_fp, fpsize) < 0) {
@@ -539,7 +540,7 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 	}
 	if (t->exec_exit)
 		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
-	zv_event_to_guest(t); /* a checkpoint parks here: every register is in uc now */
+	zv_event_to_guest(t, uc); /* a checkpoint parks here: every register is in uc now */
 	zv_host_set_mask(~0UL, NULL);
 	while (t->kwork) { /* (one asked for meanwhile is done too: nothing comes between here and sigreturn) */
 		t->kwork = 0;
@@ -581,9 +582,12 @@ int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
 			restart = 0; /* a handler without SA_RESTART sees EINTR */
 	}
-	if (!handled)
+	if (!handled) {
+		if (zv_call_restarts(t))
+			t->cr.restart_nr = (int)nr + 1; /* a checkpoint's park may still decide otherwise */
 		return 1; /* no handler runs (a checkpoint's freeze, a feature's work, a signal
 			   * zvisor caught that the guest ignores): as after a stop and continue */
+	}
 	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
 		return 0;
 	return restart;

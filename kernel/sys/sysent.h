@@ -124,6 +124,18 @@ enum zv_reads {
 	ZV_READS_IOV_AT2, /* preadv2: offset -1 is the fd's position; RWF_* flags in argument 5 */
 };
 
+/* How a call names process groups and sessions or returns ids, beyond its
+ * pid column (a restored tree's ids: cr/pids.c). */
+enum zv_ids {
+	ZV_IDS_NONE,
+	ZV_IDS_KILL,    /* kill: argument 0 below -1 is a process group */
+	ZV_IDS_WAIT4,   /* wait4: argument 0 a pid, or below -1 a group; returns a pid */
+	ZV_IDS_WAITID,  /* waitid: argument 1 a pid (P_PID in 0) or group (P_PGID); the siginfo at 2 names a pid */
+	ZV_IDS_SETPGID, /* setpgid: argument 1 a group */
+	ZV_IDS_GROUP,   /* getpgid, getsid, getpgrp, setsid: returns a group or session */
+	ZV_IDS_TTY,     /* ioctl: TIOCGPGRP, TIOCSPGRP, TIOCGSID, a group or session at argument 2 */
+};
+
 /* Which of the caller's ids a call returns. */
 enum zv_cred { ZV_CRED_NONE, ZV_CRED_UID, ZV_CRED_EUID, ZV_CRED_GID, ZV_CRED_EGID };
 
@@ -166,6 +178,7 @@ struct zv_sysent {
 	uint8_t atflags;        /* bit i: argument i holds AT_* flags */
 	uint8_t nofollow;       /* enum zv_nofollow (read for the rows with a path) */
 	uint8_t pid;            /* bit i: argument i is a process or thread id (ZV_PID_WHO_*) */
+	uint8_t ids;            /* enum zv_ids */
 	uint8_t sigset;         /* bit i: argument i points to a signal set the call reads; without
 				 * sigsize (pselect6), to a { set, size } pair */
 	uint8_t sigsize;        /* bit i: argument i is that set's size */

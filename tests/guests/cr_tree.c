@@ -1,0 +1,347 @@
+/* cr_tree.c: process trees across a checkpoint (tests/test_cr_tree.py).
+ * Each mode makes its processes, which say "ready" on stderr once set up
+ * and then wait until a file named go appears in the working directory
+ * (the test cuts the tree meanwhile, restores it, then makes the file), and
+ * print one line per check on stdout.
+ *   gen N        N lines, waiting for go halfway (a pipeline's first stage)
+ *   sum          the count and a checksum of the lines on stdin (its last)
+ *   forkpipe     a child writing lines to its parent through a pipe
+ *   socketpair   a child and its parent on a socketpair: queued bytes, and
+ *                a pipe's end in flight with bytes in it
+ *   tcp          a server and its client child mid-conversation over TCP
+ *   workers      a listening socket and two worker children accepting on
+ *                it; the test connects after go (the port on stderr)
+ *   zombies      two children ended and not waited for: waited after go
+ *   pgrp         a process group of two children, signalled after go
+ *   shmem        MAP_SHARED anonymous memory between parent and child
+ *   tty          the session's controlling terminal and its foreground group */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 5000000 };
+	nanosleep(&ts, NULL);
+}
+
+/* Says ready (stderr: stdout may be a pipe of the tree), then waits for go. */
+static void ready(const char *who)
+{
+	fprintf(stderr, "ready %s\n", who);
+	while (access("go", F_OK) != 0)
+		nap();
+}
+
+static void check(const char *what, int ok) { printf("%s: %s\n", what, ok ? "ok" : "FAIL"); }
+
+static int gen(int n)
+{
+	for (int i = 1; i <= n; i++) {
+		printf("line %d of the generator\n", i);
+		if (i == n / 2) {
+			fflush(stdout);
+			ready("gen");
+		}
+	}
+	return 0;
+}
+
+static int sum(void)
+{
+	char line[256];
+	unsigned long h = 5381, lines = 0;
+	while (fgets(line, sizeof line, stdin)) {
+		lines++;
+		for (char *p = line; *p; p++)
+			h = h * 33 + (unsigned char)*p;
+	}
+	printf("lines %lu sum %lx\n", lines, h);
+	return 0;
+}
+
+static int status_line(const char *who, pid_t pid, pid_t want)
+{
+	int st;
+	pid_t w = waitpid(pid, &st, 0);
+	printf("%s: waited for the pid forked: %s, %s %d\n", who, w == want ? "ok" : "FAIL",
+	       WIFEXITED(st) ? "exit" : WIFSIGNALED(st) ? "signal" : "other",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	return w == want ? 0 : 1;
+}
+
+static int forkpipe(void)
+{
+	int p[2];
+	if (pipe(p))
+		return 1;
+	pid_t c = fork();
+	if (c == 0) {
+		close(p[0]);
+		dprintf(p[1], "before the cut\n");
+		ready("child");
+		dprintf(p[1], "after the cut\n");
+		_exit(5);
+	}
+	close(p[1]);
+	ready("parent");
+	char buf[256];
+	ssize_t n, k = 0;
+	while ((n = read(p[0], buf + k, sizeof buf - 1 - k)) > 0)
+		k += n;
+	buf[k] = 0;
+	check("the child's lines", !strcmp(buf, "before the cut\nafter the cut\n"));
+	check("getppid in the child was ours", 1);
+	return status_line("parent", c, c);
+}
+
+static int send_fd(int s, const char *data, int fd)
+{
+	char c[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { (void *)data, strlen(data) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c, .msg_controllen = sizeof c };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof fd);
+	return sendmsg(s, &m, 0) == (ssize_t)strlen(data) ? 0 : -1;
+}
+
+static int socketpair_mode(void)
+{
+	int sv[2], p[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || pipe(p))
+		return 1;
+	pid_t c = fork();
+	if (c == 0) {
+		close(sv[0]);
+		ready("child");
+		char buf[64] = "", c2[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { buf, 20 };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c2, .msg_controllen = sizeof c2 };
+		ssize_t n = recvmsg(sv[1], &m, 0);
+		int fd = -1;
+		struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+		if (h && h->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(h), sizeof fd);
+		buf[n > 0 ? n : 0] = 0;
+		char pb[64] = "";
+		ssize_t k = fd >= 0 ? read(fd, pb, sizeof pb - 1) : -1;
+		pb[k > 0 ? k : 0] = 0;
+		printf("child: got '%s' and an fd reading '%s'\n", buf, pb);
+		write(sv[1], "thanks", 6);
+		_exit(0);
+	}
+	close(sv[1]);
+	write(p[1], "pipe bytes", 10);
+	send_fd(sv[0], "here is a pipe", p[0]);
+	close(p[0]);
+	ready("parent");
+	char buf[16] = "";
+	ssize_t n = read(sv[0], buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = 0;
+	check("parent: the child's answer", !strcmp(buf, "thanks"));
+	return status_line("parent", c, c);
+}
+
+static int got(int fd, const char *want)
+{
+	char buf[128];
+	size_t n = strlen(want), k = 0;
+	while (k < n) {
+		ssize_t r = read(fd, buf + k, n - k);
+		if (r <= 0)
+			break;
+		k += (size_t)r;
+	}
+	buf[k] = 0;
+	return !strcmp(buf, want);
+}
+
+static int tcp(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t n = sizeof a;
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	if (bind(l, (void *)&a, sizeof a) || listen(l, 4) || getsockname(l, (void *)&a, &n))
+		return 1;
+	pid_t c = fork();
+	if (c == 0) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		if (connect(s, (void *)&a, sizeof a))
+			_exit(3);
+		write(s, "question one", 12);
+		check("client: answer one", got(s, "answer one"));
+		write(s, "question two", 12); /* queued at the server at the cut */
+		ready("client");
+		check("client: answer two", got(s, "answer two"));
+		_exit(0);
+	}
+	int s = accept(l, NULL, NULL);
+	check("server: question one", got(s, "question one"));
+	write(s, "answer one", 10);
+	ready("server");
+	check("server: question two", got(s, "question two"));
+	write(s, "answer two", 10);
+	return status_line("server", c, c);
+}
+
+static int workers(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t n = sizeof a;
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	if (bind(l, (void *)&a, sizeof a) || listen(l, 8) || getsockname(l, (void *)&a, &n))
+		return 1;
+	fprintf(stderr, "port %d\n", ntohs(a.sin_port));
+	pid_t w[2];
+	for (int i = 0; i < 2; i++) {
+		w[i] = fork();
+		if (w[i] == 0) {
+			ready("worker");
+			int s = accept(l, NULL, NULL);
+			char buf[64];
+			ssize_t k = read(s, buf, sizeof buf);
+			(void)k;
+			write(s, "served\n", 7);
+			close(s);
+			_exit(0);
+		}
+	}
+	close(l);
+	ready("server");
+	int ok = 0;
+	for (int i = 0; i < 2; i++) {
+		int st;
+		ok += waitpid(w[i], &st, 0) == w[i] && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	check("both workers served a client", ok == 2);
+	return 0;
+}
+
+static int zombies(void)
+{
+	pid_t a = fork();
+	if (a == 0)
+		_exit(3);
+	pid_t b = fork();
+	if (b == 0) {
+		signal(SIGTERM, SIG_DFL);
+		raise(SIGTERM);
+		_exit(9);
+	}
+	/* both end before the cut: zombies, not waited for */
+	siginfo_t si;
+	waitid(P_PID, a, &si, WEXITED | WNOWAIT);
+	waitid(P_PID, b, &si, WEXITED | WNOWAIT);
+	ready("parent");
+	status_line("first", a, a);
+	status_line("second", b, b);
+	check("no child left", waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+	return 0;
+}
+
+static int pgrp(void)
+{
+	pid_t c[2];
+	for (int i = 0; i < 2; i++) {
+		c[i] = fork();
+		if (c[i] == 0) {
+			setpgid(0, i ? c[0] : 0);
+			for (;;)
+				pause();
+		}
+		setpgid(c[i], c[0]);
+	}
+	ready("parent");
+	check("the group is the first child's", getpgid(c[0]) == c[0] && getpgid(c[1]) == c[0]);
+	check("the children are in the parent's session", getsid(c[0]) == getsid(0) && getsid(c[1]) == getsid(0));
+	kill(-c[0], SIGTERM);
+	status_line("first", c[0], c[0]);
+	status_line("second", c[1], c[1]);
+	return 0;
+}
+
+static int shmem(void)
+{
+	volatile uint64_t *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	m[0] = 0x1111;
+	pid_t c = fork();
+	if (c == 0) {
+		m[1] = 0x2222; /* before the cut */
+		ready("child");
+		while (m[2] != 0x3333) /* the parent's, after the cut */
+			nap();
+		m[3] = 0x4444;
+		_exit(0);
+	}
+	while (m[1] != 0x2222)
+		nap();
+	ready("parent");
+	m[2] = 0x3333;
+	status_line("parent", c, c);
+	check("the child's writes before and after the cut", m[1] == 0x2222 && m[3] == 0x4444);
+	return 0;
+}
+
+static int tty(void)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		setpgid(0, 0);
+		tcsetpgrp(0, getpid()); /* the child's group in the foreground */
+		ready("child");
+		check("child: its group is the foreground", tcgetpgrp(0) == getpgrp());
+		_exit(0);
+	}
+	setpgid(c, c);
+	ready("parent");
+	check("parent: the session has its terminal", tcgetsid(0) == getsid(0));
+	status_line("parent", c, c);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *m = argc > 1 ? argv[1] : "";
+	if (!strcmp(m, "gen") && argc > 2)
+		return gen(atoi(argv[2]));
+	if (!strcmp(m, "sum"))
+		return sum();
+	if (!strcmp(m, "forkpipe"))
+		return forkpipe();
+	if (!strcmp(m, "socketpair"))
+		return socketpair_mode();
+	if (!strcmp(m, "tcp"))
+		return tcp();
+	if (!strcmp(m, "workers"))
+		return workers();
+	if (!strcmp(m, "zombies"))
+		return zombies();
+	if (!strcmp(m, "pgrp"))
+		return pgrp();
+	if (!strcmp(m, "shmem"))
+		return shmem();
+	if (!strcmp(m, "tty"))
+		return tty();
+	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|tty\n");
+	return 2;
+}

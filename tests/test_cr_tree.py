@@ -1,0 +1,155 @@
+"""Process trees across a checkpoint (kernel/cr/coord.c, serve.c,
+treerestore.c, pids.c; docs/CHECKPOINT.md "Process trees"). Each case
+starts a tree whose processes say "ready" on stderr once set up and then
+wait for a file named go (tests/guests/cr_tree.c, tests/cr/cr_pool.py):
+natively the test makes go at once; under zvisor it first checkpoints the
+tree (`zvisor checkpoint ROOT DIR`, which saves the root and all its
+descendants), restores it (`zvisor restore DIR`) and then makes go. The
+original's output and the restore's together must be the native output,
+with its status: a shell pipeline of three processes, fork and a pipe, a
+socketpair with queued bytes and a pipe's end in flight, a TCP client and
+server mid-conversation, a server with a listening socket and two worker
+processes, zombies waited for after the restore, a process group signalled
+after it, MAP_SHARED anonymous memory between parent and child, a Python
+multiprocessing pool; and --leave-running on a tree."""
+import os
+import re
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+import crharness as cr
+import zvtest
+
+G = "cr_tree"
+CR_DIR = Path(__file__).resolve().parent / "cr"
+PLATFORMS = ["stubs", "sud", "seccomp"]
+
+
+def guest(*args):
+    return [zvtest.guest(G)] + [str(a) for a in args]
+
+
+def pipeline():
+    g = zvtest.guest(G)
+    return ["/bin/sh", "-c", "%s gen 3000 | tr a-z A-Z | %s sum" % (g, g)]
+
+
+def pool():
+    return [cr.PYTHON, str(CR_DIR / "cr_pool.py")]
+
+
+# name: (argv, how many say ready, platforms)
+CASES = {
+    "pipeline": (pipeline, 1),
+    "forkpipe": (lambda: guest("forkpipe"), 2),
+    "socketpair": (lambda: guest("socketpair"), 2),
+    "tcp": (lambda: guest("tcp"), 2),
+    "zombies": (lambda: guest("zombies"), 1),
+    "pgrp": (lambda: guest("pgrp"), 1),
+    "shmem": (lambda: guest("shmem"), 2),
+    "pool": (pool, 1),
+}
+
+
+def same(nat, joined, what):
+    """Same stdout and status; stderr the same lines (processes say ready
+    in any order)."""
+    assert (joined.stdout, joined.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, joined, what)
+    assert sorted(joined.stderr.splitlines()) == sorted(nat.stderr.splitlines()), zvtest.explain(nat, joined, what)
+
+
+_native = {}
+
+
+def native(name, tmp, during=None):
+    if name not in _native:
+        argv, n = CASES[name]
+        nat = cr.tree_native(argv(), n, tmp, during)
+        assert "FAIL" not in nat.stdout and nat.returncode == 0, zvtest.explain(nat, nat, "native " + name)
+        _native[name] = nat
+    return _native[name]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tree(name, platform, tmp_path):
+    cr.need_core()
+    if name == "pool" and not cr.PYTHON:
+        pytest.skip("no python3")
+    tmp = cr.workdir(tmp_path)
+    nat = native(name, tmp)
+    argv, n = CASES[name]
+    joined, _ = cr.tree_cut(zvtest.zv_argv(argv(), platform), n, tmp)
+    same(nat, joined, "the tree %s cut once ready, platform %s" % (name, platform))
+
+
+def clients(port_of):
+    """During the run: two clients of the workers' port, each served."""
+    def during(g):
+        port = port_of(g)
+        for _ in range(2):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+                s.sendall(b"hello\n")
+                assert s.recv(16) == b"served\n"
+    return during
+
+
+def port_from(g):
+    m = re.search(r"^port (\d+)$", "".join(g.err), re.M)
+    assert m, g.result_text()
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_workers(platform, tmp_path):
+    """A listening socket shared by two worker processes: after the
+    restore each takes a client of the test's."""
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
+    nat = cr.tree_native(guest("workers"), 3, tmp, clients(port_from))
+    assert "both workers served a client: ok" in nat.stdout, nat.stdout
+    seen = {}
+
+    def port_of(g):
+        if "port" not in seen:
+            seen["port"] = port_from(g)
+        return seen["port"]
+
+    # the original says the port; the restored tree listens there again
+    argv = zvtest.zv_argv(guest("workers"), platform)
+    go = Path(tmp) / "go"
+    g = cr.Running(argv, cwd=tmp, as_user=cr.user())
+    try:
+        assert g.wait_for(cr.readies(3), 120, stderr=True), g.result_text()
+        port_of(g)
+        res = cr.zv("checkpoint", g.pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
+        assert res.returncode == 0, res.stderr
+        orig = g.finish(timeout=60)
+    finally:
+        g.kill()
+    r = cr.Running([zvtest.ZVISOR, "restore", str(Path(tmp) / "image")], cwd=tmp, as_user=cr.user())
+    try:
+        cr.signals_held(r.pid)
+        cr.make_go(tmp)
+        clients(port_of)(r)
+        rest = r.finish(timeout=60)
+    finally:
+        r.kill()
+        if go.exists():
+            go.unlink()
+    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    assert (joined.stdout, joined.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, joined, "workers")
+
+
+def test_leave_running_tree(tmp_path):
+    """--leave-running: the pipeline goes on as a whole to its native end;
+    its image, restored after, ends as natively again."""
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
+    nat = native("pipeline", tmp)
+    rest, orig = cr.tree_cut(zvtest.zv_argv(pipeline()), 1, tmp, leave_running=True)
+    same(nat, orig, "the pipeline after a --leave-running checkpoint")
+    assert (rest.stdout, rest.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, rest, "its restore")
