@@ -73,3 +73,30 @@ def test_jump_table_cases_get_windows(build):
     assert s["sigsys"] == 0, s
     if build != "switchsys":  # static: nothing else to leave uncovered
         assert (s["sudoff"], s["uncovered"]) == (1, 0), s
+
+
+def test_every_kind_of_code_is_judged():
+    """coverage.S holds each kind of code that kept real programs' SUD
+    armed: a jump table bounded in memory, a function whose CFI ends
+    before its syscall and goes on, a longjmp-like indirect jump (its
+    syscall through a trampoline), code without an FDE, an FDE longer than
+    512 bytes, a function over 64 KiB, an FDE with its own CIE, zeros
+    between code sections. Every pair is judged and every syscall takes a
+    stub, cold (decoded) and warm (from the cache): SUD goes off."""
+    nat = check_native("coverage")
+    for opts in (["--no-cache"], [], []):
+        zv = zvtest.run_zv([zvtest.guest("coverage")], "stubs", ["--stats"] + opts)
+        assert (zv.stdout, zv.returncode) == (nat.stdout, nat.returncode), zv.stderr
+        s = stats_of(zv.stderr)
+        assert (s["sudoff"], s["uncovered"], s["taint"], s["sigsys"]) == (1, 0, 0, 0), (opts, s)
+
+
+def test_data_in_text_keeps_sud_armed():
+    """A syscall byte pair in data between functions (textdata.S) is in no
+    instruction the decode can show: it stays uncovered, SUD stays armed,
+    and the program's calls still arrive (through stubs)."""
+    nat = check_native("textdata")
+    zv = zvtest.run_zv([zvtest.guest("textdata")], "stubs", ["--stats", "--no-cache"])
+    assert (zv.stdout, zv.returncode) == (nat.stdout, nat.returncode), zv.stderr
+    s = stats_of(zv.stderr)
+    assert (s["sudoff"], s["uncovered"], s["taint"], s["sigsys"]) == (0, 1, 1, 0), s

@@ -40,9 +40,9 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-/* "ZCOPY", the stubs' format and zvisor's entry, which the stub region's
- * tail holds (another build maps other copies) */
-#define MAGIC_COPY (0x59504f435aULL ^ (ZV_STUBS_FORMAT << 24) ^ ((uint64_t)zv_stub_entry << 1))
+/* "ZCOPY", the stubs' format, the analysis' version and zvisor's entry, which the
+ * stub region's tail holds (another build maps other copies) */
+#define MAGIC_COPY (0x59504f435aULL ^ (ZV_STUBS_FORMAT << 24) ^ ((uint64_t)zv_stub_entry << 1) ^ ZV_ANALYSIS_VERSION << 58)
 #define HEAD 4096UL  /* the trailer's first page: struct trailer */
 #define MAX_PATH 240 /* the original's path, as the host names it */
 #define MAX_ORIGS 64 /* copies mapped in one image */

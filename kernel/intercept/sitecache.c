@@ -24,7 +24,7 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-#define MAGIC 0x364e49575a56ULL /* "ZVWIN6" */
+#define MAGIC (0x364e49575a56ULL ^ ZV_ANALYSIS_VERSION << 48) /* "ZVWIN6", the analysis' version */
 #define MAX_ENTRY_WINDOWS 16384 /* windows, then the pairs proven inside instructions */
 #define INSIDE (~0UL)           /* a rec's d for such a pair, at p == s */
 

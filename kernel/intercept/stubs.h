@@ -6,6 +6,7 @@
 #include "intercept/jumptab.h"
 
 #define ZV_STUB_MAX_MOVED 32 /* bytes of instructions a window moves into its stub */
+#define ZV_STUB_MAX_FUNCTION (1024 * 1024) /* bytes of code judged at once (cc1 has functions of 300 KiB) */
 
 /* A window: the whole instructions [p, s) and the `syscall` at s, replaced
  * by `jmp rel32` to a stub; or, when no such run of 5 bytes exists, the
@@ -58,9 +59,21 @@ void zv_stubs_batch_free(struct zv_stub_batch *b);
  * the gap bytes after it (up to the next function: code holds them) may
  * hold trampolines if they are all padding. */
 void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at);
+/* The same with more to say (intercept/loadsites.c): */
+struct zv_stub_judge {
+	int windows;             /* in: other code enters only at its start and entries, so windows may be made */
+	const uint64_t *entries; /* in: offsets where other code may also enter (the parts of a run) */
+	int nentries;
+	int falls;   /* out: the code goes on at len: it falls through its end, or a branch lands in the gap or at its end */
+	int gap_pad; /* out: the gap decoded as padding, whole */
+};
+/* Returns the count of its syscalls; -1 if it does not decode as code
+ * (then nothing was added). */
+int zv_stubs_judge(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at,
+		   struct zv_stub_judge *j);
 /* Gives the syscalls of the last function that got no window (orphans)
- * trampolines in the padding of the next function [code, code + len) and
- * its gap, which runs at at. */
+ * trampolines in the padding of a neighbouring function [code, code + len)
+ * and its gap, which runs at at; the orphans left are kept. */
 void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at);
 /* Writes the stubs of b near [lo, hi) and jumps to them over the windows;
  * the mapping's protection is prot (made writable meanwhile unless
@@ -90,6 +103,12 @@ int zv_stubs_is_region(uint64_t lo, uint64_t hi);
  * copy of code holding those jumps and of its stub region
  * (intercept/sharedtext.c). Version 2: the site relative to the key. */
 #define ZV_STUBS_FORMAT 0x02004010ULL /* version (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
+/* The version of what the analysis finds (windows, trampolines, pairs
+ * proven inside instructions, the count left): part of every cached
+ * entry's key, so that a zvisor that judges more code never reuses an
+ * older one's verdicts. 2: runs, code without FDEs, memory-bounded jump
+ * tables, trampolines for unjudged functions. */
+#define ZV_ANALYSIS_VERSION 2ULL
 /* Whether the page at page holds a byte of a window or trampoline. */
 int zv_stubs_window_page(uint64_t page);
 /* already_writable for a mapping that zv_stubs_open opened (the patch lock
