@@ -52,6 +52,7 @@
 #define MAX_FUNCTION_SITES 16
 #define MAX_SITES 8192             /* rewritten per mapping */
 #define MAX_RUN 8                  /* parts of one run */
+#define MAX_PADS 64                /* landing pads of one run */
 
 /* The image's bytes at run address a (the image runs at address +
  * bias), for jump tables: the whole of [a, a + n) or -1. */
@@ -109,6 +110,7 @@ enum { R_NONE, R_CODE, R_FUNC };
 struct region {
 	uint64_t start, len, next;
 	int kind; /* R_FUNC: a function entered at its start; R_CODE: instructions, entries unknown */
+	long fde; /* its FDE's index in the table, -1 if none */
 };
 
 /* The functions of the symbol table, or Go's (read once, when first needed). */
@@ -133,6 +135,7 @@ static int symbol_function(struct scan *s, uint64_t v, struct region *r)
 	if (s->nsyms <= 0 || !zv_symtab_function_of(s->syms, s->nsyms, v, &r->start, &r->len, &r->next))
 		return 0;
 	r->kind = R_FUNC;
+	r->fde = -1;
 	return 1;
 }
 
@@ -145,7 +148,7 @@ static int region_at(struct scan *s, uint64_t v, struct region *r)
 	int kind = k >= 0 ? zv_unwind_entry(s->im, &s->u, k, &start, &len) : ZV_FDE_NONE;
 	if (k >= 0 && (uint64_t)k + 1 < s->u.count)
 		next = zv_unwind_start(&s->u, k + 1);
-	*r = (struct region){ start, len, next, R_FUNC };
+	*r = (struct region){ start, len, next, R_FUNC, k };
 	if (kind == ZV_FDE_ENTERED && v < start + len)
 		return 1;
 	if (!s->stubs)
@@ -153,13 +156,13 @@ static int region_at(struct scan *s, uint64_t v, struct region *r)
 	if (symbol_function(s, v, r))
 		return 1;
 	if (kind == ZV_FDE_CODE && v < start + len) {
-		*r = (struct region){ start, len, next, R_CODE };
+		*r = (struct region){ start, len, next, R_CODE, k };
 		return 1;
 	}
 	/* Between two FDEs: the first one's end is where its last
 	 * instruction ends, so the bytes from there decode as they run. */
 	if (kind != ZV_FDE_NONE && v >= start + len && next > v && next - (start + len) <= MAX_FUNCTION) {
-		*r = (struct region){ start + len, next - (start + len), next, R_CODE };
+		*r = (struct region){ start + len, next - (start + len), next, R_CODE, -1 };
 		return 1;
 	}
 	return 0;
@@ -208,11 +211,30 @@ static void undo(struct zv_stub_batch *b, struct marks m)
  * stops (it ends in a return or a jump, or falls through padding, which
  * compilers put only after code that does not go on, or into the start of
  * a function). Returns where the run ends. */
+/* Adds to j's entries the landing pads of the part of a run at offset at,
+ * its region r (where the unwinder resumes the function: an indirect jump
+ * no decode sees); 0 if they could not all be read. */
+static int landing_pads(struct scan *s, const struct region *r, uint64_t at, struct zv_stub_judge *j, int room)
+{
+	if (r->fde < 0)
+		return 1;
+	uint64_t *e = (uint64_t *)j->entries + j->nentries;
+	int n = zv_unwind_landing_pads(s->im, &s->u, r->fde, e, room - j->nentries);
+	for (int i = 0; i < n; i++)
+		e[i] += at;
+	j->nentries += n > 0 ? n : 0;
+	return n >= 0;
+}
+
 static uint64_t judge(struct scan *s, struct region r)
 {
 	struct zv_stub_batch *b = s->stubs;
-	uint64_t start = r.start, len = r.len, next = r.next, entries[MAX_RUN];
+	uint64_t start = r.start, len = r.len, next = r.next, entries[MAX_RUN + MAX_PADS];
 	struct zv_stub_judge j = { .windows = r.kind == R_FUNC, .entries = entries };
+	if (j.windows && !landing_pads(s, &r, 0, &j, MAX_RUN + MAX_PADS))
+		j.windows = 0;
+	uint64_t first = len;
+	int parts = 1;
 	for (;;) {
 		uint64_t gap = next > start + len && next <= s->vhi ? next - start - len : 0;
 		uint64_t read = gap > MAX_GAP ? MAX_GAP : gap;
@@ -222,11 +244,11 @@ static uint64_t judge(struct scan *s, struct region r)
 			return start + len;
 		struct marks m = mark(b);
 		if (zv_stubs_judge(b, f.p, len, read, start + s->bias, &j) < 0) {
-			if (!j.nentries)
+			if (parts == 1)
 				return start + len;
 			/* what follows is not code: the first part alone, no windows */
 			j = (struct zv_stub_judge){ 0 };
-			len = entries[0];
+			len = first;
 			zv_stubs_judge(b, f.p, len, 0, start + s->bias, &j);
 			break;
 		}
@@ -237,7 +259,8 @@ static uint64_t judge(struct scan *s, struct region r)
 		if (!goes_on)
 			break;
 		undo(b, m);
-		if (j.nentries == MAX_RUN || !region_at(s, start + len, &after) || after.start != start + len) {
+		if (++parts == MAX_RUN || !region_at(s, start + len, &after) || after.start != start + len ||
+		    (after.kind == R_FUNC && !landing_pads(s, &after, len, &j, MAX_RUN + MAX_PADS - 1))) {
 			j.windows = 0; /* its code goes on where it cannot be followed */
 			zv_stubs_judge(b, f.p, len, read, start + s->bias, &j);
 			break;

@@ -102,8 +102,9 @@ static int encoded_size(int enc)
  * -8, return address in rip, and initial instructions that say only
  * "CFA = rsp + 8, return address at CFA - 8": a function entered by a
  * call. ("S", a signal frame, is neither.) */
-static int cie_kind(const struct zv_ibuf *eh, uint64_t cie)
+static int cie_kind(const struct zv_ibuf *eh, uint64_t cie, int *lsda_enc)
 {
+	*lsda_enc = 0xff;
 	const uint8_t *p = at(eh, cie, 8);
 	if (!p)
 		return ZV_FDE_NONE;
@@ -142,7 +143,9 @@ static int cie_kind(const struct zv_ibuf *eh, uint64_t cie)
 			data += n;
 		} else if (*c == 'R') {
 			r_ok = enc == (DW_EH_PE_pcrel | DW_EH_PE_sdata4);
-		} else if (*c != 'L') {
+		} else if (*c == 'L') {
+			*lsda_enc = enc;
+		} else {
 			return ZV_FDE_NONE;
 		}
 	}
@@ -169,7 +172,9 @@ static int cie_of(struct zv_elffile *im, uint64_t cie)
 		uint8_t raw[MAX_CFI];
 		struct zv_ibuf b;
 		im->cie = cie;
-		im->cie_ok = (uint64_t)(zv_elffile_read(im, cie, raw, sizeof raw, &b) > 0 ? cie_kind(&b, cie) : ZV_FDE_NONE);
+		im->lsda_enc = 0xff;
+		im->cie_ok = (uint64_t)(zv_elffile_read(im, cie, raw, sizeof raw, &b) > 0 ? cie_kind(&b, cie, &im->lsda_enc)
+											  : ZV_FDE_NONE);
 	}
 	return (int)im->cie_ok;
 }
@@ -218,6 +223,91 @@ int zv_unwind_entry(struct zv_elffile *im, const struct zv_unwind *u, long k, ui
 		return ZV_FDE_CODE;
 	}
 	return whole ? ZV_FDE_ENTERED : ZV_FDE_CODE; /* a head of nops only, cut short: unknown */
+}
+
+/* A value in call-frame encoding enc at *pp (an address if pcrel, from
+ * image address *pv, which moves on with it); 0 on success. */
+static int encoded(const uint8_t **pp, const uint8_t *end, uint64_t *pv, int enc, uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t at = *pv, v;
+	if ((enc & 0x0f) == 0x01) { /* uleb128 */
+		v = uleb(&p, end);
+	} else {
+		int n = encoded_size(enc);
+		if (!n || end - p < n)
+			return -1;
+		v = 0;
+		for (int i = 0; i < n; i++)
+			v |= (uint64_t)p[i] << (8 * i);
+		if ((enc & 0x08) && n < 8 && (v >> (8 * n - 1)) & 1) /* signed */
+			v |= ~0UL << (8 * n);
+		p += n;
+	}
+	if (p > end || (enc & 0x70 & ~DW_EH_PE_pcrel))
+		return -1; /* only absolute and pc-relative */
+	if (enc & DW_EH_PE_pcrel)
+		v += at;
+	*pv = at + (uint64_t)(p - *pp);
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+int zv_unwind_landing_pads(struct zv_elffile *im, const struct zv_unwind *u, long k, uint64_t *out, int room)
+{
+	uint8_t raw[MAX_CFI];
+	struct zv_ibuf eh;
+	uint64_t fde = u->base + (int64_t)s32(u->tab + 8 * k + 4), lsda;
+	if (zv_elffile_read(im, fde, raw, sizeof raw, &eh) < 20)
+		return -1;
+	const uint8_t *p = eh.p, *end = eh.p + eh.len;
+	if (cie_of(im, fde + 4 - (uint32_t)s32(p + 4)) == ZV_FDE_NONE)
+		return -1;
+	if (im->lsda_enc == 0xff)
+		return 0; /* a CIE without 'L': no LSDA */
+	p += 16;
+	uint64_t auglen = uleb(&p, end), v = fde + (uint64_t)(p - eh.p);
+	if (p > end || auglen > (uint64_t)(end - p) || encoded(&p, p + auglen, &v, im->lsda_enc, &lsda))
+		return -1;
+	if (!lsda)
+		return 0;
+	/* The LSDA: LPStart's encoding (omitted: the function's start), the
+	 * type table's (and its offset), then the call-site table. */
+	if (zv_elffile_read(im, lsda, raw, sizeof raw, &eh) < 4)
+		return -1;
+	p = eh.p;
+	end = eh.p + eh.len;
+	v = lsda;
+	if (*p++ != 0xff)
+		return -1;
+	if (*p++ != 0xff)
+		uleb(&p, end);
+	if (p >= end)
+		return -1;
+	int cs_enc = *p++;
+	uint64_t cs_len = uleb(&p, end);
+	if (p > end || cs_len > (uint64_t)(end - p))
+		return -1; /* a table past what was read: not judged */
+	const uint8_t *cs_end = p + cs_len;
+	v = lsda + (uint64_t)(p - eh.p);
+	int n = 0;
+	while (p < cs_end) {
+		uint64_t from, len, lp;
+		if (encoded(&p, cs_end, &v, cs_enc & 0x0f, &from) || encoded(&p, cs_end, &v, cs_enc & 0x0f, &len) ||
+		    encoded(&p, cs_end, &v, cs_enc & 0x0f, &lp))
+			return -1;
+		uleb(&p, cs_end); /* the action */
+		if (p > cs_end)
+			return -1;
+		v = lsda + (uint64_t)(p - eh.p);
+		if (!lp)
+			continue;
+		if (n == room)
+			return -1;
+		out[n++] = lp; /* from LPStart, the function's start */
+	}
+	return n;
 }
 
 long zv_unwind_before(const struct zv_unwind *u, uint64_t v)

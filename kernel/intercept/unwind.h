@@ -15,6 +15,7 @@ struct zv_elffile {
 	uint64_t file_size;
 	Elf64_Phdr ph[ZV_ELFFILE_MAX_PHDRS];
 	uint64_t cie, cie_ok; /* the last CIE judged, and the verdict */
+	int lsda_enc;         /* and the encoding of its FDEs' LSDA pointers (0xff: none) */
 };
 
 /* Bytes of the image at [vaddr, vaddr + len). */
@@ -51,6 +52,12 @@ uint64_t zv_unwind_start(const struct zv_unwind *u, long k);
 #define ZV_FDE_ENTERED 2  /* and a function entered at its start by a call, with the standard frame */
 /* Entry k's FDE: its kind, and its code's start and length. */
 int zv_unwind_entry(struct zv_elffile *im, const struct zv_unwind *u, long k, uint64_t *start, uint64_t *len);
+
+/* The landing pads of entry k's function (its LSDA's call sites: where
+ * the unwinder resumes it, by an indirect jump), as offsets from its
+ * start, into out; the count, or -1 when there are more than room or they
+ * cannot be read. */
+int zv_unwind_landing_pads(struct zv_elffile *im, const struct zv_unwind *u, long k, uint64_t *out, int room);
 
 /* Sorts n (start, value) pairs of 32-bit values by start. */
 void zv_sort_pairs(int32_t *v, long n);

@@ -18,6 +18,9 @@
  *   big      a function of more than 64 KiB, the same
  *   simple   an FDE with its own CIE (the PLT's kind), a pair inside an
  *            immediate
+ *   landing  a landing pad (in the function's LSDA) just before a syscall,
+ *            entered by an indirect call as an unwinder enters it: no
+ *            window may hold it, the syscall takes a trampoline
  * Exit status 0. */
 #define SYS_write 1
 #define SYS_sched_yield 24
@@ -70,6 +73,12 @@ _start:
 	cmp $0x80cd, %rax
 	cmove %r15, %rax
 	lea name_simple(%rip), %rdi
+	call .Lcheck
+
+	mov $SYS_getppid, %esi          /* landing: straight to the pad */
+	lea .Llanding_pad(%rip), %rax
+	call *%rax
+	lea name_landing(%rip), %rdi
 	call .Lcheck
 
 	xor %edi, %edi
@@ -200,6 +209,21 @@ _start:
 	jmp *%rdx
 	.cfi_endproc
 
+/* The call site [.Llanding, .Llanding_pad) lands at .Llanding_pad: a
+ * window from .Llanding would put the pad inside its jump. */
+	.p2align 4
+.Llanding:
+	.cfi_startproc
+	.cfi_lsda 0x1b, .Llsda
+	mov %rdi, %r8
+.Llanding_pad:
+	mov %esi, %eax
+	syscall
+	ret
+	.cfi_endproc
+	.fill 8, 1, 0x90
+	.p2align 4, 0x90
+
 /* A function after which code runs with no FDE (crtstuff's). */
 	.p2align 4
 .Lplain:
@@ -254,6 +278,19 @@ _start:
 	ret
 	.cfi_endproc
 
+	.section .gcc_except_table, "a", @progbits
+.Llsda:
+	.byte 0xff                      /* LPStart: the function's start */
+	.byte 0xff                      /* no type table */
+	.byte 0x01                      /* call sites in uleb128 */
+	.uleb128 .Lcs_end - .Lcs_begin
+.Lcs_begin:
+	.uleb128 0                      /* from the start */
+	.uleb128 .Llanding_pad - .Llanding
+	.uleb128 .Llanding_pad - .Llanding /* the landing pad */
+	.uleb128 0                      /* no action */
+.Lcs_end:
+
 	.data
 	.p2align 2
 case:	.long 0
@@ -267,5 +304,6 @@ name_nofde:	.asciz "nofde"
 name_longfde:	.asciz "longfde"
 name_big:	.asciz "big"
 name_simple:	.asciz "simple"
+name_landing:	.asciz "landing"
 ok:	.asciz " ok\n"
 fail:	.asciz " FAIL\n"
