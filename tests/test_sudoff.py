@@ -11,7 +11,7 @@ import re
 import pytest
 
 import zvtest
-from guestdesc import builds, check_native
+from guestdesc import builds, check_native, compare_guest
 from test_fastpath import stats_of, strip_stats
 
 
@@ -40,9 +40,10 @@ def test_new_code_with_a_raw_syscall_is_still_seen(mode, taint):
     assert rows.get("getppid") == 1002, counted.stderr  # 1 + 1000 + the new code's
 
 
-def test_sud_goes_off_again_when_threads_exit():
-    """A second thread arms SUD (it may only be off in an address space's
-    one task); its getppid is seen; once it has exited SUD goes off again."""
+def test_sud_is_off_in_threads_too():
+    """A second thread (a raw clone) arms itself before it runs guest code
+    and settles like the first; its getppid is seen, and SUD is off at the
+    end."""
     s = stats_of(run_both("thread", ["--stats"]).stderr)
     assert (s["sudoff"], s["taint"], s["sigsys"]) == (1, 0, 0), s
     counted = run_both("thread", ["--count"])
@@ -100,3 +101,25 @@ def test_data_in_text_keeps_sud_armed():
     assert (zv.stdout, zv.returncode) == (nat.stdout, nat.returncode), zv.stderr
     s = stats_of(zv.stderr)
     assert (s["sudoff"], s["uncovered"], s["taint"], s["sigsys"]) == (0, 1, 1, 0), s
+
+
+@pytest.mark.parametrize("platform", zvtest.PLATFORMS)
+@pytest.mark.parametrize("mode", ["syscall", "clean", "remap"])
+@pytest.mark.parametrize("build", builds("jitrace", subset=True))
+def test_threads_race_to_run_new_code(build, mode, platform):
+    """Four threads call each new JIT page from the moment its address is
+    published (jitrace.c): none runs it before it is executable, and with
+    SUD off in the threads, none runs its syscall unseen (the call would
+    return zvisor's own break). 50 processes race once each (the first
+    syscall arms SUD for good); pages without a syscall race 300 times in
+    one process, and a file page mapped again over itself while they run."""
+    compare_guest(build, platform, mode)
+
+
+@pytest.mark.parametrize("mode", ["clean", "remap"])
+def test_sud_stays_off_in_threads_with_clean_new_code(mode):
+    """New code without a syscall, scanned before it became executable,
+    leaves SUD off in a process of five threads."""
+    zv = zvtest.run_zv([zvtest.guest("jitrace"), mode], "stubs", ["--stats"])
+    s = stats_of(zv.stderr)
+    assert (s["sudoff"], s["taint"], s["sigsys"] - s["restorers"]) == (1, 0, 0), s

@@ -56,6 +56,8 @@ struct zv_thread {
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	int sud_off;                   /* SUD is off in this thread (intercept/sudoff.c) */
+	int sud_remake;                /* a host call interrupted only to arm it is made again */
+	int known;                     /* listed for zv_thread_each (intercept/sudoff.c arms every thread) */
 	int handler_depth;             /* guest handler frames built and not returned from */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
@@ -85,9 +87,13 @@ struct zv_thread *zv_thread_alloc(void);
 /* The block of this process's live thread with host tid htid, or NULL. */
 struct zv_thread *zv_thread_find(int htid);
 void zv_thread_known(struct zv_thread *t); /* registers t under its htid (a restored thread) */
+/* Calls fn for each live thread's block, under the list's lock; returns
+ * the sum of what fn returned. */
+int zv_thread_each(int (*fn)(struct zv_thread *t, void *arg), void *arg);
 void zv_thread_free(struct zv_thread *t);
 void zv_thread_retire(struct zv_thread *t); /* its thread is about to exit */
 void zv_thread_forget_dead(void);            /* in a fork child */
+void zv_thread_fork_child(struct zv_thread *t); /* in a fork child, once its ids are set: t is its one thread */
 long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform setup */
 /* The same for a thread whose ids are known (a new image's first: both are zv_proc.pid). */
 long zv_thread_arm_as(struct zv_thread *t, int tid, int pid);

@@ -143,10 +143,11 @@ void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc)
 	freeze_here(t, uc);
 }
 
-/* A call that returned EINTR only because of the freeze is made again. */
+/* A call that returned EINTR only because of the freeze, or of the
+ * signal that armed SUD in the thread (intercept/sudoff.c), is made again. */
 int zv_cr_restart_call(struct zv_thread *t)
 {
-	return t->cr.freeze || t->cr.parked;
+	return t->cr.freeze || t->cr.parked || t->sud_remake;
 }
 
 static int parked_htid(int tid)

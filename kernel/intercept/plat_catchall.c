@@ -130,8 +130,9 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		zv_siginfo trap;
 		if (si->si_code <= 0 && lost_trap(zv_current(), uc, &trap))
 			zv_sigsys_handler(sig, &trap, ucv); /* first the call, then this signal */
-		if (si->si_code == -1 /* SI_QUEUE */ && zv_cr_sigsys(zv_current(), si, uc))
-			return; /* a checkpoint's request or freeze (cr/freeze.c) */
+		if (si->si_code == -1 /* SI_QUEUE */ &&
+		    (zv_sudoff_sigsys(zv_current(), si, uc) || zv_cr_sigsys(zv_current(), si, uc)))
+			return; /* SUD armed everywhere (intercept/sudoff.c), a checkpoint's request or freeze (cr/freeze.c) */
 		/* kill(SIGSYS) or the like: a signal for the guest. */
 		zv_host_sighandler(sig, si, ucv);
 		return;

@@ -28,8 +28,24 @@ long zv_sudoff_count(uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
 long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known);
 /* Unscanned code may run from now on (why: for --stats): SUD stays armed. */
 void zv_sudoff_taint(struct zv_thread *t, int why);
-/* A memory call the guest made (after the host ran it, result r). */
-void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r);
+/* Before a memory call of the guest (nr, arguments a), on the stubs
+ * platform: arms SUD for good, in every thread, if what the call makes
+ * executable may change after any scan; returns 1 if the call must be made
+ * with h, a copy of a, without PROT_EXEC (more than one task: the code
+ * becomes executable only once scanned), else 0. */
+int zv_sudoff_mm_before(struct zv_thread *t, long nr, const long *a, long *h);
+/* After it (result r; later: what zv_sudoff_mm_before returned, once the
+ * platform's code_mapped ran): scans what became executable and makes
+ * executable what waited for its scan. Returns the call's result. */
+long zv_sudoff_mm_after(struct zv_thread *t, long nr, const long *a, long r, int later);
+/* An instruction fetch of thread t at ip faulted (at addr): if code is
+ * being made executable meanwhile, arms t, waits for it and returns 1 (the
+ * instruction is run again), else 0. */
+int zv_sudoff_exec_wait(struct zv_thread *t, uint64_t ip, uint64_t addr);
+/* A SIGSYS queued to this thread (SI_QUEUE): 1 if it was arm_all's, which
+ * armed the thread. */
+struct zv_ucontext;
+int zv_sudoff_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc);
 /* The calling thread t must have SUD armed now (a bounce, a deferred
  * signal, a guest handler about to run). */
 void zv_sudoff_need(struct zv_thread *t);
@@ -44,11 +60,11 @@ int zv_sudoff_fork_child(struct zv_thread *t);
 /* In a fork child: the scan's lock may have been held by another thread. */
 void zv_sudoff_after_fork(void);
 /* A CLONE_VM child that is not a thread and not a vfork: never again. */
-static inline void zv_sudoff_shared_vm(void) { zv_sudoff_never = 1; }
+#define zv_sudoff_shared_vm(t) zv_sudoff_taint(t, ZV_TAINT_SHARED_VM)
 /* --stats: the syscall byte pairs found in scanned code, and why SUD
  * stays armed (ZV_TAINT_*, 0: it need not). */
 void zv_sudoff_numbers(unsigned long *uncovered, int *why);
 
 enum { ZV_TAINT_SITES = 1, ZV_TAINT_WX, ZV_TAINT_SHARED, ZV_TAINT_UNREADABLE, ZV_TAINT_REMAP,
-       ZV_TAINT_DROP, ZV_TAINT_SHM, ZV_TAINT_VDSO };
+       ZV_TAINT_DROP, ZV_TAINT_SHM, ZV_TAINT_VDSO, ZV_TAINT_SHARED_VM };
 #endif

@@ -93,6 +93,7 @@ static void after_fork_child(struct zv_thread *t, uint64_t parents)
 	zv_sites_after_fork();
 	zv_sudoff_after_fork();
 	t->tid = t->htid = t->pid = zv_proc.pid;
+	zv_thread_fork_child(t);
 	/* Signals deferred in the parent before the fork are the parent's: a
 	 * new process starts with none of them. One sent to the child since
 	 * (a SIGSEGV or SIGBUS, the only ones unblocked here) is its own. */
@@ -192,7 +193,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * and its block is freed here, not reused from the dead list. */
 	c->is_thread = (flags & CLONE_THREAD) != 0;
 	if (!c->is_thread && !shares_stack)
-		zv_sudoff_shared_vm(); /* a second task on this memory, for as long as it likes */
+		zv_sudoff_shared_vm(t); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)
 		__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	/* The child starts with every signal blocked until its frame restores

@@ -166,6 +166,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(semget, N(3, IPC)),
 	ROW(semop, N(3, IPC), .restart = ZV_RS_EINTR),
 	ROW(semctl, N(4, IPC)),
+	ROW(shmat, N(3, IPC | MEM), .handler = zv_sys_shmat),
 	ROW(shmdt, N(1, IPC | MEM)),
 	ROW(msgget, N(2, IPC)),
 	ROW(msgsnd, N(4, IPC), .restart = ZV_RS_NOHAND),
