@@ -104,7 +104,7 @@ def test_data_in_text_keeps_sud_armed():
 
 
 @pytest.mark.parametrize("platform", zvtest.PLATFORMS)
-@pytest.mark.parametrize("mode", ["syscall", "clean", "remap"])
+@pytest.mark.parametrize("mode", ["syscall", "clean", "remap", "blocked"])
 @pytest.mark.parametrize("build", builds("jitrace", subset=True))
 def test_threads_race_to_run_new_code(build, mode, platform):
     """Four threads call each new JIT page from the moment its address is
@@ -112,7 +112,10 @@ def test_threads_race_to_run_new_code(build, mode, platform):
     SUD off in the threads, none runs its syscall unseen (the call would
     return zvisor's own break). 50 processes race once each (the first
     syscall arms SUD for good); pages without a syscall race 300 times in
-    one process, and a file page mapped again over itself while they run."""
+    one process, and a file page mapped again over itself while they run.
+    Threads blocked in read, nanosleep and poll when SUD is armed in every
+    thread go on as they were (the interrupted calls made again, with the
+    time they had left)."""
     compare_guest(build, platform, mode)
 
 

@@ -18,6 +18,10 @@
  *   remap    one page of a read-only memfd holding the clean code, mapped
  *            again with MAP_FIXED over itself each round while the workers
  *            keep calling it: they never see it missing
+ *   blocked  three threads block (read of a pipe, a 300 ms nanosleep, a
+ *            400 ms poll) while the main thread maps a page with a syscall
+ *            and runs it, which arms SUD in every thread: none of their
+ *            calls returns early or with EINTR
  * Prints one line; exit status 0. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -34,6 +38,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <errno.h>
+#include <poll.h>
+#include <time.h>
 
 #define WORKERS 4
 #define ROUNDS 300
@@ -188,6 +195,66 @@ static int remap(void)
 	return 0;
 }
 
+static int pipe_fds[2], other_pipe[2];
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+static void *reader(void *arg)
+{
+	char c;
+	*(long *)arg = read(pipe_fds[0], &c, 1) == 1 ? c : -errno;
+	return NULL;
+}
+
+static void *sleeper(void *arg)
+{
+	struct timespec t0, d = { 0, 300000000 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long r = nanosleep(&d, NULL);
+	*(long *)arg = r ? -errno : ms_since(&t0) >= 300;
+	return NULL;
+}
+
+static void *poller(void *arg)
+{
+	struct timespec t0;
+	struct pollfd p = { other_pipe[0], POLLIN, 0 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long r = poll(&p, 1, 400);
+	*(long *)arg = r < 0 ? -errno : r == 0 && ms_since(&t0) >= 400;
+	return NULL;
+}
+
+static int blocked(void)
+{
+	pthread_t th[3];
+	long got[3] = { 0, 0, 0 };
+	void *(*fn[3])(void *) = { reader, sleeper, poller };
+	if (pipe(pipe_fds) || pipe(other_pipe))
+		return -1;
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, fn[i], &got[i]);
+	struct timespec d = { 0, 100000000 };
+	nanosleep(&d, NULL); /* they block */
+	want = syscall(SYS_brk, 0);
+	unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memcpy(p, with_syscall, sizeof with_syscall);
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC) || ((fn_t)p)() != want)
+		return -1;
+	nanosleep(&d, NULL);
+	if (write(pipe_fds[1], "x", 1) != 1)
+		return -1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	printf("blocked: read %s, nanosleep %s, poll %s\n", got[0] == 'x' ? "ok" : "FAIL",
+	       got[1] == 1 ? "ok" : "FAIL", got[2] == 1 ? "timed out ok" : "FAIL");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "syscall";
@@ -208,8 +275,11 @@ int main(int argc, char **argv)
 		int e = remap();
 		finish(th);
 		printf("remap: %d rounds, %s\n", ROUNDS, e < 0 || atomic_load(&bad) ? "FAIL" : "every call ok");
+	} else if (!strcmp(mode, "blocked")) {
+		if (blocked() < 0)
+			printf("blocked: FAIL\n");
 	} else {
-		fprintf(stderr, "usage: jitrace syscall|clean|remap\n");
+		fprintf(stderr, "usage: jitrace syscall|clean|remap|blocked\n");
 		return 2;
 	}
 	return 0;
