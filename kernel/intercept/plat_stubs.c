@@ -48,8 +48,10 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		zv_stubs_close(addr, addr + len, prot);
 		opened = 0;
 	}
-	if (!hit)
+	if (!hit) {
 		zv_sites_load(t, fd, addr, len, off, prot, b);
+		__atomic_add_fetch(&zv_proc.stat_analysed, 1, __ATOMIC_RELAXED);
+	}
 	/* the scan's verdict holds for the file's bytes with every window made */
 	int want = b->n;
 	int all = zv_stubs_commit(t, b, addr, addr + len, prot, opened ? ZV_STUBS_OPENED : 0) == want;

@@ -90,7 +90,7 @@ static int eligible(int fd, uint64_t off, uint64_t len, int prot, int flags, str
 		    struct zv_cache_key *k)
 {
 	int extra = flags & ~(MAP_TYPE | MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_DENYWRITE | MAP_EXECUTABLE);
-	return zv_sitecache_cap() && (prot & PROT_READ) && !(prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_PRIVATE &&
+	return zv_sitecache_cap() && zv_sitecache_dir()[0] && (prot & PROT_READ) && !(prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_PRIVATE &&
 	       !extra && !(off & 4095) && !(len & 4095) && zv_sitecache_key(fd, b, MAGIC_COPY, off, len, k) &&
 	       k->off + k->len <= ((k->size + 4095) & ~4095UL);
 }
@@ -330,7 +330,7 @@ void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len)
 {
 	struct zv_cache_key k;
 	char path[300];
-	if (zv_sitecache_key(fd, NULL, MAGIC_COPY, off, len, &k)) {
+	if (zv_sitecache_dir()[0] && zv_sitecache_key(fd, NULL, MAGIC_COPY, off, len, &k)) {
 		zv_sitecache_path(&k, "pgs", path, sizeof path);
 		zv_sitecache_drop(path, "windows do not match the file");
 	}

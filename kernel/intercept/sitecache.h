@@ -36,7 +36,11 @@ void zv_sitecache_store_bytes(uint64_t hash, const uint8_t *base, uint64_t size,
 struct zv_cache_key {
 	uint64_t magic, dev, ino, size, mtime, mtime_ns, ctime, ctime_ns, off, len;
 };
+/* intercept/cachedir.c: the directory (chosen at its first use in each
+ * image), made if it is not there (0 if it cannot be). */
 const char *zv_sitecache_dir(void);
+int zv_sitecache_make_dir(void);
+void zv_cachedir_init(const char *xdg_cache_home, const char *home, const char *xdg_runtime_dir);
 uint64_t zv_sitecache_cap(void);
 /* fd's identity from b's (one fstat per mapping, kept in b; b may be NULL) */
 int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t off, uint64_t len,
@@ -44,6 +48,16 @@ int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t o
 void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n);
 void zv_sitecache_drop(const char *path, const char *why); /* if it is still there */
 long zv_sitecache_create(const char *tmp);
+/* intercept/treecache.c: what the process tree knows without a cache
+ * directory, in memory: an entry (its first keylen bytes are its key), one
+ * per key; save: a memfd of them all for an execve (-1: none), load: read
+ * and close it in the new image. */
+const void *zv_treecache_find(const void *key, size_t keylen, size_t *len);
+void zv_treecache_add(const void *entry, size_t len, size_t keylen);
+void zv_treecache_drop(const void *key, size_t keylen);
+int zv_treecache_save(void);
+void zv_treecache_load(int fd);
+
 /* The last of those entries this image used, carried across execve
  * (sys/execstate.c's "w="): lookup_bytes tries it before the file. */
 struct zv_exec_carry;

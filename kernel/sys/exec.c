@@ -4,6 +4,7 @@
  * (platform, guest signal mask, hidden fds). Errors the host's execve would
  * give are found first and returned to the guest. */
 #include "zvisor.h"
+#include "intercept/sitecache.h"
 #include "sys/layer.h"
 #include "sys/execstate.h"
 #include "sys/calls.h"
@@ -125,6 +126,8 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		zv_kunmap(nv, vsize);
 		return -EMFILE;
 	}
+	/* without a cache directory, what this tree knows goes in a memfd */
+	zv_proc.tree_fd = zv_sitecache_dir()[0] ? -1 : zv_treecache_save();
 	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand),
 				   resolved };
 	zv_exec_state_format(state, sizeof state, &x);
@@ -156,6 +159,9 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	if (zv_proc.seccomp_fd >= 0)
 		zv_close(zv_proc.seccomp_fd);
 	zv_proc.seccomp_fd = -1;
+	if (zv_proc.tree_fd >= 0)
+		zv_close(zv_proc.tree_fd);
+	zv_proc.tree_fd = -1;
 	zv_host_set_mask(saved, NULL);
 	zv_kunmap(nv, vsize);
 	if (zv_proc.carry_fd >= 0)

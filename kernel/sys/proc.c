@@ -90,6 +90,7 @@ static void after_fork_child(struct zv_thread *t, uint64_t parents)
 	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = 0;
+	zv_proc.stat_analysed = 0;
 	zv_sites_after_fork();
 	zv_sudoff_after_fork();
 	t->tid = t->htid = t->pid = zv_proc.pid;
@@ -311,10 +312,10 @@ void zv_report_at_exit(void)
 		int taint;
 		zv_sudoff_numbers(&uncovered, &taint);
 		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu sudoff=%d uncovered=%lu taint=%d "
-			   "restorers=%lu\n",
+			   "restorers=%lu analysed=%lu\n",
 			   pid, zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
 			   zv_sites_rewritten() + zv_stubs_count(), zv_current()->sud_off, uncovered, taint,
-			   zv_proc.stat_restorers);
+			   zv_proc.stat_restorers, zv_proc.stat_analysed);
 	}
 	if (pid == zv_proc.leader_pid)
 		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
