@@ -233,6 +233,32 @@ static const char *unpack(const struct zv_cache_key *k, uint8_t *buf, long got, 
 	return NULL;
 }
 
+/* Whether the copy (cfd) holds at [off, off + len) exactly the original's
+ * (fd) bytes with b's windows written (stubs from the region at base, in
+ * b's order), the mapping at addr: read and compared a chunk at a time,
+ * in the batch's scratch bitmaps. Bytes past the original's end are
+ * zeros, as its mapping shows them. */
+static int same_as_original(long cfd, int fd, uint64_t off, uint64_t len, uint64_t addr, uint64_t base,
+			    struct zv_stub_batch *b)
+{
+	uint8_t *want = b->starts, *got = b->targets;
+	uint64_t chunk = b->bitmap_bytes & ~4095UL;
+	for (uint64_t o = off; o < off + len; o += chunk) {
+		uint64_t n = off + len - o < chunk ? off + len - o : chunk;
+		long r = zv_sys4(__NR_pread64, fd, want, n, o);
+		if (r < 0 || zv_sys4(__NR_pread64, cfd, got, n, o) != (long)n)
+			return 0;
+		memset(want + r, 0, n - (uint64_t)r);
+		for (int i = 0; i < b->n; i++) {
+			const struct zv_stub_window *w = &b->w[i];
+			zv_stubs_window_bytes(w->p, w->s, w->d, zv_stubs_stub_at(base, i), want, addr + (o - off), n);
+		}
+		if (memcmp(want, got, n))
+			return 0;
+	}
+	return 1;
+}
+
 int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags,
 		      struct zv_stub_batch *b)
 {
@@ -295,6 +321,15 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		zv_close((int)cfd);
 		b->n = b->ninside = 0;
 		return 0;
+	}
+	/* Written since it was made, or a copy of one made elsewhere (its mark,
+	 * the mtime set from its own inode, is gone): used only if its code
+	 * is the original's with these windows, and marked again. */
+	if (!why && !zv_sitecache_marked(&st, &k)) {
+		if (same_as_original(cfd, fd, off, len, addr, addr + (uint64_t)head.region, b))
+			zv_sitecache_mark(cfd, &k);
+		else
+			why = "code differs from the file";
 	}
 	if (!why) {
 		b->verdict = head.verdict == ~0UL || head.verdict > (1UL << 40) ? -1 : (long)head.verdict;
@@ -383,8 +418,10 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 		 zv_sys4(__NR_pwrite64, cfd, b->region, slen, at + page_up(tlen)) == (long)slen;
 	/* written back now, not waited for: the pages processes map are then
 	 * clean, as the original's (smaps' and numa_maps' dirty counts) */
-	if (ok)
+	if (ok) {
 		zv_sys4(__NR_sync_file_range, cfd, 0, 0, 2 /* SYNC_FILE_RANGE_WRITE */);
+		zv_sitecache_mark(cfd, &k); /* last: no write may follow */
+	}
 	zv_close((int)cfd);
 	/* room within the bound, by evicting the least recently used files */
 	ok = ok && zv_cachecap_fit(zv_sitecache_dir(), len + page_up(tlen) + slen, zv_sitecache_cap(), b->targets, 2 * b->bitmap_bytes);

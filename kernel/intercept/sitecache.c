@@ -130,6 +130,38 @@ static int key_of_bytes(uint64_t hash, uint64_t size, struct key *k)
 	return 1;
 }
 
+/* The mtime a cache file of key k is given when it is made, from its own
+ * device and inode: any write since (the host sets mtime to the time of
+ * the write) or a copy of it made elsewhere (another inode) shows. */
+struct ts { long s, ns; };
+static void marker(const struct stat *st, const struct zv_cache_key *k, struct ts ts[2])
+{
+	uint64_t h = fnv(k, sizeof *k, 0xcbf29ce484222325ULL);
+	h = fnv(&st->st_dev, sizeof st->st_dev, h);
+	h = fnv(&st->st_ino, sizeof st->st_ino, h);
+	ts[0].s = 0;
+	ts[0].ns = (1L << 30) - 2; /* UTIME_OMIT: the access time stays (the bound's LRU) */
+	ts[1].s = 1000000000L + (long)(h % 1000000000UL);
+	ts[1].ns = (long)((h >> 32) % 1000000000UL);
+}
+
+int zv_sitecache_marked(const struct stat *st, const struct zv_cache_key *k)
+{
+	struct ts ts[2];
+	marker(st, k, ts);
+	return (long)st->st_mtime == ts[1].s && (long)st->st_mtime_nsec == ts[1].ns;
+}
+
+void zv_sitecache_mark(long fd, const struct zv_cache_key *k)
+{
+	struct stat st;
+	struct ts ts[2];
+	if (zv_sys2(__NR_fstat, fd, &st) != 0)
+		return;
+	marker(&st, k, ts);
+	zv_sys4(__NR_utimensat, fd, NULL, ts, 0);
+}
+
 void zv_sitecache_drop(const char *path, const char *why)
 {
 	if (zv_sys3(__NR_unlinkat, AT_FDCWD, path, 0) == 0) /* not one already gone */
@@ -236,9 +268,12 @@ static int lookup(const struct key *k, uint64_t addr, struct zv_stub_batch *b)
 	if (src.fd < 0)
 		return 0;
 	struct header h;
+	struct stat st;
 	int ok = 0;
 	why = "short";
-	if (zv_sys4(__NR_pread64, src.fd, &h, sizeof h, 0) == sizeof h)
+	if (zv_sys2(__NR_fstat, src.fd, &st) != 0 || !zv_sitecache_marked(&st, k))
+		why = "written since it was made"; /* or another's copy: its windows are not trusted */
+	else if (zv_sys4(__NR_pread64, src.fd, &h, sizeof h, 0) == sizeof h)
 		ok = parse(k, &h, &src, addr, b, &why);
 	zv_close((int)src.fd);
 	if (!ok && why)
@@ -452,6 +487,8 @@ static void store(const struct key *k, uint64_t addr, const struct zv_stub_batch
 		long cfd = zv_sitecache_create(tmp);
 		if (cfd >= 0) {
 			int ok = zv_sys4(__NR_pwrite64, cfd, e, len, 0) == (long)len;
+			if (ok)
+				zv_sitecache_mark(cfd, k);
 			zv_close((int)cfd);
 			if (!ok || zv_sys4(__NR_renameat, AT_FDCWD, tmp, AT_FDCWD, path) != 0)
 				zv_sys3(__NR_unlinkat, AT_FDCWD, tmp, 0); /* a full disk: no entry */

@@ -47,6 +47,12 @@ int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t o
 		     struct zv_cache_key *k);
 void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n);
 void zv_sitecache_drop(const char *path, const char *why); /* if it is still there */
+/* A cache file's mark: an mtime derived from its key, device and inode,
+ * set once it is written (mark), which no write since and no copy of it
+ * keeps (marked: fstat's st). */
+struct stat;
+void zv_sitecache_mark(long fd, const struct zv_cache_key *k);
+int zv_sitecache_marked(const struct stat *st, const struct zv_cache_key *k);
 long zv_sitecache_create(const char *tmp);
 /* intercept/treecache.c: what the process tree knows without a cache
  * directory, in memory: an entry (its first keylen bytes are its key), one

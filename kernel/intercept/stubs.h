@@ -80,6 +80,12 @@ void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
  * already_writable). Thread t; under the patch lock. Returns how many. */
 int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
 		    int already_writable);
+/* Writes the bytes of the window (p, s, d) whose stub is at stub, as
+ * zv_stubs_commit writes them, into b, which stands for [at, at + n) (the
+ * bytes outside are left out): a shared copy's check (sharedtext.c). */
+void zv_stubs_window_bytes(uint64_t p, uint64_t s, uint64_t d, uint64_t stub, uint8_t *b, uint64_t at, uint64_t n);
+/* Where window i of a region at base has its stub. */
+uint64_t zv_stubs_stub_at(uint64_t base, int i);
 /* A copy's file holding a stub region's bytes (intercept/sharedtext.c):
  * fd and their offset there. */
 struct zv_stub_file {
