@@ -119,8 +119,10 @@ static int symbol_function(struct scan *s, uint64_t v, struct region *r)
 	if (!s->syms_read) {
 		s->syms_read = 1;
 		int32_t *pairs;
-		long n = zv_symtab_functions(s->im->fd, s->eh, &s->symmem, &s->symsize, &pairs);
-		if (n <= 0) { /* a Go binary without its symbols: Go's own table */
+		/* with an unwind table, the exported symbols name functions it
+		 * has already (libc's: sorting them cost a tenth of its decode) */
+		long n = zv_symtab_functions(s->im->fd, s->eh, s->u.count == 0, &s->symmem, &s->symsize, &pairs);
+		if (n <= 0 && !s->u.count) { /* a Go binary without its symbols (nor unwind table): Go's own table */
 			if (s->symmem)
 				zv_kunmap(s->symmem, s->symsize);
 			s->symmem = NULL;
@@ -305,56 +307,60 @@ static uint64_t judge_pair(struct scan *s, uint64_t v, uint64_t done)
 	return judge(s, r);
 }
 
-/* Whether one of the 8 bytes at p is b: a word at a time, since most
- * code has no 05 (the second byte of `syscall`). */
-static int has_byte(const uint8_t *p, uint64_t b)
-{
-	uint64_t w;
-	__builtin_memcpy(&w, p, 8); /* inline: -fno-builtin makes memcpy a call */
-	w ^= b * 0x0101010101010101UL;
-	return ((w - 0x0101010101010101UL) & ~w & 0x8080808080808080UL) != 0;
-}
-
-/* The stubs platform also decodes the functions that hold a sysenter or
- * int $0x80 pair, to prove pairs inside instructions (intercept/sudoff.c). */
-static int has_second(const uint8_t *p, int stubs)
-{
-	return has_byte(p, 0x05) || (stubs && (has_byte(p, 0x34) || has_byte(p, 0x80)));
-}
-
 /* Finds the safe sites of the image's code in [vlo, vhi), which runs at
- * address + bias. Only functions with a 0f 05 in their bytes are decoded:
- * the bytes are scanned first (most functions have none). */
+ * address + bias: the byte pairs are found a word at a time, and only the
+ * functions that hold one are decoded (most functions have none). The
+ * stubs platform keeps every pair it met (intercept/sudoff.c counts those
+ * left once the windows are made). */
 static void scan_code(struct scan *s)
 {
-	uint64_t done = s->vlo; /* candidates below were judged with their function */
+	struct zv_stub_batch *b = s->stubs;
+	uint64_t done = s->vlo; /* pairs below were judged with their function */
+	if (b && b->nread < 4) {
+		b->read_lo[b->nread] = s->vlo + s->bias;
+		b->read_hi[b->nread++] = s->vhi + s->bias;
+	} else if (b) {
+		b->pairs_ok = 0;
+	}
 	for (uint64_t v = s->vlo; v + 1 < s->vhi; v += CHUNK - 1) {
 		struct zv_ibuf c;
 		uint64_t want = s->vhi - v < CHUNK ? s->vhi - v : CHUNK;
-		if (zv_elffile_read(s->im, v, s->chunk, want, &c) < 2)
+		if (zv_elffile_read(s->im, v, s->chunk, want, &c) < 2) {
+			if (b)
+				b->pairs_ok = 0;
 			return;
-		for (uint64_t i = 0; i + 1 < c.len; i++) {
-			if (i + 9 < c.len && !has_second(c.p + i + 1, s->stubs != NULL)) {
-				i += 7; /* no 05 in the next 8 bytes: no syscall ends there */
-				continue;
+		}
+		for (uint64_t i = 0; i + 1 < c.len; i += 8) {
+			uint64_t m = 0;
+			if (i + 9 <= c.len) {
+				m = zv_stubs_pair_mask(c.p + i, !b);
+			} else {
+				for (uint64_t k = 0; i + k + 1 < c.len; k++)
+					if (b ? zv_stubs_is_call_pair(c.p + i + k) : c.p[i + k] == 0x0f && c.p[i + k + 1] == 0x05)
+						m |= 0x80UL << (8 * k);
 			}
-			if (v + i < done || !(s->stubs ? zv_stubs_is_call_pair(c.p + i)
-						      : c.p[i] == 0x0f && c.p[i + 1] == 0x05))
-				continue;
-			if (s->stubs) {
-				done = judge_pair(s, v + i, done);
-				continue;
+			for (; m; m &= m - 1) {
+				uint64_t x = v + i + ((uint64_t)__builtin_ctzl(m) >> 3);
+				if (b) {
+					if (b->npairs < b->maxpairs)
+						b->pairs[b->npairs++] = x + s->bias;
+					else
+						b->pairs_ok = 0;
+					if (x >= done)
+						done = judge_pair(s, x, done);
+					continue;
+				}
+				struct region r;
+				struct zv_ibuf f;
+				if (x < done || !region_at(s, x, &r))
+					continue; /* outside any function that can be judged */
+				done = r.start + r.len;
+				if (r.start < s->vlo || done > s->vhi || r.len > MAX_ZPOLINE_FUNCTION ||
+				    zv_elffile_read(s->im, r.start, s->code, r.len, &f) != (long)r.len)
+					continue;
+				s->nsites += scan_function(f.p, r.len, r.start + s->bias, s->sites + s->nsites,
+							   MAX_SITES - s->nsites);
 			}
-			struct region r;
-			struct zv_ibuf f;
-			if (!region_at(s, v + i, &r))
-				continue; /* outside any function that can be judged */
-			done = r.start + r.len;
-			if (r.start < s->vlo || done > s->vhi || r.len > MAX_ZPOLINE_FUNCTION ||
-			    zv_elffile_read(s->im, r.start, s->code, r.len, &f) != (long)r.len)
-				continue;
-			s->nsites += scan_function(f.p, r.len, r.start + s->bias, s->sites + s->nsites,
-						   MAX_SITES - s->nsites);
 		}
 	}
 }
@@ -404,6 +410,10 @@ void zv_sites_load(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uin
 	struct scan s = { .im = &im, .chunk = work, .code = work + CHUNK,
 			  .sites = (uint64_t *)(work + CHUNK + MAX_FUNCTION + MAX_GAP), .stubs = stubs, .eh = &eh };
 	int eh_ok = zv_unwind_table(&im, &eh, &s.u) == 0;
+	if (stubs) {
+		stubs->npairs = stubs->nread = 0;
+		stubs->pairs_ok = 1;
+	}
 	if (eh_ok || stubs) {
 		for (int i = 0; i < im.nph; i++) {
 			/* each executable segment's part of this mapping */

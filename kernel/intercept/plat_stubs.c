@@ -57,15 +57,16 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 	int all = zv_stubs_commit(t, b, addr, addr + len, prot, opened ? ZV_STUBS_OPENED : 0) == want;
 	if (opened)
 		zv_stubs_close(addr, addr + len, prot);
-	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside,
-				all && hit ? b->verdict : -1);
+	/* a decode's count comes from the pairs it met, not a scan of the code */
+	long known = all && hit ? b->verdict : all && !hit && (prot & PROT_READ) ? zv_sudoff_count_batch(t, b, addr, addr + len) : -1;
+	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside, known);
 	/* The cache keeps the count even where this process did not scan (it
 	 * was armed for good by an earlier mapping): an entry without one
 	 * would make every later process scan the whole mapping again (about
 	 * 2 ms for libc). An entry without one gets it now. */
 	int counted = all && (!hit || b->verdict < 0) && !(prot & PROT_WRITE);
 	if (counted && v < 0)
-		v = zv_sudoff_count(addr, addr + len, b->inside, b->ninside);
+		v = known >= 0 ? known : zv_sudoff_count(addr, addr + len, b->inside, b->ninside);
 	if (!hit || (counted && v >= 0)) {
 		b->verdict = all ? v : -1;
 		zv_sitecache_store(fd, addr, len, off, b);

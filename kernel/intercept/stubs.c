@@ -40,11 +40,12 @@
 #define MAX_WINDOWS 8192 /* per mapping */
 #define MAX_FUNCTION_SYSCALLS 64 /* musl's pthread_barrier_wait has 20 */
 #define MAX_GAP 128 /* bytes of padding after a function looked at for trampolines */
-#define BITMAP_BYTES ((ZV_STUB_MAX_FUNCTION + MAX_GAP) / 8 + 1) /* a function, its gap, and the byte after */
+#define BITMAP_BYTES (((ZV_STUB_MAX_FUNCTION + MAX_GAP) / 8 + 8) & ~7UL) /* a function, its gap, and the byte after */
 #define NBITMAPS 3
 #define MAX_INSIDE 8192 /* per mapping: cc1 has about 150 */
+#define MAX_PAIRS 16384 /* per mapping: libc has about 800 */
 #define BATCH_SIZE (sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + \
-		    NBITMAPS * BITMAP_BYTES + MAX_INSIDE * sizeof(uint64_t))
+		    NBITMAPS * BITMAP_BYTES + (MAX_INSIDE + MAX_PAIRS) * sizeof(uint64_t))
 
 _Static_assert((ZV_STUBS_FORMAT >> 8 & 0xff) == STUB_SIZE && (ZV_STUBS_FORMAT & 0xff) == TAIL_SIZE,
 	      "a new stub layout is a new ZV_STUBS_FORMAT");
@@ -86,6 +87,8 @@ struct zv_stub_batch *zv_stubs_batch_new(void)
 	b->bitmap_bytes = BITMAP_BYTES;
 	b->inside = (uint64_t *)(b->pads + BITMAP_BYTES);
 	b->maxinside = MAX_INSIDE;
+	b->pairs = b->inside + MAX_INSIDE;
+	b->maxpairs = MAX_PAIRS;
 	b->verdict = -1;
 	return b;
 }

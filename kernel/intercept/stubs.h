@@ -33,6 +33,13 @@ struct zv_stub_batch {
 	uint64_t *inside;
 	int ninside, maxinside;
 	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
+	/* every pair the analysis met in the code it read, in order (run
+	 * addresses), and the ranges it read: what intercept/sudoff.c counts
+	 * without reading the code again (pairs_ok 0: too many, or not kept) */
+	uint64_t *pairs;
+	int npairs, maxpairs, pairs_ok;
+	uint64_t read_lo[4], read_hi[4];
+	int nread;
 	uint64_t region; /* after a commit: its stub region (b->w then holds the windows made, in its order) */
 	/* the mapped file's identity as the cache keys it (intercept/sitecache.c):
 	 * one fstat for the copy's and the windows' lookups and stores */
@@ -53,6 +60,28 @@ int zv_stubs_is_restorer(const uint8_t *code, uint64_t s);
 static inline int zv_stubs_is_call_pair(const uint8_t *p)
 {
 	return (p[0] == 0x0f && (p[1] == 0x05 || p[1] == 0x34)) || (p[0] == 0xcd && p[1] == 0x80);
+}
+/* 0x80 in each byte of v that is 0, exactly (no borrow between bytes). */
+static inline uint64_t zv_zero_bytes(uint64_t v)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
+	return ~(((v & low7) + low7) | v | low7);
+}
+/* Of the 8 positions at p (9 bytes read), those where such a pair starts:
+ * 0x80 in byte k for p + k. A word at a time: most words hold no 0f or cd. */
+static inline uint64_t zv_stubs_pair_mask(const uint8_t *p, int syscall_only)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	uint64_t w, w1;
+	__builtin_memcpy(&w, p, 8); /* inline: -fno-builtin makes memcpy a call */
+	__builtin_memcpy(&w1, p + 1, 8);
+	uint64_t f = zv_zero_bytes(w ^ 0x0f * ones), c = syscall_only ? 0 : zv_zero_bytes(w ^ 0xcd * ones);
+	if (!(f | c))
+		return 0;
+	uint64_t second = zv_zero_bytes(w1 ^ 0x05 * ones);
+	if (!syscall_only)
+		second |= zv_zero_bytes(w1 ^ 0x34 * ones);
+	return (f & second) | (c & zv_zero_bytes(w1 ^ 0x80 * ones));
 }
 void zv_stubs_batch_free(struct zv_stub_batch *b);
 /* Adds the windows of the function [code, code + len), which runs at at;

@@ -209,6 +209,92 @@ static long scan_locked(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 	return n;
 }
 
+/* Whether a, one of the n sorted windows of w, is a window's syscall. */
+static int window_syscall(const struct zv_stub_window *w, int n, uint64_t a)
+{
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (w[mid].s < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && w[lo].s == a;
+}
+
+/* The pairs starting in [from, to) of the mapping [lo, ...) as it is now
+ * but restorers' and those in in[] (read under the fault guard: another
+ * thread may unmap it); -1 if unreadable. Reads the byte at to. */
+static long pairs_in(struct zv_thread *t, uint64_t lo, uint64_t from, uint64_t to, const uint64_t *in, int nin)
+{
+	uint8_t buf[48];
+	long n = 0;
+	for (uint64_t at = from; at < to; at += 32) {
+		uint64_t k = to - at < 32 ? to - at : 32, back = at - lo < 7 ? at - lo : 7;
+		uint64_t outer = t->guard_sp;
+		long e = zv_copy_guarded(buf, (const void *)(at - back), back + k + 1, &t->guard_sp);
+		t->guard_sp = outer;
+		if (e < 0)
+			return -1;
+		for (uint64_t i = 0; i < k; i++)
+			n += is_site(buf + back + i) && !(buf[back + i + 1] == 0x05 && zv_stubs_is_restorer(buf, back + i)) &&
+			     !proven_inside(at + i, in, nin);
+	}
+	return n;
+}
+
+long zv_sudoff_count_batch(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi)
+{
+	if (!b->pairs_ok)
+		return -1;
+	for (int i = 1; i < b->ninside; i++) /* in order but for a neighbour's trampolines: a few steps */
+		for (int j = i; j > 0 && b->inside[j - 1] > b->inside[j]; j--) {
+			uint64_t x = b->inside[j];
+			b->inside[j] = b->inside[j - 1];
+			b->inside[j - 1] = x;
+		}
+	long n = 0, e;
+	/* the pairs the analysis met: left but for the windows' syscalls (gone),
+	 * those proven inside instructions and restorers */
+	for (int i = 0; i < b->npairs; i++) {
+		uint64_t x = b->pairs[i];
+		if (x + 2 > hi || window_syscall(b->w, b->n, x) || proven_inside(x, b->inside, b->ninside))
+			continue;
+		if ((e = pairs_in(t, lo, x, x + 1, b->inside, b->ninside)) < 0)
+			return -1;
+		n += e;
+	}
+	/* what the windows wrote (jmp rel32, a trampoline's jmp rel8) */
+	for (int i = 0; i < b->n; i++) {
+		const struct zv_stub_window *w = &b->w[i];
+		uint64_t c = w->d ? w->d : w->p;
+		if (c + 5 >= hi || w->s + 2 >= hi || (e = pairs_in(t, lo, c, c + 5, b->inside, b->ninside)) < 0)
+			return -1; /* (a window at the very end: the full scan) */
+		n += e;
+		if (w->d && (e = pairs_in(t, lo, w->s, w->s + 2, b->inside, b->ninside)) < 0)
+			return -1;
+		n += w->d ? e : 0;
+	}
+	/* and the bytes the analysis did not read: what lies outside the
+	 * executable segments, and the pair across the end of what it read;
+	 * the one across the mapping's end is zv_sudoff_code's */
+	uint64_t at = lo;
+	for (int i = 0; i <= b->nread; i++) {
+		uint64_t to = i < b->nread ? b->read_lo[i] : hi - 1, from = at > lo ? at - 1 : at;
+		if (to > hi || to < at)
+			return -1;
+		if (to > from) {
+			if ((e = pairs_in(t, lo, from, to, b->inside, b->ninside)) < 0)
+				return -1;
+			n += e;
+		}
+		if (i < b->nread)
+			at = b->read_hi[i];
+	}
+	return n;
+}
+
 long zv_sudoff_count(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 {
 	for (int i = 1; i < nin; i++)

@@ -23,6 +23,12 @@ long zv_sudoff_code(struct zv_thread *t, uint64_t lo, uint64_t hi, int writable,
  * of it could not be read. For the site cache's count, which must be known
  * whether or not this process is armed for good already. */
 long zv_sudoff_count(uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
+/* The same, for a mapping [lo, hi) whose code the analysis just read and
+ * whose windows b's commit just wrote (b's pairs, kept as it met them):
+ * only the pairs it met, the windows' bytes and what it did not read are
+ * looked at again. -1: b does not tell (then zv_sudoff_count). */
+struct zv_stub_batch;
+long zv_sudoff_count_batch(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi);
 /* The same for the vDSO [lo, hi), whose host code the guest may run
  * (known: the site cache's count for the same bytes, windows made). */
 long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known);
