@@ -74,6 +74,7 @@ XDIST = $$(python3 -c 'import xdist' 2>/dev/null && [ $(TEST_JOBS) -gt 1 ] && pr
 check:
 	sh scripts/install-deps.sh
 	$(MAKE) all unit
+	python3 scripts/check-deps.py
 	PATH="$$PATH:/usr/local/go/bin" $(MAKE) -C tests/guests
 	python3 -m pytest -q $(XDIST) tests
 	$(MAKE) check-rootless
@@ -98,6 +99,12 @@ check-rootless:
 			python3 -m pytest -q $(XDIST) -p no:cacheprovider \
 			$(ROOTLESS_TESTS); \
 	fi
+
+# The kernel's dependency direction (docs/DESIGN.md, "Source layout"):
+# includes and symbols against it, beyond the known ones of
+# scripts/deps-allowed.txt.
+check-deps: all
+	python3 scripts/check-deps.py
 
 # Third-party suites natively and under each platform (not in `check`: it
 # takes long). SUITES_ARGS passes options, e.g. SUITES_ARGS=--quick or
@@ -133,5 +140,5 @@ clean:
 	rm -rf $(BUILD)
 	$(MAKE) -C tests/guests clean
 
-.PHONY: all unit check check-rootless check-suites clean bench bench-workloads install uninstall
+.PHONY: all unit check check-deps check-rootless check-suites clean bench bench-workloads install uninstall
 -include $(KOBJ:.o=.d)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checkpoint and restore against CRIU (issue 16): checkpoint time, restore
+"""Checkpoint and restore against CRIU: checkpoint time, restore
 time and image size of build/bench/crheap holding a heap of 10 MiB, 100 MiB
 and 1 GiB (every page touched, pseudo-random, incompressible), under
 `zvisor checkpoint`/`zvisor restore` and `criu dump`/`criu restore -d`, in
@@ -125,8 +125,8 @@ class Zvisor:
             raise Unavailable("%s does not exist: run `make`" % self.path)
         help_text = subprocess.run([self.path, "--help"], capture_output=True, text=True).stdout
         if " checkpoint " not in help_text or " restore " not in help_text:
-            raise Unavailable("`%s --help` lists no checkpoint/restore command "
-                              "(issue 16's core is not in this build)" % common.shown_path(self.path))
+            raise Unavailable("`%s --help` lists no checkpoint/restore command"
+                              % common.shown_path(self.path))
         return subprocess.run([self.path, "--version"], capture_output=True,
                               text=True).stdout.strip()
 

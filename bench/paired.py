@@ -23,7 +23,7 @@ each child takes what the shell knew. --user runs both sides as USER
 (setpriv), with HOME=DIR and no XDG_CACHE_HOME when --home is given (a
 user without a home keeps zvisor's cache in /tmp/zvisor-UID).
 
-Example, this binary against an older one:
+Example, this tree's binary against an older one:
   python3 bench/paired.py --runner new='build/zvisor run --' \\
       --runner old='/tmp/zvisor-old run --'
 """

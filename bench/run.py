@@ -29,7 +29,7 @@ from common import (ROOT, add_common_options, ensure_matplotlib, ensure_tool, fi
 ZVISOR = common.ZVISOR
 MICROBENCH = os.path.join(ROOT, "build", "bench", "microbench")
 
-# (microbench op, row label).  Labels follow ../shared/REFERENCE.md.
+# (microbench op, row label).  Labels are the rows of bench/README.md.
 OPS = [
     ("getpid", "getpid"),
     ("getppid", "getppid"),
@@ -47,7 +47,7 @@ OPS = [
 ]
 OP_LABEL = dict(OPS)
 
-# Rows whose cost is one cheap system call: the issue-3 "syscall-bound rows".
+# Rows whose cost is one cheap system call: the "syscall-bound rows".
 # select-100/1000 are left out: the host's own per-fd scan dominates them
 # (select-1000 costs ~10 us natively, a tenth of a strace stop), so no
 # interposer can be 100x faster than strace there.
@@ -57,7 +57,7 @@ HOST_BOUND = ["getppid", "read", "write"]
 ZVISOR_PLATFORMS = ["stubs", "zpoline", "sud", "seccomp"]
 KVM_PROBE_TIMEOUT = 20.0
 
-# Issue 5: `zvisor trace` against strace writing to a real file.  The trace
+# `zvisor trace` against strace writing to a real file.  The trace
 # runners write to files in the private directory (rewritten at each run).
 TRACE_FASTER_THAN_STRACE = 20
 TRACE_C_MAX_RATIO = 1.5
@@ -172,7 +172,7 @@ def make_runners(args):
 
 
 def trace_runners(want, args):
-    """zvisor trace (issue 5) and strace, each writing its trace somewhere."""
+    """zvisor trace and strace, each writing its trace somewhere."""
     tmp = work_env()["TMPDIR"]
     specs = [
         ("zvisor-trace", "zvisor trace -f -o FILE", "zvisor",
@@ -279,7 +279,7 @@ def build_table(runners, ops, med, errors):
 
 
 # ---------------------------------------------------------------------------
-# issue-3 and issue-5 targets
+# the fast path's and trace's targets
 
 def med_ratio(med, op, key, base_key="native"):
     a, b = med.get(op, {}).get(key), med.get(op, {}).get(base_key)
@@ -304,7 +304,7 @@ def target_entry(med, key, plat, name, checks, fmt, single=False):
 
 
 def evaluate_targets(runners, med, ops):
-    """One entry per (zvisor platform, target), then the issue-5 trace targets."""
+    """One entry per (zvisor platform, target), then the trace targets."""
     keys = {r.key for r in runners if r.available}
     out = []
     ratio = lambda op, key, base_key="native": med_ratio(med, op, key, base_key)
@@ -347,7 +347,7 @@ def evaluate_targets(runners, med, ops):
 
 
 def trace_targets(keys, med, ops):
-    """Issue 5: `zvisor trace -f -o FILE` against strace writing to a real
+    """`zvisor trace -f -o FILE` against strace writing to a real
     file (strace -f -o /dev/null when strace-o was not run) on the
     syscall-bound rows, and `zvisor trace -f -c` against native on all rows."""
     out = []
@@ -498,7 +498,7 @@ def run_main():
         for f in failures:
             print(f"failed: {f}")
     print()
-    print("issue-3 and issue-5 targets:")
+    print("targets:")
     for line in target_lines(targets, runners):
         print("  " + line)
 
@@ -550,7 +550,7 @@ def run_main():
     notes += [f"{r.label} printed: {r.note}" for r in runners if r.note]
     if notes:
         md += ["Notes:", ""] + [f"- {n}" for n in notes] + [""]
-    md += ["## Issue-3 and issue-5 targets", ""] + [f"- {l}" for l in target_lines(targets, runners)] + [""]
+    md += ["## Targets", ""] + [f"- {l}" for l in target_lines(targets, runners)] + [""]
     md += ["## Spread across runs (µs, lowest-highest per-run median)", "",
            "Ptrace-based runners (strace, gVisor ptrace) swing several times with the load "
            "on the other vCPU; quote them as ranges.", "", markdown_table(sh, srows), ""]

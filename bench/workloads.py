@@ -36,7 +36,7 @@ ZVISOR = common.ZVISOR
 ZVISOR_MAX_TIME_RATIO = 1.05        # batch workloads, zvisor run at the median
 ZVISOR_MAX_THROUGHPUT_LOSS = 1.10   # servers: native / zvisor throughput
 TRACE_FASTER_THAN_STRACE = 10       # zvisor trace -f -o against strace -f -o
-TRACE_C_MAX_RATIO = 1.5             # zvisor trace -f -c against native (issue 5)
+TRACE_C_MAX_RATIO = 1.5             # zvisor trace -f -c against native
 
 
 # ---------------------------------------------------------------------------
@@ -330,7 +330,7 @@ def evaluate_targets(workloads, keys, med):
               "smaller than strace -f -o's ((strace-native)/(trace-native))",
               overhead, lambda v: "inf" if v == float("inf") else fmt_ratio(v))
     if "zvisor-trace-c" in keys:
-        entry(f"zvisor trace -f -c <= {TRACE_C_MAX_RATIO}x native (issue 5)",
+        entry(f"zvisor trace -f -c <= {TRACE_C_MAX_RATIO}x native",
               at_most("zvisor-trace-c", TRACE_C_MAX_RATIO), fmt_ratio)
     return out
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Build a current CRIU from source for bench/checkpoint.py's comparison
-# (issue 16): Debian's criu 3.17.1 stops at `vdso: Failed to fill self vdso
+# Build a current CRIU from source for bench/checkpoint.py's comparison:
+# Debian's criu 3.17.1 stops at `vdso: Failed to fill self vdso
 # symtable` on these machines' kernel. Not part of `make check` or CI: it
 # calls apt-get for CRIU's build dependencies (as root).
 #

@@ -5,27 +5,24 @@
 #   LTP_SRC=SOURCE scripts/build-ltp.sh
 #
 # SOURCE: an LTP source tree (has configure.ac), or a bare git directory
-# (its HEAD is exported), or nothing: the snapshot under /work/.mirror if
-# there is one. Only lib/, libs/, testcases/lib (the shell tests' helpers)
-# and testcases/kernel/syscalls are built, not the whole tree. As root the
-# build tools are installed with apt-get if missing. Idempotent: when
-# $LTP_ROOT holds an install of the same source, it says so and stops.
-# Exit 0 when installed; 2 when there is no source (nothing to do).
+# (its HEAD is exported); required. Only lib/, libs/, testcases/lib (the
+# shell tests' helpers) and testcases/kernel/syscalls are built, not the
+# whole tree. As root the build tools are installed with apt-get if
+# missing. Idempotent: when $LTP_ROOT holds an install of the same source,
+# it says so and stops.
+# Exit 0 when installed; 2 when LTP_SRC is not set.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LTP_ROOT=${LTP_ROOT:-/opt/ltp}
-MIRROR=/work/.mirror/linux-test-project+ltp/repo
 SRC_ARG=${LTP_SRC:-}
-[ -n "$SRC_ARG" ] || { [ -d "$MIRROR" ] && SRC_ARG=$MIRROR; } || true
 BUILD=$ROOT/build/ltp-src
 STAMP=$LTP_ROOT/.zvisor-ltp-source
 
 say() { echo "build-ltp: $*"; }
 
 if [ -z "$SRC_ARG" ]; then
-	say "no LTP source: set LTP_SRC to an LTP source tree or git directory" >&2
-	say "(git clone https://github.com/linux-test-project/ltp on a machine with network)" >&2
+	say "LTP_SRC is not set: set it to an LTP source tree or bare git directory (git clone https://github.com/linux-test-project/ltp)" >&2
 	exit 2
 fi
 

@@ -16,11 +16,11 @@ if [ -n "$need" ]; then
 	apt-get install -y -q $need >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $need >/dev/null; }
 fi
 
-# LTP, built from its source when one is at hand (LTP_SRC, or the snapshot
-# under /work/.mirror): scripts/build-ltp.sh installs it into $LTP_ROOT
-# (default /opt/ltp) and skips what is already installed.
+# LTP, built from its source when LTP_SRC names one: scripts/build-ltp.sh
+# installs it into $LTP_ROOT (default /opt/ltp) and skips what is already
+# installed.
 LTP_ROOT=${LTP_ROOT:-/opt/ltp}
-if [ -n "${LTP_SRC:-}" ] || [ -d /work/.mirror/linux-test-project+ltp/repo ]; then
+if [ -n "${LTP_SRC:-}" ]; then
 	LTP_ROOT=$LTP_ROOT sh "$(dirname "$0")/build-ltp.sh" || echo "install-suites: LTP build failed; the ltp suite is skipped" >&2
 elif [ ! -f "$LTP_ROOT/runtest/syscalls" ]; then
 	echo "install-suites: no LTP source (set LTP_SRC to an LTP source tree or git directory) and no LTP in $LTP_ROOT: the ltp suite is skipped" >&2

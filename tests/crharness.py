@@ -47,8 +47,8 @@ def core_missing():
         except OSError as e:
             out = str(e)
         has = all(" %s " % c in out for c in ("checkpoint", "restore"))
-        _core = "" if has else ("zvisor checkpoint/restore are not commands of %s yet "
-                                "(issue 16's core)" % zvtest.ZVISOR)
+        _core = "" if has else ("zvisor checkpoint/restore are not commands of %s"
+                                % zvtest.ZVISOR)
     return _core or None
 
 

@@ -1,4 +1,4 @@
-"""Checkpoint and restore (issue 16, docs/CHECKPOINT.md).
+"""Checkpoint and restore (docs/CHECKPOINT.md).
 
 Each guest of crharness.CASES ('cr_counter', 'cr_threads', cr_python.py,
 'crgoguest', sqlite3 with cr_sqlite.sql, 'cr_sleepers', 'cr_listen') runs

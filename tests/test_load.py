@@ -1,4 +1,4 @@
-"""Load the kernel must hold (issue 14; guest loadstorm.c, loadstorm.desc):
+"""Load the kernel must hold (guest loadstorm.c, loadstorm.desc):
 a POSIX timer signal storm that leaves the program no time between signals,
 SIGTERM and SIGINT sent into such a storm, 64 threads signalling each other,
 and a bounded fork tree. Each runs natively and under every platform and

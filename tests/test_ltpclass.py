@@ -1,5 +1,5 @@
 """Differential tests of the classes of LTP syscall tests that passed natively
-but failed under zvisor (issue 14). Each guest in tests/guests reproduces one
+but failed under zvisor. Each guest in tests/guests reproduces one
 class in a program of our own (LTP itself is not built here); what it checks
 and what it prints natively are in its .desc. Each of its modes runs on two
 builds (dynamic glibc and static musl: two libcs, two loaders) natively and

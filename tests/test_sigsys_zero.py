@@ -1,4 +1,4 @@
-"""Real programs on the default platform (jump stubs, DESIGN section 12)
+"""Real programs on the default platform (DESIGN "Jump stubs and SUD off")
 take no SIGSYS: every `syscall` they run was turned into a stub when its
 code was mapped. `--stats` prints, per process, how its calls arrived:
 `sigsys=N` counts the calls that took the SIGSYS catch-all (a bounce, a
@@ -8,10 +8,10 @@ Each program runs natively and under zvisor with --stats and --count; the
 output must be the same and every process's SIGSYS count must be its count
 of rt_sigreturn calls that came by SIGSYS (`restorers=N`): a signal
 restorer (`mov $15, %rax; syscall`) is left on SIGSYS on purpose (DESIGN
-section 12: unwinders recognise it by its bytes, and the call needs the
+"Jump stubs and SUD off": unwinders recognise it by its bytes, and the call needs the
 full frame, so a stub would bounce to SIGSYS anyway). Every other call takes
-a stub. (Each process counts its own: the run's --count table was compared
-once, and a Go child's restorer went missing from it now and then.)"""
+a stub. (Each process counts its own: the run's --count table misses a
+Go child's restorer now and then.)"""
 import os
 import re
 import shutil
@@ -244,10 +244,9 @@ def static_busybox():
 def test_real_program_no_sigsys(name, tmp_path, small_repo):
     """The program's processes take no SIGSYS on the stubs platform but
     their signal restorers' (start-up included: the dynamic loader's own
-    reads too), with the output they have natively. Before the trampolines (DESIGN section 12),
-    python3 -c pass took 25, gcc -c 36 (3 processes), git status 47,
-    sqlite3 10, busybox 1, a musl program 1 plus one per thread, a stripped
-    Go program all of its calls."""
+    reads too), with the output they have natively. Without trampolines in
+    padding (bench/results/fast-path.md) python3 -c pass takes 25, gcc -c
+    36, git status 47, sqlite3 10, busybox 1."""
     argv = PROGRAMS[name](tmp_path, small_repo)
     for opts in (["--no-cache"], []):  # windows found by decoding, then from the cache
         found, sigreturns = run_both(argv, cwd=str(tmp_path), opts=opts)

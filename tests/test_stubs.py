@@ -1,4 +1,4 @@
-"""The default platform, jump stubs (DESIGN section 12), for an ordinary
+"""The default platform, jump stubs (DESIGN "Jump stubs and SUD off"), for an ordinary
 user: no privilege and no sysctl, page 0 never mapped, and the same
 behaviour as root. Run as `nobody` through setpriv (CI runs as root)."""
 import os

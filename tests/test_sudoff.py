@@ -1,5 +1,5 @@
 """Syscall User Dispatch off while every executable byte is covered
-(intercept/sudoff.c, DESIGN section 12): the sudoff guest (no libc, every
+(intercept/sudoff.c, DESIGN "Jump stubs and SUD off"): the sudoff guest (no libc, every
 syscall in a function the loader judges) runs natively and under the stubs
 platform with --stats. Fully covered, SUD goes off (sudoff=1); code mapped
 later that holds a raw `syscall` (W^X or RWX) still reaches the kernel

@@ -1,4 +1,4 @@
-"""zvisor trace (issue 5): the interface and its behaviours, against strace
+"""zvisor trace: the interface and its behaviours, against strace
 6.1 where strace has the same option.
 
 - parity: `zvisor trace -f -o` and `strace -f -o` on the same program give

@@ -1,4 +1,4 @@
-"""The guest's vDSO and virtual time (issue 4).
+"""The guest's vDSO and virtual time.
 
 vDSO: the guest parses the image at AT_SYSINFO_EHDR itself (as Go does),
 lists its symbols and versions, finds it in /proc/self/maps as [vdso], and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""strace parity of `zvisor trace` (issue 5), for the tests and by hand.
+"""strace parity of `zvisor trace`, for the tests and by hand.
 
 Runs a command under `strace -f -o` and `zvisor trace -f -o`, normalises
 both (pids, addresses, times, random bytes, strace's <unfinished>/<resumed>

@@ -9,7 +9,6 @@
 #include "sys/calls.h"
 #include "lib/syscall.h"
 #include "lib/fmt.h"
-#include "intercept/sudoff.h"
 
 #define SIGSEGV 11
 #define SIGBUS 7
@@ -85,8 +84,6 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 		return;
 	}
 	if (fault && sig == SIGSEGV) {
-		if (si->si_code == SEGV_ACCERR && zv_sudoff_exec_wait(t, ip, si->sys.call_addr))
-			return; /* code being made executable: now it is, or it faults again */
 		if (zv_fast_fault(t, uc)) {
 			zv_signals_on_exit(t, uc); /* a syscall beyond the sled, now made */
 			return;

@@ -57,6 +57,8 @@ struct zv_thread {
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	int sud_off;                   /* SUD is off in this thread (intercept/sudoff.c) */
 	int sud_remake;                /* a host call interrupted only to arm it is made again */
+	int exec_seen_done;            /* the last fault run again after code was made executable: */
+	uint64_t exec_seen_ip;         /* intercept/sudoff_mm.c's count of such calls then, and where */
 	int known;                     /* listed for zv_thread_each (intercept/sudoff.c arms every thread) */
 	int handler_depth;             /* guest handler frames built and not returned from */
 	struct {                       /* the guest's own Syscall User Dispatch */

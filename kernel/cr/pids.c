@@ -39,45 +39,21 @@ long zv_cr_guest_id(long x)
 	return x;
 }
 
-/* Which arguments are ids: bit i for argument i; bit 7: only when
- * argument 0 says "a process" (getpriority's PRIO_PROCESS 0,
- * ioprio's IOPRIO_WHO_PROCESS 1). */
-static uint8_t id_args(long nr)
-{
-	switch (nr) {
-	case __NR_kill: case __NR_tkill: case __NR_rt_sigqueueinfo: case __NR_sched_setaffinity:
-	case __NR_sched_getaffinity: case __NR_sched_setparam: case __NR_sched_getparam:
-	case __NR_sched_setscheduler: case __NR_sched_getscheduler: case __NR_sched_rr_get_interval:
-	case __NR_sched_setattr: case __NR_sched_getattr: case __NR_prlimit64: case __NR_getpgid:
-	case __NR_getsid: case __NR_setpgid: case __NR_pidfd_open: case __NR_process_vm_readv:
-	case __NR_process_vm_writev: case __NR_get_robust_list: case __NR_migrate_pages:
-	case __NR_move_pages: case __NR_process_madvise:
-		return 1;
-	case __NR_tgkill: case __NR_rt_tgsigqueueinfo: case __NR_kcmp:
-		return 3;
-	case __NR_getpriority: case __NR_setpriority:
-		return 0x80 | 2;
-	case __NR_ioprio_get: case __NR_ioprio_set:
-		return 0x40 | 2;
-	default:
-		return 0;
-	}
-}
-
+/* The ids in the arguments: the row's pid column (sys/sysent.h). */
 static int restored(void) { return zv_cr.restored; }
 static int sees(long nr)
 {
-	return zv_cr.restored && (nr == __NR_getppid || id_args(nr));
+	return zv_cr.restored && (zv_row(nr)->ppid || zv_row(nr)->pid);
 }
 
 static long call(struct zv_call *c)
 {
-	if (c->nr == __NR_getppid)
+	if (zv_row(c->nr)->ppid)
 		return zv_cr.orig_ppid;
-	uint8_t m = id_args(c->nr);
-	if ((m & 0x80) && c->a[0] != 0 /* PRIO_PROCESS */)
+	uint8_t m = zv_row(c->nr)->pid;
+	if ((m & ZV_PID_WHO_PRIO) && c->a[0] != 0 /* PRIO_PROCESS */)
 		return zv_next(c);
-	if ((m & 0x40) && c->a[0] != 1 /* IOPRIO_WHO_PROCESS */)
+	if ((m & ZV_PID_WHO_IOPRIO) && c->a[0] != 1 /* IOPRIO_WHO_PROCESS */)
 		return zv_next(c);
 	long a[6] = { c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5] };
 	for (int i = 0; i < 6; i++)

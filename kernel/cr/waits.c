@@ -78,7 +78,7 @@ static long sleep_call(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
-	int nano = c->nr == __NR_nanosleep;
+	int nano = zv_row(c->nr)->resume == ZV_RESUME_SLEEP;
 	int req_i = nano ? 0 : 2, rem_i = nano ? 1 : 3;
 	if (!nano && (a[1] & TIMER_ABSTIME))
 		return zv_next(c);
@@ -106,8 +106,9 @@ static long timed_call(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
-	int i = c->nr == __NR_poll ? 2 : 3;
-	int ts = c->nr == __NR_epoll_pwait2 || c->nr == __NR_futex;
+	int k = zv_row(c->nr)->resume;
+	int i = k == ZV_RESUME_FUTEX ? 3 : zv_arg_index(zv_row(c->nr)->timeout);
+	int ts = k != ZV_RESUME_MS;
 	long timeout_ns;
 	struct kts in, left;
 	if (ts) {
@@ -139,17 +140,18 @@ static long timed_call(struct zv_call *c)
 	return r;
 }
 
+/* The row's resume column (sys/sysent.h). */
 static int sees(long nr)
 {
-	return nr == __NR_nanosleep || nr == __NR_clock_nanosleep || nr == __NR_poll || nr == __NR_epoll_wait ||
-	       nr == __NR_epoll_pwait || nr == __NR_epoll_pwait2 || nr == __NR_futex;
+	return zv_row(nr)->resume != ZV_RESUME_NONE;
 }
 
 static long call(struct zv_call *c)
 {
-	if (c->nr == __NR_nanosleep || c->nr == __NR_clock_nanosleep)
+	int k = zv_row(c->nr)->resume;
+	if (k == ZV_RESUME_SLEEP || k == ZV_RESUME_CLOCK_SLEEP)
 		return sleep_call(c);
-	if (c->nr == __NR_futex && ((c->a[1] & FUTEX_CMD_MASK) != FUTEX_WAIT || !c->a[3]))
+	if (k == ZV_RESUME_FUTEX && ((c->a[1] & FUTEX_CMD_MASK) != FUTEX_WAIT || !c->a[3]))
 		return zv_next(c); /* no timeout, an absolute one, or no wait */
 	return timed_call(c);
 }

@@ -1,4 +1,4 @@
-/* The cache directory stays bounded (DESIGN section 12, "Once per file"):
+/* The cache directory stays bounded (DESIGN "The site cache and shared text"):
  * shared copies of rewritten code are 1-3 MiB each. Enforced by the process
  * that stores a file, before its rename: the entries (*.win, *.pgs; not
  * another writer's temporary files) are listed with their allocated size

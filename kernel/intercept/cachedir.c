@@ -18,6 +18,7 @@
 static char dir[256];     /* the cache directory; empty: none */
 static char runtime[200]; /* $XDG_RUNTIME_DIR, for the fallback */
 static int chosen;        /* dir was checked (or there is none) */
+static int warn_fd;       /* where a refused place is said (-1: not in this image) */
 static volatile int choosing;
 
 static int make_dir(const char *path)
@@ -58,16 +59,16 @@ static int private_place(const char *path)
 	make_dir(dir);
 	if (own_dir(dir, 1))
 		return 1;
-	if (zv_proc.first_image)
-		zv_dprintf(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2,
-			   "zvisor: not using %s for the cache: not a private directory of this user's\n", dir);
+	if (warn_fd >= 0)
+		zv_dprintf(warn_fd, "zvisor: not using %s for the cache: not a private directory of this user's\n", dir);
 	return 0;
 }
 
-void zv_cachedir_init(const char *xdg, const char *home, const char *xdg_runtime)
+void zv_cachedir_init(const char *xdg, const char *home, const char *xdg_runtime, int none, int warn)
 {
 	dir[0] = runtime[0] = 0;
-	chosen = zv_proc.no_cache;
+	chosen = none;
+	warn_fd = warn;
 	if (chosen)
 		return;
 	if (xdg && zv_strlen(xdg) < 150)

@@ -145,6 +145,8 @@ static int peek(uint64_t addr, uint64_t *v)
 int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	uint64_t ip = uc->mc.rip, ret, code8;
+	if (zv_sudoff_exec_wait(t, ip))
+		return 1; /* code being made executable (intercept/sudoff_mm.c): now it is, or it faults again */
 	if (ip == uc->mc.rax && peek(uc->mc.rsp, &ret) && peek(ret - 8, &code8) && zv_site_ours(ret, code8)) {
 		uc->mc.rsp += 8; /* the call's return address */
 	} else if (peek(ip - 6, &code8) && zv_site_ours(ip + 2, code8)) {

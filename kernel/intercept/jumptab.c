@@ -1,4 +1,4 @@
-/* Jump tables: where a function's indirect jumps may land (DESIGN 12).
+/* Jump tables: where a function's indirect jumps may land (DESIGN "Jump stubs and SUD off").
  *
  * A window may not hold a branch target after its first instruction, so a
  * function with an indirect jump got no windows: its targets were unknown.

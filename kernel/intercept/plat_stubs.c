@@ -3,7 +3,7 @@
  * (intercept/loadsites.c finds the functions). Page 0 stays unmapped, so
  * NULL pointers fault as natively, and no privilege is needed. Sites found
  * only at run time (JIT code, code without function bounds) stay on the
- * SIGSYS catch-all: see DESIGN section 12 for why. */
+ * SIGSYS catch-all: see DESIGN "Jump stubs and SUD off" for why. */
 #include "zvisor.h"
 #include "intercept/platform.h"
 #include "intercept/sites.h"
@@ -121,6 +121,8 @@ const struct zv_platform_ops zv_plat_stubs = {
 	.code_mapped = code_mapped,
 	.vdso_stubs = vdso_stubs,
 	.vdso_code = vdso_code,
+	.mm_before = zv_sudoff_mm_before,
+	.mm_after = zv_sudoff_mm_after,
 	.reserved = zv_stubs_regions,
 	.guest_ip = zv_stubs_guest_ip,
 	.resume_ip = zv_stubs_resume_ip,

@@ -30,6 +30,13 @@ struct zv_platform_ops {
 	 * platform may make its sites (and must say whether SUD may go off). */
 	void (*vdso_code)(struct zv_thread *t, uint8_t *base, uint64_t size, const uint64_t (*fn)[2], int n,
 			  int rewrite);
+	/* A memory call of the guest (nr, arguments a), before the host makes
+	 * it, with h, a copy of a the platform may change (returns what
+	 * mm_after is given), and after, with its result r (returns the
+	 * call's): a platform that lets threads run without the catch-all
+	 * keeps them from code it has not seen (intercept/sudoff_mm.c). */
+	int (*mm_before)(struct zv_thread *t, long nr, const long *a, long *h);
+	long (*mm_after)(struct zv_thread *t, long nr, const long *a, long r, int later);
 	/* A SIGSEGV in guest code that is the platform's own doing: handled
 	 * (1) or the guest's (0). */
 	int (*fault)(struct zv_thread *t, struct zv_ucontext *uc);

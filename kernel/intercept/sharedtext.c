@@ -1,5 +1,5 @@
 /* Rewritten code shared across processes through the page cache (DESIGN
- * section 12, "Shared rewritten pages"). Writing the windows into a private
+ * "The site cache and shared text"). Writing the windows into a private
  * copy of libc's text costs every process about 70 copy-on-write faults and
  * 290 KiB of anonymous memory, which every fork copies the page table
  * entries of again. Instead, a file in the cache directory holds, at the

@@ -1,7 +1,7 @@
 /* What the stubs platform learned about a file's code, kept per file in the
  * user's cache directory (intercept/cachedir.c), so
  * that the next exec of the same program maps its windows without decoding
- * a function (DESIGN section 12).
+ * a function (DESIGN "The site cache and shared text").
  *
  * An entry is keyed by the file's identity (device, inode, size, mtime and
  * ctime to the nanosecond: any write or rename over it changes them) and
@@ -70,7 +70,8 @@ void zv_sitecache_init(char **envp)
 		else if (zv_startswith(*envp, "ZVISOR_CACHE_MAX="))
 			cap_of(*envp + 17);
 	}
-	zv_cachedir_init(xdg, home, runtime); /* intercept/cachedir.c */
+	zv_cachedir_init(xdg, home, runtime, zv_proc.no_cache, /* intercept/cachedir.c */
+			 zv_proc.first_image ? (zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2) : -1);
 	if (zv_proc.tree_fd >= 0) { /* what the exec'ing image knew */
 		zv_treecache_load(zv_proc.tree_fd);
 		zv_proc.tree_fd = -1;
@@ -409,9 +410,14 @@ long zv_sitecache_create(const char *tmp)
 int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	(void)x;
-	if (!carried.n)
+	/* without a cache directory, what this tree knows, in a memfd that
+	 * the new image reads (sys/exec.c closes it if the exec fails) */
+	zv_proc.tree_fd = zv_sitecache_dir()[0] ? -1 : zv_treecache_save();
+	if (!carried.n && zv_proc.tree_fd < 0)
 		return -1;
-	size_t k = (size_t)zv_snprintf(buf, n, "%lx.%lx.%lx.%x", carried.hash, carried.size, carried.verdict, carried.n);
+	size_t k = 0;
+	if (carried.n)
+		k = (size_t)zv_snprintf(buf, n, "%lx.%lx.%lx.%x", carried.hash, carried.size, carried.verdict, carried.n);
 	for (int i = 0; i < carried.n && k < n; i++) {
 		const struct rec *r = &carried.r[i];
 		if (r->d == INSIDE)
@@ -419,13 +425,15 @@ int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x)
 		else
 			k += (size_t)zv_snprintf(buf + k, n - k, ".%lx.%lx.%lx", r->p, r->s, r->d);
 	}
+	if (zv_proc.tree_fd >= 0 && k < n)
+		k += (size_t)zv_snprintf(buf + k, n - k, "t%d", zv_proc.tree_fd);
 	return (int)k;
 }
 
 const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
 {
 	(void)x;
-	carried.hash = zv_parse_hex(s, &s);
+	carried.hash = *s == 't' ? 0 : zv_parse_hex(s, &s);
 	carried.size = *s == '.' ? zv_parse_hex(s + 1, &s) : 0;
 	carried.verdict = *s == '.' ? zv_parse_hex(s + 1, &s) : ~0UL;
 	uint64_t n = *s == '.' ? zv_parse_hex(s + 1, &s) : 0;
@@ -445,6 +453,8 @@ const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
 	}
 	if (carried.n != (int)n)
 		carried.n = 0; /* short or too long: not used */
+	if (*s == 't') /* the tree's memfd (zv_sitecache_init reads it) */
+		zv_proc.tree_fd = (int)zv_parse_dec(s + 1, &s);
 	while (*s && *s != ',')
 		s++;
 	return s;

@@ -40,7 +40,10 @@ struct zv_cache_key {
  * image), made if it is not there (0 if it cannot be). */
 const char *zv_sitecache_dir(void);
 int zv_sitecache_make_dir(void);
-void zv_cachedir_init(const char *xdg_cache_home, const char *home, const char *xdg_runtime_dir);
+/* none: no cache (--no-cache); warn: the fd a refused place is said on, or
+ * -1 (only zvisor run's own image says it: an exec'd image's stderr is the
+ * guest's) */
+void zv_cachedir_init(const char *xdg_cache_home, const char *home, const char *xdg_runtime_dir, int none, int warn);
 uint64_t zv_sitecache_cap(void);
 /* fd's identity from b's (one fstat per mapping, kept in b; b may be NULL) */
 int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t off, uint64_t len,
@@ -65,7 +68,9 @@ int zv_treecache_save(void);
 void zv_treecache_load(int fd);
 
 /* The last of those entries this image used, carried across execve
- * (sys/execstate.c's "w="): lookup_bytes tries it before the file. */
+ * (sys/execstate.c's "w="): lookup_bytes tries it before the file; and,
+ * without a cache directory, the memfd of what the tree knows
+ * (zv_proc.tree_fd, "t<fd>" at the end). */
 struct zv_exec_carry;
 int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x);
 const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x);

@@ -11,7 +11,7 @@
 /* A window: the whole instructions [p, s) and the `syscall` at s, replaced
  * by `jmp rel32` to a stub; or, when no such run of 5 bytes exists, the
  * `syscall` alone (p == s) replaced by `jmp rel8` to d, 5 bytes of dead
- * padding nearby that become `jmp rel32` to the stub (DESIGN section 12). */
+ * padding nearby that become `jmp rel32` to the stub (DESIGN "Jump stubs and SUD off"). */
 struct zv_stub_window {
 	uint64_t p, s;
 	uint64_t d; /* the trampoline in padding, 0 if none */

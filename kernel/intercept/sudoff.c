@@ -7,7 +7,8 @@
  * executable mapping of the process was scanned, after its stubs were
  * made, and holds no `syscall` (0f 05), `sysenter` (0f 34) or `int $0x80`
  * (cd 80) at any byte offset, except signal restorers (below). The proof
- * and its limits are in DESIGN sections 12 and 15; in short:
+ * and its limits are in DESIGN "Jump stubs and SUD off" and "SUD off in
+ * threads, and the site cache for every user"; in short:
  *
  * - No thread runs code that was not scanned. With one task the thread
  *   that maps code is the only one that could run it, and it is in the
@@ -96,15 +97,31 @@ static int arm_one(struct zv_thread *o, void *v)
 	return 0;
 }
 
+static volatile int all_armed; /* arm_all ran since zv_sudoff_never was set */
+
+int zv_sudoff_tasks(void)
+{
+	return __atomic_load_n(&zv_proc.nthreads, __ATOMIC_ACQUIRE);
+}
+
+void zv_sudoff_arm_all(struct zv_thread *t)
+{
+	if (!__atomic_load_n(&all_armed, __ATOMIC_ACQUIRE))
+		arm_all(t);
+}
+
 static void arm_all(struct zv_thread *self)
 {
+	zv_sudoff_need(self);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* zv_sudoff_never before the marks */
 	for (int round = 0;; round++) {
 		struct arming a = { self, round % 10 == 0, 0 };
 		int seen = __atomic_load_n(&armed, __ATOMIC_ACQUIRE);
 		zv_thread_each(arm_one, &a);
-		if (!a.left)
+		if (!a.left) {
+			__atomic_store_n(&all_armed, 1, __ATOMIC_RELEASE);
 			return;
+		}
 		struct { long s, ns; } ts = { 0, 1000000 };
 		zv_sys4(__NR_futex, &armed, FUTEX_WAIT_PRIVATE, seen, &ts);
 	}

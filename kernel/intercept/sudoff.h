@@ -1,5 +1,5 @@
 /* Syscall User Dispatch off while every executable byte is covered
- * (intercept/sudoff.c, DESIGN section 12). */
+ * (intercept/sudoff.c, DESIGN "Jump stubs and SUD off"). */
 #ifndef ZV_INTERCEPT_SUDOFF_H
 #define ZV_INTERCEPT_SUDOFF_H
 #include <stdint.h>
@@ -44,10 +44,16 @@ int zv_sudoff_mm_before(struct zv_thread *t, long nr, const long *a, long *h);
  * platform's code_mapped ran): scans what became executable and makes
  * executable what waited for its scan. Returns the call's result. */
 long zv_sudoff_mm_after(struct zv_thread *t, long nr, const long *a, long r, int later);
-/* An instruction fetch of thread t at ip faulted (at addr): if code is
- * being made executable meanwhile, arms t, waits for it and returns 1 (the
- * instruction is run again), else 0. */
-int zv_sudoff_exec_wait(struct zv_thread *t, uint64_t ip, uint64_t addr);
+/* A SIGSEGV of thread t at ip in guest code (an instruction fetch, say):
+ * if code is being made executable meanwhile, arms t, waits for it and
+ * returns 1 (the instruction is run again: a fault of another kind comes
+ * again), else 0. */
+int zv_sudoff_exec_wait(struct zv_thread *t, uint64_t ip);
+/* The tasks on this memory (threads). */
+int zv_sudoff_tasks(void);
+/* Arms every thread, once: zv_sudoff_never was set without it (a CLONE_VM
+ * child's clone), before any memory call can make new code. */
+void zv_sudoff_arm_all(struct zv_thread *t);
 /* A SIGSYS queued to this thread (SI_QUEUE): 1 if it was arm_all's, which
  * armed the thread. */
 struct zv_ucontext;
@@ -65,12 +71,13 @@ void zv_sudoff_settle(struct zv_thread *t);
 int zv_sudoff_fork_child(struct zv_thread *t);
 /* In a fork child: the scan's lock may have been held by another thread. */
 void zv_sudoff_after_fork(void);
-/* A CLONE_VM child that is not a thread and not a vfork: never again. */
-#define zv_sudoff_shared_vm(t) zv_sudoff_taint(t, ZV_TAINT_SHARED_VM)
+/* A CLONE_VM child that is not a thread and not a vfork: never again (every
+ * thread is armed before the next memory call: zv_sudoff_arm_all). */
+static inline void zv_sudoff_shared_vm(void) { zv_sudoff_never = 1; }
 /* --stats: the syscall byte pairs found in scanned code, and why SUD
  * stays armed (ZV_TAINT_*, 0: it need not). */
 void zv_sudoff_numbers(unsigned long *uncovered, int *why);
 
 enum { ZV_TAINT_SITES = 1, ZV_TAINT_WX, ZV_TAINT_SHARED, ZV_TAINT_UNREADABLE, ZV_TAINT_REMAP,
-       ZV_TAINT_DROP, ZV_TAINT_SHM, ZV_TAINT_VDSO, ZV_TAINT_SHARED_VM };
+       ZV_TAINT_DROP, ZV_TAINT_SHM, ZV_TAINT_VDSO };
 #endif

@@ -1,5 +1,6 @@
 /* The guest's memory calls, as Syscall User Dispatch off sees them
- * (intercept/sudoff.c, DESIGN section 15): no thread may run a byte of
+ * (intercept/sudoff.c, DESIGN "SUD off in threads, and the site cache for
+ * every user"): no thread may run a byte of
  * code that was not scanned while its SUD is off.
  *
  * - Code whose bytes may change after any scan (writable and executable,
@@ -20,6 +21,7 @@
 #include "lib/syscall.h"
 #include "lib/maps.h"
 #include "intercept/sudoff.h"
+#include "sys/sysent.h"
 #include <linux/mman.h>
 #include <linux/futex.h>
 
@@ -53,12 +55,14 @@ static int noexec(int fd)
 
 int zv_sudoff_mm_before(struct zv_thread *t, long nr, const long *a, long *h)
 {
-	if (zv_sudoff_never)
+	if (zv_sudoff_never) {
+		zv_sudoff_arm_all(t); /* armed for good by a CLONE_VM child, and not yet everywhere */
 		return 0;
+	}
 	uint64_t addr = (uint64_t)a[0], len = ((uint64_t)a[1] + 4095) & ~4095UL;
-	int more = __atomic_load_n(&zv_proc.nthreads, __ATOMIC_ACQUIRE) > 1;
-	switch (nr) {
-	case __NR_mmap: {
+	int more = zv_sudoff_tasks() > 1;
+	switch (zv_row(nr)->mem) {
+	case ZV_MEM_MAP: {
 		if (!(a[2] & PROT_EXEC))
 			return 0;
 		if ((a[3] & MAP_TYPE) != MAP_PRIVATE) {
@@ -83,8 +87,7 @@ int zv_sudoff_mm_before(struct zv_thread *t, long nr, const long *a, long *h)
 			return 0;
 		break;
 	}
-	case __NR_mprotect:
-	case __NR_pkey_mprotect:
+	case ZV_MEM_PROTECT:
 		if (!(a[2] & PROT_EXEC))
 			return 0;
 		if (a[2] & PROT_WRITE) {
@@ -94,19 +97,19 @@ int zv_sudoff_mm_before(struct zv_thread *t, long nr, const long *a, long *h)
 		if (!more)
 			return 0;
 		break;
-	case __NR_mremap:
+	case ZV_MEM_REMAP:
 		/* moved code keeps its bytes, grown file code gets new ones */
 		if ((uint64_t)a[2] > (uint64_t)a[1] && overlaps_exec(addr, addr + ((uint64_t)a[1] ? len : 4096)))
 			zv_sudoff_taint(t, ZV_TAINT_REMAP);
 		return 0;
-	case __NR_madvise:
+	case ZV_MEM_ADVISE:
 		/* dropped private pages come back with the file's bytes, in
 		 * which windows were never written */
 		if ((a[2] == MADV_DONTNEED || a[2] == MADV_REMOVE || a[2] == MADV_FREE || a[2] == 24 /* DONTNEED_LOCKED */) &&
 		    overlaps_exec(addr, addr + len))
 			zv_sudoff_taint(t, ZV_TAINT_DROP);
 		return 0;
-	case __NR_shmat:
+	case ZV_MEM_SHMAT:
 		if (a[2] & SHM_EXEC)
 			zv_sudoff_taint(t, ZV_TAINT_SHM);
 		return 0;
@@ -121,7 +124,7 @@ int zv_sudoff_mm_before(struct zv_thread *t, long nr, const long *a, long *h)
 long zv_sudoff_mm_after(struct zv_thread *t, long nr, const long *a, long r, int later)
 {
 	uint64_t addr = (uint64_t)a[0], len = ((uint64_t)a[1] + 4095) & ~4095UL;
-	int protect = (nr == __NR_mprotect || nr == __NR_pkey_mprotect) && (a[2] & PROT_EXEC);
+	int mem = zv_row(nr)->mem, protect = mem == ZV_MEM_PROTECT && (a[2] & PROT_EXEC);
 	/* (a file's mapping was scanned by the platform's code_mapped) */
 	if (protect && (!zv_sudoff_never || later)) {
 		if (zv_is_err(r)) /* mprotect changes what lies below a hole, then fails */
@@ -131,13 +134,13 @@ long zv_sudoff_mm_after(struct zv_thread *t, long nr, const long *a, long r, int
 	}
 	if (!later)
 		return r;
-	if (!zv_is_err(r) || nr != __NR_mmap) {
+	if (!zv_is_err(r) || mem != ZV_MEM_MAP) {
 		/* A failed mprotect changed what lies below a hole (armed for
 		 * good above): made executable as natively, failing the same. */
-		uint64_t at = nr == __NR_mmap ? (uint64_t)r : addr;
+		uint64_t at = mem == ZV_MEM_MAP ? (uint64_t)r : addr;
 		long e = nr == __NR_pkey_mprotect ? zv_sys4(nr, at, len, a[2], a[3]) : zv_sys3(__NR_mprotect, at, len, a[2]);
 		if (e < 0 && !zv_is_err(r)) {
-			if (nr == __NR_mmap)
+			if (mem == ZV_MEM_MAP)
 				zv_munmap((void *)at, len);
 			r = e;
 		}
@@ -148,10 +151,19 @@ long zv_sudoff_mm_after(struct zv_thread *t, long nr, const long *a, long r, int
 	return r;
 }
 
-int zv_sudoff_exec_wait(struct zv_thread *t, uint64_t ip, uint64_t addr)
+int zv_sudoff_exec_wait(struct zv_thread *t, uint64_t ip)
 {
-	if (ip != addr || !__atomic_load_n(&later_calls, __ATOMIC_SEQ_CST))
-		return 0;
+	if (!__atomic_load_n(&later_calls, __ATOMIC_SEQ_CST)) {
+		/* The call may have ended between the fault and now: once per
+		 * call ended and place, the instruction runs again (a fault of
+		 * its own comes back, and is the guest's then). */
+		int done = __atomic_load_n(&later_done, __ATOMIC_ACQUIRE);
+		if (!done || (t->exec_seen_done == done && t->exec_seen_ip == ip))
+			return 0;
+		t->exec_seen_done = done;
+		t->exec_seen_ip = ip;
+		return 1;
+	}
 	/* Armed first: this handler holds every signal, so the one that arms
 	 * it could not come in, and the call it waits for may wait for that
 	 * (arm_all). It is about to run the new code anyway. */

@@ -143,3 +143,34 @@ int zv_symtab_function_of(const int32_t *pairs, long n, uint64_t v, uint64_t *st
 	*next = found + 1 < n ? (uint64_t)pairs[2 * found + 2] : *start + *len;
 	return 1;
 }
+
+/* Sorts n (start, FDE) pairs by start (heapsort: no recursion, no
+ * allocation). */
+void zv_sort_pairs(int32_t *v, long n)
+{
+	for (long end = n, i = n / 2; end > 1;) {
+		long root;
+		if (i > 0)
+			root = --i;
+		else {
+			end--;
+			int32_t a = v[0], b = v[1];
+			v[0] = v[2 * end];
+			v[1] = v[2 * end + 1];
+			v[2 * end] = a;
+			v[2 * end + 1] = b;
+			root = 0;
+		}
+		for (long child; (child = 2 * root + 1) < end; root = child) {
+			if (child + 1 < end && v[2 * child + 2] > v[2 * child])
+				child++;
+			if (v[2 * root] >= v[2 * child])
+				break;
+			int32_t a = v[2 * root], b = v[2 * root + 1];
+			v[2 * root] = v[2 * child];
+			v[2 * root + 1] = v[2 * child + 1];
+			v[2 * child] = a;
+			v[2 * child + 1] = b;
+		}
+	}
+}

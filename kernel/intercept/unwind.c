@@ -21,6 +21,7 @@
 #include "lib/kmem.h"
 #include "lib/string.h"
 #include "intercept/unwind.h"
+#include "intercept/symfuncs.h"
 
 #define MAX_TABLE (1 << 20) /* bytes of .eh_frame_hdr */
 #define MAX_CFI 512         /* bytes of one FDE or CIE read: the head holds what is judged */
@@ -328,37 +329,6 @@ long zv_unwind_before(const struct zv_unwind *u, uint64_t v)
 uint64_t zv_unwind_start(const struct zv_unwind *u, long k)
 {
 	return u->base + (int64_t)s32(u->tab + 8 * k);
-}
-
-/* Sorts n (start, FDE) pairs by start (heapsort: no recursion, no
- * allocation). */
-void zv_sort_pairs(int32_t *v, long n)
-{
-	for (long end = n, i = n / 2; end > 1;) {
-		long root;
-		if (i > 0)
-			root = --i;
-		else {
-			end--;
-			int32_t a = v[0], b = v[1];
-			v[0] = v[2 * end];
-			v[1] = v[2 * end + 1];
-			v[2 * end] = a;
-			v[2 * end + 1] = b;
-			root = 0;
-		}
-		for (long child; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end && v[2 * child + 2] > v[2 * child])
-				child++;
-			if (v[2 * root] >= v[2 * child])
-				break;
-			int32_t a = v[2 * root], b = v[2 * root + 1];
-			v[2 * root] = v[2 * child];
-			v[2 * root + 1] = v[2 * child + 1];
-			v[2 * child] = a;
-			v[2 * child + 1] = b;
-		}
-	}
 }
 
 /* A table like .eh_frame_hdr's, (start, FDE) pairs relative to the

@@ -59,6 +59,4 @@ int zv_unwind_entry(struct zv_elffile *im, const struct zv_unwind *u, long k, ui
  * cannot be read. */
 int zv_unwind_landing_pads(struct zv_elffile *im, const struct zv_unwind *u, long k, uint64_t *out, int room);
 
-/* Sorts n (start, value) pairs of 32-bit values by start. */
-void zv_sort_pairs(int32_t *v, long n);
 #endif

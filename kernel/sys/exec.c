@@ -4,7 +4,6 @@
  * (platform, guest signal mask, hidden fds). Errors the host's execve would
  * give are found first and returned to the guest. */
 #include "zvisor.h"
-#include "intercept/sitecache.h"
 #include "sys/layer.h"
 #include "sys/execstate.h"
 #include "sys/calls.h"
@@ -126,8 +125,6 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		zv_kunmap(nv, vsize);
 		return -EMFILE;
 	}
-	/* without a cache directory, what this tree knows goes in a memfd */
-	zv_proc.tree_fd = zv_sitecache_dir()[0] ? -1 : zv_treecache_save();
 	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand),
 				   resolved };
 	zv_exec_state_format(state, sizeof state, &x);

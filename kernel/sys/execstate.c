@@ -88,7 +88,6 @@ static const struct field fields[] = {
 	NUM('l', leader_pid),        /* sys/proc.c: who prints the reports */
 	NUM('f', seccomp_installed), /* intercept/plat_seccomp.c: the host filter is in place */
 	NUM('q', seccomp_fd),        /* sys/seccomp.c: the guest's filters, in a memfd */
-	NUM('W', tree_fd),           /* intercept/treecache.c: the sites the tree knows, in a memfd */
 	NUM('r', rewrite),           /* intercept/: --rewrite */
 	NUM('a', rewrite_after),     /* intercept/: a site is rewritten at its n-th SIGSYS */
 	NUM('u', no_cred_cache),     /* sys/id.c: ask the host for ids */

@@ -71,17 +71,17 @@ static int openat2_no_follow(const long *a)
  * or may not follow it: then /proc/self/exe is the host's link (an lstat
  * shows a symlink, an O_NOFOLLOW open fails with ELOOP, as natively), and
  * only its target, which readlink reports, is the guest's. */
-static int no_follow(const long *a, long nr)
+static int no_follow(const long *a, const struct zv_sysent *row)
 {
-	switch (nr) {
-	case __NR_openat2: return openat2_no_follow(a);
-	case __NR_lstat: return 1;
-	case __NR_open: return (a[1] & O_NOFOLLOW) != 0;
-	case __NR_openat: return (a[2] & O_NOFOLLOW) != 0;
-	case __NR_newfstatat: case __NR_faccessat2: return (a[3] & AT_SYMLINK_NOFOLLOW) != 0;
-	case __NR_statx: return (a[2] & AT_SYMLINK_NOFOLLOW) != 0;
-	default: return 0;
-	}
+	if (row->nofollow == ZV_NF_HOW)
+		return openat2_no_follow(a);
+	if (row->nofollow == ZV_NF_ALWAYS)
+		return 1;
+	if (row->oflags)
+		return (a[zv_arg_index(row->oflags)] & O_NOFOLLOW) != 0;
+	if (row->atflags)
+		return (a[zv_arg_index(row->atflags)] & AT_SYMLINK_NOFOLLOW) != 0;
+	return 0;
 }
 
 long zv_sys_path_call(struct zv_call *c)
@@ -89,20 +89,19 @@ long zv_sys_path_call(struct zv_call *c)
 	struct zv_thread *t = c->t;
 	long *a = c->a;
 	long nr = c->nr;
-	int pi = zv_arg_index(zv_row(nr)->path);
+	const struct zv_sysent *row = zv_row(nr);
+	int pi = zv_arg_index(row->path);
 	const char *p = (const char *)a[pi];
 	if (p && zv_bad_guest_ptr((uint64_t)p))
 		return -EFAULT; /* NULL is the host's to refuse: some calls take it */
 	const char *q = zv_translate_path(p);
-	if (q != p && !no_follow(a, nr)) {
-		if (nr == __NR_readlink)
-			return readlink_exe((char *)a[1], a[2]);
-		if (nr == __NR_readlinkat)
-			return readlink_exe((char *)a[2], a[3]);
+	if (q != p && !no_follow(a, row)) {
+		if (row->readlink)
+			return readlink_exe((char *)a[pi + 1], a[pi + 2]);
 		a[pi] = (long)q;
 	}
 	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (r >= 0 && (nr == __NR_open || nr == __NR_openat || nr == __NR_openat2))
+	if (r >= 0 && row->opens)
 		zv_procview_opened(t, q, r); /* maps, status: served as the guest's (sys/procview.c) */
 	return r;
 }

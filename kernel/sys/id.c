@@ -43,10 +43,10 @@ long zv_sys_id_get(struct zv_call *c)
 	long nr = c->nr;
 	if (!t->cred_valid && !load_ids(t))
 		return zv_host_call(t, nr, 0, 0, 0, 0, 0, 0);
-	switch (nr) {
-	case __NR_getuid: return t->uid;
-	case __NR_geteuid: return t->euid;
-	case __NR_getgid: return t->gid;
+	switch (zv_row(nr)->cred) {
+	case ZV_CRED_UID: return t->uid;
+	case ZV_CRED_EUID: return t->euid;
+	case ZV_CRED_GID: return t->gid;
 	default: return t->egid;
 	}
 }
@@ -59,7 +59,8 @@ long zv_sys_id_set(struct zv_call *c)
 	long nr = c->nr;
 	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	t->cred_valid = 0;
-	if ((nr == __NR_unshare && (a[0] & CLONE_NEWUSER)) || nr == __NR_setns)
+	int userns = zv_row(nr)->userns;
+	if ((userns == ZV_USERNS_FLAG0 && (a[0] & CLONE_NEWUSER)) || userns == ZV_USERNS_MAY)
 		zv_proc.no_cred_cache = 1;
 	return r;
 }

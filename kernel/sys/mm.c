@@ -3,7 +3,6 @@
  * number of pages after the executable, as the host's does, and grows and
  * shrinks with anonymous mappings. */
 #include "zvisor.h"
-#include "intercept/sudoff.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
@@ -87,26 +86,27 @@ long zv_sys_mm_call(struct zv_call *c)
 	struct zv_thread *t = c->t;
 	long *a = c->a;
 	long nr = c->nr;
-	if (zv_proc.host_vdso.ok && nr != __NR_madvise) {
-		if (nr != __NR_mmap || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
+	int mem = zv_row(nr)->mem;
+	if (zv_proc.host_vdso.ok && mem != ZV_MEM_ADVISE) {
+		if (mem != ZV_MEM_MAP || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE)))
 			zv_host_vdso_touched((uint64_t)a[0], (uint64_t)a[1]);
-		if (nr == __NR_mremap && (a[3] & MREMAP_FIXED))
+		if (mem == ZV_MEM_REMAP && (a[3] & MREMAP_FIXED))
 			zv_host_vdso_touched((uint64_t)a[4], (uint64_t)a[2]);
 	}
 	if (!zv_plat->patches_code)
 		return mm_call(t, a, nr);
 	/* h: as a, or without PROT_EXEC until its scan (intercept/sudoff_mm.c) */
 	long h[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
-	int later = zv_sudoff_mm_before(t, nr, a, h);
+	int later = zv_plat->mm_before ? zv_plat->mm_before(t, nr, a, h) : 0;
 	zv_sites_lock();
 	long r = mm_call(t, h, nr);
 	zv_sites_unlock();
 	/* a file's code just mapped */
-	if (nr == __NR_mmap && !zv_is_err(r) && zv_plat->code_mapped && (a[2] & PROT_EXEC) &&
+	if (mem == ZV_MEM_MAP && !zv_is_err(r) && zv_plat->code_mapped && (a[2] & PROT_EXEC) &&
 	    (a[3] & (MAP_ANONYMOUS | MAP_TYPE)) == MAP_PRIVATE && (int)a[4] >= 0)
 		zv_plat->code_mapped(t, (int)a[4], (uint64_t)r, ((uint64_t)a[1] + 4095) & ~4095UL, (uint64_t)a[5],
 				     (int)h[2], (int)a[3]);
-	return zv_sudoff_mm_after(t, nr, a, r, later);
+	return zv_plat->mm_after ? zv_plat->mm_after(t, nr, a, r, later) : r;
 }
 
 /* shmat: SHM_EXEC makes memory executable that other processes may
@@ -114,8 +114,8 @@ long zv_sys_mm_call(struct zv_call *c)
 long zv_sys_shmat(struct zv_call *c)
 {
 	long h[6], *a = c->a;
-	if (zv_plat->patches_code)
-		zv_sudoff_mm_before(c->t, c->nr, a, h);
+	if (zv_plat->mm_before)
+		zv_plat->mm_before(c->t, c->nr, a, h);
 	return zv_host_call(c->t, c->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
@@ -132,10 +132,10 @@ static long noreplace_on_reserved(const long *a)
 }
 
 /* mprotect's refusals of its prot, which come before it looks for memory. */
-static int bad_prot(long nr, uint64_t prot)
+static int bad_prot(int mem, uint64_t prot)
 {
 	const uint64_t grows = PROT_GROWSDOWN | PROT_GROWSUP;
-	if (nr == __NR_madvise)
+	if (mem == ZV_MEM_ADVISE)
 		return 0;
 	return (prot & grows) == grows ||
 	       (prot & ~(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_SEM | grows)) != 0;
@@ -145,21 +145,21 @@ static long mm_call(struct zv_thread *t, long *a, long nr)
 {
 	uint64_t addr = (uint64_t)a[0], len = (uint64_t)a[1];
 	struct range res[MAX_RESERVED];
-	int n = reserved(res);
-	const struct range *hit = overlap(res, n, addr, nr == __NR_mmap && !len ? 1 : len);
-	int fixed = nr != __NR_mmap || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE));
+	int n = reserved(res), mem = zv_row(nr)->mem;
+	const struct range *hit = overlap(res, n, addr, mem == ZV_MEM_MAP && !len ? 1 : len);
+	int fixed = mem != ZV_MEM_MAP || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE));
 	/* An unaligned start is refused before anything is touched. */
-	if ((!hit && !(nr == __NR_mremap && (a[3] & MREMAP_FIXED))) || (fixed && (addr & 4095)))
+	if ((!hit && !(mem == ZV_MEM_REMAP && (a[3] & MREMAP_FIXED))) || (fixed && (addr & 4095)))
 		return zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	switch (nr) {
-	case __NR_mmap:
+	switch (mem) {
+	case ZV_MEM_MAP:
 		if (a[3] & MAP_FIXED_NOREPLACE)
 			return noreplace_on_reserved(a);
 		if (a[3] & MAP_FIXED)
 			return -ENOMEM;
 		a[0] = 0; /* a hint only: let the host choose */
 		break;
-	case __NR_munmap: {
+	case ZV_MEM_UNMAP: {
 		/* Unmap the pieces between the reserved ranges. */
 		long r = 0;
 		uint64_t at = addr, end = addr + len;
@@ -175,7 +175,7 @@ static long mm_call(struct zv_thread *t, long *a, long nr)
 			r = zv_host_call(t, nr, at, end - at, 0, 0, 0, 0);
 		return r;
 	}
-	case __NR_mremap:
+	case ZV_MEM_REMAP:
 		if (hit || overlap(res, n, (uint64_t)a[4], (uint64_t)a[2]))
 			return -EFAULT;
 		break;
@@ -185,7 +185,7 @@ static long mm_call(struct zv_thread *t, long *a, long nr)
 		long r = 0;
 		if (addr < hit->start)
 			r = zv_host_call(t, nr, addr, hit->start - addr, a[2], a[3], 0, 0);
-		else if (bad_prot(nr, (uint64_t)a[2]))
+		else if (bad_prot(mem, (uint64_t)a[2]))
 			r = -EINVAL;
 		return r < 0 ? r : -ENOMEM;
 	}

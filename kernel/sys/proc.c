@@ -194,7 +194,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * and its block is freed here, not reused from the dead list. */
 	c->is_thread = (flags & CLONE_THREAD) != 0;
 	if (!c->is_thread && !shares_stack)
-		zv_sudoff_shared_vm(t); /* a second task on this memory, for as long as it likes */
+		zv_sudoff_shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)
 		__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	/* The child starts with every signal blocked until its frame restores
@@ -283,7 +283,7 @@ long zv_sys_fork(struct zv_call *c)
  * bouncing: its child, a copy of this memory, returns through its copy of
  * the fast entry's stack and %gs area as the parent does, and neither
  * needs a signal frame. The parent stays its memory's only task, so SUD may
- * stay off (section 12, "SUD off", condition 3). */
+ * stay off (DESIGN "Jump stubs and SUD off", condition 3). */
 int zv_sys_plain_fork(long nr, const struct zv_ucontext *uc)
 {
 	if (nr == __NR_fork)

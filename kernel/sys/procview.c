@@ -454,10 +454,11 @@ static long read_call(struct zv_call *c, struct mark *m)
 {
 	long *a = c->a;
 	struct iov one = { (void *)a[1], (size_t)a[2] };
-	switch (c->nr) {
-	case __NR_read:
+	int k = zv_row(c->nr)->reads;
+	switch (k) {
+	case ZV_READS_BUF:
 		return serve(c, m, &one, 1, -1);
-	case __NR_pread64:
+	case ZV_READS_BUF_AT:
 		return a[3] < 0 ? -EINVAL : serve(c, m, &one, 1, a[3]);
 	}
 	/* readv, preadv, preadv2 */
@@ -470,12 +471,12 @@ static long read_call(struct zv_call *c, struct mark *m)
 	for (long i = 0; i < cnt; i++)
 		if ((long)v[i].len < 0)
 			return -EINVAL;
-	long off = c->nr == __NR_readv ? -1 : a[3];
-	if (c->nr == __NR_preadv && off < 0)
+	long off = k == ZV_READS_IOV ? -1 : a[3];
+	if (k == ZV_READS_IOV_AT && off < 0)
 		return -EINVAL;
-	if (c->nr == __NR_preadv2 && off < -1)
+	if (k == ZV_READS_IOV_AT2 && off < -1)
 		return -EINVAL;
-	if (c->nr == __NR_preadv2 && (a[5] & ~1L /* RWF_HIPRI */))
+	if (k == ZV_READS_IOV_AT2 && (a[5] & ~1L /* RWF_HIPRI */))
 		return -EOPNOTSUPP; /* the host's loop for files without read_iter */
 	return serve(c, m, v, (int)cnt, off);
 }
@@ -492,24 +493,23 @@ static struct mark *valid_mark(int fd, int *fold)
 	return m;
 }
 
-static int is_dup(long nr, const long *a)
+static int is_dup(int fdop, const long *a)
 {
-	return nr == __NR_dup || nr == __NR_dup2 || nr == __NR_dup3 ||
-	       (nr == __NR_fcntl && (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC));
+	return fdop == ZV_FDOP_DUP || (fdop == ZV_FDOP_FCNTL && (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC));
 }
 
 static long pv_call(struct zv_call *c)
 {
-	long nr = c->nr, *a = c->a, r;
-	int fold = 0;
-	if (nr == __NR_close || nr == __NR_close_range || is_dup(nr, a)) {
+	long *a = c->a, r;
+	int fold = 0, fdop = zv_row(c->nr)->fdop;
+	if (fdop == ZV_FDOP_CLOSE || fdop == ZV_FDOP_CLOSE_RANGE || is_dup(fdop, a)) {
 		r = zv_next(c);
 		zv_lock(&pv_lock);
-		if (nr == __NR_close) {
+		if (fdop == ZV_FDOP_CLOSE) {
 			struct mark *m = find((int)a[0]);
 			if (m && r != -EBADF)
 				drop(m), fold = nmarks == 0;
-		} else if (nr == __NR_close_range) {
+		} else if (fdop == ZV_FDOP_CLOSE_RANGE) {
 			if (r == 0 && !(a[2] & 4 /* CLOSE_RANGE_CLOEXEC */))
 				for (int i = 0; i < MAX_MARKS; i++)
 					if (marks[i].fd >= 0 && (unsigned)marks[i].fd >= (unsigned)a[0] &&
@@ -542,14 +542,7 @@ static long pv_call(struct zv_call *c)
 static int pv_on(void) { return nmarks != 0; }
 static int pv_sees(long nr)
 {
-	switch (nr) {
-	case __NR_read: case __NR_pread64: case __NR_readv: case __NR_preadv: case __NR_preadv2:
-	case __NR_close: case __NR_close_range: case __NR_dup: case __NR_dup2: case __NR_dup3:
-	case __NR_fcntl:
-		return 1;
-	default:
-		return 0;
-	}
+	return zv_row(nr)->reads || zv_row(nr)->fdop;
 }
 
 /* A lock another thread held at the fork; written only then, since a write

@@ -30,6 +30,81 @@ enum zv_restart {
 
 #define ZV_FDS_MMAP 0x80 /* in fds: the fd argument counts only without MAP_ANONYMOUS (mmap) */
 
+/* In pid: the id argument counts only when argument 0 says "a process". */
+#define ZV_PID_WHO_PRIO 0x80   /* argument 0 is 0, PRIO_PROCESS (get/setpriority) */
+#define ZV_PID_WHO_IOPRIO 0x40 /* argument 0 is 1, IOPRIO_WHO_PROCESS (ioprio_get/set) */
+
+/* How a call says not to follow a final symlink in the path the kernel
+ * translates (sys/fs.c). */
+enum zv_nofollow {
+	ZV_NF_FLAGS,  /* O_NOFOLLOW in its oflags, AT_SYMLINK_NOFOLLOW in its atflags (none: it follows) */
+	ZV_NF_ALWAYS, /* never follows (lstat) */
+	ZV_NF_HOW,    /* openat2: O_NOFOLLOW or a RESOLVE_* limit in the open_how of argument 2 (size: 3) */
+};
+
+/* Whether trace may keep the call's line in its buffer (trace/outbuf.c): a
+ * quiet call neither waits for another process nor lets one see anything. */
+enum zv_quiet {
+	ZV_QUIET_NO,      /* may wait or be seen */
+	ZV_QUIET_YES,
+	ZV_QUIET_PRIVATE, /* mmap: unless it maps memory another process may see written */
+	ZV_QUIET_DIR,     /* when its oflags open a directory and do not create (no FIFO to wait on) */
+	ZV_QUIET_FDCMD,   /* fcntl: F_GETFD, F_SETFD, F_GETFL, F_DUPFD, F_DUPFD_CLOEXEC */
+};
+
+/* What a call does to the address space; its arguments start (addr, len). */
+enum zv_mem {
+	ZV_MEM_NONE,
+	ZV_MEM_MAP,     /* mmap: prot 2, flags 3, fd 4, offset 5 */
+	ZV_MEM_PROTECT, /* mprotect, pkey_mprotect: prot 2 */
+	ZV_MEM_UNMAP,   /* munmap */
+	ZV_MEM_REMAP,   /* mremap: new length 2, flags 3, new address 4 */
+	ZV_MEM_ADVISE,  /* madvise: advice 2 */
+	ZV_MEM_SHMAT,   /* shmat(id, addr, flags): attaches System V shared memory */
+};
+
+/* What a call does to the fd table (argument 0 is the fd or the first). */
+enum zv_fdop {
+	ZV_FDOP_NONE,
+	ZV_FDOP_CLOSE,       /* close(fd) */
+	ZV_FDOP_CLOSE_RANGE, /* close_range(first, last, flags) */
+	ZV_FDOP_DUP,         /* dup, dup2, dup3: returns a copy of argument 0 */
+	ZV_FDOP_FCNTL,       /* fcntl: a copy for F_DUPFD and F_DUPFD_CLOEXEC (argument 1) */
+};
+
+/* How a call reads an fd's data: read(fd, buf, count) or readv(fd, iov,
+ * count), with a file offset in argument 3 for the _AT forms. */
+enum zv_reads {
+	ZV_READS_NONE,
+	ZV_READS_BUF,     /* read */
+	ZV_READS_BUF_AT,  /* pread64 */
+	ZV_READS_IOV,     /* readv */
+	ZV_READS_IOV_AT,  /* preadv */
+	ZV_READS_IOV_AT2, /* preadv2: offset -1 is the fd's position; RWF_* flags in argument 5 */
+};
+
+/* Which of the caller's ids a call returns. */
+enum zv_cred { ZV_CRED_NONE, ZV_CRED_UID, ZV_CRED_EUID, ZV_CRED_GID, ZV_CRED_EGID };
+
+/* Whether a call may move the caller into another user namespace (a new
+ * task's: sys/id.c's zv_ids_after_clone). */
+enum zv_userns {
+	ZV_USERNS_NO,
+	ZV_USERNS_MAY,   /* setns: into the namespace of the fd in argument 0 */
+	ZV_USERNS_FLAG0, /* unshare: with CLONE_NEWUSER in argument 0 */
+};
+
+/* How a wait that a checkpoint interrupts goes on with the time it had
+ * left (cr/waits.c). */
+enum zv_resume {
+	ZV_RESUME_NONE,
+	ZV_RESUME_SLEEP,       /* nanosleep: request 0, remainder 1 */
+	ZV_RESUME_CLOCK_SLEEP, /* clock_nanosleep: TIMER_ABSTIME in 1, request 2, remainder 3 */
+	ZV_RESUME_MS,          /* an int of ms in its timeout argument */
+	ZV_RESUME_TS,          /* a timespec in its timeout argument */
+	ZV_RESUME_FUTEX,       /* FUTEX_WAIT's timespec in argument 3 */
+};
+
 struct zv_sysent {
 	const char *name;       /* NULL: no row (gen/sysnames.h may still name it) */
 	zv_handler *handler;    /* the kernel's implementation; NULL: the host runs it */
@@ -37,10 +112,29 @@ struct zv_sysent {
 	uint8_t frame : 1;      /* needs the host's signal frame: bounces off the fast path */
 	uint8_t task : 1;       /* starts a task: returns 0 in the child */
 	uint8_t time_read : 1;  /* reads a clock: hooked also while the kernel reads the host's vDSO */
+	uint8_t ppid : 1;       /* returns the parent's pid (a restored process's is in its image: cr/pids.c) */
+	uint8_t strict : 1;     /* allowed under seccomp's strict mode (sys/seccomp.c) */
+	uint8_t readlink : 1;   /* reads the link at its path into the buffer and size after the path */
+	uint8_t opens : 1;      /* returns a new fd for the file at its path */
 	uint8_t fds;            /* bit i: argument i is a file descriptor (ZV_FDS_MMAP) */
 	uint8_t path;           /* bit i: argument i is a path the kernel translates (sys/fs.c) */
+	uint8_t oflags;         /* bit i: argument i is open(2)'s flags (O_*) */
+	uint8_t atflags;        /* bit i: argument i holds AT_* flags */
+	uint8_t nofollow;       /* enum zv_nofollow (read for the rows with a path) */
+	uint8_t pid;            /* bit i: argument i is a process or thread id (ZV_PID_WHO_*) */
+	uint8_t sigset;         /* bit i: argument i points to a signal set the call reads; without
+				 * sigsize (pselect6), to a { set, size } pair */
+	uint8_t sigsize;        /* bit i: argument i is that set's size */
 	uint8_t timeout;        /* bit i: argument i is the relative timeout virtual time scales */
+	uint8_t resume;         /* enum zv_resume */
+	uint8_t mem;            /* enum zv_mem */
+	uint8_t fdop;           /* enum zv_fdop */
+	uint8_t reads;          /* enum zv_reads */
+	uint8_t cred;           /* enum zv_cred */
+	uint8_t userns;         /* enum zv_userns */
+	uint8_t quiet;          /* trace: enum zv_quiet */
 	uint8_t socklen;        /* trace: bit i: argument i points to a socklen_t the call rewrites */
+	uint8_t fdsets;         /* trace: bit i: argument i points to an fd_set the call rewrites */
 	uint8_t restart;        /* enum zv_restart */
 	uint8_t entry_args;     /* trace: arguments shown for a call that never returned, + 1 (0: all) */
 	struct zv_sysdesc trace; /* trace: how its arguments and result print */

@@ -63,17 +63,19 @@ static long trace_call(struct zv_call *call)
 	int32_t len;
 	if (li >= 0 && a[li] && zv_peek(&len, (uint64_t)a[li], 4) == 0)
 		c.pre = len; /* strace shows [in => out] when the call changes it */
-	if (show && (nr == __NR_select || nr == __NR_pselect6))
-		for (int i = 0; i < 3; i++)
-			if (!a[1 + i] || zv_peek(&c.sets[i], (uint64_t)a[1 + i], 8) < 0)
-				c.sets[i] = 0;
+	int k = 0; /* the fd_sets the call rewrites, as they were */
+	for (unsigned m = show ? zv_row(nr)->fdsets : 0; m && k < 3; m &= m - 1, k++) {
+		int i = __builtin_ctz(m);
+		if (!a[i] || zv_peek(&c.sets[k], (uint64_t)a[i], 8) < 0)
+			c.sets[k] = 0;
+	}
 	if (show && zv_row(nr)->trace.ret == '?' && !tr->failed_only) {
 		/* exit, exit_group: the line ends "= ?" before the call */
 		c.ret = 0;
 		print_call(t, &c, start, 0);
 	}
 	t->trace.fd = -1;
-	if (show && tr->decode_fds && nr == __NR_close && a[0] >= 0) {
+	if (show && tr->decode_fds && zv_row(nr)->fdop == ZV_FDOP_CLOSE && a[0] >= 0) {
 		/* -y: the path, before close makes it go */
 		char path[40];
 		zv_snprintf(path, sizeof path, "/proc/self/fd/%d", (int)a[0]);

@@ -19,6 +19,7 @@
 #include "zvisor.h"
 #include "trace/trace.h"
 #include "trace/output.h"
+#include "sys/sysent.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/mutex.h"
@@ -60,24 +61,19 @@ static int shares_writable(const long *a)
 	return fl < 0 || (fl & O_ACCMODE) != O_RDONLY;
 }
 
-static int quiet_call(long nr, const long *a)
+/* The row's quiet column (sys/sysent.h), judged on the arguments. */
+static int quiet_call(const struct zv_sysent *row, const long *a)
 {
-	switch (nr) {
-	case __NR_stat: case __NR_fstat: case __NR_lstat: case __NR_newfstatat: case __NR_statx:
-	case __NR_access: case __NR_faccessat: case __NR_faccessat2:
-	case __NR_getdents: case __NR_getdents64: case __NR_lseek: case __NR_pread64:
-	case __NR_readlink: case __NR_readlinkat: case __NR_getcwd:
-	case __NR_brk: case __NR_mprotect: case __NR_munmap:
-	case __NR_rt_sigprocmask: case __NR_rt_sigaction: case __NR_sigaltstack:
-	case __NR_getpid: case __NR_gettid: case __NR_getppid: case __NR_getuid: case __NR_geteuid:
-	case __NR_getgid: case __NR_getegid: case __NR_uname: case __NR_arch_prctl:
-	case __NR_set_tid_address: case __NR_set_robust_list: case __NR_rseq: case __NR_sysinfo:
+	switch (row->quiet) {
+	case ZV_QUIET_YES:
 		return 1;
-	case __NR_mmap:
+	case ZV_QUIET_PRIVATE:
 		return !shares_writable(a);
-	case __NR_openat: /* a directory: no FIFO to wait on, nothing created */
-		return (a[2] & O_DIRECTORY) && !(a[2] & O_CREAT);
-	case __NR_fcntl:
+	case ZV_QUIET_DIR: { /* a directory: no FIFO to wait on, nothing created */
+		long fl = a[zv_arg_index(row->oflags)];
+		return (fl & O_DIRECTORY) && !(fl & O_CREAT);
+	}
+	case ZV_QUIET_FDCMD:
 		return a[1] == F_GETFD || a[1] == F_SETFD || a[1] == F_GETFL || a[1] == F_DUPFD ||
 		       a[1] == F_DUPFD_CLOEXEC;
 	default:
@@ -145,8 +141,9 @@ void zv_trace_out(int fd, const char *line, size_t n, int keep)
  * once, before the call (mmap's judgement asks the host for the fd's mode). */
 int zv_trace_before(long nr, const long *a)
 {
-	int quiet = quiet_call(nr, a);
-	if ((nr == __NR_mmap && !quiet) || nr == __NR_shmat)
+	const struct zv_sysent *row = zv_row(nr);
+	int quiet = quiet_call(row, a);
+	if ((row->mem == ZV_MEM_MAP && !quiet) || row->mem == ZV_MEM_SHMAT)
 		out.unbuffered = 1; /* kept by a fork child, which shares it too */
 	if (!quiet)
 		zv_trace_flush();

@@ -1,6 +1,6 @@
 /* coverage.S: every kind of code in which the stubs platform must judge
  * each syscall byte pair (0f 05, 0f 34, cd 80) for SUD to go off
- * (intercept/loadsites.c, DESIGN section 15). No libc, no symbols but
+ * (intercept/loadsites.c, DESIGN "Jump stubs and SUD off"). No libc, no symbols but
  * _start's: function bounds come only from the unwind table. Each part
  * prints "NAME ok" (or "NAME FAIL") after its syscalls ran:
  *   switch   a jump table whose bound is checked in memory, then loaded

@@ -1,4 +1,4 @@
-/* Load the kernel must hold (issue 14): a signal storm that never lets the
+/* Load the kernel must hold: a signal storm that never lets the
  * program run between signals, many threads signalling each other, and a
  * bounded fork tree. Each mode prints the same lines natively and under
  * zvisor, and must end as natively.

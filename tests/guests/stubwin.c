@@ -1,4 +1,4 @@
-/* Jump-stub windows (DESIGN 12): code that the stubs platform moves into a
+/* Jump-stub windows (DESIGN "Jump stubs and SUD off"): code that the stubs platform moves into a
  * stub must look, to signal handlers, as if it ran in place.
  *
  *   win_getpid: mov $39, %eax      5 bytes
@@ -10,8 +10,11 @@
  *    win_inner, si_addr 0, SEGV_MAPERR; it points rdi at good memory and
  *    returns, so the thread resumes inside the window; glibc's backtrace()
  *    from the handler unwinds through win_inner to main.
- * 2. A timer signal every 20 us while the window runs 400,000 times: no
- *    handler may see an rip outside the program's text (a stub's address).
+ * 2. A timer signal every 20 us while the window runs 400,000 times, or
+ *    until 50,000 signals have come (where every call is itself a signal,
+ *    on the SIGSYS platforms, the loop would otherwise take a minute on a
+ *    loaded machine): no handler may see an rip outside the program's
+ *    text (a stub's address).
  * 3. A handler that moves rip onto an inner instruction itself (a signal
  *    raised by win_kill's own syscall): the thread must run on from there
  *    as natively, here making getpid instead. */
@@ -130,7 +133,7 @@ int main(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 	long wrong = 0;
 	in_loop = 1;
-	for (int i = 0; i < 400000; i++)
+	for (int i = 0; i < 400000 && ticks < 50000; i++)
 		if (win_getpid(&good) != pid)
 			wrong++;
 	in_loop = 0;

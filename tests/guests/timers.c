@@ -1,4 +1,4 @@
-/* Sleeps, timeouts and timers measured on the guest's own clocks (issue 4).
+/* Sleeps, timeouts and timers measured on the guest's own clocks.
  * Each case waits for a nominal time (TIMERS_MS, default 100 ms; alarm: 1 s)
  * and prints "ok" when the elapsed time on CLOCK_MONOTONIC and on
  * CLOCK_REALTIME is within [nominal - 1 ms, 3 x nominal]. Under

@@ -1,6 +1,6 @@
 /* A syscall with no 5-byte window: `mov %edi, %eax; syscall` at the start of
  * a function. On the stubs platform it becomes `jmp rel8` to a trampoline
- * in the padding after the function's `ret` (DESIGN section 12). Checks:
+ * in the padding after the function's `ret` (DESIGN "Jump stubs and SUD off"). Checks:
  *   - calls through it return what they should;
  *   - a 50 us timer over many calls: no handler sees the padding's address
  *     (a thread on the trampoline is shown at the syscall);

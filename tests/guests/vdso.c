@@ -1,4 +1,4 @@
-/* The vDSO as a guest finds it (issue 4).
+/* The vDSO as a guest finds it.
  *
  *   vdso parse   parses the image at AT_SYSINFO_EHDR as Go's runtime does
  *                (its own ELF reader: PT_DYNAMIC, DT_HASH/DT_GNU_HASH,

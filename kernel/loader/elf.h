@@ -1,0 +1,52 @@
+/* The ELF executable as the loader reads it (loader/elf.c: reading and
+ * checks; loader/resolve.c: #! scripts and what execve would run;
+ * loader/elf_map.c: mapping). Internal to those files. */
+#ifndef ZV_LOADER_ELF_H
+#define ZV_LOADER_ELF_H
+#include "loader/loader.h"
+#include "lib/fmt.h"
+#include "lib/string.h"
+#include "lib/syscall.h"
+#include "lib/random.h"
+#include <asm/stat.h>
+#include <linux/elf.h>
+#include <linux/fcntl.h>
+#include <linux/mman.h>
+
+#define PAGE 4096UL
+#define PAGE_DOWN(x) ((uint64_t)(x) & ~(PAGE - 1))
+#define PAGE_UP(x) (((uint64_t)(x) + PAGE - 1) & ~(PAGE - 1))
+#define TASK_TOP 0x7ffffffff000UL /* x86-64 TASK_SIZE (4-level paging) */
+#define ET_DYN_BASE 0x555555554000UL /* the host's ELF_ET_DYN_BASE */
+#define MAX_PHNUM 512 /* zvisor's limit; the host's is 65536 / 56 */
+#define MAX_ALIGN (1UL << 30) /* larger p_align values are ignored */
+#define BINPRM_BUF 256 /* bytes the host reads to choose a binary format */
+#define X_OK_ 1
+#define IS_REG(m) (((m) & 0170000) == 0100000)
+#define ADDR_NO_RANDOMIZE_ 0x0040000
+
+/* 28 KiB, on the stack: what every load uses comes first, so that a file
+ * with few headers touches (and faults in) one page of it, not two. */
+struct elf {
+	int fd;
+	uint64_t size; /* file size */
+	/* from check_loads(): the page-aligned span of the PT_LOAD segments */
+	uint64_t lo, hi, align;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[MAX_PHNUM];
+};
+
+int fail(char *why, size_t wl, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+long pread_full(int fd, void *buf, size_t n, uint64_t off);
+int open_regular(const char *path, uint64_t *size);
+int open_exec(const char *path, uint64_t *size);
+int check_ehdr(const Elf64_Ehdr *eh, char *why, size_t wl);
+long read_ehdr(struct elf *e);
+int read_phdrs(struct elf *e, char *why, size_t wl);
+int check_extra(struct elf *e, char *why, size_t wl);
+int get_interp(struct elf *e, char *out, char *why, size_t wl);
+int overlaps_kernel(uint64_t lo, uint64_t hi);
+int open_interp(const char *ipath, struct elf *e, int checked, char *why, size_t wl);
+int check_exe(struct elf *e, char *why, size_t wl);
+void sanitize(char *s);
+#endif
