@@ -89,7 +89,7 @@ check:
 ROOTLESS_USER ?= nobody
 ROOTLESS_TESTS := tests/test_guests.py tests/test_fastpath.py tests/test_sigsys_zero.py tests/test_ltpclass.py \
 	tests/test_load.py tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py \
-	tests/test_checkpoint.py tests/test_cr_fds.py
+	tests/test_checkpoint.py tests/test_cr_fds.py tests/test_sudoff.py
 check-rootless:
 	@if [ "$$(id -u)" != 0 ]; then \
 		echo "check-rootless: not root: the main pass ran as $$(id -un) already"; \

@@ -7,6 +7,8 @@ later that holds a raw `syscall` (W^X or RWX) still reaches the kernel
 vDSO code has syscalls (its fallbacks): they become stubs too, unless the
 kernel calls that code itself."""
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -126,3 +128,53 @@ def test_sud_stays_off_in_threads_with_clean_new_code(mode):
     zv = zvtest.run_zv([zvtest.guest("jitrace"), mode], "stubs", ["--stats"])
     s = stats_of(zv.stderr)
     assert (s["sudoff"], s["taint"], s["sigsys"] - s["restorers"]) == (1, 0, 0), s
+
+
+THREADED_PY = ("import threading\n"
+               "def work():\n"
+               "    for _ in range(200):\n"
+               "        open('/dev/null').close()\n"
+               "ts = [threading.Thread(target=work) for _ in range(4)]\n"
+               "[t.start() for t in ts]\n"
+               "[t.join() for t in ts]\n"
+               "print('threads done')\n")
+
+
+def real_programs(tmp):
+    """The programs SUD must be off in: (name, argv, cwd)."""
+    hello = tmp / "hello.c"
+    hello.write_text("int main(void) { return 0; }\n")
+    repo = tmp / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "f").write_text("x\n")
+    return [
+        ("sh", ["/bin/sh", "-c", "echo shell"]),
+        ("coreutils", ["/bin/ls", "/"]),
+        ("coreutils", ["/bin/cat", "/etc/hostname"]),
+        ("python3", ["/usr/bin/python3", "-c", "print('python')"]),
+        ("python3, threaded", ["/usr/bin/python3", "-c", THREADED_PY]),
+        ("git", ["git", "-C", str(repo), "status", "--short"]),
+        ("gcc", ["gcc", "-c", str(hello), "-o", str(tmp / "hello.o")]),
+        ("sqlite3", ["sqlite3", ":memory:", "select 6 * 7;"]),
+        ("Go, static", [zvtest.guest("goguest"), "chan"]),
+        ("Go, 8 goroutines on 4 threads", [zvtest.guest("goguest"), "goroutines"]),
+    ]
+
+
+@pytest.mark.parametrize("which", range(10))
+def test_sud_off_in_real_programs(which, tmp_path):
+    """Every process of these programs ends with SUD off (--stats: sudoff=1,
+    nothing uncovered, no taint), threaded ones included, and prints what
+    it prints natively."""
+    name, argv = real_programs(tmp_path)[which]
+    if not shutil.which(argv[0]):
+        pytest.skip("%s is not installed" % argv[0])
+    nat = zvtest.run_native(argv)
+    zv = zvtest.run_zv(argv, "stubs", ["--stats"])
+    assert (zv.stdout, zv.returncode) == (nat.stdout, nat.returncode), (name, zv.stderr)
+    lines = re.findall(r"^zvisor: stats: .*$", zv.stderr, re.M)
+    assert lines, zv.stderr
+    for line in lines:
+        s = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
+        assert (s["sudoff"], s["uncovered"], s["taint"]) == (1, 0, 0), (name, line)
