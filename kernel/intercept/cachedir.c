@@ -27,6 +27,15 @@ static int make_dir(const char *path)
 	return r == 0 || r == -EEXIST;
 }
 
+/* The user the cache is kept for (asked once per image). */
+long zv_sitecache_euid(void)
+{
+	static long euid = -1;
+	if (euid < 0)
+		euid = zv_sys0(__NR_geteuid);
+	return euid;
+}
+
 /* Whether path is a directory of this user's that it may write: with
  * private, also one no one else may enter or read (lstat: not a symlink). */
 static int own_dir(const char *path, int private)
@@ -34,7 +43,7 @@ static int own_dir(const char *path, int private)
 	struct stat st;
 	if (zv_sys4(__NR_newfstatat, AT_FDCWD, path, &st, 0x100 /* AT_SYMLINK_NOFOLLOW */) != 0)
 		return 0;
-	return (st.st_mode & 0170000) == 0040000 && st.st_uid == (uint32_t)zv_sys0(__NR_geteuid) &&
+	return (st.st_mode & 0170000) == 0040000 && st.st_uid == (uint32_t)zv_sitecache_euid() &&
 	       (st.st_mode & 0300) == 0300 && (!private || !(st.st_mode & 077));
 }
 
@@ -89,7 +98,7 @@ const char *zv_sitecache_dir(void)
 		if (runtime[0])
 			zv_snprintf(path, sizeof path, "%s/zvisor", runtime);
 		if (!(runtime[0] && private_place(path))) {
-			zv_snprintf(path, sizeof path, "/tmp/zvisor-%ld", zv_sys0(__NR_geteuid));
+			zv_snprintf(path, sizeof path, "/tmp/zvisor-%ld", zv_sitecache_euid());
 			if (!private_place(path))
 				dir[0] = 0;
 		}

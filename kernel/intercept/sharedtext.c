@@ -68,7 +68,6 @@ static struct orig {
 } origs[MAX_ORIGS] ZV_COLD_BSS;
 static int norigs;
 static volatile int origs_lock;
-static long owner = -1; /* the user the copies must belong to */
 
 static uint64_t mix(uint64_t h, const void *v, uint64_t n)
 {
@@ -270,15 +269,13 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 	long cfd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (cfd < 0)
 		return 0;
-	if (owner < 0)
-		owner = zv_sys0(__NR_geteuid);
 	struct stat st;
 	/* the trailer, read where the windows go (the batch's largest part) */
 	uint8_t *buf = (uint8_t *)b->w;
 	const char *why = "cannot read";
 	struct trailer head;
 	if (zv_sys2(__NR_fstat, cfd, &st) == 0) {
-		if ((long)st.st_uid != owner || (st.st_mode & 022) || (st.st_mode & 0170000) != 0100000) {
+		if ((long)st.st_uid != zv_sitecache_euid() || (st.st_mode & 022) || (st.st_mode & 0170000) != 0100000) {
 			zv_close((int)cfd); /* not damage: another user's, or one others may write; not used */
 			return 0;
 		}

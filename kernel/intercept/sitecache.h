@@ -40,6 +40,7 @@ struct zv_cache_key {
  * image), made if it is not there (0 if it cannot be). */
 const char *zv_sitecache_dir(void);
 int zv_sitecache_make_dir(void);
+long zv_sitecache_euid(void); /* the user the cache is kept for */
 /* none: no cache (--no-cache); warn: the fd a refused place is said on, or
  * -1 (only zvisor run's own image says it: an exec'd image's stderr is the
  * guest's) */

@@ -6,7 +6,7 @@
 #include "intercept/jumptab.h"
 
 #define ZV_STUB_MAX_MOVED 32 /* bytes of instructions a window moves into its stub */
-#define ZV_STUB_MAX_FUNCTION (1024 * 1024) /* bytes of code judged at once (cc1 has functions of 300 KiB) */
+#define ZV_STUB_MAX_FUNCTION (512 * 1024) /* bytes of code judged at once (cc1 has functions of 300 KiB) */
 
 /* A window: the whole instructions [p, s) and the `syscall` at s, replaced
  * by `jmp rel32` to a stub; or, when no such run of 5 bytes exists, the
