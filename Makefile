@@ -35,7 +35,7 @@ $(BUILD)/obj/%.S.o: kernel/%.S Makefile
 
 $(BUILD)/zvisor: $(KOBJ) $(KLDS)
 	$(CC) $(KLDFLAGS) -o $@ $(KOBJ)
-	@# the bounce page (arch/fastentry.S) must end all code (kernel text ends
+	@# the bounce page (intercept/fastentry.S) must end all code (kernel text ends
 	@# where it begins: main.c's text_end), and the image must be two
 	@# segments, the second with no part past its file size (kernel/zvisor.ld)
 	@x=$$(readelf -SW $@ | sed 's/^ *\[ *[0-9]*\]//' | awk '$$7 ~ /X/ { print $$3, $$5 }' | \
@@ -101,8 +101,7 @@ check-rootless:
 	fi
 
 # The kernel's dependency direction (docs/DESIGN.md, "Source layout"):
-# includes and symbols against it, beyond the known ones of
-# scripts/deps-allowed.txt.
+# any include or symbol against it fails.
 check-deps: all
 	python3 scripts/check-deps.py
 

@@ -2,6 +2,7 @@
  * trace) and the options of run and trace, which go into zv_proc. A bad
  * one gets one line and the usage on stderr, status 2. */
 #include "zvisor.h"
+#include "cr/cr.h"
 #include "cmdline.h"
 #include "help.h"
 #include "intercept/platform.h"
@@ -82,6 +83,14 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			zv_proc.stats = 1;
 		} else if (zv_strcmp(a, "--no-cache") == 0) {
 			zv_proc.no_cache = 1;
+		} else if (zv_startswith(a, "--exec=") || zv_strcmp(a, "--exec") == 0) {
+			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
+			if (zv_strcmp(v, "inprocess") == 0)
+				zv_proc.exec_mode = ZV_EXEC_INPROCESS;
+			else if (zv_strcmp(v, "host") == 0)
+				zv_proc.exec_mode = ZV_EXEC_HOST;
+			else
+				usage_error("zvisor: unknown exec mode '%s' (inprocess, host)\n", v);
 		} else if (zv_startswith(a, "--platform=") || zv_strcmp(a, "--platform") == 0) {
 			const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : "");
 			int p = zv_platform_by_name(v);

@@ -2,6 +2,7 @@
  * command line (cmdline.c). The same image also starts every program a
  * guest execs, through the internal command "__exec" (see sys/exec.c). */
 #include "zvisor.h"
+#include "cr/cr.h"
 #include "intercept/platform.h"
 #include "intercept/sitecache.h"
 #include "sys/layer.h"
@@ -14,28 +15,12 @@
 #include "intercept/sites.h"
 #include "intercept/sudoff.h"
 #include "cmdline.h"
+#include "image.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
-struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .tree_fd = -1, .trace.fd = -1,
-			   .rewrite_after = 1 };
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
-
-__attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = zv_vsnprintf(buf, sizeof buf - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof buf - 2)
-		n = sizeof buf - 2;
-	buf[n++] = '\n';
-	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ", 8);
-	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, buf, n);
-	zv_exit_group(status);
-}
 
 static const char *getenv_from(char **envp, const char *name)
 {
@@ -81,6 +66,16 @@ static const char *find_program(const char *prog, char **envp, struct zv_resolve
 	return prog;
 }
 
+/* The image's first thread's block: the first thing the window holds
+ * (lib/kmem.c), so that its guard page is the hole below it. */
+static struct zv_thread *first_thread;
+
+static void alloc_first_thread(void)
+{
+	if (!(first_thread = zv_thread_alloc()))
+		zv_die(126, "out of memory");
+}
+
 static uint64_t auxv_get(const uint64_t *auxv, uint64_t key)
 {
 	for (; auxv[0] != AT_NULL; auxv += 2)
@@ -97,52 +92,50 @@ static void *alloc(size_t n)
 	return p;
 }
 
-/* --rewrite=load: the loader's executable mappings, rewritten as mapped
- * (intercept/loadsites.c) by the thread that loads them. */
-static struct zv_thread *loading_thread;
-
-static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+/* The host's auxv as it gave it to this image (after --vdso=none took its
+ * vDSO out), kept for the images an exec makes in this process: the
+ * guest's stack replaces the host's. */
+static void keep_host_auxv(const uint64_t *auxv)
 {
-	zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot, MAP_PRIVATE | MAP_FIXED);
+	int k = 0;
+	for (const uint64_t *a = auxv; a[0] != AT_NULL && k < ZV_HOST_AUXV - 1; a += 2, k++) {
+		zv_proc.host_auxv[2 * k] = a[0];
+		zv_proc.host_auxv[2 * k + 1] = a[1];
+		if (a[0] == AT_PLATFORM && a[1]) {
+			zv_strlcpy(zv_proc.host_platform, (const char *)a[1], sizeof zv_proc.host_platform);
+			zv_proc.host_auxv[2 * k + 1] = (uint64_t)zv_proc.host_platform;
+		}
+	}
+	zv_proc.host_auxv[2 * k] = AT_NULL;
+	zv_proc.host_auxv[2 * k + 1] = 0;
 }
 
-/* The process's name (/proc/self/comm, ps), as the host's execve sets it:
- * the last component of the path the guest asked for (the host set it to
- * "zvisor", or "exe" after an execve of /proc/self/exe). */
-static void set_comm(const char *execfn)
-{
-	const char *base = execfn;
-	for (const char *p = execfn; *p; p++)
-		if (*p == '/' && p[1])
-			base = p + 1;
-	zv_sys2(__NR_prctl, 15 /* PR_SET_NAME */, base);
-}
+struct start {
+	const char *path, *execfn;
+	char **argv, **envp;
+	const uint64_t *auxv;
+	struct zv_resolved *r;
+	const struct zv_exec_carry *x;
+	char shown[ZV_PATH_MAX]; /* the path as trace reads it: guest memory, as argv and envp are */
+};
 
-static uint64_t host_sp; /* where the host's execve left zvisor's stack: /proc/self/stat's startstack */
-
-/* Loads path (already resolved to r) and starts it as the guest. */
-__attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
-						 const uint64_t *auxv, struct zv_resolved *r,
-						 const struct zv_exec_carry *x)
+/* Loads path (already resolved to r) and starts it as the guest, on the
+ * first thread's kernel stack, where the kernel finds its thread. */
+__attribute__((noreturn)) static void start_here(void *arg)
 {
+	struct start *s = arg;
+	const char *path = s->path, *execfn = s->execfn;
+	char **argv = s->argv, **envp = s->envp;
+	const uint64_t *auxv = s->auxv;
+	struct zv_resolved *r = s->r;
+	const struct zv_exec_carry *x = s->x;
 	/* The final argv: a #! script's words replace argv[0]. */
 	long argc = 0;
 	while (argv[argc])
 		argc++;
-	char **gargv = argv;
-	if (r->nprefix) {
-		gargv = alloc((r->nprefix + argc + 1) * sizeof(char *));
-		long k = 0;
-		for (int i = 0; i < r->nprefix; i++)
-			gargv[k++] = r->prefix[i];
-		for (long i = 1; i < argc; i++)
-			gargv[k++] = argv[i];
-		gargv[k] = NULL;
-	}
+	char **gargv = zv_image_argv(r, argv, r->nprefix ? alloc((r->nprefix + argc + 1) * sizeof(char *)) : NULL);
 
-	struct zv_thread *t = zv_thread_alloc();
-	if (!t)
-		zv_die(126, "out of memory");
+	struct zv_thread *t = first_thread;
 	long e = zv_platform_install();
 	if (e < 0)
 		zv_die(126, "cannot install the %s platform: %s", zv_plat->name,
@@ -158,12 +151,8 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	if (zv_proc.first_image && t->trace.traced) {
 		/* strace shows the traced program's execve; an exec'd image's
 		 * line was printed by the image before it */
-		/* trace reads the path as guest memory, which zvisor's window
-		 * (where find_program resolved it) is not: a copy on the host's
-		 * stack, as argv and envp are */
-		char shown[ZV_PATH_MAX];
-		zv_snprintf(shown, sizeof shown, "%s", path);
-		long ea[6] = { (long)shown, (long)argv, (long)envp };
+		zv_snprintf(s->shown, sizeof s->shown, "%s", path);
+		long ea[6] = { (long)s->shown, (long)argv, (long)envp };
 		t->tid = t->htid = t->pid = zv_proc.pid;
 		zv_trace_exec(t, __NR_execve, ea, 0);
 		if (zv_proc.trace.summary)
@@ -172,34 +161,20 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 	/* SUD may go off once every executable byte is scanned (sudoff.c) */
 	zv_sudoff_never = zv_proc.platform != ZV_PLAT_STUBS || zv_proc.rewrite == ZV_REWRITE_NONE;
 	zv_vdso_setup(t, (uint64_t *)auxv);
+	keep_host_auxv(auxv);
 	zv_count_tsc_init();
 	zv_layers_fold(); /* after --time, the vDSO and -c's TSC, which change how calls are routed */
 	t->sigsys_blocked = x->sigsys_blocked;
 	zv_signals_init(t->sighand, x->ignored_known ? &x->ignored : NULL);
 
 	struct zv_image *img = alloc(sizeof *img);
-	char why[160] = "";
-	zv_sitecache_init(envp);
-	if (zv_plat->code_mapped) {
-		loading_thread = t;
-		zv_exec_mapped = rewrite_mapped;
-	}
-	e = zv_load_elf(r->elf, img, why, sizeof why);
-	zv_exec_mapped = NULL;
-	if (zv_proc.carry_fd >= 0) { /* the file is mapped: the guest never sees the copy */
-		zv_close(zv_proc.carry_fd);
-		zv_proc.carry_fd = -1;
-	}
-	if (e < 0)
-		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
-	zv_vdso_cover(t);
-	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
-	set_comm(execfn);
-	zv_brk_init(img->brk_start);
+	zv_sitecache_init(envp, zv_proc.first_image ? (zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2) : -1);
+	zv_image_load(t, path, r->elf, execfn, img);
 
 	/* The guest's stack replaces ours at the top of the host's stack. */
 	const char *host_execfn = (const char *)auxv_get(auxv, AT_EXECFN);
 	uint64_t top = ((uint64_t)host_execfn + zv_strlen(host_execfn) + 1 + 8 + 4095) & ~4095UL;
+	zv_proc.stack_top = top;
 	size_t need = 65536;
 	for (long i = 0; gargv[i]; i++)
 		need += zv_strlen(gargv[i]) + 1 + 8;
@@ -212,12 +187,22 @@ __attribute__((noreturn)) static void start_guest(const char *path, const char *
 		zv_die(126, "%s: %s", path, zv_strerror(E2BIG));
 
 	/* The host reads auxv from where this image has it now: in buf. */
-	zv_publish_mm_fields(host_sp, sp, buf, top - sp);
+	zv_publish_mm_fields(zv_proc.host_sp, sp, buf, top - sp);
 	uint64_t mask = x->guest_mask & ~zv_kernel_signals();
 	t->kernel_blocked = zv_kernel_blocked(x->guest_mask);
 	t->faults_blocked = (mask & ZV_FAULT_SIGNALS) != 0;
 	zv_host_set_mask(mask, NULL);
-	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t + ZV_BLOCK_SIZE - 64);
+	zv_enter_guest(sp, buf, top - sp, img->entry, (uint64_t)t - 64);
+}
+
+/* The host's stack holds argv, envp and auxv (and s: trace reads the path
+ * there, as guest memory, which zvisor's window is not). */
+__attribute__((noreturn)) static void start_guest(const char *path, const char *execfn, char **argv, char **envp,
+						 const uint64_t *auxv, struct zv_resolved *r,
+						 const struct zv_exec_carry *x)
+{
+	struct start s = { path, execfn, argv, envp, auxv, r, x, "" };
+	zv_call_on_stack(first_thread, start_here, &s);
 }
 
 /* Reports go to the stderr zvisor started with, kept as a hidden fd: the
@@ -241,6 +226,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 					      int trace)
 {
 	int count = 0;
+	alloc_first_thread();
 	int i = zv_cmdline_options(argc, argv, trace, &count);
 	if ((zv_proc.trace.on || zv_proc.trace.summary) && zv_trace_setup() < 0)
 		zv_exit_group(2);
@@ -278,6 +264,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 {
 	if (argc < 4)
 		zv_die(126, "bad internal exec");
+	alloc_first_thread();
 	struct zv_exec_carry x = { 0 };
 	zv_exec_state_parse(argv[0], &x);
 	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)
@@ -301,7 +288,19 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	start_guest(path, argv[2], argv + 3, envp, auxv, r, &x);
 }
 
-__attribute__((noreturn)) void zv_main(uint64_t *sp)
+/* _start: the host's execve enters here with rsp at argc. */
+__asm__(".text\n"
+	".globl _start\n"
+	".hidden _start\n"
+	".type _start,@function\n"
+	"_start:\n"
+	"	xor %ebp, %ebp\n"	/* outermost frame */
+	"	mov %rsp, %rdi\n"	/* zv_main(initial stack pointer) */
+	"	and $-16, %rsp\n"	/* ABI alignment for the C call */
+	"	call zv_main\n"
+	"	hlt\n");		/* zv_main never returns */
+
+__attribute__((noreturn, used)) void zv_main(uint64_t *sp)
 {
 	int argc = (int)sp[0];
 	char **argv = (char **)(sp + 1);
@@ -312,7 +311,8 @@ __attribute__((noreturn)) void zv_main(uint64_t *sp)
 	const uint64_t *auxv = (const uint64_t *)(e + 1);
 
 	/* no fold here: start_guest and restore fold before any guest call */
-	host_sp = (uint64_t)sp;
+	zv_proc.host_sp = (uint64_t)sp;
+	zv_inexec_install();
 	zv_proc.text_start = (uint64_t)zv_text_start; /* code only: the headers share its mapping */
 	zv_proc.text_end = (uint64_t)zv_bounce_page; /* text's last page, after all kernel code (Makefile checks) */
 	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();

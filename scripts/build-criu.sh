@@ -4,35 +4,38 @@
 # symtable` on these machines' kernel. Not part of `make check` or CI: it
 # calls apt-get for CRIU's build dependencies (as root).
 #
-#   scripts/build-criu.sh [SOURCE]
+#   CRIU_SRC=SOURCE scripts/build-criu.sh
 #
-# SOURCE: a CRIU source tree, or a bare git directory (its HEAD is
-# exported), or nothing: the snapshot under /work/.mirror if there is one,
-# else a clone of github.com/checkpoint-restore/criu. The binary lands in
-# build/criu/criu (nothing is installed system-wide); the script ends with
-# `criu check` and prints its verdict.
+# SOURCE: a CRIU source tree (has a Makefile), or a bare git directory
+# (its HEAD is exported); required. The binary lands in build/criu/criu
+# (nothing is installed system-wide); the script ends with `criu check`
+# and prints its verdict.
+# Exit 0 when built and `criu check` passes; 2 when CRIU_SRC is not set.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$ROOT/build/criu
-SRC=/tmp/criu-src
-MIRROR=/work/.mirror/checkpoint-restore+criu/repo
-ARG=${1:-}
+SRC=$ROOT/build/criu-src
+SRC_ARG=${CRIU_SRC:-}
 
 say() { echo "build-criu: $*"; }
 
+if [ -z "$SRC_ARG" ]; then
+	say "CRIU_SRC is not set: set it to a CRIU source tree or bare git directory (git clone https://github.com/checkpoint-restore/criu)" >&2
+	exit 2
+fi
+
 # 1. The source tree.
-if [ -n "$ARG" ] && [ -f "$ARG/Makefile" ]; then
-	SRC=$ARG
-elif [ -n "$ARG" ] || [ -d "$MIRROR" ]; then
-	GITDIR=${ARG:-$MIRROR}
+if [ -f "$SRC_ARG/Makefile" ]; then
+	SRC=$SRC_ARG
+	say "source: tree $(cd "$SRC_ARG" && pwd)"
+elif git --git-dir="$SRC_ARG" rev-parse HEAD >/dev/null 2>&1; then
 	rm -rf "$SRC" && mkdir -p "$SRC"
-	git --git-dir="$GITDIR" archive HEAD | tar -x -C "$SRC"
-	say "source: $GITDIR at $(git --git-dir="$GITDIR" describe --tags --always HEAD)"
+	git --git-dir="$SRC_ARG" archive HEAD | tar -x -C "$SRC"
+	say "source: $SRC_ARG at $(git --git-dir="$SRC_ARG" describe --tags --always HEAD)"
 else
-	rm -rf "$SRC"
-	git clone --depth 1 https://github.com/checkpoint-restore/criu "$SRC"
-	say "source: clone at $(git -C "$SRC" log -1 --format=%h)"
+	say "$SRC_ARG is neither a CRIU source tree nor a git directory" >&2
+	exit 1
 fi
 
 # 2. Build dependencies (what CRIU's own contrib/dependencies lists, less

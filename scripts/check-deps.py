@@ -5,22 +5,24 @@ The folders of kernel/ form layers, each of which may use only the layers
 before it:
 
     lib <- arch <- sys (the core) <- intercept, loader <- the features
-    (trace, cr, procview, fsview, fakeid) <- cmdline/main
+    (trace, cr, procview, fsview, fakeid, ptrace, peer) <- cmdline/main
 
 Folders on the same layer do not use each other either. procview lives in
-sys/ (sys/procview*) but is a feature.
+sys/ (sys/procview*) but is a feature. The core reaches the layers above
+it only through what they attach: layers and event hooks (sys/layer.h),
+exec-state fields (sys/execstate.h) and platforms (sys/platform.h).
 
 An edge is a use of one file by another: an #include "x/y.h" (zvisor.h, the
 umbrella every file includes, is left out: its own includes are the users'
 business), or a symbol one object file takes from another (nm: calls and
-data by name, also through a header's inline function). The edges against
-the direction are printed; those listed in scripts/deps-allowed.txt are
-known and tolerated, any other fails the check (exit 1). An allowed edge
-that no longer occurs is reported, so that the list only shrinks.
+data by name, also through a header's inline function). One kind of
+include is part of the rule: a feature's state.h, the plain types of its
+state in the core's blocks (struct zv_proc, struct zv_thread), which may
+include no kernel header itself. Every other edge against the direction
+fails the check (exit 1).
 
-Usage: check-deps.py [--build DIR] [--allowed FILE] [--all] [--write]
-  --all     print every edge against the direction, allowed or not
-  --write   rewrite the allow-list with the edges found today
+Usage: check-deps.py [--build DIR] [--all]
+  --all     also print every edge, with its direction
 Run after the build (make check-deps): the symbols come from DIR/obj.
 """
 import argparse
@@ -38,10 +40,11 @@ LAYER = {
     "arch": 1,
     "sys": 2,
     "intercept": 3, "loader": 3,
-    "trace": 4, "cr": 4, "procview": 4, "fsview": 4, "fakeid": 4,
+    "trace": 4, "cr": 4, "procview": 4, "fsview": 4, "fakeid": 4, "ptrace": 4, "peer": 4,
     "main": 5,
 }
 UMBRELLA = "zvisor.h"
+STATE = "state.h"  # a feature's state in the core's blocks: plain types
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 NM_LINE = re.compile(r"^(.*?\.o):\s*(?:[0-9a-fA-F]+\s+)?(\S)\s+(\S+)$")
 
@@ -115,7 +118,20 @@ def symbol_edges(build):
             yield user, definer, name
 
 
+def state_header_problems(files):
+    """A state.h may include no kernel header: it is the plain types the
+    core embeds, nothing it could call."""
+    for rel in files:
+        if os.path.basename(rel) != STATE:
+            continue
+        with open(os.path.join(KERNEL, rel), errors="replace") as f:
+            for name in INCLUDE.findall(f.read()):
+                yield "kernel/%s includes \"%s\": a state.h holds plain types only" % (rel, name)
+
+
 def against(user, used):
+    if os.path.basename(used) == STATE and not user.endswith((".c", ".S")):
+        return False  # a core block's embedded feature state (see the docstring)
     a, b = module(user), module(used)
     if a == b:
         return False
@@ -133,50 +149,29 @@ def fmt(e):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--allowed", default=os.path.join(ROOT, "scripts", "deps-allowed.txt"))
     ap.add_argument("--all", action="store_true")
-    ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
 
     files = sources()
     edges = set(include_edges(files)) | set(symbol_edges(args.build))
     bad = sorted((e for e in edges if against(e[0], e[1])), key=lambda e: (module(e[0]), module(e[1]), e))
-    lines = [fmt(e) for e in bad]
-
-    if args.write:
-        with open(args.allowed, "w") as f:
-            f.write("# Known edges against the dependency direction (scripts/check-deps.py):\n"
-                    "# user -> used, and the symbol or #include. Remove a line when its\n"
-                    "# edge is gone; never add one for new code.\n")
-            for l in lines:
-                f.write(l + "\n")
-        print("check-deps: %d edges written to %s" % (len(lines), os.path.relpath(args.allowed, ROOT)))
-        return 0
-
-    allowed = set()
-    if os.path.exists(args.allowed):
-        with open(args.allowed) as f:
-            allowed = {l.strip() for l in f if l.strip() and not l.startswith("#")}
-    new = [l for l in lines if l not in allowed]
-    gone = sorted(allowed - set(lines))
+    problems = list(state_header_problems(files))
 
     if args.all:
-        for l in lines:
-            print(("  " if l in allowed else "N ") + l)
-    groups = {}
+        for e in sorted(edges, key=lambda e: (module(e[0]), module(e[1]), e)):
+            if module(e[0]) != module(e[1]):
+                print(("N " if e in bad else "  ") + fmt(e))
     for e in bad:
-        k = "%s -> %s" % (module(e[0]), module(e[1]))
-        groups[k] = groups.get(k, 0) + 1
-    print("check-deps: %d edges against the direction (%d allowed), by modules: %s"
-          % (len(bad), len(bad) - len(new), ", ".join("%s %d" % kv for kv in sorted(groups.items()))))
-    for l in gone:
-        print("check-deps: allowed but gone (remove it from %s): %s" % (os.path.relpath(args.allowed, ROOT), l))
-    for l in new:
-        print("check-deps: NEW edge against the direction: " + l, file=sys.stderr)
-    if new:
-        print("check-deps: %d new edges: use the layer list, an event hook or the platform interface "
-              "instead (docs/DESIGN.md, 'Source layout')" % len(new), file=sys.stderr)
+        print("check-deps: edge against the direction: " + fmt(e), file=sys.stderr)
+    for p in problems:
+        print("check-deps: " + p, file=sys.stderr)
+    if bad or problems:
+        print("check-deps: %d edges against the direction: use the layer list, an event hook, an exec "
+              "field or the platform interface instead (docs/DESIGN.md, 'Source layout')" % len(bad),
+              file=sys.stderr)
         return 1
+    print("check-deps: %d edges between modules, none against the direction" %
+          sum(1 for e in edges if module(e[0]) != module(e[1])))
     return 0
 
 

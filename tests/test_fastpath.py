@@ -284,7 +284,7 @@ def test_stub_window(name, platform):
 @pytest.mark.parametrize("name", builds("stubwin"))
 def test_stub_window_is_fast(name):
     """On the stubs platform the window's syscall is a stub, made at load:
-    400,000 calls take few signals. The timer's signals aside: each handler
+    400,000 calls (fewer once 50,000 signals came) take few signals. The timer's signals aside: each handler
     returns through rt_sigreturn, which needs the signal frame and so
     arrives as SIGSYS (from glibc's restorer, which has no plain call frame
     and gets no stub) or bounces; their number grows with the machine's
@@ -294,5 +294,9 @@ def test_stub_window_is_fast(name):
     m = re.search(r"fast=(\d+) sigsys=(\d+) bounced=(\d+)", res.stderr)
     assert m, res.stderr
     fast, sigsys, bounced = map(int, m.groups())
-    sigreturns = zvtest.parse_count_table(res.stderr).get("rt_sigreturn", (0, 0))[0]
-    assert fast >= 400000 and sigsys - bounced - sigreturns < 200, res.stderr
+    table = zvtest.parse_count_table(res.stderr)
+    sigreturns = table.get("rt_sigreturn", (0, 0))[0]
+    getpids = table.get("getpid", (0, 0))[0]
+    # The loop ends early once 50,000 signals came (a loaded machine).
+    assert getpids >= 400000 or sigreturns >= 50000, res.stderr
+    assert fast >= getpids and sigsys - bounced - sigreturns < 200, res.stderr

@@ -1,4 +1,4 @@
-"""Fuzzing the program loader (kernel/loader/elf.c) with mutated ELF files.
+"""Fuzzing the program loader (kernel/sys/execelf.c) with mutated ELF files.
 
 Small "ok" programs (gcc -static, gcc -static-pie, gcc dynamic) are mutated in
 their ELF header and program header table: random byte flips, bad values in

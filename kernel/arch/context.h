@@ -80,6 +80,9 @@ static inline size_t zv_fpstate_size(const void *fp)
 /* Assembly entry points (arch/entry.S). */
 void zv_sigreturn(void);
 __attribute__((noreturn)) void zv_enter_frame(void *uc);
+/* arch/crjmp.S: fn(arg) on the stack below sp; fn never returns (restore's
+ * first stack, a new image's first thread's). */
+__attribute__((noreturn)) void zv_call_on_stack(void *sp, void (*fn)(void *), void *arg);
 __attribute__((noreturn)) void zv_enter_guest(uint64_t sp, const void *img, size_t len, uint64_t entry,
 					      uint64_t scratch_sp);
 long zv_clone_raw(unsigned long flags, void *child_sp, void *ptid, void *ctid, unsigned long tls,
@@ -88,10 +91,6 @@ long zv_clone3_raw(void *args, size_t size, void (*fn)(void));
 long zv_sc_cancellable(const long args[7], volatile int *pending);
 extern char zv_sc_begin[], zv_sc_end[], zv_sc_cancel[];
 struct zv_thread;
-long zv_call_guarded(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint64_t *resume_sp);
-extern char zv_guard_fault[];
-long zv_cmpxchg16_guarded(volatile uint16_t *p, uint16_t old, uint16_t new_val, uint64_t *resume_sp);
-long zv_copy_guarded(void *dst, const void *src, size_t n, uint64_t *resume_sp);
 extern char zv_guest_jump[]; /* the jump to a new image's entry point */
 long zv_int80(const long args[7]);
 #endif

@@ -38,13 +38,14 @@ zv_cr_longjmp:
 	mov $1, %eax			/* 1: the restored return */
 	jmp *56(%rdi)
 
-/* void zv_cr_on_stack(void *sp, void (*fn)(void *), void *arg): runs fn(arg)
+/* void zv_call_on_stack(void *sp, void (*fn)(void *), void *arg): runs fn(arg)
  * on the stack below sp; fn never returns (restore leaves its first stack,
- * which the image may cover). */
-	.globl zv_cr_on_stack
-	.hidden zv_cr_on_stack
-	.type zv_cr_on_stack,@function
-zv_cr_on_stack:
+ * which the image may cover; a new image's first thread runs on its kernel
+ * stack). */
+	.globl zv_call_on_stack
+	.hidden zv_call_on_stack
+	.type zv_call_on_stack,@function
+zv_call_on_stack:
 	mov %rdi, %rsp			/* the new stack */
 	and $-16, %rsp			/* ABI alignment at the call */
 	mov %rdx, %rdi			/* fn's argument */

@@ -1,6 +1,6 @@
 /* The fast path's per-thread area (the start of struct zv_thread), which the
  * entry stub reaches through %gs. Offsets are plain numbers so that the
- * assembly can use them; arch/trampoline.c checks them against the C layout.
+ * assembly can use them; intercept/trampoline.c checks them against the C layout.
  *
  * zv_fast.uc is a struct zv_ucontext whose general registers the stub fills
  * in, so handlers see the same `uc` as on the SIGSYS path (without an xsave
@@ -32,7 +32,7 @@
 #define ZV_BOUNCE_RESULT 2 /* the call ran; deliver deferred signals with its result */
 #define ZV_BOUNCE_FAULT 3  /* not a rewritten site: a stray jump into page 0 */
 
-/* Page 0 and the entry page (arch/trampoline.c). */
+/* Page 0 and the entry page (intercept/trampoline.c). */
 #define ZV_SLED_END 512 /* numbers below this slide into the kernel */
 #define ZV_TAIL_REL 0x65656565L /* rel32 of the tail's jmp: every byte a gs prefix */
 #define ZV_ENTRY_JMP (ZV_SLED_END + 5 + ZV_TAIL_REL) /* where that jmp lands */
@@ -57,7 +57,7 @@ struct zv_fast {
 	struct zv_seen { uint64_t ret, code8; } seen[8]; /* rewritten sites already checked */
 };
 
-/* arch/fastentry.S */
+/* intercept/fastentry.S */
 extern char zv_fast_entry[], zv_stub_entry[], zv_fast_window[], zv_fast_window_end[], zv_fast_bounce_result[];
 #endif
 #endif

@@ -1,4 +1,4 @@
-/* The per-thread kernel area (arch/thread.c): struct zv_thread, found by
+/* The per-thread kernel area (sys/thread.c): struct zv_thread, found by
  * masking the stack pointer, and the guest's signal dispositions it points
  * to. */
 #ifndef ZV_ARCH_THREAD_H
@@ -6,18 +6,23 @@
 #include <stdint.h>
 #include "arch/context.h"
 #include "arch/fast.h"
-#include "trace/trace.h"
-#include "cr/cr.h"
+#include "trace/state.h" /* the features' state in the block */
+#include "cr/state.h"
 
-/* Per-thread kernel area: one naturally aligned block per guest thread. The
- * block's first pages hold this struct, a guard page follows, and the rest is
- * the thread's kernel stack, registered as the host sigaltstack, so every
- * kernel entry that is a host signal runs on it and finds this struct by
- * masking rsp. The fast entry (zpoline) finds it through %gs and switches to
- * the same stack. */
+/* Per-thread kernel area: one naturally aligned block per guest thread: a
+ * guard page (unmapped: a hole, which for the first thread is the one below
+ * the window's first chunk, so its block adds no mapping), the thread's
+ * kernel stack, and this struct at the top, where the stack ends. The
+ * stack is registered as the host sigaltstack, so every kernel entry that
+ * is a host signal runs on it and finds this struct by masking rsp; the fast
+ * entries find it through %gs and switch to the same stack. The struct
+ * starts ZV_THREAD_SKEW bytes into a page: the stack's top bytes and the
+ * struct's first fields, which every call writes, share that page (a fork
+ * copies one page per side, not two). */
 #define ZV_BLOCK_SIZE (256UL * 1024)
-#define ZV_THREAD_BYTES 12288UL /* room for struct zv_thread */
-#define ZV_BLOCK_HEAD (ZV_THREAD_BYTES + 4096UL) /* struct + guard page */
+#define ZV_BLOCK_GUARD 4096UL
+#define ZV_THREAD_SKEW 3072UL
+#define ZV_THREAD_OFF (ZV_BLOCK_SIZE - 16384UL + ZV_THREAD_SKEW) /* the struct, and the stack's top */
 
 /* The guest's signal dispositions: shared by threads made with
  * CLONE_SIGHAND, copied for a CLONE_VM child without it (vfork), which may
@@ -31,7 +36,6 @@ struct zv_thread {
 	struct zv_fast fast;           /* first: the fast entry addresses it through %gs */
 	uint64_t magic;
 	struct zv_sighand *sighand;    /* the dispositions this thread sees */
-	struct zv_sighand own_sighand; /* storage when they are not shared */
 	int tid;                       /* the guest's: the host's, unless restored (cr/) */
 	int htid;                      /* the host's */
 	int pid;                       /* of this thread's process (a vfork child has its own) */
@@ -41,6 +45,10 @@ struct zv_thread {
 	uint64_t guest_gs;             /* the guest's %gs base (zpoline: %gs is the kernel's) */
 	uint64_t pending_set;          /* bit per deferred signal */
 	uint64_t host_held;            /* deferred signals the host keeps blocked until delivery (sys/signal.c) */
+	int forking;                   /* the pid of the process that forks, until its child is set up (sys/proc.c) */
+	int exec_exit;                 /* another thread execs: exit on the way out (sys/exec_reset.c) */
+	uint64_t fork_own;             /* signals deferred in that child meanwhile */
+	int fork_pid;                  /* where the host writes a fork child's pid (CLONE_CHILD_SETTID) */
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */
 	int sigsys_blocked;            /* the guest believes SIGSYS is blocked */
 	uint64_t kernel_blocked;       /* the other kernel signals (--checkpoint-on's) it believes blocked */
@@ -61,6 +69,8 @@ struct zv_thread {
 	uint64_t exec_seen_ip;         /* intercept/sudoff_mm.c's count of such calls then, and where */
 	int known;                     /* listed for zv_thread_each (intercept/sudoff.c arms every thread) */
 	int handler_depth;             /* guest handler frames built and not returned from */
+	uint64_t robust_head;          /* the guest's set_robust_list, which execve walks (sys/exec_note.c) */
+	int clear_tid_set;             /* the host has a clear_child_tid for this thread */
 	struct {                       /* the guest's own Syscall User Dispatch */
 		int on;
 		uint64_t offset, len;
@@ -68,6 +78,7 @@ struct zv_thread {
 	} gsud;
 	/* Last, the large and rarely written: the fields above, which every
 	 * call may write, then share one page, which a fork copies once. */
+	struct zv_sighand own_sighand; /* the dispositions when they are not shared (vfork) */
 	struct zv_cr_thread cr;        /* checkpoint/restore (cr/cr.h) */
 	struct zv_trace_thread trace;  /* zvisor trace's state of this thread (trace/trace.h) */
 	zv_siginfo pending_info[65];
@@ -75,16 +86,23 @@ struct zv_thread {
 };
 
 #define ZV_THREAD_MAGIC 0x7a76746872656164UL
-_Static_assert(sizeof(struct zv_thread) <= ZV_THREAD_BYTES, "struct zv_thread outgrew its pages");
+_Static_assert(sizeof(struct zv_thread) <= ZV_BLOCK_SIZE - ZV_THREAD_OFF, "struct zv_thread outgrew its pages");
 
 static inline struct zv_thread *zv_current(void)
 {
 	uintptr_t sp;
 	asm volatile("mov %%rsp, %0" : "=r"(sp));
-	return (struct zv_thread *)(sp & ~(ZV_BLOCK_SIZE - 1));
+	return (struct zv_thread *)((sp & ~(ZV_BLOCK_SIZE - 1)) + ZV_THREAD_OFF);
 }
 
-/* arch/thread.c */
+/* The block of t, and its kernel stack [lo, t) as the host's altstack. */
+static inline uint64_t zv_block_of(const struct zv_thread *t) { return (uint64_t)t - ZV_THREAD_OFF; }
+static inline struct zv_stack zv_kernel_stack(const struct zv_thread *t)
+{
+	return (struct zv_stack){ zv_block_of(t) + ZV_BLOCK_GUARD, 0, 0, ZV_THREAD_OFF - ZV_BLOCK_GUARD };
+}
+
+/* sys/thread.c */
 struct zv_thread *zv_thread_alloc(void);
 /* The block of this process's live thread with host tid htid, or NULL. */
 struct zv_thread *zv_thread_find(int htid);
@@ -94,6 +112,9 @@ void zv_thread_known(struct zv_thread *t); /* registers t under its htid (a rest
 int zv_thread_each(int (*fn)(struct zv_thread *t, void *arg), void *arg);
 void zv_thread_free(struct zv_thread *t);
 void zv_thread_retire(struct zv_thread *t); /* its thread is about to exit */
+/* The host tids of the live blocks but t's (up to max; returns how many
+ * were found), and how many of them are not threads (a vfork child). */
+int zv_thread_others(const struct zv_thread *t, int *htids, int max, int *not_threads);
 void zv_thread_forget_dead(void);            /* in a fork child */
 void zv_thread_fork_child(struct zv_thread *t); /* in a fork child, once its ids are set: t is its one thread */
 long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform setup */

@@ -10,7 +10,6 @@
 #include "cr/memory.h"
 #include "cr/zstd.h"
 #include "cr/sample.h"
-#include "help.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -309,5 +308,5 @@ __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const u
 	hr->hole_len = hole_len;
 	hr->mm = NULL;
 	zv_munmap(in, first_len);
-	zv_cr_on_stack((char *)hole + hole_len - (2UL << 20), zv_cr_restore_stage2, hr);
+	zv_call_on_stack((char *)hole + hole_len - (2UL << 20), zv_cr_restore_stage2, hr);
 }

@@ -7,6 +7,7 @@
 #define ZV_CR_CR_H
 #include <stdint.h>
 #include "cr/image.h"
+#include "cr/state.h"
 
 struct zv_thread;
 struct zv_ucontext;
@@ -17,26 +18,6 @@ struct zv_ucontext;
 #define ZV_CR_TAG_FREEZE 0x7a76667aUL  /* from the checkpointing thread to the others */
 #define ZV_CR_MAX_THREADS 1024
 #define ZV_CR_SCRATCH 8
-
-/* Per thread (struct zv_thread's cr): where a parked thread stopped and
- * what the host keeps of it that memory does not. */
-struct zv_cr_thread {
-	volatile int freeze;   /* asked to park on its way back to the guest */
-	int parked;
-	int round;             /* the checkpoint it parked for */
-	uint64_t jmp[8];       /* arch/crjmp.S: where zv_cr_park resumes */
-	uint64_t fs;           /* the guest's %fs base */
-	uint64_t mask;         /* the host mask at the park */
-	uint64_t robust_head, robust_len, tid_addr;
-	int sleep_nr;          /* a relative sleep the freeze interrupted (cr/waits.c) */
-	uint64_t sleep_req;    /* its request's address, and the time it had left */
-	long sleep_left_ns;
-	uint64_t pending;      /* signals the host held pending for it (raised again) */
-	int old_htid;          /* its host tid at the checkpoint */
-	uint64_t rseq;         /* its rseq area, length and signature (cr/waits.c) */
-	uint32_t rseq_len, rseq_sig;
-	char comm[16];
-};
 
 struct zv_cr_request {
 	char dir[4096];        /* absolute */
@@ -77,21 +58,6 @@ struct zv_cr_state {
 };
 extern struct zv_cr_state zv_cr;
 
-/* The host signals the guest can never block: SIGSYS brings the kernel its
- * calls, --checkpoint-on's signal its checkpoints. */
-static inline uint64_t zv_kernel_signals(void)
-{
-	return (1UL << 30) | (zv_cr.signal ? 1UL << (zv_cr.signal - 1) : 0);
-}
-
-/* Of a guest mask m, the kernel's signals other than SIGSYS (which has its
- * own hold: sys/signal.c): the host never blocks them, but the guest's
- * view of its mask keeps them as it set them (t->kernel_blocked). */
-static inline uint64_t zv_kernel_blocked(uint64_t m)
-{
-	return m & zv_kernel_signals() & ~(1UL << 30);
-}
-
 /* cr/command.c: pages.bin into pages.bin.zst when how says so (--compress
  * always, --compress=auto when it pays off), the index rewritten; the image
  * is complete at every step. */
@@ -120,9 +86,9 @@ long zv_cr_save_memory(struct zv_cr_out *o);
 /* cr/command.c: `zvisor checkpoint` and `zvisor restore` */
 void zv_cr_absolute(const char *path, char *out, unsigned long n);
 __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv);
+extern const char zv_checkpoint_help[], zv_restore_help[]; /* cr/help.c */
 __attribute__((noreturn)) void zv_cr_restore_main(int argc, char **argv, const uint64_t *auxv);
 /* asm: arch/crjmp.S */
 int zv_cr_setjmp(uint64_t buf[8]) __attribute__((returns_twice));
 __attribute__((noreturn)) void zv_cr_longjmp(const uint64_t buf[8]);
-__attribute__((noreturn)) void zv_cr_on_stack(void *sp, void (*fn)(void *), void *arg);
 #endif

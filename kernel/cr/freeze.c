@@ -7,6 +7,7 @@
  * in the middle of a host call, and a restored thread needs only its kernel
  * stack and the registers zv_cr_setjmp saved. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "cr/cr.h"
 #include "sys/calls.h"
 #include "lib/syscall.h"
@@ -17,7 +18,7 @@
 #include <linux/fcntl.h>
 #include "cr/channel.h"
 #include "intercept/sudoff.h"
-#include "trace/names.h"
+#include "lib/signames.h"
 #include "sys/execstate.h"
 
 #define SI_QUEUE (-1)
@@ -341,3 +342,19 @@ const char *zv_cr_decode(const char *s, struct zv_exec_carry *x)
 	zv_cr.on_signal.dir[k] = 0;
 	return s;
 }
+
+ZV_EXEC_FIELD(cr, 200, 'K', zv_cr_encode, zv_cr_decode);
+
+/* The checkpoint's events (sys/layer.h): it has no calls of its own. */
+static void cr_to_guest(struct zv_thread *t)
+{
+	if (t->cr.freeze)
+		zv_cr_park(t);
+}
+static uint64_t cr_signals(void) { return zv_cr.signal ? ZV_SIGBIT(zv_cr.signal) : 0; }
+static void cr_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { zv_cr_signal(t, uc); }
+
+ZV_LAYER(cr, 650) = {
+	.name = "cr", .to_guest = cr_to_guest, .restarts = zv_cr_restart_call, .signals = cr_signals,
+	.own_signal = cr_own_signal, .sigsys = zv_cr_sigsys,
+};

@@ -228,7 +228,7 @@ static int zero_page(const struct saver *s, int kind, int prot, uint64_t a, uint
 {
 	if (kind == ZV_CR_FILE || !(prot & PROT_READ) || nruns >= s->maxruns)
 		return 0;
-	uint64_t self = (uint64_t)zv_current();
+	uint64_t self = zv_block_of(zv_current());
 	if (a >= self && a < self + ZV_BLOCK_SIZE)
 		return 0;
 	const uint64_t *w = (const uint64_t *)a;
@@ -243,7 +243,7 @@ static int zero_page(const struct saver *s, int kind, int prot, uint64_t a, uint
  * the bytes written): copied first. */
 static long write_run(struct saver *s, uint64_t addr, uint64_t len)
 {
-	uint64_t self = (uint64_t)zv_current();
+	uint64_t self = zv_block_of(zv_current());
 	if (addr >= self + ZV_BLOCK_SIZE || addr + len <= self)
 		return zv_cr_stream_write(&s->pages, (const void *)addr, len);
 	for (uint64_t done = 0; done < len; done += PAGE) {

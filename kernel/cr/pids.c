@@ -62,4 +62,4 @@ static long call(struct zv_call *c)
 	return zv_next_with(c, a);
 }
 
-const struct zv_layer zv_cr_pids_layer = { .name = "cr-pids", .sees = sees, .active = restored, .call = call };
+ZV_LAYER(cr_pids, 600) = { .name = "cr-pids", .sees = sees, .active = restored, .call = call, .guest_id = zv_cr_guest_id };

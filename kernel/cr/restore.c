@@ -7,7 +7,6 @@
  * platform) and each thread, a new host thread, resumes where it parked
  * (cr/freeze.c) on its own kernel stack. */
 #include "zvisor.h"
-#include "sys/procview.h"
 #include "cr/cr.h"
 #include "cr/memory.h"
 #include "cr/resources.h"
@@ -386,7 +385,7 @@ static void read_layout(struct zv_cr_restore *r)
 /* A restored thread's host side, then the jump to where it parked. */
 __attribute__((noreturn)) static void resume(struct zv_thread *t, int leader)
 {
-	struct zv_stack ss = { .ss_sp = (uint64_t)t + ZV_BLOCK_HEAD, .ss_flags = 0, .ss_size = ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
+	struct zv_stack ss = zv_kernel_stack(t);
 	zv_sys2(__NR_sigaltstack, &ss, NULL);
 	t->htid = (int)zv_gettid();
 	zv_thread_known(t);
@@ -446,7 +445,7 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 		struct zv_thread *t = zv_cr.threads[i];
 		if (t == leader)
 			continue;
-		void *sp = (char *)t + ZV_BLOCK_HEAD + 32768;
+		void *sp = (char *)(zv_block_of(t) + ZV_BLOCK_GUARD + 32768);
 		long e = zv_clone_raw(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, sp,
 				      NULL, NULL, 0, resume_child);
 		if (e < 0) {
@@ -505,6 +504,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.parked = 0;
 	zv_cr.go = 0;
 	zv_cr.restored = 1;
+	zv_proc.exec_needs_host |= ZV_EXEC_NEEDS_HOST_RESTORED; /* its stack and ids are not an image's */
 	zv_cr.orig_ppid = r->meta.ppid;
 	zv_cr.hole = r->hole;
 	zv_cr.hole_len = r->hole_len;

@@ -15,7 +15,7 @@
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/arith.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include <asm/unistd_64.h>
 #include <linux/futex.h>
 
@@ -143,12 +143,14 @@ static long timed_call(struct zv_call *c)
 /* The row's resume column (sys/sysent.h). */
 static int sees(long nr)
 {
-	return zv_row(nr)->resume != ZV_RESUME_NONE;
+	return zv_row(nr)->resume != ZV_RESUME_NONE || zv_row(nr)->registers;
 }
 
 static long call(struct zv_call *c)
 {
 	int k = zv_row(c->nr)->resume;
+	if (zv_row(c->nr)->registers)
+		return zv_cr_sys_rseq(c);
 	if (k == ZV_RESUME_SLEEP || k == ZV_RESUME_CLOCK_SLEEP)
 		return sleep_call(c);
 	if (k == ZV_RESUME_FUTEX && ((c->a[1] & FUTEX_CMD_MASK) != FUTEX_WAIT || !c->a[3]))
@@ -156,7 +158,16 @@ static long call(struct zv_call *c)
 	return timed_call(c);
 }
 
-const struct zv_layer zv_cr_waits_layer = { .name = "cr-waits", .sees = sees, .call = call };
+/* The host's execve drops every rseq registration; the new image's
+ * memory must not be written as the old one's area. */
+static void exec_here(struct zv_thread *t)
+{
+	if (t->cr.rseq)
+		zv_sys4(__NR_rseq, t->cr.rseq, t->cr.rseq_len, 1 /* RSEQ_FLAG_UNREGISTER */, t->cr.rseq_sig);
+	t->cr.rseq = 0;
+}
+
+ZV_LAYER(cr_waits, 700) = { .name = "cr-waits", .sees = sees, .call = call, .exec_here = exec_here };
 
 /* rseq: the host keeps a thread's registration, which no call reads back;
  * the kernel notes it so that a restored thread registers again. */
@@ -164,7 +175,7 @@ long zv_cr_sys_rseq(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	long *a = c->a;
-	long r = zv_host_call(t, c->nr, a[0], a[1], a[2], a[3], 0, 0);
+	long r = zv_next(c);
 	if (r == 0) {
 		int unreg = a[2] & 1; /* RSEQ_FLAG_UNREGISTER */
 		t->cr.rseq = unreg ? 0 : (uint64_t)a[0];

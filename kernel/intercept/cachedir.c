@@ -28,9 +28,9 @@ static int make_dir(const char *path)
 }
 
 /* The user the cache is kept for (asked once per image). */
+static long euid = -1;
 long zv_sitecache_euid(void)
 {
-	static long euid = -1;
 	if (euid < 0)
 		euid = zv_sys0(__NR_geteuid);
 	return euid;
@@ -76,6 +76,7 @@ static int private_place(const char *path)
 void zv_cachedir_init(const char *xdg, const char *home, const char *xdg_runtime, int none, int warn)
 {
 	dir[0] = runtime[0] = 0;
+	euid = -1; /* an image exec'd in this process after a setuid */
 	chosen = none;
 	warn_fd = warn;
 	if (chosen)

@@ -1,11 +1,11 @@
 /* The zpoline platform's C side: the fast entry (a rewritten site's call,
- * arriving through page 0 and arch/fastentry.S), the bounces that finish a
+ * arriving through page 0 and intercept/fastentry.S), the bounces that finish a
  * fast call on the SIGSYS path, and the calls whose number sent a rewritten
  * site's `call *%rax` past the sled (a fault). */
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "intercept/sites.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include "intercept/stubs.h"
 #include "intercept/sudoff.h"
 
@@ -77,7 +77,7 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 	return r;
 }
 
-/* zpoline: a `call *%rax` through page 0 (arch/fastentry.S zv_fast_entry). */
+/* zpoline: a `call *%rax` through page 0 (intercept/fastentry.S zv_fast_entry). */
 __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 {
 	struct zv_fast *f = &t->fast;
@@ -95,7 +95,7 @@ __attribute__((hot)) long zv_fast_syscall(struct zv_thread *t)
 	return fast_call(t, uc, ret); /* rax is below ZV_SLED_END + 5: the sled's end */
 }
 
-/* A jump stub (arch/fastentry.S zv_stub_entry): key points at the address
+/* A jump stub (intercept/fastentry.S zv_stub_entry): key points at the address
  * of the `syscall` the stub stands for (intercept/stubs.c). */
 __attribute__((hot)) long zv_stub_syscall(struct zv_thread *t, uint64_t key)
 {
@@ -145,8 +145,6 @@ static int peek(uint64_t addr, uint64_t *v)
 int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	uint64_t ip = uc->mc.rip, ret, code8;
-	if (zv_sudoff_exec_wait(t, ip))
-		return 1; /* code being made executable (intercept/sudoff_mm.c): now it is, or it faults again */
 	if (ip == uc->mc.rax && peek(uc->mc.rsp, &ret) && peek(ret - 8, &code8) && zv_site_ours(ret, code8)) {
 		uc->mc.rsp += 8; /* the call's return address */
 	} else if (peek(ip - 6, &code8) && zv_site_ours(ip + 2, code8)) {
@@ -159,4 +157,13 @@ int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc)
 		zv_proc.stat_sigsys++;
 	zv_frame_syscall(t, uc, (int)uc->mc.rax);
 	return 1;
+}
+
+/* The platform's kernel_ip: a fast call about to return (zv_fast_window)
+ * leaves through SIGSYS instead, whose frame delivery needs. */
+uint64_t zv_fast_kernel_ip(uint64_t ip)
+{
+	if (ip >= (uint64_t)zv_fast_window && ip < (uint64_t)zv_fast_window_end)
+		return (uint64_t)zv_fast_bounce_result;
+	return ip;
 }

@@ -1,4 +1,4 @@
-/* What the rest of the kernel calls in intercept/ and arch/trampoline.c:
+/* What the rest of the kernel calls in intercept/:
  * the platform's set-up, the SIGSYS handler, the fast entry's C side. */
 #ifndef ZV_INTERCEPT_INTERCEPT_H
 #define ZV_INTERCEPT_INTERCEPT_H
@@ -13,10 +13,17 @@ long zv_platform_arm_thread(struct zv_thread *t); /* SUD (and %gs) for the calli
 long zv_platform_arm_fork_child(struct zv_thread *t); /* the same in a fork child, which inherits %gs */
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *uc);
 
-/* arch/trampoline.c, intercept/fastpath.c, intercept/redzone.c */
+/* intercept/trampoline.c, intercept/fastpath.c, intercept/redzone.c */
 long zv_trampoline_map(void);
 long zv_fast_syscall(struct zv_thread *t);
 void zv_fast_bounced(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc);
+uint64_t zv_fast_kernel_ip(uint64_t ip);
 int zv_site_safe(uint64_t site, void *uc);
+
+/* intercept/inexec.c: an exec made in this process. The platform's memory
+ * that stays (up to max [start, end) pairs), and the old images' sites,
+ * regions and copies forgotten, the site cache's place found in envp. */
+int zv_intercept_exec_keep(uint64_t (*r)[2], int max);
+void zv_intercept_exec(char **envp);
 #endif

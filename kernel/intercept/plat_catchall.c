@@ -5,11 +5,15 @@
  * plat_stubs.c) rewrite sites so that most calls never come here; SUD is
  * their catch-all for the rest. */
 #include "zvisor.h"
+#include "sys/layer.h"
+#include "sys/exec_reset.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include "intercept/platform.h"
 #include "intercept/sudoff.h"
+#include "intercept/sites.h"
+#include "intercept/stubs.h"
 #include <linux/prctl.h>
 #include <linux/audit.h>
 
@@ -21,16 +25,9 @@
 #define ZV_SYS_SECCOMP 1
 #define ZV_SECCOMP_DATA 0x2a5  /* marks traps from zvisor's own filter (plat_seccomp.c) */
 
-const struct zv_platform_ops *const zv_platforms[] = {
-	[ZV_PLAT_SUD] = &zv_plat_sud,
-	[ZV_PLAT_SECCOMP] = &zv_plat_seccomp,
-	[ZV_PLAT_ZPOLINE] = &zv_plat_zpoline,
-	[ZV_PLAT_STUBS] = &zv_plat_stubs,
-};
-
 int zv_platform_by_name(const char *s)
 {
-	for (int i = 0; i < (int)(sizeof zv_platforms / sizeof zv_platforms[0]); i++)
+	for (int i = 0; i < (int)(zv_platforms_end - zv_platforms); i++)
 		if (!zv_strcmp(s, zv_platforms[i]->name))
 			return i;
 	return -1;
@@ -70,11 +67,29 @@ long zv_platform_arm_fork_child(struct zv_thread *t)
 	return zv_plat->owns_gs ? zv_catchall_arm_thread(t) : zv_plat->arm_thread(t);
 }
 
+/* A fork child's one thread (the platform's fork_child): the locks'
+ * holders do not exist there, and SUD is armed unless it may stay off. */
+void zv_platform_fork_child(struct zv_thread *t)
+{
+	zv_sites_after_fork();
+	zv_sudoff_after_fork();
+	if (!zv_sudoff_fork_child(t))
+		zv_platform_arm_fork_child(t);
+}
+
+void zv_platform_shared_vm(void) { zv_sudoff_shared_vm(); }
+
+void zv_platform_stats(unsigned long *rewritten, unsigned long *uncovered, int *taint)
+{
+	*rewritten = zv_sites_rewritten() + zv_stubs_count();
+	zv_sudoff_numbers(uncovered, taint);
+}
+
 /* The fast entry finds the thread's area through %gs. */
 long zv_fast_arm_thread(struct zv_thread *t, uint64_t bounce_site)
 {
 	t->fast.self = t;
-	t->fast.kstack = (uint64_t)t + ZV_BLOCK_SIZE;
+	t->fast.kstack = (uint64_t)t; /* the kernel stack ends where the struct begins */
 	t->fast.bounce_site = bounce_site;
 	return zv_sys2(__NR_arch_prctl, 0x1001 /* ARCH_SET_GS */, t);
 }
@@ -131,8 +146,10 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		if (si->si_code <= 0 && lost_trap(zv_current(), uc, &trap))
 			zv_sigsys_handler(sig, &trap, ucv); /* first the call, then this signal */
 		if (si->si_code == -1 /* SI_QUEUE */ &&
-		    (zv_sudoff_sigsys(zv_current(), si, uc) || zv_cr_sigsys(zv_current(), si, uc)))
-			return; /* SUD armed everywhere (intercept/sudoff.c), a checkpoint's request or freeze (cr/freeze.c) */
+		    (zv_exec_kill_sigsys(zv_current(), si, uc) || zv_sudoff_sigsys(zv_current(), si, uc) ||
+		     zv_event_sigsys(zv_current(), si, uc)))
+			return; /* another thread execs (sys/exec_reset.c), SUD armed everywhere (intercept/sudoff.c),
+				 * a checkpoint's request or freeze (cr/freeze.c) */
 		/* kill(SIGSYS) or the like: a signal for the guest. */
 		zv_host_sighandler(sig, si, ucv);
 		return;

@@ -47,8 +47,9 @@ static long arm_thread(struct zv_thread *t)
 	return 0; /* the filter is inherited by every thread */
 }
 
-const struct zv_platform_ops zv_plat_seccomp = {
+ZV_PLATFORM(seccomp, 1) = {
 	.name = "seccomp",
+	ZV_PLATFORM_COMMON,
 	.install = install,
 	.arm_thread = arm_thread,
 	.host_vdso = 0, /* the filter cannot let the host vDSO's fallback through */

@@ -28,6 +28,7 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE); /* not scanned */
 		return;
 	}
+	b->span_lo = off <= addr ? addr - off : 0;
 	/* the cached copy, rewritten, shared with every other process
 	 * (intercept/sharedtext.c); else the windows, written privately */
 	int shared = zv_sharedtext_map(fd, addr, len, off, prot, flags, b);
@@ -115,18 +116,22 @@ static void vdso_code(struct zv_thread *t, uint8_t *base, uint64_t size, const u
 	zv_stubs_batch_free(b);
 }
 
-const struct zv_platform_ops zv_plat_stubs = {
+/* The vDSO's host code is covered only while SUD may still go off. */
+static int vdso_code_wanted(void) { return !zv_sudoff_never; }
+
+ZV_PLATFORM(stubs, 3) = {
 	.name = "stubs",
+	ZV_PLATFORM_COMMON,
+	ZV_PLATFORM_FAST,
 	.arm_thread = arm_thread,
 	.code_mapped = code_mapped,
 	.vdso_stubs = vdso_stubs,
 	.vdso_code = vdso_code,
 	.mm_before = zv_sudoff_mm_before,
 	.mm_after = zv_sudoff_mm_after,
+	.fault = zv_sudoff_fault,
+	.vdso_code_wanted = vdso_code_wanted,
 	.reserved = zv_stubs_regions,
 	.guest_ip = zv_stubs_guest_ip,
 	.resume_ip = zv_stubs_resume_ip,
-	.owns_gs = 1,
-	.patches_code = 1,
-	.host_vdso = 1,
 };

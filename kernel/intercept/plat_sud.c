@@ -3,8 +3,9 @@
 #include "zvisor.h"
 #include "intercept/platform.h"
 
-const struct zv_platform_ops zv_plat_sud = {
+ZV_PLATFORM(sud, 0) = {
 	.name = "sud",
+	ZV_PLATFORM_COMMON,
 	.arm_thread = zv_catchall_arm_thread,
 	.host_vdso = 1,
 };

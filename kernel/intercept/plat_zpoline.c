@@ -1,10 +1,11 @@
 /* The zpoline platform (opt-in: --platform=zpoline): rewritten sites become
- * `call *%rax` into page 0 (arch/trampoline.c, intercept/fastpath.c), at
+ * `call *%rax` into page 0 (intercept/trampoline.c, intercept/fastpath.c), at
  * their first SIGSYS (lazy, intercept/sites.c) or when their code is mapped
  * (--rewrite=load, intercept/loadsites.c). It needs page 0, which only root
  * (CAP_SYS_RAWIO) or vm.mmap_min_addr=0 allows; without it the default
  * jump-stub platform takes over. */
 #include "zvisor.h"
+#include "intercept/sudoff.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "intercept/platform.h"
@@ -73,8 +74,10 @@ static int reserved(uint64_t (*r)[2], int max)
 	return 2;
 }
 
-const struct zv_platform_ops zv_plat_zpoline = {
+ZV_PLATFORM(zpoline, 2) = {
 	.name = "zpoline",
+	ZV_PLATFORM_COMMON,
+	ZV_PLATFORM_FAST,
 	.install = install,
 	.arm_thread = arm_thread,
 	.arrived = arrived,
@@ -82,7 +85,4 @@ const struct zv_platform_ops zv_plat_zpoline = {
 	.vdso_stubs = vdso_stubs,
 	.fault = zv_fast_fault,
 	.reserved = reserved,
-	.owns_gs = 1,
-	.patches_code = 1,
-	.host_vdso = 1,
 };

@@ -17,7 +17,6 @@
 #include "lib/string.h"
 #include "intercept/x86len.h"
 #include "intercept/x86ops.h"
-#include "trace/trace.h"
 
 #define CODE_WINDOW 1024 /* bytes of code read at a time */
 #define BUDGET 256       /* instructions decoded in all */

@@ -69,6 +69,12 @@ static struct orig {
 static int norigs;
 static volatile int origs_lock;
 
+/* An exec made in this process: the copies were the old images'. */
+void zv_sharedtext_exec(void)
+{
+	norigs = 0;
+}
+
 static uint64_t mix(uint64_t h, const void *v, uint64_t n)
 {
 	const uint8_t *p = v;

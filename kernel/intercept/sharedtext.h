@@ -20,6 +20,7 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 			 struct zv_stub_batch *b);
 /* Removes the copy of that range (its windows did not match the file). */
 void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len);
+void zv_sharedtext_exec(void); /* an exec made in this process: no copies mapped */
 /* The original of a mapping of a copy this image mapped, by the copy's
  * device numbers and inode as /proc/self/maps shows them: its path, and
  * its own numbers in *major, *minor, *ino; NULL if it is no copy. */

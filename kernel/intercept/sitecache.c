@@ -57,9 +57,10 @@ static void cap_of(const char *v)
 		cap_bytes = mib << 20;
 }
 
-void zv_sitecache_init(char **envp)
+void zv_sitecache_init(char **envp, int warn)
 {
 	const char *xdg = NULL, *home = NULL, *runtime = NULL;
+	cap_bytes = ZV_CACHE_DEFAULT_CAP;
 	for (; *envp; envp++) {
 		if (zv_startswith(*envp, "XDG_CACHE_HOME=/"))
 			xdg = *envp + 15;
@@ -70,8 +71,7 @@ void zv_sitecache_init(char **envp)
 		else if (zv_startswith(*envp, "ZVISOR_CACHE_MAX="))
 			cap_of(*envp + 17);
 	}
-	zv_cachedir_init(xdg, home, runtime, zv_proc.no_cache, /* intercept/cachedir.c */
-			 zv_proc.first_image ? (zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2) : -1);
+	zv_cachedir_init(xdg, home, runtime, zv_proc.no_cache, warn); /* intercept/cachedir.c */
 	if (zv_proc.tree_fd >= 0) { /* what the exec'ing image knew */
 		zv_treecache_load(zv_proc.tree_fd);
 		zv_proc.tree_fd = -1;
@@ -459,6 +459,8 @@ const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
 		s++;
 	return s;
 }
+
+ZV_EXEC_FIELD(sitecache_vdso, 100, 'w', zv_sitecache_encode_vdso, zv_sitecache_decode_vdso);
 
 /* The entry of b's windows, as a cache file holds it, into e (room for
  * MAX_ENTRY_WINDOWS records); returns its length. */

@@ -6,8 +6,9 @@
 #include <stddef.h>
 
 struct zv_stub_batch;
-/* Finds the cache directory in the guest's environment (once per image). */
-void zv_sitecache_init(char **envp);
+/* Finds the cache directory in the guest's environment (once per image;
+ * a place refused is said on warn, unless it is -1). */
+void zv_sitecache_init(char **envp, int warn);
 /* Fills b with the cached windows of fd's bytes [off, off + len), mapped at
  * addr with protection prot; 1 if there was a valid entry. Reads no byte
  * of the mapping: zv_sitecache_check does, once the pages it writes are

@@ -121,6 +121,25 @@ unsigned long zv_sites_rewritten(void)
 	return rewritten;
 }
 
+/* An exec made in this process: a new table (as execve starts one), with
+ * the rewritten sites of [lo, hi) (the vDSO's stubs, which stay). */
+void zv_sites_exec(uint64_t lo, uint64_t hi)
+{
+	struct site_table *old = table;
+	rewritten = 0;
+	if (!old)
+		return;
+	uint64_t keep[16];
+	int n = 0;
+	for (uint64_t i = 0; i < TABLE_SIZE && n < 16; i++)
+		if (old->addr[i] >= lo && old->addr[i] < hi && (old->state[i] & ZV_SITE_REWRITTEN))
+			keep[n++] = old->addr[i];
+	table = NULL;
+	zv_kunmap(old, sizeof *old);
+	for (int i = 0; i < n; i++)
+		zv_site_add_rewritten(keep[i]);
+}
+
 /* Writes the two bytes at site through /proc/self/mem, which writes any
  * private mapping (copying the page) but refuses read-only shared ones. */
 static int poke_mem(uint64_t site, const uint16_t *v)

@@ -21,4 +21,5 @@ void zv_sites_after_fork(void);
 void zv_sites_lock(void);
 void zv_sites_unlock(void);
 unsigned long zv_sites_rewritten(void);
+void zv_sites_exec(uint64_t lo, uint64_t hi); /* an exec made in this process */
 #endif

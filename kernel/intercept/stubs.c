@@ -18,7 +18,7 @@
  * linked at ZV_KWIN_START): a shared copy's file holds them (sharedtext.c). rcx
  * and r11 are what the host's syscall clobbers; nothing is pushed, so the
  * guest's red zone is never touched. The kernel returns to s + 2 itself
- * (arch/fastentry.S zv_stub_exit), so a stub has no code after the call.
+ * (intercept/fastentry.S zv_stub_exit), so a stub has no code after the call.
  *
  * A stub's instruction at X + i stands for p + i: a signal or a fault there
  * shows the guest p + i (zv_stubs_guest_ip), and a guest that resumes at an
@@ -54,15 +54,38 @@ static unsigned long nstubs;
 
 static int fits32(int64_t v) { return v == (int32_t)v; }
 
-/* A region of size bytes below [lo, hi) (or, failing that, above it),
- * from which every address of [lo, hi) is within a rel32. Below first, in
- * 1 MiB steps and then 16 MiB ones, starting 1 MiB down: right below the
- * code is almost never free (an ELF's first, read-only segment, or the
- * vDSO's vvar), and a try there was a failed mmap per mapping. The heap
- * (brk) grows up from the end of the executable, so above starts 1 GiB
- * up, out of its way. */
-static uint64_t place(uint64_t lo, uint64_t hi, size_t size)
+/* An anonymous region is NORESERVE: a flag the guest's anonymous code
+ * mappings lack, so the host never merges one placed next to it into one
+ * mapping (/proc/self/maps would hide the guest's with the region). */
+#define REGION_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE | MAP_NORESERVE)
+
+static int region_at(uint64_t at, size_t size)
 {
+	/* populated by the host in this call: every byte is written next */
+	void *m = zv_mmap((void *)at, size, PROT_READ | PROT_WRITE, REGION_FLAGS, -1, 0);
+	if (zv_is_err((long)m))
+		return 0;
+	if ((uint64_t)m == at)
+		return 1;
+	zv_munmap(m, size); /* an old kernel that ignores NOREPLACE */
+	return 0;
+}
+
+/* A region of size bytes below [lo, hi) (or, failing that, above it),
+ * from which every address of [lo, hi) is within a rel32. First right
+ * below the file's mapping (span_lo, its offset 0), which a library's
+ * loader has just mapped top-down, so the space below is free and the
+ * region shares the library's page table (a page-table page fewer for
+ * every fork to copy). Then below in 1 MiB steps and then 16 MiB ones,
+ * starting 1 MiB down: right below the code itself is almost never free
+ * (an ELF's first, read-only segment, or the vDSO's vvar). The heap (brk)
+ * grows up from the end of the executable, so above starts 1 GiB up, out
+ * of its way. */
+static uint64_t place(uint64_t lo, uint64_t hi, size_t size, uint64_t span_lo)
+{
+	if (span_lo > size + 65536 && span_lo <= lo && hi - (span_lo - size) < (1UL << 31) - (1UL << 24) &&
+	    region_at(span_lo - size, size))
+		return span_lo - size;
 	for (int dir = 0; dir < 2; dir++) {
 		for (uint64_t k = 1; k < 80; k++) {
 			uint64_t step = k < 32 ? k << 20 : (32UL << 20) + (k - 32) * (16UL << 20);
@@ -72,14 +95,8 @@ static uint64_t place(uint64_t lo, uint64_t hi, size_t size)
 				break;
 			if ((dir == 0 ? hi - at : at + size - lo) > (1UL << 31) - (1UL << 24))
 				break;
-			/* populated by the host in this call: every byte is written next */
-			void *m = zv_mmap((void *)at, size, PROT_READ | PROT_WRITE,
-					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE, -1, 0);
-			if (zv_is_err((long)m))
-				continue;
-			if ((uint64_t)m == at)
+			if (region_at(at, size))
 				return at;
-			zv_munmap(m, size); /* an old kernel that ignores NOREPLACE */
 		}
 	}
 	return 0;
@@ -239,15 +256,14 @@ static uint64_t make_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, u
 			    struct rec *recs, int *nout)
 {
 	if (base) {
-		void *m = zv_mmap((void *)base, size, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE, -1, 0);
+		void *m = zv_mmap((void *)base, size, PROT_READ | PROT_WRITE, REGION_FLAGS, -1, 0);
 		if (zv_is_err((long)m))
 			return 0;
 		if ((uint64_t)m != base) { /* an old kernel that ignores NOREPLACE */
 			zv_munmap(m, size);
 			return 0;
 		}
-	} else if (!(base = place(lo, hi, size))) {
+	} else if (!(base = place(lo, hi, size, b->span_lo))) {
 		return 0;
 	}
 	uint8_t *r = (uint8_t *)base;
@@ -508,7 +524,38 @@ unsigned long zv_stubs_count(void)
 	return nstubs;
 }
 
-/* The bounce `syscall` (arch/fastentry.S zv_fast_bounce): text's last
+/* An exec made in this process: the old images' regions are gone with
+ * them; those serving code in [lo, hi) (the vDSO, which stays) are kept.
+ * Their records stay mapped (kernel memory the next image does not read). */
+void zv_stubs_exec(uint64_t lo, uint64_t hi)
+{
+	zv_lock(&regions_lock);
+	int k = 0;
+	unsigned long stubs = 0;
+	for (int i = 0; i < nregions; i++)
+		if (regions[i].code_lo >= lo && regions[i].code_hi <= hi) {
+			regions[k++] = regions[i];
+			stubs += (unsigned long)regions[i].n;
+		}
+	__atomic_store_n(&nregions, k, __ATOMIC_RELEASE);
+	nstubs = stubs;
+	zv_unlock(&regions_lock);
+}
+
+/* The regions kept by zv_stubs_exec, for the exec's unmapping. */
+int zv_stubs_kept(uint64_t lo, uint64_t hi, uint64_t (*out)[2], int max)
+{
+	int k = 0;
+	for (int i = 0; i < nregions && k < max; i++)
+		if (regions[i].code_lo >= lo && regions[i].code_hi <= hi) {
+			out[k][0] = regions[i].lo;
+			out[k][1] = regions[i].hi;
+			k++;
+		}
+	return k;
+}
+
+/* The bounce `syscall` (intercept/fastentry.S zv_fast_bounce): text's last
  * page, outside the kernel text that SUD and seccomp exempt, so that the
  * catch-all turns it into SIGSYS. */
 extern char zv_bounce_page[];

@@ -41,6 +41,8 @@ struct zv_stub_batch {
 	uint64_t read_lo[4], read_hi[4];
 	int nread;
 	uint64_t region; /* after a commit: its stub region (b->w then holds the windows made, in its order) */
+	uint64_t span_lo; /* where the code's file is mapped from its offset 0 (0: unknown): a region right
+			   * below it shares its page table */
 	/* the mapped file's identity as the cache keys it (intercept/sitecache.c):
 	 * one fstat for the copy's and the windows' lookups and stores */
 	uint64_t ident[7];
@@ -177,4 +179,8 @@ uint64_t zv_stubs_resume_ip(uint64_t ip);
 int zv_stubs_regions(uint64_t (*r)[2], int max);
 /* Counters for --stats. */
 unsigned long zv_stubs_count(void);
+/* An exec made in this process: only the regions serving code in [lo, hi)
+ * stay (zv_stubs_kept lists them first, for the unmapping). */
+void zv_stubs_exec(uint64_t lo, uint64_t hi);
+int zv_stubs_kept(uint64_t lo, uint64_t hi, uint64_t (*out)[2], int max);
 #endif

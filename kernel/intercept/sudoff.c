@@ -46,6 +46,10 @@ volatile int zv_sudoff_never = 1; /* until the stubs platform's loader says othe
 static unsigned long uncovered;   /* syscall byte pairs found in scanned code */
 static uint64_t first_uncovered; /* for a debugger */
 static int taint_why;
+/* The vDSO's part of the above: it stays through an exec made in this
+ * process, whose images start from it (zv_sudoff_exec). */
+static unsigned long vdso_uncovered;
+static int vdso_taint;
 
 static void arm_all(struct zv_thread *self);
 
@@ -190,6 +194,7 @@ void zv_sudoff_after_fork(void)
 {
 	if (scan_lock) /* its holder is not in this process */
 		scan_lock = 0;
+	zv_sudoff_mm_forget();
 }
 
 static long scan_locked(uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
@@ -358,10 +363,24 @@ long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_
 		return -1;
 	long n = known >= 0 ? known : scan(lo, hi, in, nin), e = vdso_edges(lo, hi);
 	if (n < 0 || n + e > 0) {
-		uncovered += n >= 0 ? (unsigned long)(n + e) : 0;
+		vdso_uncovered = n >= 0 ? (unsigned long)(n + e) : 0;
+		vdso_taint = ZV_TAINT_VDSO;
+		uncovered += vdso_uncovered;
 		zv_sudoff_taint(t, ZV_TAINT_VDSO);
 	}
 	return n;
+}
+
+/* An exec made in this process: its only thread is the caller, its code
+ * only the vDSO (kept) until the new image's is mapped and scanned. */
+void zv_sudoff_exec(int never)
+{
+	uncovered = vdso_uncovered;
+	first_uncovered = 0;
+	taint_why = vdso_taint;
+	zv_sudoff_never = never || vdso_taint;
+	__atomic_store_n(&all_armed, 0, __ATOMIC_RELEASE);
+	zv_sudoff_mm_forget();
 }
 
 /* Whether t may run with SUD off now: a thread (a vfork child shares its

@@ -28,10 +28,15 @@ long zv_sudoff_count(uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
  * only the pairs it met, the windows' bytes and what it did not read are
  * looked at again. -1: b does not tell (then zv_sudoff_count). */
 struct zv_stub_batch;
+struct zv_ucontext;
 long zv_sudoff_count_batch(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi);
 /* The same for the vDSO [lo, hi), whose host code the guest may run
  * (known: the site cache's count for the same bytes, windows made). */
 long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_t *in, int nin, long known);
+/* An exec made in this process: what the old images' code found is
+ * forgotten, the vDSO's (which stays) kept; never: SUD may not go off on
+ * this platform at all. */
+void zv_sudoff_exec(int never);
 /* Unscanned code may run from now on (why: for --stats): SUD stays armed. */
 void zv_sudoff_taint(struct zv_thread *t, int why);
 /* Before a memory call of the guest (nr, arguments a), on the stubs
@@ -44,11 +49,14 @@ int zv_sudoff_mm_before(struct zv_thread *t, long nr, const long *a, long *h);
  * platform's code_mapped ran): scans what became executable and makes
  * executable what waited for its scan. Returns the call's result. */
 long zv_sudoff_mm_after(struct zv_thread *t, long nr, const long *a, long r, int later);
-/* A SIGSEGV of thread t at ip in guest code (an instruction fetch, say):
- * if code is being made executable meanwhile, arms t, waits for it and
- * returns 1 (the instruction is run again: a fault of another kind comes
- * again), else 0. */
-int zv_sudoff_exec_wait(struct zv_thread *t, uint64_t ip);
+/* The stubs platform's fault op: a SIGSEGV of thread t in guest code (an
+ * instruction fetch, say): if code is being made executable meanwhile,
+ * arms t, waits for it and returns 1 (the instruction is run again: a
+ * fault of another kind comes again), else 0. */
+int zv_sudoff_fault(struct zv_thread *t, struct zv_ucontext *uc);
+/* The calls above that a fork child or an exec's image does not have
+ * (their threads are gone). */
+void zv_sudoff_mm_forget(void);
 /* The tasks on this memory (threads). */
 int zv_sudoff_tasks(void);
 /* Arms every thread, once: zv_sudoff_never was set without it (a CLONE_VM
@@ -56,7 +64,6 @@ int zv_sudoff_tasks(void);
 void zv_sudoff_arm_all(struct zv_thread *t);
 /* A SIGSYS queued to this thread (SI_QUEUE): 1 if it was arm_all's, which
  * armed the thread. */
-struct zv_ucontext;
 int zv_sudoff_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc);
 /* The calling thread t must have SUD armed now (a bounce, a deferred
  * signal, a guest handler about to run). */

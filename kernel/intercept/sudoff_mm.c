@@ -15,7 +15,7 @@
  *   armed everywhere if it must be, and only then made executable. A thread
  *   that jumps there meanwhile (code mapped with MAP_FIXED over code it was
  *   running) faults; the fault waits for the code and the instruction runs
- *   again (zv_sudoff_exec_wait), as if the mapping had come at once.
+ *   again (zv_sudoff_fault), as if the mapping had come at once.
  * - Fresh anonymous memory is zeros: nothing to scan. */
 #include "zvisor.h"
 #include "lib/syscall.h"
@@ -151,8 +151,15 @@ long zv_sudoff_mm_after(struct zv_thread *t, long nr, const long *a, long r, int
 	return r;
 }
 
-int zv_sudoff_exec_wait(struct zv_thread *t, uint64_t ip)
+void zv_sudoff_mm_forget(void)
 {
+	if (later_calls) /* written only then: a page written is a fork's copy */
+		later_calls = 0;
+}
+
+int zv_sudoff_fault(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	uint64_t ip = uc->mc.rip;
 	if (!__atomic_load_n(&later_calls, __ATOMIC_SEQ_CST)) {
 		/* The call may have ended between the fault and now: once per
 		 * call ended and place, the instruction runs again (a fault of

@@ -1,9 +1,11 @@
 /* What a process tree already knows of its files' code, without a cache
  * directory (--no-cache, or none the user may use: intercept/cachedir.c):
  * each entry as the cache's file holds it (intercept/sitecache.c), kept in
- * memory. A fork child has its parent's; an exec'd image gets them in a
- * memfd named in the exec state ('W'), which it reads and closes before it
- * maps anything; so only the first image of a tree decodes libc. Entries
+ * memory. A fork child has its parent's, and so has an image exec'd in
+ * this process (the memory stays); one the host exec'd gets them in a
+ * memfd named in the exec state (the 'w' field's t<fd>), which it reads
+ * and closes before it maps anything; so only the first image of a tree
+ * decodes libc. Entries
  * are trusted no more than a cache file: the same key (the file's
  * identity) and the same checks of every window against the code. */
 #include "zvisor.h"

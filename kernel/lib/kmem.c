@@ -44,7 +44,11 @@ static int from_chunk(uint64_t at, size_t size)
 		return 1;
 	if (__atomic_load_n(&chunk_taken, __ATOMIC_RELAXED) == c)
 		return 0;
-	uint64_t lo = c < window_first() ? window_first() : c; /* the first chunk holds the image */
+	/* The first chunk holds the image: it is mapped from its first request
+	 * on (a process's first, made before it has a second thread), so that
+	 * a hole there (the first thread block's guard) is below the mapping
+	 * and does not split it. */
+	uint64_t lo = c < window_first() ? at & ~4095UL : c;
 	void *p = zv_mmap((void *)lo, c + CHUNK - lo, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
 	if ((uint64_t)p == lo) {

@@ -20,6 +20,13 @@ static void weak_fill(unsigned char *out, size_t n)
 	}
 }
 
+/* A fork child has its parent's unused bytes: a new image drawing from
+ * them would share them with its siblings (AT_RANDOM). */
+void zv_random_reset(void)
+{
+	left = 0;
+}
+
 void zv_start_random(void *out, size_t n)
 {
 	if (n > sizeof pool)

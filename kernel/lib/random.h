@@ -7,4 +7,7 @@
  * start only (its layout's offsets, AT_RANDOM): they share one getrandom,
  * and a fork child would share what is left of it. */
 void zv_start_random(void *out, size_t n);
+/* Forgets what is left: the next draw is a new getrandom (an image that
+ * starts in a fork child's memory). */
+void zv_random_reset(void);
 #endif

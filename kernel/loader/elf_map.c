@@ -1,17 +1,25 @@
 /* The mapping of an x86-64 ELF executable and its interpreter into this
- * process (loader/elf.c reads and checks them).
+ * process (sys/execelf.c reads and checks them).
  *
  * zv_load_elf() maps as binfmt_elf does: ET_EXEC at its addresses, a PIE at
  * ELF_ET_DYN_BASE plus a random offset, a static PIE (ET_DYN without
  * PT_INTERP) and the interpreter anywhere in the mmap area; .bss pages are
  * read-write (and executable if the segment is) whatever the segment's
  * flags, as vm_brk_flags() maps them; nothing stays mapped between segments. */
-#include "loader/elf.h"
+#include "sys/execelf.h"
+#include "loader/loader.h"
+
+/* The personality, asked once per process image: an exec made in this
+ * process finds it unchanged (a guest that changes it has its next exec
+ * made by the host, sys/exec_note.c). */
+static long persona = -1;
 
 static uint64_t random_pages(void)
 {
 	uint64_t v = 0;
-	long pers = zv_sys1(__NR_personality, 0xffffffffUL);
+	if (persona < 0)
+		persona = zv_sys1(__NR_personality, 0xffffffffUL);
+	long pers = persona;
 	if (pers >= 0 && (pers & ADDR_NO_RANDOMIZE_))
 		return 0;
 	zv_start_random(&v, sizeof v);

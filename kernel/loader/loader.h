@@ -1,40 +1,14 @@
 /* The program loader: what execve(2) does for the guest, done in user space.
- * zv_exec_resolve() decides what execve(path, argv) would run (following #!
- * lines as the host does) and fails with the host's errno; zv_load_elf() maps
- * an x86-64 ELF executable and its interpreter; zv_build_stack() lays out the
- * initial stack (argc, argv, envp, auxv, strings) as the host would. */
+ * zv_load_elf() maps an x86-64 ELF executable and its interpreter;
+ * zv_build_stack() lays out the initial stack (argc, argv, envp, auxv,
+ * strings) as the host would. What execve would run and its errnos are
+ * the core's (sys/exec.h). */
 #ifndef ZV_LOADER_H
 #define ZV_LOADER_H
 #include <stdint.h>
 #include <stddef.h>
 
-#define ZV_PATH_MAX 4096
-/* #! nesting the host allows: exec_binprm() fails with ELOOP at depth > 5, so
- * five nested scripts run and a sixth is ELOOP (measured on 6.x). */
-#define ZV_SCRIPT_DEPTH 5
-
-/* The fields every resolution writes come first, so that a plain ELF's
- * touches one page of the 10 KiB (each page is a fault, at every exec). */
-struct zv_resolved {
-	/* For a #! script, argv' = prefix[0..nprefix) followed by argv[1..]:
-	 * prefix is [interp, optional-arg, ..., path] as the host builds it.
-	 * nprefix == 0: not a script, argv is used unchanged. */
-	int nprefix;
-	char why[160]; /* one-line reason on failure, e.g. "not an ELF file" */
-	char *prefix[3 * ZV_SCRIPT_DEPTH + 1];
-	char elf[ZV_PATH_MAX]; /* the ELF file to map: path itself, or the final #! interpreter */
-	char words[ZV_SCRIPT_DEPTH * 256 + ZV_PATH_MAX]; /* storage for prefix strings */
-};
-
-/* Returns 0, or -errno as the host's execve would give it (ENOENT, EACCES,
- * ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG, and for a bad PT_INTERP EIO, EINVAL
- * or ELIBBAD). An ELF zvisor cannot host (32-bit, not x86-64, corrupt or
- * truncated headers) is -ENOEXEC with a reason. The interpreter named in
- * PT_INTERP is checked too. why is set on every failure (one printable line).
- * host_checked: the host has just judged path itself executable
- * (AT_EXECVE_CHECK), so its permission and file-type checks are not made
- * again; a #! interpreter or PT_INTERP is still checked. */
-int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r);
+#include "sys/exec.h" /* zv_exec_resolve, struct zv_resolved, ZV_PATH_MAX */
 
 struct zv_image {
 	uint64_t entry;       /* first guest instruction: interpreter's entry, or AT_ENTRY */
@@ -65,8 +39,8 @@ extern void (*zv_exec_mapped)(int fd, uint64_t addr, uint64_t len, uint64_t off,
  * 16 AT_RANDOM bytes, AT_PLATFORM string, argv/env strings and execfn. The
  * auxv follows host_auxv (the host's pairs, in its order) with PHDR, PHENT,
  * PHNUM, BASE, ENTRY, RANDOM, EXECFN and PLATFORM replaced. Returns sp (16-byte
- * aligned; the image is top - sp bytes long, starting at buf), or 0 if it does
- * not fit in bufsize. */
+ * aligned; the image is top - sp bytes long, starting at buf, or in place at
+ * sp when buf is NULL), or 0 if it does not fit in bufsize. */
 uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const argv[],
 			char *const envp[], const struct zv_image *img, const char *execfn,
 			const uint64_t *host_auxv);

@@ -42,7 +42,9 @@ static struct own_fields own_image(void)
 void zv_publish_mm_fields(uint64_t host_sp, uint64_t sp, const void *img, size_t len)
 {
 	struct own_fields f = own_image();
-	long brk = zv_sys1(__NR_brk, 0);
+	static long brk; /* zvisor never moves it: asked once per process image (an in-process exec asks none) */
+	if (!brk)
+		brk = zv_sys1(__NR_brk, 0);
 	if (brk <= 0)
 		return;
 

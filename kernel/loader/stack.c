@@ -95,8 +95,8 @@ uint64_t zv_build_stack(void *buf, size_t bufsize, uint64_t top, char *const arg
 		return 0;
 	uint64_t sp = p;
 
-	/* Now write the image: address a is at buf + (a - sp). */
-	unsigned char *b = buf;
+	/* Now write the image: address a is at buf + (a - sp), or at a itself. */
+	unsigned char *b = buf ? buf : (unsigned char *)sp;
 #define AT(a) (b + ((a) - sp))
 	memset(b, 0, top - sp);
 	uint64_t *w = (uint64_t *)b, s = strings_at;

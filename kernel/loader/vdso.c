@@ -26,12 +26,10 @@
  * --vdso=none shows no vDSO, as a host booted with vdso=0: no
  * AT_SYSINFO_EHDR, and the vDSO and vvar mappings are unmapped. */
 #include "zvisor.h"
-#include "intercept/platform.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/maps.h"
-#include "intercept/sites.h"
-#include "intercept/sudoff.h"
 #include <elf.h>
 #include <linux/mman.h>
 
@@ -211,34 +209,6 @@ static void find_host_functions(uint8_t *base)
 	zv_proc.host_vdso.ok = zv_proc.host_vdso.lo < zv_proc.host_vdso.hi;
 }
 
-void zv_host_vdso_touched(uint64_t addr, uint64_t len)
-{
-	if (addr < zv_proc.host_vdso.hi && addr + len > zv_proc.host_vdso.lo)
-		zv_proc.host_vdso.ok = 0;
-}
-
-/* which: 0 clock_gettime(a, b), 1 gettimeofday(a, b), 2 time(a). Only
- * from a handler (under the guard: a bad guest pointer is EFAULT).
- * -ENOSYS when the host's vDSO cannot be used. */
-long zv_host_vdso_call(int which, long a, long b)
-{
-	if (!zv_proc.host_vdso.ok)
-		return -ENOSYS;
-	struct zv_thread *t = zv_current();
-	long r;
-	t->in_host_vdso = 1;
-	t->sud_selector = 0; /* SYSCALL_DISPATCH_FILTER_ALLOW */
-	if (which == 0)
-		r = zv_proc.host_vdso.clock_gettime(a, (void *)b);
-	else if (which == 1)
-		r = zv_proc.host_vdso.gettimeofday((void *)a, (void *)b);
-	else
-		r = zv_proc.host_vdso.time((void *)a);
-	t->sud_selector = 1;
-	t->in_host_vdso = 0;
-	return r;
-}
-
 /* The host's code the guest may run, for the platform (vdso_code): its
  * functions from .dynsym, aliases once, in address order. */
 static void cover_host_code(struct zv_thread *t, uint8_t *base)
@@ -281,6 +251,40 @@ static void cover_host_code(struct zv_thread *t, uint8_t *base)
 }
 
 static uint8_t *guest_vdso; /* the vDSO the guest is shown, NULL if none */
+static int covered;         /* its host code has its stubs (cover_host_code ran) */
+
+/* [vvar*] and [vdso] around the vDSO at base (their sizes are the
+ * kernel's: the same in every image, so carried across execve as V=). */
+struct extent { uint64_t base, lo, hi; };
+static int vdso_pages(const struct zv_map *m, void *arg)
+{
+	struct extent *x = arg;
+	if (zv_strcmp(m->name, "[vdso]") && !zv_startswith(m->name, "[vvar"))
+		return 0;
+	if (m->lo < x->lo)
+		x->lo = m->lo;
+	if (m->hi > x->hi)
+		x->hi = m->hi;
+	return 0;
+}
+
+/* What an exec made in this process keeps of the vDSO (kernel/inexec.c):
+ * its pages, their extent found once per process tree. */
+static void note_extent(uint64_t base)
+{
+	uint64_t size = image_size((const Elf64_Ehdr *)base);
+	if (!size)
+		return;
+	if (!zv_proc.vvar_size) {
+		struct extent x = { base, base, base + size };
+		zv_maps_each(vdso_pages, &x);
+		if (x.lo == base)
+			return; /* no [vvar]: not a layout the exec knows */
+		zv_proc.vvar_size = base - x.lo;
+	}
+	zv_proc.vdso_lo = base - zv_proc.vvar_size;
+	zv_proc.vdso_hi = base + size;
+}
 
 static int unmap_vdso(const struct zv_map *m, void *arg)
 {
@@ -315,6 +319,8 @@ void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
 		return;
 	}
 	zv_proc.host_vdso.ok = 0;
+	if (ehdr && ehdr[1] && zv_proc.exec_mode == ZV_EXEC_INPROCESS)
+		note_extent(ehdr[1]);
 	if (ehdr && ehdr[1] && (zv_vdso_wanted() || zv_proc.vt.on || zv_proc.trace.on || zv_proc.trace.summary))
 		find_host_functions((uint8_t *)ehdr[1]);
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
@@ -323,12 +329,16 @@ void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
 }
 
 /* Once the program and its interpreter are mapped: the host's vDSO code is
- * made into stubs only if SUD may still go off (intercept/sudoff.c), since
- * it costs a region and two mprotects per exec. */
+ * made into stubs only when the platform wants it (stubs: if SUD may still
+ * go off, intercept/sudoff.c), since it costs a region and two mprotects
+ * per exec. */
 void zv_vdso_cover(struct zv_thread *t)
 {
-	if (guest_vdso && zv_plat->vdso_code && !zv_sudoff_never)
+	if (guest_vdso && zv_plat->vdso_code && (!zv_plat->vdso_code_wanted || zv_plat->vdso_code_wanted()) &&
+	    !covered) {
+		covered = 1; /* an image exec'd in this process finds it done */
 		cover_host_code(t, guest_vdso);
+	}
 }
 
 /* A restored process whose vDSO was another kernel's, or whose clocks

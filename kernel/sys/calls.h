@@ -18,12 +18,14 @@ void zv_ids_after_clone(struct zv_thread *t, uint64_t flags);
 
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);
+void zv_signals_exec(struct zv_thread *t);
+void zv_signals_leave_kernel(struct zv_thread *t, struct zv_ucontext *uc);
 uint64_t zv_signals_ignored(const struct zv_sighand *sh);
 void zv_signals_reinstall(struct zv_sighand *sh);
-void zv_host_sighandler(int sig, zv_siginfo *si, void *uc); /* arch/hostsig.c */
-void zv_kernel_interrupted(struct zv_ucontext *uc);                        /* arch/hostsig.c */
-int zv_interrupted_kernel(struct zv_thread *t, struct zv_ucontext *uc);   /* arch/hostsig.c */
-/* What arch/hostsig.c hands to sys/signal.c. */
+void zv_host_sighandler(int sig, zv_siginfo *si, void *uc); /* sys/hostsig.c */
+void zv_kernel_interrupted(struct zv_ucontext *uc);                        /* sys/hostsig.c */
+int zv_interrupted_kernel(struct zv_thread *t, struct zv_ucontext *uc);   /* sys/hostsig.c */
+/* What sys/hostsig.c hands to sys/signal.c. */
 int zv_signal_is_fault(int sig, const zv_siginfo *si);
 void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc);
 void zv_signals_unhold(struct zv_thread *t, struct zv_ucontext *uc);
@@ -58,6 +60,27 @@ void zv_report_at_exit(void);
 /* sys/exec.c */
 long zv_sys_execve(struct zv_call *c);
 long zv_sys_execveat(struct zv_call *c);
+/* An execve to be made in this process (kernel/inexec.c sets the hook):
+ * the file resolved (r) and checked, argv counted. */
+struct zv_resolved;
+struct zv_exec_req {
+	struct zv_thread *t;
+	struct zv_ucontext *uc;   /* the guest's context at the call */
+	const char *path;         /* what to load (translated, or an fd's name) */
+	const char *execfn;       /* AT_EXECFN: what the guest named */
+	char *const *argv, *const *envp; /* the guest's */
+	long argc;
+	struct zv_resolved *r;
+	long nr;
+	const long *a;
+};
+/* Returns -errno (an argument's EFAULT or E2BIG, before the point of no
+ * return), ZV_EXEC_TO_HOST to leave it to the host's execve, or never. */
+extern long (*zv_exec_here)(struct zv_exec_req *q);
+#define ZV_EXEC_TO_HOST 1L
+void zv_exec_give_back_signals(struct zv_thread *t, uint64_t *saved);
+/* The guest's argv or envp has n pointers before its NULL, or -EFAULT. */
+long zv_exec_count_strings(char *const *v);
 
 /* sys/fs.c */
 const char *zv_translate_path(const char *path);
@@ -80,6 +103,10 @@ int zv_guest_sud_traps(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 void zv_sandbox_on(void); /* the guest turned on its SUD or seccomp */
 
 /* sys/mm.c */
+/* A restored stack [lo, hi) is shown as [stack] (cr/restore.c; procview). */
+void zv_procview_stack(uint64_t lo, uint64_t hi);
+/* The restored stack's range (lo, returned, and *hi), or 0. */
+uint64_t zv_pv_stack(uint64_t *hi);
 void zv_brk_init(uint64_t start);
 long zv_sys_brk(struct zv_call *c);
 long zv_sys_mm_call(struct zv_call *c);
@@ -99,4 +126,6 @@ static inline int zv_bad_guest_ptr(uint64_t p)
 /* sys/guestcopy.c: n bytes from src to dst, one of them the guest's
  * address guest; 0, or -EFAULT where the host would give it. */
 long zv_guest_copy(void *dst, const void *src, size_t n, uint64_t guest);
+/* Reads n bytes of guest memory at addr: 0, or -EFAULT (never faults). */
+int zv_peek(void *dst, uint64_t addr, size_t n);
 #endif

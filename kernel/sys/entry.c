@@ -6,7 +6,7 @@
  * (zv_signals_on_exit), or by the fast path's bounce. */
 #include "zvisor.h"
 #include "sys/layer.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include "lib/syscall.h"
 
 /* A host call for the guest (args: number, then arguments) that a deferred
@@ -40,13 +40,16 @@ long zv_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr)
 	return zv_layers_call(t, uc, nr, a);
 }
 
+void (*zv_entry_counter)(long nr, long ret, int vdso);
+
 /* --count's row for a call that returned r: counted once, where it was
  * made (a fork child returns from the parent's call; a cancelled call
- * counts when it is made again). */
+ * counts when it is made again, and so does one a checkpoint interrupted). */
 void zv_entry_count(struct zv_thread *t, long nr, long r, int vdso)
 {
-	if (!t->call_cancelled && !zv_sys_in_child(nr, r) && !(r == -EINTR && zv_cr_restart_call(t)))
-		zv_count_record(nr, r == ZV_NORESULT ? 0 : r, vdso); /* (a call a checkpoint interrupts is made again) */
+	void (*counter)(long, long, int) = zv_entry_counter;
+	if (counter && !t->call_cancelled && !zv_sys_in_child(nr, r) && !(r == -EINTR && zv_call_restarts(t)))
+		counter(nr, r == ZV_NORESULT ? 0 : r, vdso);
 }
 
 /* Sets the result registers of guest call nr, which returned r, in a signal

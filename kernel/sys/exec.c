@@ -1,8 +1,10 @@
-/* execve and execveat. The new program must run under zvisor again, so the
- * host executes zvisor itself (/proc/self/exe) with an internal command line
- * that names the guest's path, argv[0] and the kernel state to carry over
- * (platform, guest signal mask, hidden fds). Errors the host's execve would
- * give are found first and returned to the guest. */
+/* execve and execveat. Errors the host's execve would give are found
+ * first and returned to the guest. Then the new program is loaded by this
+ * zvisor in this process (kernel/inexec.c, through zv_exec_here) where it
+ * can reset everything execve resets; otherwise the host executes zvisor
+ * itself (/proc/self/exe) with an internal command line that names the
+ * guest's path, argv[0] and the kernel state to carry over (platform, guest
+ * signal mask, hidden fds). */
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/execstate.h"
@@ -11,7 +13,6 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "trace/count.h"
 #include "lib/kmem.h"
 #include <linux/fcntl.h>
 #include <linux/mman.h>
@@ -19,7 +20,7 @@
 /* The guest's argv has n pointers before its NULL, or -EFAULT if the array
  * cannot be read: zvisor reads it itself (the host's check no longer does:
  * see host_check), its strings only the host. */
-static long count_strings(char *const *v)
+long zv_exec_count_strings(char *const *v)
 {
 	long n = 0;
 	uint64_t p = 1;
@@ -92,6 +93,37 @@ static long host_check(long nr, const long *a)
 	return r == -EINVAL ? 0 : r < 0 ? r : 1;
 }
 
+long (*zv_exec_here)(struct zv_exec_req *q);
+
+/* Whether this exec may be made in this process: the memory is this
+ * process's alone (not a vfork child's parent's, no CLONE_VM child on it),
+ * the exec'ing thread is the only one and leads the process (natively it
+ * takes the leader's pid), and nothing the guest did needs the host's
+ * execve to undo (sys/exec_note.c). A set-user-ID or set-group-ID file
+ * goes to the host as well: its credentials are the host's to compute. */
+static int here_possible(const struct zv_thread *t, const struct zv_resolved *r)
+{
+	if (zv_proc.exec_mode != ZV_EXEC_INPROCESS || !zv_exec_here || !t->is_thread || t->tid != zv_proc.pid ||
+	    zv_proc.exec_needs_host || r->setid || !zv_proc.stack_top)
+		return 0;
+	int htid, not_threads = 0;
+	if (zv_proc.nthreads > 1) /* the others die; a vfork child among them shares this memory */
+		zv_thread_others(t, &htid, 0, &not_threads);
+	return !not_threads;
+}
+
+/* Deferred signals would die with this image: every signal blocked, they
+ * go back to the host, which keeps them pending across execve. */
+void zv_exec_give_back_signals(struct zv_thread *t, uint64_t *saved)
+{
+	zv_host_set_mask(~0UL, saved);
+	for (int sig = 1; sig <= 64; sig++)
+		if (t->pending_set & ZV_SIGBIT(sig))
+			zv_sys3(__NR_tgkill, zv_getpid(), t->htid, sig);
+	t->pending_set = 0;
+	t->fast.sig_pending = 0;
+}
+
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
 		    char *const *argv, char *const *envp, long nr, const long *a)
 {
@@ -110,9 +142,19 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	if (err < 0)
 		return err;
 
-	long argc = count_strings(argv);
+	long argc = zv_exec_count_strings(argv);
 	if (argc < 0)
 		return argc;
+	if (here_possible(t, r)) {
+		struct zv_exec_req q = { t, uc, path, execfn, argv, envp, argc, r, nr, a };
+		long e = zv_exec_here(&q); /* returns only before its point of no return */
+		if (e != ZV_EXEC_TO_HOST) {
+			if (zv_proc.carry_fd >= 0)
+				zv_close(zv_proc.carry_fd);
+			zv_proc.carry_fd = -1;
+			return e;
+		}
+	}
 	size_t vsize = (argc + 9) * sizeof(char *);
 	char **nv = zv_kmap(vsize, 4096, -1);
 	if (zv_is_err((long)nv))
@@ -140,15 +182,8 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 		nv[k++] = argv[i];
 	nv[k] = NULL;
 
-	/* Deferred signals would die with this image: block everything and
-	 * give them back to the host, which keeps them across execve. */
 	uint64_t saved;
-	zv_host_set_mask(~0UL, &saved);
-	for (int sig = 1; sig <= 64; sig++)
-		if (t->pending_set & ZV_SIGBIT(sig))
-			zv_sys3(__NR_tgkill, zv_getpid(), t->htid, sig);
-	t->pending_set = 0;
-	t->fast.sig_pending = 0;
+	zv_exec_give_back_signals(t, &saved);
 	zv_event_exec(t, nr, a); /* trace's line must be out before the image goes */
 	long ret = zv_self_fd(t) >= 0 ? zv_sys5(__NR_execveat, zv_self_fd(t), "", nv, envp, AT_EMPTY_PATH)
 					 : zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);

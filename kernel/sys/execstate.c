@@ -1,13 +1,12 @@
-/* The state carried across execve as one table: a row per field, its key,
- * the subsystem that owns it and how it is written and read (see
- * execstate.h). The word is "p=3,m=0,s=0,...": fields in the table's
- * order, those whose encoder declines left out. Y must stay last: its
- * value may hold commas. */
+/* The state carried across execve: a row per field, its key, the
+ * subsystem that owns it and how it is written and read (see execstate.h).
+ * The word is "p=3,m=0,s=0,...": the core's fields in the table's order,
+ * then the features' (ZV_EXEC_FIELD) in theirs; those whose encoder
+ * declines are left out. Y must stay last: its value may hold commas. */
 #include "zvisor.h"
 #include "sys/execstate.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
-#include "intercept/sitecache.h"
 
 struct field {
 	char key;
@@ -17,7 +16,8 @@ struct field {
 };
 
 _Static_assert(sizeof(enum zv_platform) == sizeof(int) && sizeof(enum zv_rewrite) == sizeof(int) &&
-	       sizeof(enum zv_vdso_mode) == sizeof(int), "enum fields are carried as ints");
+	       sizeof(enum zv_vdso_mode) == sizeof(int) && sizeof(enum zv_exec_mode) == sizeof(int),
+	       "enum fields are carried as ints");
 #define NUM(k, member) { k, (int *)&zv_proc.member, NULL, NULL }
 
 static int encode_mask(char *buf, size_t n, const struct zv_exec_carry *x)
@@ -76,6 +76,17 @@ static int encode_self_fd(char *buf, size_t n, const struct zv_exec_carry *x)
 	return zv_snprintf(buf, n, "%d", zv_self_fd(zv_current()));
 }
 
+static int encode_vvar(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return zv_proc.vvar_size ? zv_snprintf(buf, n, "%lx", zv_proc.vvar_size) : -1;
+}
+
+static const char *decode_vvar(const char *s, struct zv_exec_carry *x)
+{
+	zv_proc.vvar_size = zv_parse_hex(s, &s);
+	return s;
+}
+
 static const struct field fields[] = {
 	NUM('p', platform),          /* intercept/: the platform */
 	{ 'm', NULL, encode_mask, decode_mask },     /* sys/signal.c: the guest's mask */
@@ -95,19 +106,32 @@ static const struct field fields[] = {
 	NUM('v', vdso_mode),         /* loader/vdso.c: --vdso */
 	NUM('n', no_cache),          /* intercept/stubs.c: --no-cache */
 	NUM('k', carry_fd),          /* sys/exec.c: the fd the file is named through */
-	{ 'w', NULL, zv_sitecache_encode_vdso, zv_sitecache_decode_vdso }, /* intercept/sitecache.c: the vDSO's windows */
-	{ 'K', NULL, zv_cr_encode, zv_cr_decode },                  /* cr/freeze.c: --checkpoint-on */
+	NUM('E', exec_mode),         /* sys/exec.c: --exec */
+	{ 'V', NULL, encode_vvar, decode_vvar }, /* loader/vdso.c: [vvar*]'s size below the vDSO */
 	{ 'T', NULL, zv_time_encode, zv_time_decode },             /* sys/vtime_spec.c: --time */
-	{ 'X', NULL, zv_trace_encode_out, zv_trace_decode_out },   /* trace/: the output */
-	{ 'Y', NULL, zv_trace_encode_opts, zv_trace_decode_opts }, /* trace/: the options, last */
+	/* then the features' (ZV_EXEC_FIELD) */
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
+
+/* Field i of the core's table, then of the features' list: NULL past both. */
+static const struct field *field_at(size_t i, struct field *tmp)
+{
+	if (i < NFIELDS)
+		return &fields[i];
+	i -= NFIELDS;
+	if (i >= (size_t)(zv_exec_fields_end - zv_exec_fields_start))
+		return NULL;
+	const struct zv_exec_field *e = zv_exec_fields_start[i];
+	*tmp = (struct field){ e->key, NULL, e->encode, e->decode };
+	return tmp;
+}
 
 int zv_exec_state_format(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < NFIELDS; i++) {
-		const struct field *f = &fields[i];
+	struct field tmp;
+	const struct field *f;
+	for (size_t i = 0; (f = field_at(i, &tmp)); i++) {
 		if (k + 3 >= n)
 			return (int)n; /* cut: as snprintf, a length beyond the buffer */
 		size_t at = k + zv_snprintf(buf + k, n - k, k ? ",%c=" : "%c=", f->key);
@@ -125,11 +149,12 @@ void zv_exec_state_parse(const char *s, struct zv_exec_carry *x)
 {
 	while (*s) {
 		size_t i = 0;
-		while (i < NFIELDS && fields[i].key != s[0])
+		struct field tmp;
+		const struct field *f;
+		while ((f = field_at(i, &tmp)) && f->key != s[0])
 			i++;
-		if (i == NFIELDS || s[1] != '=')
+		if (!f || s[1] != '=')
 			zv_die(126, "bad internal state");
-		const struct field *f = &fields[i];
 		s += 2;
 		if (f->decode)
 			s = f->decode(s, x);

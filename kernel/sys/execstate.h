@@ -1,8 +1,9 @@
 /* The kernel state an exec'd image inherits (sys/execstate.c): one argv
  * word of KEY=VALUE fields separated by commas, written by execve
  * (sys/exec.c) and read by the internal __exec command (main.c). Each
- * field's encoder and decoder belong to the subsystem that owns the state;
- * the table in execstate.c lists them all. */
+ * field's encoder and decoder belong to the subsystem that owns the state:
+ * the core's are listed in execstate.c, a feature's attach with
+ * ZV_EXEC_FIELD (below). */
 #ifndef ZV_SYS_EXECSTATE_H
 #define ZV_SYS_EXECSTATE_H
 #include <stddef.h>
@@ -28,11 +29,25 @@ int zv_exec_state_format(char *buf, size_t n, const struct zv_exec_carry *x);
 /* Sets zv_proc and *x; a malformed word ends zvisor (status 126). */
 void zv_exec_state_parse(const char *s, struct zv_exec_carry *x);
 
-/* The subsystems' fields. */
+/* A feature's field: ZV_EXEC_FIELD(name, order, 'K', encoder, decoder);
+ * in its own file. The word holds the core's fields (execstate.c), then
+ * the features' in their order (three digits, sorted by the linker:
+ * kernel/zvisor.ld). In use: 100 w (intercept/sitecache.c: the vDSO's
+ * windows), 200 K (cr/freeze.c: --checkpoint-on), 800 X (trace: the
+ * output fd and whether the thread is traced), 999 Y (trace: the options'
+ * text, last since it may hold commas). */
+struct zv_exec_field {
+	char key;
+	zv_state_encoder *encode;
+	zv_state_decoder *decode;
+};
+#define ZV_EXEC_FIELD(name, order, key, encoder, decoder) \
+	__attribute__((used, section(".zv_exec_fields." #order "." #name))) \
+	static const struct zv_exec_field *const zv_exec_field_##name = \
+		&(const struct zv_exec_field){ key, encoder, decoder }
+extern const struct zv_exec_field *const zv_exec_fields_start[], *const zv_exec_fields_end[];
+
+/* The core's fields with encoders of their own. */
 zv_state_encoder zv_time_encode;        /* sys/vtime_spec.c: T= */
 zv_state_decoder zv_time_decode;
-zv_state_encoder zv_trace_encode_out;   /* trace: X= the output fd and whether the thread is traced */
-zv_state_decoder zv_trace_decode_out;
-zv_state_encoder zv_trace_encode_opts;  /* trace: Y= the options' text (last: it may hold commas) */
-zv_state_decoder zv_trace_decode_opts;
 #endif

@@ -6,8 +6,6 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "trace/tfmt.h"
-#include "sys/procview.h"
 #include <linux/fcntl.h>
 #include <linux/openat2.h>
 
@@ -102,7 +100,7 @@ long zv_sys_path_call(struct zv_call *c)
 	}
 	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (r >= 0 && row->opens)
-		zv_procview_opened(t, q, r); /* maps, status: served as the guest's (sys/procview.c) */
+		zv_event_opened(t, q, r); /* procview marks maps and status, served as the guest's */
 	return r;
 }
 
@@ -156,7 +154,7 @@ static long fdguard_call(struct zv_call *c)
 	return zv_next(c);
 }
 
-const struct zv_layer zv_fdguard_layer = {
+ZV_LAYER(fdguard, 400) = {
 	.name = "fdguard", .sees = fdguard_sees, .active = zv_hidden_fds_exist, .call = fdguard_call, .inline_host = fdguard_inline,
 };
 

@@ -24,3 +24,8 @@ long zv_guest_copy(void *dst, const void *src, size_t n, uint64_t guest)
 	t->guard_sp = outer;
 	return r;
 }
+
+int zv_peek(void *dst, uint64_t addr, size_t n)
+{
+	return (int)zv_guest_copy(dst, (const void *)addr, n, addr);
+}

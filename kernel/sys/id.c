@@ -8,8 +8,9 @@
  * getppid is not cached: the parent may exit and the process be reparented
  * at any time. Nor is uname: another process may change the host name. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "sys/layer.h"
-#include "intercept/platform.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include <linux/sched.h>
 
@@ -59,6 +60,8 @@ long zv_sys_id_set(struct zv_call *c)
 	long nr = c->nr;
 	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	t->cred_valid = 0;
+	if (r >= 0)
+		zv_exec_note_creds(nr, a[0]);
 	int userns = zv_row(nr)->userns;
 	if ((userns == ZV_USERNS_FLAG0 && (a[0] & CLONE_NEWUSER)) || userns == ZV_USERNS_MAY)
 		zv_proc.no_cred_cache = 1;
@@ -92,5 +95,8 @@ long zv_sys_arch_prctl(struct zv_call *c)
 			return 0;
 		}
 	}
-	return zv_host_call(t, __NR_arch_prctl, a[0], a[1], 0, 0, 0, 0);
+	long r = zv_host_call(t, __NR_arch_prctl, a[0], a[1], 0, 0, 0, 0);
+	if (r == 0 && a[0] == 0x1012 /* ARCH_SET_CPUID */ && !a[1])
+		zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_MM); /* execve turns cpuid back on */
+	return r;
 }

@@ -1,10 +1,22 @@
 /* Layers: features that wrap guest calls between the entry (sys/entry.c)
- * and the call's handler or the host, in the order sys/layers.c lists
- * them. Each one sees the calls it asks for, does its work, and passes the
- * call on with zv_next; events (fork, exec, exit, signals) reach them
- * through hooks. Which layers see a call is folded, per number, into the
- * fast path's kind (zv_call_kind), so a call no layer wants stays a direct
- * host call. */
+ * and the call's handler or the host. Each one sees the calls it asks for,
+ * does its work, and passes the call on with zv_next; events (fork, exec,
+ * exit, signals) reach them through hooks. Which layers see a call is
+ * folded, per number, into the fast path's kind (zv_call_kind), so a call
+ * no layer wants stays a direct host call.
+ *
+ * A feature attaches without the core naming it:
+ *   ZV_LAYER(name, order) = { .name = "name", .sees = ..., .call = ... };
+ * in its own file defines zv_<name>_layer and places it in the list, which
+ * the linker sorts by order (three digits, kernel/zvisor.ld) and the core
+ * walks (sys/layers.c). The orders in use, outermost first:
+ *   100 trace (it times the rest)   200 inject     300 sandbox
+ *   400 fdguard     500 procview     600 cr_pids    650 cr (events only)
+ *   700 cr_waits    800 vtime        900 count (events only)
+ * A layer without sees (and call) is a feature's set of hooks: the fold
+ * leaves it out of every call's route. A feature's exec-state field
+ * attaches with ZV_EXEC_FIELD (sys/execstate.h), a platform with
+ * ZV_PLATFORM (sys/platform.h). */
 #ifndef ZV_SYS_LAYER_H
 #define ZV_SYS_LAYER_H
 #include <stdint.h>
@@ -34,16 +46,47 @@ struct zv_layer {
 	int (*inline_host)(void);
 	/* Events, each optional. */
 	void (*fork_child)(struct zv_thread *t);                 /* in a new process */
+	/* A new task c of t's (thread, vfork or CLONE_VM child), before it runs. */
+	void (*new_task)(struct zv_thread *t, struct zv_thread *c);
 	void (*exec)(struct zv_thread *t, long nr, const long *a); /* before the host execve */
 	void (*exec_failed)(struct zv_thread *t, long nr);
+	/* An exec made in this process (kernel/inexec.c), past its point of no
+	 * return, before the old image is unmapped: what belonged to that
+	 * image goes, as it would with the host's execve. */
+	void (*exec_here)(struct zv_thread *t);
 	void (*exit)(struct zv_thread *t, int code, int sig);    /* a thread or process ends (sig: killed) */
+	/* The process ends (exit_group, a fatal signal): reports go to fd,
+	 * zvisor's own stderr; leader: the first guest process, which prints them. */
+	void (*report)(int fd, int leader);
 	void (*signal)(struct zv_thread *t, int sig, const void *siginfo); /* delivered to a guest handler */
+	void (*tsc_off)(void);                                   /* the guest disables the TSC */
+	/* The guest opened path (as the kernel translated it) as fd. */
+	void (*opened)(struct zv_thread *t, const char *path, long fd);
+	/* A kernel entry with deferred signals returns to the guest, every
+	 * register in its frame (a checkpoint's threads park here). */
+	void (*to_guest)(struct zv_thread *t);
+	/* Questions the core asks every layer that answers them. */
+	/* The call returned EINTR only because of this feature (a
+	 * checkpoint's freeze): it is made again, as after a stop. */
+	int (*restarts)(struct zv_thread *t);
+	/* The id the guest knows for host pid or tid x (a restored process's). */
+	long (*guest_id)(long x);
+	/* Host signals the feature takes for itself (--checkpoint-on's): the
+	 * kernel's whatever the guest asks, hidden from its masks. Folded. */
+	uint64_t (*signals)(void);
+	/* One of those, sent by a process, arrived; uc: the interrupted context. */
+	void (*own_signal)(struct zv_thread *t, int sig, struct zv_ucontext *uc);
+	/* A SIGSYS a process queued (SI_QUEUE): 1 if it was this feature's. */
+	int (*sigsys)(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);
 };
 
-/* The layers, in order (sys/layers.c). */
-extern const struct zv_layer zv_trace_layer, zv_inject_layer, zv_sandbox_layer, zv_fdguard_layer,
-	zv_procview_layer, zv_vtime_layer, zv_count_layer, zv_cr_pids_layer,
-	zv_cr_waits_layer;
+#define ZV_LAYER(name, order) \
+	extern const struct zv_layer zv_##name##_layer; \
+	__attribute__((used, section(".zv_layers." #order "." #name))) \
+	static const struct zv_layer *const zv_layer_entry_##name = &zv_##name##_layer; \
+	const struct zv_layer zv_##name##_layer
+/* The list, in order (kernel/zvisor.ld). */
+extern const struct zv_layer *const zv_layers_start[], *const zv_layers_end[];
 
 /* Passes the call to the next layer that sees it, or to its handler or
  * the host. */
@@ -66,6 +109,16 @@ void zv_layers_fold(void);
 void zv_event_fork_child(struct zv_thread *t);
 void zv_event_exec(struct zv_thread *t, long nr, const long *a);
 void zv_event_exec_failed(struct zv_thread *t, long nr);
+void zv_event_exec_here(struct zv_thread *t);
 void zv_event_exit(struct zv_thread *t, int code, int sig);
 void zv_event_signal(struct zv_thread *t, int sig, const void *siginfo);
+void zv_event_new_task(struct zv_thread *t, struct zv_thread *c);
+void zv_event_report(int fd, int leader);
+void zv_event_tsc_off(void);
+void zv_event_opened(struct zv_thread *t, const char *path, long fd);
+void zv_event_to_guest(struct zv_thread *t);
+void zv_event_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc);
+int zv_event_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);
+int zv_call_restarts(struct zv_thread *t);
+long zv_guest_id(long x);
 #endif

@@ -1,23 +1,18 @@
 /* The ordered list of layers and the folding of their state into each
- * call's route (sys/layer.h). A new layer is one entry here and its own
- * file: no handler changes. */
+ * call's route (sys/layer.h). A new layer is a ZV_LAYER in its own file:
+ * nothing here or in the handlers changes. */
 #include "zvisor.h"
 #include "sys/layer.h"
 #include <asm/unistd_64.h>
 
-static const struct zv_layer *const layers[] = {
-	&zv_trace_layer,   /* trace/layer.c: lines, -c's times (outermost: it times the rest) */
-	&zv_inject_layer,  /* trace/inject.c: -e inject= */
-	&zv_sandbox_layer, /* sys/sandbox.c: the guest's own SUD and seccomp */
-	&zv_fdguard_layer, /* sys/fs.c: the kernel's hidden fds look closed */
-	&zv_procview_layer, /* sys/procview.c: /proc/self/maps and status without zvisor */
-	&zv_cr_pids_layer, /* cr/pids.c: a restored process's own ids, for the host */
-	&zv_cr_waits_layer, /* cr/waits.c: a wait a checkpoint interrupted goes on with the time left */
-	&zv_vtime_layer,   /* sys/vtime.c: --time, the kernel's clock reads */
-	&zv_count_layer,   /* trace/count.c: events only (the entry counts calls) */
-};
-#define NLAYERS (sizeof layers / sizeof layers[0])
-_Static_assert(NLAYERS <= 16, "the per-call masks are two bytes");
+/* The layers in order: each feature's ZV_LAYER, sorted by the linker. At
+ * most 16 (the per-call masks are two bytes: kernel/zvisor.ld checks). */
+#define layers zv_layers_start
+#define NLAYERS ((size_t)(zv_layers_end - zv_layers_start))
+extern const struct zv_layer zv_fdguard_layer; /* sys/fs.c */
+
+/* SIGSYS, and the host signals features take for themselves. */
+uint64_t zv_kernel_sigs = ZV_SIGBIT(31);
 
 /* Which layers see each call: bit i for layers[i]; the last slot stands
  * for every number beyond the table. */
@@ -32,12 +27,16 @@ int zv_check_fds;
 void zv_layers_fold(void)
 {
 	unsigned inline_ok = 0, on = 0;
+	uint64_t sigs = ZV_SIGBIT(31);
 	for (size_t i = 0; i < NLAYERS; i++) {
 		if (layers[i]->inline_host && layers[i]->inline_host())
 			inline_ok |= 1u << i;
-		if (!layers[i]->active || layers[i]->active())
+		if (layers[i]->sees && (!layers[i]->active || layers[i]->active()))
 			on |= 1u << i;
+		if (layers[i]->signals)
+			sigs |= layers[i]->signals();
 	}
+	zv_kernel_sigs = sigs;
 	for (int nr = 0; nr <= 512; nr++) {
 		unsigned m = 0;
 		for (unsigned left = on; left; left &= left - 1) {
@@ -87,5 +86,36 @@ long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *
 void zv_event_fork_child(struct zv_thread *t) { EACH_LAYER(fork_child, t); }
 void zv_event_exec(struct zv_thread *t, long nr, const long *a) { EACH_LAYER(exec, t, nr, a); }
 void zv_event_exec_failed(struct zv_thread *t, long nr) { EACH_LAYER(exec_failed, t, nr); }
+void zv_event_exec_here(struct zv_thread *t) { EACH_LAYER(exec_here, t); }
 void zv_event_exit(struct zv_thread *t, int code, int sig) { EACH_LAYER(exit, t, code, sig); }
 void zv_event_signal(struct zv_thread *t, int sig, const void *si) { EACH_LAYER(signal, t, sig, si); }
+void zv_event_new_task(struct zv_thread *t, struct zv_thread *c) { EACH_LAYER(new_task, t, c); }
+void zv_event_report(int fd, int leader) { EACH_LAYER(report, fd, leader); }
+void zv_event_tsc_off(void) { EACH_LAYER(tsc_off); }
+void zv_event_opened(struct zv_thread *t, const char *path, long fd) { EACH_LAYER(opened, t, path, fd); }
+void zv_event_to_guest(struct zv_thread *t) { EACH_LAYER(to_guest, t); }
+void zv_event_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { EACH_LAYER(own_signal, t, sig, uc); }
+
+int zv_event_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->sigsys && layers[i]->sigsys(t, si, uc))
+			return 1;
+	return 0;
+}
+
+int zv_call_restarts(struct zv_thread *t)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->restarts && layers[i]->restarts(t))
+			return 1;
+	return 0;
+}
+
+long zv_guest_id(long x)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->guest_id)
+			x = layers[i]->guest_id(x);
+	return x;
+}

@@ -3,11 +3,11 @@
  * number of pages after the executable, as the host's does, and grows and
  * shrinks with anonymous mappings. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/kmem.h"
-#include "intercept/sites.h"
-#include "intercept/platform.h"
+#include "sys/platform.h"
 #include "lib/random.h"
 #include <linux/mman.h>
 
@@ -79,6 +79,11 @@ static const struct range *overlap(const struct range *r, int n, uint64_t addr, 
  * fail as on unmapped memory, and munmap leaves it out. */
 static long mm_call(struct zv_thread *t, long *a, long nr);
 
+static int on_vdso(uint64_t addr, uint64_t len)
+{
+	return addr < zv_proc.vdso_hi && addr + len > zv_proc.vdso_lo;
+}
+
 /* A memory call waits for a site being rewritten, whose page's protection
  * the platform changes and restores (intercept/sites.c, stubs.c). */
 long zv_sys_mm_call(struct zv_call *c)
@@ -93,14 +98,20 @@ long zv_sys_mm_call(struct zv_call *c)
 		if (mem == ZV_MEM_REMAP && (a[3] & MREMAP_FIXED))
 			zv_host_vdso_touched((uint64_t)a[4], (uint64_t)a[2]);
 	}
-	if (!zv_plat->patches_code)
+	/* the vDSO moved, unmapped or changed: an exec in this process would
+	 * keep it as it is now, the host's maps a new one */
+	if (zv_proc.vdso_hi && (((nr != __NR_mmap || (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE))) &&
+				 on_vdso((uint64_t)a[0], (uint64_t)a[1])) ||
+				(nr == __NR_mremap && (a[3] & MREMAP_FIXED) && on_vdso((uint64_t)a[4], (uint64_t)a[2]))))
+		zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_MM);
+	if (!zv_plat->mm_lock)
 		return mm_call(t, a, nr);
 	/* h: as a, or without PROT_EXEC until its scan (intercept/sudoff_mm.c) */
 	long h[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
 	int later = zv_plat->mm_before ? zv_plat->mm_before(t, nr, a, h) : 0;
-	zv_sites_lock();
+	zv_plat->mm_lock();
 	long r = mm_call(t, h, nr);
-	zv_sites_unlock();
+	zv_plat->mm_unlock();
 	/* a file's code just mapped */
 	if (mem == ZV_MEM_MAP && !zv_is_err(r) && zv_plat->code_mapped && (a[2] & PROT_EXEC) &&
 	    (a[3] & (MAP_ANONYMOUS | MAP_TYPE)) == MAP_PRIVATE && (int)a[4] >= 0)
@@ -198,4 +209,20 @@ int zv_guest_unreadable(uint64_t p)
 	uint8_t b;
 	struct { void *base; size_t len; } local = { &b, 1 }, remote = { (void *)p, 1 };
 	return zv_sys6(__NR_process_vm_readv, zv_getpid(), (long)&local, 1, (long)&remote, 1, 0) != 1;
+}
+
+/* The guest's stack when it is not where the host put it (a restored
+ * process's), which its maps still name [stack]. */
+static uint64_t stack_lo, stack_hi;
+
+void zv_procview_stack(uint64_t lo, uint64_t hi)
+{
+	stack_lo = lo;
+	stack_hi = hi;
+}
+
+uint64_t zv_pv_stack(uint64_t *hi)
+{
+	*hi = stack_hi;
+	return stack_lo;
 }

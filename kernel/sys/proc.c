@@ -6,18 +6,36 @@
  * child with its own address space (fork) returns through its copy of the
  * parent's frame. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "sys/layer.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "trace/count.h"
-#include "intercept/sites.h"
-#include "intercept/stubs.h"
-#include "intercept/sudoff.h"
 #include <linux/elf.h>
 #include <linux/mman.h>
 #include <linux/sched.h>
 
+/* The process, as every start sets it up before the command line and an
+ * exec's state change it. */
+struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .tree_fd = -1, .trace.fd = -1,
+			   .rewrite_after = 1 };
+
+/* A fatal error inside zvisor: one line on the kept stderr. */
+__attribute__((noreturn)) void zv_die(int status, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = zv_vsnprintf(buf, sizeof buf - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof buf - 2)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, "zvisor: ", 8);
+	zv_write(zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2, buf, n);
+	zv_exit_group(status);
+}
 
 struct start_frame {
 	uint64_t pretcode;
@@ -30,7 +48,7 @@ static void child_start(void)
 	struct zv_thread *t = zv_current();
 	if (zv_thread_arm(t) < 0)
 		zv_exit_group(126);
-	struct start_frame *f = (struct start_frame *)((uint64_t)t + ZV_BLOCK_SIZE) - 1;
+	struct start_frame *f = (struct start_frame *)t - 1; /* the stack's top */
 	zv_enter_frame(&f->uc);
 }
 
@@ -52,7 +70,7 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 		if (flags & CLONE_CLEAR_SIGHAND)
 			zv_clear_handlers(c->sighand);
 	}
-	uint64_t top = (uint64_t)c + ZV_BLOCK_SIZE;
+	uint64_t top = (uint64_t)c; /* the child's kernel stack's top */
 	struct start_frame *f = (struct start_frame *)top - 1;
 	const void *pfp = (const void *)uc->mc.fpstate;
 	size_t fpsize = pfp ? zv_fpstate_size(pfp) : 0;
@@ -66,11 +84,11 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	f->uc.mc.rax = 0;
 	f->uc.mc.rsp = guest_sp;
 	/* rt_sigreturn installs uc_stack as the host altstack: the child's block. */
-	f->uc.uc_stack = (struct zv_stack){ (uint64_t)c + ZV_BLOCK_HEAD, 0, 0, ZV_BLOCK_SIZE - ZV_BLOCK_HEAD };
+	f->uc.uc_stack = zv_kernel_stack(c);
 	c->sigsys_blocked = t->sigsys_blocked;
 	c->kernel_blocked = t->kernel_blocked;
 	c->faults_blocked = t->faults_blocked;
-	c->trace.traced = t->trace.traced && zv_proc.trace.follow; /* strace -f */
+	zv_event_new_task(t, c);
 	zv_ids_after_clone(c, flags);
 	if (keep_altstack)
 		c->guest_ss = t->guest_ss; /* vfork keeps it; new threads start without */
@@ -79,34 +97,48 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 
 /* Kernel state a fork child must refresh: its pid, the lock that another
  * thread of the parent may have held, the thread count, a held SIGSYS, and
- * SUD, which the host does not carry across fork. */
-static void after_fork_child(struct zv_thread *t, uint64_t parents)
+ * SUD, which the host does not carry across fork. The host gives the child
+ * none of the parent's pending signals and keeps those sent to the child
+ * (a kill right after fork, LTP kill11): the signals deferred in its copy
+ * of the parent's block are the parent's and go; those deferred in the
+ * child since the clone (t->forking: sys/signal.c defer) are its own.
+ * parent_held: the parent's deferred signals that its mask held at the
+ * clone, which the child's mask, a copy, holds too. pid: the child's, if
+ * the host wrote it (0: ask). */
+static void after_fork_child(struct zv_thread *t, uint64_t parent_held, int pid)
 {
-	zv_proc.pid = zv_proc.hpid = (int)zv_getpid(); /* and the tid: the one thread of a new process leads it */
+	/* and the tid: the one thread of a new process leads it */
+	zv_proc.pid = zv_proc.hpid = pid > 0 ? pid : (int)zv_getpid();
 	if (zv_proc.lock) /* locks are written only when held: a page written costs a copy */
 		zv_proc.lock = 0;
 	if (t->sighand->lock)
 		t->sighand->lock = 0;
 	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
-	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = 0;
+	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = zv_proc.stat_inexec = 0;
 	zv_proc.stat_analysed = 0;
-	zv_sites_after_fork();
-	zv_sudoff_after_fork();
 	t->tid = t->htid = t->pid = zv_proc.pid;
-	zv_thread_fork_child(t);
-	/* Signals deferred in the parent before the fork are the parent's: a
-	 * new process starts with none of them. One sent to the child since
-	 * (a SIGSEGV or SIGBUS, the only ones unblocked here) is its own. */
-	if (t->pending_set & parents) {
-		t->pending_set &= ~parents;
-		if (!t->pending_set)
-			t->fast.sig_pending = 0;
+	zv_thread_fork_child(t); /* the list of threads: this one */
+	if (t->pending_set)
+		t->pending_set = 0;
+	if (t->fast.sig_pending)
+		t->fast.sig_pending = 0;
+	asm volatile("" ::: "memory");
+	t->forking = 0; /* from here on a signal defers as usual */
+	asm volatile("" ::: "memory");
+	uint64_t own = t->fork_own ? __atomic_exchange_n(&t->fork_own, 0, __ATOMIC_RELAXED) : 0;
+	if (own) {
+		__atomic_fetch_or(&t->pending_set, own, __ATOMIC_RELAXED);
+		t->fast.sig_pending = 1;
+	}
+	uint64_t drop = parent_held & ~own;
+	if (drop) { /* rare: the parent's fast call had deferred one */
+		zv_sys4(__NR_rt_sigprocmask, ZV_SIG_UNBLOCK, &drop, NULL, 8);
+		__atomic_fetch_and(&t->host_held, ~drop, __ATOMIC_RELAXED);
 	}
 	if (t->sigsys_held)
 		t->sigsys_held = 0;
-	if (!zv_sudoff_fork_child(t))
-		zv_platform_arm_fork_child(t);
+	zv_plat->fork_child(t); /* the platform's locks, its catch-all (SUD is not inherited) */
 }
 
 struct clone_req {
@@ -153,34 +185,51 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		/* fork-like: the child returns through its copy of this frame. */
 		long r;
 		text_into_forks();
-		/* Until each side is set up, signals stay with the host, which
-		 * gives the child none of the parent's and keeps the child's
-		 * (kill right after fork, LTP kill11). Faults stay unblocked. */
-		uint64_t saved;
-		zv_host_set_mask(~ZV_FAULT_SIGNALS, &saved);
-		uint64_t parents = t->pending_set;
+		/* Signals stay unblocked: the child tells its own from the
+		 * parent's (after_fork_child). */
+		uint64_t held = t->host_held;
+		t->forking = zv_proc.hpid;
+		/* The child's pid, written by the host into the child's memory
+		 * before it runs (CLONE_CHILD_SETTID): where the guest asked
+		 * for it, else, when the guest's flags leave room, in the
+		 * block. Saves the child a getpid. */
+		const int *pidp = NULL;
 		if (q->args3) {
 			q->args3->stack = 0;
 			q->args3->stack_size = 0;
+			if (q->args3->flags & CLONE_CHILD_SETTID)
+				pidp = (const int *)q->args3->child_tid;
 			r = zv_sys2(__NR_clone3, q->args3, q->size3);
 		} else {
-			r = zv_sys5(__NR_clone, flags, 0, q->ptid, q->ctid, q->tls);
+			void *ctid = q->ctid;
+			uint64_t hflags = flags;
+			if (flags & CLONE_CHILD_SETTID) {
+				pidp = q->ctid;
+			} else if (!(flags & CLONE_CHILD_CLEARTID)) {
+				hflags |= CLONE_CHILD_SETTID;
+				ctid = (void *)(pidp = &t->fork_pid);
+			}
+			r = zv_sys5(__NR_clone, hflags, 0, q->ptid, ctid, q->tls);
 		}
+		if (r != 0)
+			t->forking = 0;
+		if (r > 0)
+			zv_exec_note_clone(flags);
 		if (r == 0) {
-			after_fork_child(t, parents);
+			int pid = 0;
+			if (pidp == &t->fork_pid)
+				pid = t->fork_pid;
+			else if (pidp && zv_guest_copy(&pid, pidp, sizeof pid, (uint64_t)pidp) != 0)
+				pid = 0;
+			after_fork_child(t, held, pid);
+			zv_exec_note_fork_child(t, flags);
 			zv_event_fork_child(t);
 			zv_ids_after_clone(t, flags);
 			if (flags & CLONE_CLEAR_SIGHAND)
 				zv_clear_handlers(t->sighand);
 			if (q->stack)
 				uc->mc.rsp = q->stack + q->stack_size;
-			/* A fast call's deferred signals were held in the live
-			 * mask until the parent's bounce; they were the
-			 * parent's, so the child lets go of them here. */
-			saved &= ~t->host_held;
-			t->host_held = 0;
 		}
-		zv_host_set_mask(saved, NULL);
 		return r;
 	}
 	struct zv_thread *c = zv_thread_alloc();
@@ -194,7 +243,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * and its block is freed here, not reused from the dead list. */
 	c->is_thread = (flags & CLONE_THREAD) != 0;
 	if (!c->is_thread && !shares_stack)
-		zv_sudoff_shared_vm(); /* a second task on this memory, for as long as it likes */
+		zv_plat->shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)
 		__atomic_fetch_add(&zv_proc.nthreads, 1, __ATOMIC_RELAXED);
 	/* The child starts with every signal blocked until its frame restores
@@ -203,13 +252,15 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	zv_host_set_mask(~0UL, &saved);
 	long r;
 	if (q->args3) {
-		q->args3->stack = (uint64_t)c + ZV_BLOCK_HEAD;
+		q->args3->stack = zv_kernel_stack(c).ss_sp;
 		q->args3->stack_size = (uint64_t)ksp - q->args3->stack;
 		r = zv_clone3_raw(q->args3, q->size3, child_start);
 	} else {
 		r = zv_clone_raw(flags, ksp, q->ptid, q->ctid, q->tls, child_start);
 	}
 	zv_host_set_mask(saved, NULL);
+	if (r > 0)
+		zv_exec_note_clone(flags);
 	/* A vfork child has exec'd or exited by now; its block is free again.
 	 * Blocks of threads stay: a thread cannot unmap its own stack. */
 	if (r < 0 && c->is_thread)
@@ -299,26 +350,25 @@ long zv_sys_vfork(struct zv_call *c)
 	return do_clone(t, uc, &q);
 }
 
-/* The first guest process prints the --count report when it ends, on the
- * stderr zvisor started with; if the guest took that fd's number when no
- * other was free, on the guest's fd 2. */
+/* When the process ends, the first guest process prints the features'
+ * reports (--count's), each on the stderr zvisor started with; if the
+ * guest took that fd's number when no other was free, on the guest's fd
+ * 2. Every process prints --stats. */
 void zv_report_at_exit(void)
 {
-	zv_count_flush();
 	int fd = zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2;
 	long pid = zv_current()->pid; /* not zv_proc.pid: a vfork child shares it */
 	if (zv_proc.stats) {
-		unsigned long uncovered;
+		unsigned long rewritten, uncovered;
 		int taint;
-		zv_sudoff_numbers(&uncovered, &taint);
+		zv_plat->stats(&rewritten, &uncovered, &taint);
 		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu sudoff=%d uncovered=%lu taint=%d "
-			   "restorers=%lu analysed=%lu\n",
+			   "restorers=%lu analysed=%lu inexec=%lu\n",
 			   pid, zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
-			   zv_sites_rewritten() + zv_stubs_count(), zv_current()->sud_off, uncovered, taint,
-			   zv_proc.stat_restorers, zv_proc.stat_analysed);
+			   rewritten, zv_current()->sud_off, uncovered, taint,
+			   zv_proc.stat_restorers, zv_proc.stat_analysed, zv_proc.stat_inexec);
 	}
-	if (pid == zv_proc.leader_pid)
-		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
+	zv_event_report(fd, pid == zv_proc.leader_pid);
 }
 
 long zv_sys_exit_group(struct zv_call *c)

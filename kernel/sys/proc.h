@@ -5,14 +5,31 @@
 #include <stdint.h>
 #include "arch/fast.h"
 #include "arch/thread.h"
-#include "loader/loader.h"
-#include "loader/vdso.h"
+#include "sys/exec.h"
 #include "sys/seccomp.h"
 #include "sys/vtime.h"
-#include "trace/trace.h"
+#include "trace/state.h"
 
 enum zv_platform { ZV_PLAT_SUD, ZV_PLAT_SECCOMP, ZV_PLAT_ZPOLINE, ZV_PLAT_STUBS };
+/* What the guest is shown as its vDSO (--vdso: loader/vdso.c). */
+enum zv_vdso_mode { ZV_VDSO_AUTO, ZV_VDSO_KERNEL, ZV_VDSO_NONE };
+#define ZV_VDSO_STUB_AREA 64
 enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE, ZV_REWRITE_LOAD };
+/* --exec: how a guest execve replaces the image (sys/exec.c). */
+enum zv_exec_mode { ZV_EXEC_INPROCESS, ZV_EXEC_HOST };
+#define ZV_HOST_AUXV 48 /* pairs of the host's auxv kept for in-process execs */
+
+/* What the guest did that an in-process exec could not undo, so the next
+ * execve of this image goes through the host's (sys/exec_note.c). */
+enum {
+	ZV_EXEC_NEEDS_HOST_CREDS = 1 << 0,  /* ids or capabilities changed: execve recomputes them */
+	ZV_EXEC_NEEDS_HOST_LAYOUT = 1 << 1, /* personality or RLIMIT_STACK: the host picks the layout at execve */
+	ZV_EXEC_NEEDS_HOST_MM = 1 << 2,     /* mm state an exec drops with the mm: LDT, membarrier, io_uring */
+	ZV_EXEC_NEEDS_HOST_SHARED = 1 << 3, /* a CLONE_VM child that is not a thread may live on this memory */
+	ZV_EXEC_NEEDS_HOST_AIO = 1 << 4,    /* more aio contexts than the kernel keeps track of */
+	ZV_EXEC_NEEDS_HOST_RESTORED = 1 << 5, /* a restored process (cr/restore.c) */
+};
+#define ZV_MAX_AIO 16
 
 struct zv_proc {
 	enum zv_platform platform;
@@ -34,6 +51,7 @@ struct zv_proc {
 	int stats;               /* --stats: counters below, printed at exit */
 	unsigned long stat_fast, stat_sigsys, stat_bounced, stat_restorers;
 	unsigned long stat_analysed; /* mappings whose code was decoded (no cache entry served them) */
+	unsigned long stat_inexec;    /* execs made in this process so far (not reset by them) */
 	uint64_t brk_start, brk_cur;
 	volatile int lock;       /* guards brk */
 	struct zv_sighand sighand;    /* the dispositions of the first thread */
@@ -45,6 +63,23 @@ struct zv_proc {
 	enum zv_vdso_mode vdso_mode;  /* --vdso */
 	struct zv_trace trace;        /* zvisor trace, -c */
 	uint64_t vdso_stubs;          /* the vDSO's stubs into the kernel, 0 if none */
+	/* In-process execs (sys/exec.c, kernel/inexec.c): what the host gave
+	 * zvisor's first image, kept for the images that replace it here. */
+	enum zv_exec_mode exec_mode;  /* --exec */
+	uint64_t host_auxv[2 * ZV_HOST_AUXV]; /* the host's pairs (AT_PLATFORM into host_platform) */
+	char host_platform[16];
+	uint64_t host_sp;             /* the stack pointer the host started zvisor with (start_stack) */
+	uint64_t stack_top;           /* the top of [stack], where each image's strings end */
+	uint64_t vvar_size;           /* bytes of [vvar*] right below the vDSO (the same in every image) */
+	uint64_t vdso_lo, vdso_hi;    /* [vvar*] and [vdso], as the host mapped them; 0: none or unknown */
+	uint64_t rlim_stack;          /* RLIMIT_STACK's soft limit at the image's start (execve's E2BIG) */
+	unsigned exec_needs_host;     /* ZV_EXEC_NEEDS_HOST_* */
+	int files_shared;             /* a CLONE_FILES child that is not a thread: execve unshares the table */
+	int dumpable_set;             /* PR_SET_DUMPABLE was called: execve sets it back */
+	int mlocked;                  /* mlockall was called: execve's new mm has nothing locked */
+	int timers_made;              /* timer_create succeeded: execve deletes the POSIX timers */
+	int naio;                     /* io_setup's contexts, which execve destroys */
+	uint64_t aio[ZV_MAX_AIO];
 	struct {                      /* the host's vDSO functions, for the kernel's own clock reads */
 		volatile int ok;      /* mapped and usable: cleared when the guest touches them */
 		uint64_t lo, hi;      /* [vvar*] and [vdso] */
@@ -55,6 +90,18 @@ struct zv_proc {
 };
 
 extern struct zv_proc zv_proc;
+
+/* The host signals that are the kernel's: SIGSYS and those features take
+ * for themselves (the layers' signals, folded by zv_layers_fold). */
+extern uint64_t zv_kernel_sigs;
+static inline uint64_t zv_kernel_signals(void) { return zv_kernel_sigs; }
+/* Of a guest mask m, the kernel's signals other than SIGSYS (which has its
+ * own hold: sys/signal.c): the host never blocks them, but the guest's
+ * view of its mask keeps them as it set them (t->kernel_blocked). */
+static inline uint64_t zv_kernel_blocked(uint64_t m)
+{
+	return m & zv_kernel_signals() & ~(1UL << 30);
+}
 
 /* Small spin lock; reset in a fork child since its holder may not exist. */
 static inline void zv_lock(volatile int *l)

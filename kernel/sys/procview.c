@@ -44,7 +44,6 @@ static struct mark marks[MAX_MARKS] = { [0 ... MAX_MARKS - 1] = { .fd = -1 } };
 static int nmarks;
 static volatile int pv_lock;
 static struct zv_pv_buf raw; /* the host's text, under pv_lock */
-static uint64_t stack_lo, stack_hi;
 
 /* Room for n more bytes (and a terminating 0) in b. */
 static int reserve(struct zv_pv_buf *b, size_t n)
@@ -74,18 +73,6 @@ int zv_pv_put(struct zv_pv_buf *b, const char *s, size_t n)
 	b->len += n;
 	b->p[b->len] = 0;
 	return 0;
-}
-
-void zv_procview_stack(uint64_t lo, uint64_t hi)
-{
-	stack_lo = lo;
-	stack_hi = hi;
-}
-
-uint64_t zv_pv_stack(uint64_t *hi)
-{
-	*hi = stack_hi;
-	return stack_lo;
 }
 
 static int file_id(int fd, uint64_t *dev, uint64_t *ino)
@@ -553,6 +540,7 @@ static void pv_fork_child(struct zv_thread *t)
 		pv_lock = 0;
 }
 
-const struct zv_layer zv_procview_layer = {
+ZV_LAYER(procview, 500) = {
 	.name = "procview", .sees = pv_sees, .active = pv_on, .call = pv_call, .fork_child = pv_fork_child,
+	.opened = zv_procview_opened,
 };

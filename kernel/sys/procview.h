@@ -39,14 +39,10 @@ static inline const char *zv_pv_next_line(struct zv_pv_lines *it, size_t *n, int
 }
 /* The whole file at fd (read from offset 0) into b, 0-terminated. */
 int zv_pv_read_all(int fd, struct zv_pv_buf *b);
-/* The restored stack's range (lo, returned, and *hi), or 0. */
-uint64_t zv_pv_stack(uint64_t *hi);
 
 /* An open of path by the guest returned fd: marks fd if it is one of the
  * files above. */
 void zv_procview_opened(struct zv_thread *t, const char *path, long fd);
-/* A restored stack [lo, hi) is shown as [stack] (cr/restore.c). */
-void zv_procview_stack(uint64_t lo, uint64_t hi);
 
 /* sys/procview_maps.c: the host's maps-like text (maps, smaps, numa_maps)
  * filtered line by line, without the kernel's regions. */

@@ -8,7 +8,6 @@
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/procview.h"
-#include "cr/cr.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/syscall.h"

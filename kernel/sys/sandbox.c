@@ -4,8 +4,9 @@
  * in seccomp.c). A tracer would see the kernel's SIGSYS as ptrace stops, so
  * ptrace attachment is refused with EINVAL, as docs/DESIGN.md documents. */
 #include "zvisor.h"
+#include "sys/exec_reset.h"
 #include "sys/layer.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include "lib/syscall.h"
 #include <linux/prctl.h>
 #include <linux/audit.h>
@@ -74,7 +75,10 @@ long zv_sys_prctl(struct zv_call *c)
 		return zv_proc.seccomp.mode; /* the seccomp platform's filter is the kernel's */
 	if (a[0] == PR_SET_TSC && a[1] != PR_TSC_ENABLE)
 		zv_count_tsc_off(); /* the kernel's own reads would fault too */
-	return zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
+	long r = zv_host_call(t, __NR_prctl, a[0], a[1], a[2], a[3], a[4], 0);
+	if (r >= 0)
+		zv_exec_note_prctl(a);
+	return r;
 }
 
 /* Becoming a tracee (TRACEME) or taking one (ATTACH, SEIZE) is refused; the
@@ -117,4 +121,4 @@ static long sandbox_call(struct zv_call *c)
 	return zv_next(c);
 }
 
-const struct zv_layer zv_sandbox_layer = { .name = "sandbox", .sees = sandbox_sees, .active = sandbox_on, .call = sandbox_call };
+ZV_LAYER(sandbox, 300) = { .name = "sandbox", .sees = sandbox_sees, .active = sandbox_on, .call = sandbox_call };

@@ -6,7 +6,7 @@
  * are inherited by fork and survive execve. */
 #include "zvisor.h"
 #include "sys/layer.h"
-#include "trace/count.h"
+#include "sys/tsc.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/kmem.h"

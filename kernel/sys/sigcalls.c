@@ -3,7 +3,7 @@
  * for their wait), rt_sigreturn, sigaltstack and rt_sigpending. Its
  * signals are delivered by sys/signal.c. */
 #include "zvisor.h"
-#include "intercept/platform.h"
+#include "sys/platform.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"

@@ -5,14 +5,12 @@
  * building the guest's frame as the host would; interrupting the kernel it is
  * deferred to the return to the guest, as a real kernel does. */
 #include "zvisor.h"
-#include "intercept/platform.h"
+#include "sys/exec_reset.h"
+#include "sys/platform.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
-#include "trace/count.h"
-#include "intercept/sites.h"
-#include "intercept/sudoff.h"
 #include "sys/sigshared.h"
 
 /* Signals whose default action is to be ignored, or to stop the process. */
@@ -33,9 +31,15 @@ uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc)
 void defer(struct zv_thread *t, int sig, const zv_siginfo *si)
 {
 	t->pending_info[sig] = *si;
+	/* A fork child before its set-up (sys/proc.c): its pending_set is
+	 * still the parent's, which it drops; its own are kept apart. */
+	if (t->forking && zv_getpid() != t->forking) {
+		__atomic_fetch_or(&t->fork_own, ZV_SIGBIT(sig), __ATOMIC_RELAXED);
+		return;
+	}
 	t->pending_set |= ZV_SIGBIT(sig);
 	t->fast.sig_pending = 1;
-	zv_sudoff_need(t); /* its delivery bounces, a syscall only SUD catches */
+	zv_plat->need_catchall(t); /* its delivery bounces, a syscall only SUD catches */
 }
 
 /* SIGSYS stays unblocked on the host, which brings the kernel its calls by
@@ -97,7 +101,7 @@ void set_host_action(struct zv_sighand *sh, int sig)
 {
 	if (sig == SIGSYS || sig == SIGKILL || sig == SIGSTOP)
 		return;
-	if (sig == zv_cr.signal) { /* --checkpoint-on's: zvisor's, whatever the guest asks */
+	if (zv_kernel_blocked(ZV_SIGBIT(sig))) { /* --checkpoint-on's: zvisor's, whatever the guest asks */
 		struct zv_ksigaction k = { (uint64_t)zv_host_sighandler, ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTORER,
 					   (uint64_t)zv_sigreturn, ~0UL };
 		zv_sys4(__NR_rt_sigaction, sig, &k, NULL, 8);
@@ -131,9 +135,41 @@ void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 		if (ignored ? (*ignored & ZV_SIGBIT(sig)) != 0
 			    : zv_sys4(__NR_rt_sigaction, sig, NULL, &old, 8) == 0 && old.handler == ZV_SIG_IGN)
 			sh->act[sig].handler = ZV_SIG_IGN;
-		if (catch_default(sig) || sig == zv_cr.signal)
+		if (catch_default(sig) || zv_kernel_blocked(ZV_SIGBIT(sig)))
 			set_host_action(sh, sig);
 	}
+}
+
+/* Something must happen on t's way out of the kernel, where uc caught it
+ * (an exec's request to exit, sys/exec_reset.c): the way out goes through
+ * zv_signals_on_exit, which bounces, a syscall only SUD catches. */
+void zv_signals_leave_kernel(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	t->fast.sig_pending = 1;
+	zv_plat->need_catchall(t); /* the way out bounces, a syscall only SUD catches */
+	zv_kernel_interrupted(uc);
+}
+
+/* An exec made in this process (kernel/inexec.c), as the host's
+ * flush_signal_handlers and setup_new_exec: handled signals go back to
+ * their default, ignored ones stay ignored, every action loses its flags,
+ * mask and restorer; the altstack goes, and so does a SIGSYS held for the
+ * thread. The host's action changes only where the guest's handler or
+ * SA_NOCLD* flags were there. */
+void zv_signals_exec(struct zv_thread *t)
+{
+	struct zv_sighand *sh = t->sighand;
+	for (int sig = 1; sig <= 64; sig++) {
+		struct zv_ksigaction *g = &sh->act[sig];
+		if (!g->handler && !g->flags && !g->mask && !g->restorer)
+			continue;
+		int host = g->handler > ZV_SIG_IGN || (g->flags & (ZV_SA_NOCLDSTOP | ZV_SA_NOCLDWAIT));
+		*g = (struct zv_ksigaction){ g->handler == ZV_SIG_IGN ? ZV_SIG_IGN : ZV_SIG_DFL, 0, 0, 0 };
+		if (host)
+			set_host_action(sh, sig);
+	}
+	t->guest_ss = (struct zv_stack){ 0, ZV_SS_DISABLE, 0, 0 };
+	t->sigsys_held = 0;
 }
 
 /* A restored process (cr/restore.c): the host's actions for the guest's
@@ -319,9 +355,9 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 	fr.uc.mc.fpstate = fpsize ? fp : 0;
 	fr.uc.uc_sigmask = saved_mask;
 	fr.info = *si;
-	if (zv_cr.restored && (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6))
-		/* sent by a process (kill, sigqueue, mq, tgkill): the restored one by its old pid */
-		fr.info.kill.pid = (int32_t)zv_cr_guest_id(si->kill.pid);
+	if (si->si_code == 0 || si->si_code == -1 || si->si_code == -3 || si->si_code == -6)
+		/* sent by a process (kill, sigqueue, mq, tgkill): a restored one by its old pid */
+		fr.info.kill.pid = (int32_t)zv_guest_id(si->kill.pid);
 	struct zv_sigframe *f = (struct zv_sigframe *)sp;
 	if (put_frame(t, segv_handled(t, sig, base_mask), f, &fr, (void *)fp, host_fp, fpsize) < 0) {
 		zv_siginfo segv = { .si_signo = SIGSEGV, .si_code = 0x80 /* SI_KERNEL */ };
@@ -336,7 +372,7 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
 
 	/* The handler returns through a restorer, a syscall left in place. */
 	t->handler_depth++;
-	zv_sudoff_need(t);
+	zv_plat->need_catchall(t);
 	uc->mc.rip = act.handler;
 	uc->mc.rsp = sp;
 	uc->mc.rdi = sig;
@@ -408,7 +444,7 @@ int zv_signal_is_fault(int sig, const zv_siginfo *si)
 	return si->si_code > 0 && (CPU_SIGNALS & ZV_SIGBIT(sig));
 }
 
-/* A handled signal that interrupted the guest (arch/hostsig.c has sorted out
+/* A handled signal that interrupted the guest (sys/hostsig.c has sorted out
  * the kernel's own cases and the platform's view of page 0): delivered to
  * the guest's handler, or, for the guest's own fault with no handler, left
  * to the host's default so the process dies exactly as natively. */
@@ -440,8 +476,9 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
-	if (t->cr.freeze)
-		zv_cr_park(t); /* a checkpoint: every register is in uc now */
+	if (t->exec_exit)
+		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
+	zv_event_to_guest(t); /* a checkpoint parks here: every register is in uc now */
 	zv_host_set_mask(~0UL, NULL);
 	while (t->pending_set) {
 		int sig = __builtin_ctzl(t->pending_set) + 1;
@@ -480,7 +517,7 @@ int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
 		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
 			restart = 0; /* a handler without SA_RESTART sees EINTR */
 	}
-	if (!handled && zv_cr_restart_call(t))
+	if (!handled && zv_call_restarts(t))
 		return 1; /* only a checkpoint's freeze: as after a stop and continue */
 	if (zv_sys_never_restarted(nr, a)) /* signal(7), the row's restart class */
 		return 0;

@@ -3,7 +3,7 @@
 #ifndef ZV_SYS_SYSENT_H
 #define ZV_SYS_SYSENT_H
 #include <stdint.h>
-#include "trace/trace.h"
+#include "sys/sysdesc.h"
 
 struct zv_thread;
 struct zv_ucontext;
@@ -116,6 +116,8 @@ struct zv_sysent {
 	uint8_t strict : 1;     /* allowed under seccomp's strict mode (sys/seccomp.c) */
 	uint8_t readlink : 1;   /* reads the link at its path into the buffer and size after the path */
 	uint8_t opens : 1;      /* returns a new fd for the file at its path */
+	uint8_t registers : 1;  /* registers thread state the host keeps and no call reads back
+				 * (rseq): a checkpoint notes it (cr/waits.c) */
 	uint8_t fds;            /* bit i: argument i is a file descriptor (ZV_FDS_MMAP) */
 	uint8_t path;           /* bit i: argument i is a path the kernel translates (sys/fs.c) */
 	uint8_t oflags;         /* bit i: argument i is open(2)'s flags (O_*) */

@@ -461,7 +461,7 @@ static long vtime_call(struct zv_call *c)
 	return zv_row(c->nr)->time(c);
 }
 
-const struct zv_layer zv_vtime_layer = { .name = "vtime", .sees = vtime_sees, .active = vtime_on, .call = vtime_call };
+ZV_LAYER(vtime, 800) = { .name = "vtime", .sees = vtime_sees, .active = vtime_on, .call = vtime_call };
 
 /* What the guest reads on MONOTONIC and BOOTTIME now (a checkpoint saves
  * them: cr/dump.c). */

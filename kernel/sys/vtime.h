@@ -50,4 +50,8 @@ struct zv_time_spec {
 	unsigned mask;  /* the families changed (1 << ZV_CLK_*) */
 };
 int zv_time_parse(const char *spec, struct zv_time_spec *out, char *why, size_t n);
+
+/* sys/hostvdso.c: the host's vDSO for the kernel's own clock reads. */
+long zv_host_vdso_call(int which, long a, long b); /* 0 clock_gettime, 1 gettimeofday, 2 time */
+void zv_host_vdso_touched(uint64_t addr, uint64_t len);
 #endif

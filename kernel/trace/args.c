@@ -74,7 +74,7 @@ void zv_trace_args(struct zv_tb *b, const struct zv_tcall *c)
 {
 	const struct zv_sysdesc *d = &zv_row(c->nr)->trace;
 	if (d->decode && !zv_proc.trace.raw) {
-		d->decode(b, c);
+		zv_decoders[d->decode](b, c);
 		return;
 	}
 	if (d->sig) {
@@ -86,7 +86,7 @@ void zv_trace_args(struct zv_tb *b, const struct zv_tcall *c)
 			if (zv_proc.trace.raw)
 				zv_dec_arg(b, c, (int)n, 'x');
 			else
-				tb_flags(b, (uint64_t)(uint32_t)c->a[n], d->flags, "0");
+				tb_flags(b, (uint64_t)(uint32_t)c->a[n], zv_flag_tables[d->flags], "0");
 		}
 		return;
 	}

@@ -39,6 +39,7 @@ int zv_count_attach(int fd)
 	if (zv_is_err((long)p))
 		return (int)(long)p;
 	table = p;
+	zv_entry_counter = zv_count_record;
 	return 0;
 }
 
@@ -60,8 +61,6 @@ void zv_count_time(long nr, int vdso, int64_t ns)
 	__atomic_fetch_add(&table->ns[nr + (vdso ? ZV_NSYSCALLS : 0)], (uint64_t)ns, __ATOMIC_RELAXED);
 }
 
-int zv_count_tsc;
-static uint64_t cycles[NROWS] ZV_COLD_BSS; /* this process's, not yet flushed */
 static uint64_t tsc0;
 static int64_t mono0;
 
@@ -70,31 +69,6 @@ static int64_t mono_ns(void)
 	struct { int64_t sec; long nsec; } ts = { 0, 0 };
 	zv_sys2(__NR_clock_gettime, 1 /* CLOCK_MONOTONIC */, &ts);
 	return ts.sec * 1000000000LL + ts.nsec;
-}
-
-/* CPUID 0x80000007 EDX bit 8: the TSC runs at a constant rate in every
- * state. */
-static int invariant_tsc(void)
-{
-	uint32_t a, b, c, d;
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
-	if (a < 0x80000007u)
-		return 0;
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-	return (d >> 8) & 1;
-}
-
-/* -1 until asked (CPUID costs a trip to the hypervisor); 0 once the guest
- * disables the TSC (zv_count_tsc_off). */
-static int tsc_usable = -1;
-
-int zv_tsc_usable(void)
-{
-	int mode = 0;
-	if (tsc_usable < 0)
-		tsc_usable = invariant_tsc() && zv_sys2(__NR_prctl, 25 /* PR_GET_TSC */, &mode) == 0 &&
-			     mode == 1 /* PR_TSC_ENABLE */;
-	return tsc_usable;
 }
 
 void zv_count_tsc_init(void)
@@ -106,12 +80,6 @@ void zv_count_tsc_init(void)
 	}
 }
 
-void zv_count_cycles(long nr, int vdso, uint64_t c)
-{
-	if ((unsigned long)nr < ZV_NSYSCALLS)
-		__atomic_fetch_add(&cycles[nr + (vdso ? ZV_NSYSCALLS : 0)], c, __ATOMIC_RELAXED);
-}
-
 void zv_count_flush(void)
 {
 	if (!zv_count_tsc || !table)
@@ -121,26 +89,16 @@ void zv_count_flush(void)
 	if (!dtsc || dns <= 0)
 		return;
 	for (int i = 0; i < NROWS; i++) {
-		uint64_t c = __atomic_exchange_n(&cycles[i], 0, __ATOMIC_RELAXED);
+		uint64_t c = __atomic_exchange_n(&zv_count_cycle_sums[i], 0, __ATOMIC_RELAXED);
 		if (c)
 			__atomic_fetch_add(&table->ns[i], zv_umuldiv(c, (uint64_t)dns, dtsc, 0), __ATOMIC_RELAXED);
-	}
-}
-
-void zv_count_tsc_off(void)
-{
-	zv_count_flush();
-	tsc_usable = 0;
-	if (zv_count_tsc) {
-		zv_count_tsc = 0;
-		zv_layers_fold(); /* summed calls go through the trace layer again */
 	}
 }
 
 void zv_count_after_fork(void)
 {
 	if (zv_count_tsc) /* else untouched: no page to copy for nothing */
-		memset(cycles, 0, sizeof cycles);
+		memset(zv_count_cycle_sums, 0, sizeof zv_count_cycle_sums);
 }
 
 void zv_count_unrecord(long nr)
@@ -291,7 +249,16 @@ static void count_exec(struct zv_thread *t, long nr, const long *a)
 
 static void count_exec_failed(struct zv_thread *t, long nr) { zv_count_unrecord(__NR_execve); }
 
-const struct zv_layer zv_count_layer = {
+/* The process ends: its sums go to the table, and the first guest
+ * process prints it (trace -c's to the trace output, if any). */
+static void count_report(int fd, int leader)
+{
+	zv_count_flush();
+	if (leader)
+		zv_count_report(zv_proc.trace.summary && zv_proc.trace.fd >= 0 ? zv_proc.trace.fd : fd);
+}
+
+ZV_LAYER(count, 900) = {
 	.name = "count", .sees = count_sees, .active = count_active, .fork_child = count_fork_child,
-	.exec = count_exec, .exec_failed = count_exec_failed,
+	.exec = count_exec, .exec_failed = count_exec_failed, .report = count_report, .tsc_off = zv_count_flush,
 };

@@ -5,7 +5,7 @@
 #ifndef ZV_TRACE_COUNT_H
 #define ZV_TRACE_COUNT_H
 #include <stdint.h>
-#define ZV_NSYSCALLS 512
+#include "sys/tsc.h"
 
 /* Creates the shared table; returns its fd (the caller hides it) or -errno. */
 int zv_count_create(void);
@@ -26,27 +26,14 @@ void zv_count_report(int fd);
 void zv_count_time(long nr, int vdso, int64_t ns);
 extern int zv_count_timed;
 
-/* Timing with the TSC (zvisor trace -c): reading it costs a third of a
- * clock_gettime, which matters at two reads per call. Cycles are summed
+/* Timing with the TSC (zvisor trace -c; sys/tsc.h): cycles are summed
  * per process and converted to ns with the process's own measure of the
  * TSC's rate (cycles and ns since zv_count_tsc_init) when it flushes them:
- * at its exit and before execve. zv_count_tsc is set while the TSC may be
- * read: an invariant TSC that the guest has not disabled (PR_SET_TSC). */
-extern int zv_count_tsc;
-static inline uint64_t zv_rdtsc(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
-/* Whether the kernel may read the TSC (cr/waits.c, -c): invariant, and
- * not disabled by the guest. */
-int zv_tsc_usable(void);
+ * at its exit, before execve and when the guest disables the TSC.
+ * zv_count_tsc is set while the TSC may be read: an invariant TSC that the
+ * guest has not disabled (PR_SET_TSC). */
 void zv_count_tsc_init(void);
-void zv_count_cycles(long nr, int vdso, uint64_t cycles);
 void zv_count_flush(void);
-/* Before the TSC is disabled for a thread: flush, then time with clocks. */
-void zv_count_tsc_off(void);
 /* In a fork child: the parent flushes what it summed. */
 void zv_count_after_fork(void);
 #endif

@@ -206,7 +206,15 @@ static long inject_call(struct zv_call *c)
 	return ret;
 }
 
+/* A new image counts its calls afresh, as one the host exec'd. */
+static void inject_exec_here(struct zv_thread *t)
+{
+	for (int i = 0; i < nrules; i++)
+		memset(rules[i].seen, 0, sizeof rules[i].seen);
+}
+
 static int inject_on(void) { return zv_proc.trace.inject; }
 static int inject_sees(long nr) { return inject_on(); }
 
-const struct zv_layer zv_inject_layer = { .name = "inject", .sees = inject_sees, .active = inject_on, .call = inject_call };
+ZV_LAYER(inject, 200) = { .name = "inject", .sees = inject_sees, .active = inject_on, .call = inject_call,
+			  .exec_here = inject_exec_here };

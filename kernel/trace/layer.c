@@ -164,7 +164,8 @@ void zv_trace_exit(struct zv_thread *t, int code, int sig)
 static void trace_fork_child(struct zv_thread *t)
 {
 	struct zv_trace *tr = &zv_proc.trace;
-	t->trace.traced = t->trace.traced && tr->follow;
+	if (t->trace.traced && !tr->follow) /* a write copies the page: every fork would */
+		t->trace.traced = 0;
 	zv_live_forget(t); /* the parent's threads are not this process's */
 	zv_trace_out_fork_child();
 	zv_trace_out_forget();
@@ -172,14 +173,25 @@ static void trace_fork_child(struct zv_thread *t)
 
 static void trace_exec(struct zv_thread *t, long nr, const long *a) { zv_trace_exec(t, nr, a, 0); }
 
+/* An exec made in this process: the other threads are gone, as from a
+ * new image's table. */
+static void trace_exec_here(struct zv_thread *t) { zv_live_forget(t); }
+
 /* The layer: every call while tracing or summing (-c); with -c alone and
  * the TSC, the fast path's direct host calls time themselves. */
 static int trace_on(void) { return zv_proc.trace.on || zv_proc.trace.summary; }
 static int trace_sees(long nr) { return trace_on(); }
 static int trace_inline(void) { return !zv_proc.trace.on && zv_proc.trace.summary && zv_count_tsc; }
 
-const struct zv_layer zv_trace_layer = {
+/* strace -f: a new task is traced if its parent is. */
+static void trace_new_task(struct zv_thread *t, struct zv_thread *c)
+{
+	c->trace.traced = t->trace.traced && zv_proc.trace.follow;
+}
+
+ZV_LAYER(trace, 100) = {
 	.name = "trace", .sees = trace_sees, .active = trace_on, .call = trace_call, .inline_host = trace_inline,
-	.fork_child = trace_fork_child, .exec = trace_exec, .exit = zv_trace_exit, .signal = zv_trace_signal,
+	.fork_child = trace_fork_child, .new_task = trace_new_task, .exec = trace_exec, .exec_here = trace_exec_here,
+	.exit = zv_trace_exit, .signal = zv_trace_signal,
 };
 

@@ -69,14 +69,13 @@ void zv_live_forget(struct zv_thread *self)
 	 * table spans five pages, traced or not. Slots are claimed only when
 	 * following traced calls, and live_used's own page is one that only a
 	 * fork child would read (a zero-page fault each time) otherwise. */
-	if (!zv_proc.trace.on || !zv_proc.trace.follow) {
+	if (self->trace.slot) /* written only when set: the field's page is not one every call writes */
 		self->trace.slot = 0;
+	if (!zv_proc.trace.on || !zv_proc.trace.follow)
 		return;
-	}
 	for (int i = 0; i < live_used; i++)
 		if (live[i].tid)
 			live[i].tid = 0;
-	self->trace.slot = 0;
 }
 
 long zv_live_call(struct zv_thread *t)

@@ -9,11 +9,12 @@
 #include <stddef.h>
 struct zv_name { uint64_t value; const char *name; };
 struct zv_names { const struct zv_name *v; size_t n; };
+/* The tables a row's trace column names by id (trace/dectab.c). */
+extern const struct zv_names *const zv_flag_tables[];
 /* "ENOENT" and glibc's text "No such file or directory"; NULL if unknown */
 const char *zv_errno_name(int e);
 const char *zv_errno_text(int e);
-/* "SIGHUP".."SIGSYS", "SIGRTMIN", "SIGRT_1".."SIGRT_32"; NULL out of 1..64 */
-const char *zv_signal_name(int sig);
+#include "lib/signames.h" /* zv_signal_name */
 extern const struct zv_names zv_n_open_flags;
 extern const struct zv_names zv_n_at_flags;
 extern const struct zv_names zv_n_prot;

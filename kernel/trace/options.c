@@ -373,3 +373,5 @@ const char *zv_trace_decode_opts(const char *s, struct zv_exec_carry *x)
 	set_defaults(tr);
 	return s + zv_strlen(s);
 }
+
+ZV_EXEC_FIELD(trace_opts, 999, 'Y', zv_trace_encode_opts, zv_trace_decode_opts); /* last: it may hold commas */

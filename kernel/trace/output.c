@@ -9,6 +9,7 @@
 #include "zvisor.h"
 #include "trace/trace.h"
 #include "trace/output.h"
+#include "trace/decode.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -150,7 +151,7 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 		else
 			tb_printf(b, "-1 E??? (errno %ld)", -r);
 	} else if (d->ret == '=' && !zv_proc.trace.raw) {
-		d->after(b, c); /* the value and what follows it */
+		zv_decoders[d->after](b, c); /* the value and what follows it */
 	} else if (d->ret == 'x') {
 		tb_hex(b, (unsigned long)r);
 	} else if (d->ret == 'o') {
@@ -159,7 +160,7 @@ static void print_result(struct zv_tb *b, const struct zv_tcall *c, int injected
 		tb_dec(b, r);
 	}
 	if (d->after && d->ret != '=' && !(r < 0 && r > -4096) && !zv_proc.trace.raw)
-		d->after(b, c);
+		zv_decoders[d->after](b, c);
 	if (injected)
 		tb_puts(b, " (INJECTED)");
 	if (c->vdso)
@@ -362,3 +363,5 @@ const char *zv_trace_decode_out(const char *s, struct zv_exec_carry *x)
 	}
 	return s;
 }
+
+ZV_EXEC_FIELD(trace_out, 800, 'X', zv_trace_encode_out, zv_trace_decode_out);

@@ -88,11 +88,6 @@ void tb_printf(struct zv_tb *b, const char *fmt, ...)
 	}
 }
 
-int zv_peek(void *dst, uint64_t addr, size_t n)
-{
-	return (int)zv_guest_copy(dst, (const void *)addr, n, addr);
-}
-
 void tb_ptr(struct zv_tb *b, uint64_t p)
 {
 	if (p)

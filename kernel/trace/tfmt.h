@@ -42,8 +42,7 @@ static inline void tb_udec(struct zv_tb *b, unsigned long v) { tb_num(b, v, 0, 0
 static inline void tb_hex(struct zv_tb *b, unsigned long v) { tb_putn(b, "0x", 2); tb_num(b, v, 1, 0, 0); }
 void tb_printf(struct zv_tb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Reads n bytes of guest memory at addr: 0, or -EFAULT (never faults). */
-int zv_peek(void *dst, uint64_t addr, size_t n);
+/* zv_peek: guest memory, never faulting (sys/calls.h). */
 
 /* The options that shape the text (-s, -y, -X raw: see trace.h). */
 extern int zv_tb_strsize;

@@ -1,5 +1,6 @@
 /* Per-thread kernel areas: allocation and registration as the host altstack. */
 #include "zvisor.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/kmem.h"
@@ -62,6 +63,23 @@ struct zv_thread *zv_thread_find(int htid)
 	return r;
 }
 
+int zv_thread_others(const struct zv_thread *t, int *htids, int max, int *not_threads)
+{
+	int n = 0;
+	*not_threads = 0;
+	zv_lock(&known_lock);
+	for (int i = 0; i < nknown_used; i++) {
+		const struct zv_thread *o = known[i];
+		if (!o || o == t)
+			continue;
+		*not_threads += !o->is_thread;
+		if (n < max)
+			htids[n++] = o->htid;
+	}
+	zv_unlock(&known_lock);
+	return n;
+}
+
 void zv_thread_retire(struct zv_thread *t)
 {
 	known_swap(t, NULL);
@@ -111,13 +129,13 @@ static struct zv_thread *fresh_block(void)
 	char *raw = zv_kmap(ZV_BLOCK_SIZE, ZV_BLOCK_SIZE, -1);
 	if (zv_is_err((long)raw))
 		return NULL;
-	uintptr_t base = (uintptr_t)raw;
-	/* Guard page between the struct and the stack that grows towards it:
-	 * a hole, not a PROT_NONE page, which would be a mapping of its own
-	 * and one more for every fork to copy. Nothing maps into the hole:
+	/* Guard page below the stack: a hole, not a PROT_NONE page, which would
+	 * be a mapping of its own and one more for every fork to copy. The
+	 * first block starts the window's first chunk (lib/kmem.c), so its
+	 * guard only moves that mapping's start. Nothing maps into the hole:
 	 * the window is reserved from the guest, and zv_kmap never goes back. */
-	zv_munmap((void *)(base + ZV_THREAD_BYTES), 4096);
-	return (struct zv_thread *)base;
+	zv_munmap(raw, ZV_BLOCK_GUARD);
+	return (struct zv_thread *)(raw + ZV_THREAD_OFF);
 }
 
 struct zv_thread *zv_thread_alloc(void)
@@ -136,25 +154,21 @@ struct zv_thread *zv_thread_alloc(void)
 void zv_thread_free(struct zv_thread *t)
 {
 	known_swap(t, NULL);
-	zv_kunmap(t, ZV_BLOCK_SIZE);
+	zv_kunmap((void *)(zv_block_of(t) + ZV_BLOCK_GUARD), ZV_BLOCK_SIZE - ZV_BLOCK_GUARD);
 }
 
 /* Registers the block's stack as this thread's host altstack, where every
  * host signal handler of zvisor runs, and arms the per-thread interception. */
 long zv_thread_arm_as(struct zv_thread *t, int tid, int pid)
 {
-	struct zv_stack ss = {
-		.ss_sp = (uint64_t)t + ZV_BLOCK_HEAD,
-		.ss_flags = 0,
-		.ss_size = ZV_BLOCK_SIZE - ZV_BLOCK_HEAD,
-	};
+	struct zv_stack ss = zv_kernel_stack(t);
 	long r = zv_sys2(__NR_sigaltstack, &ss, NULL);
 	if (r < 0)
 		return r;
 	t->tid = t->htid = tid;
 	t->pid = pid;
 	known_swap(t, t);
-	return zv_platform_arm_thread(t);
+	return zv_plat->arm_thread(t);
 }
 
 long zv_thread_arm(struct zv_thread *t)

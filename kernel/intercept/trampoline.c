@@ -21,7 +21,7 @@
  * The tail's rel32 is four gs prefixes, so that entering inside the jmp is
  * such a fault too. It lands in the entry page, ~1.6 GiB up, which holds
  * `movabs $zv_fast_entry, %r11; jmp *%r11` (r11 is the host syscall's to
- * clobber) and the bounce `syscall` (arch/fastentry.S). */
+ * clobber) and the bounce `syscall` (intercept/fastentry.S). */
 #include "zvisor.h"
 #include "lib/syscall.h"
 #include "lib/string.h"

@@ -6,7 +6,9 @@
  * beyond zpoline's sled, page 0's trampoline). What is left interrupted the
  * guest and goes to sys/signal.c, which speaks of the guest's signals. */
 #include "zvisor.h"
+#include "sys/layer.h"
 #include "sys/calls.h"
+#include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/fmt.h"
 
@@ -53,8 +55,8 @@ void zv_kernel_interrupted(struct zv_ucontext *uc)
 	uint64_t ip = uc->mc.rip;
 	if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end)
 		uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
-	else if (ip >= (uint64_t)zv_fast_window && ip < (uint64_t)zv_fast_window_end)
-		uc->mc.rip = (uint64_t)zv_fast_bounce_result; /* leave through SIGSYS, which delivers */
+	else if (zv_plat->kernel_ip)
+		uc->mc.rip = zv_plat->kernel_ip(ip); /* a fast return leaves through SIGSYS, which delivers */
 }
 
 /* Whether the thread runs the kernel (or on its way in) at uc, where what
@@ -70,8 +72,8 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 	struct zv_ucontext *uc = ucv;
 	struct zv_thread *t = zv_current();
 	uint64_t ip = uc->mc.rip;
-	if (sig == zv_cr.signal && si->si_code <= 0) {
-		zv_cr_signal(t, uc); /* --checkpoint-on: sent by a process, never the guest's */
+	if ((zv_kernel_signals() & ~ZV_SIGBIT(31) & ZV_SIGBIT(sig)) && si->si_code <= 0) {
+		zv_event_own_signal(t, sig, uc); /* --checkpoint-on's: sent by a process, never the guest's */
 		return;
 	}
 	if (zv_in_kernel_text(ip) || t->in_host_vdso) {
@@ -84,7 +86,7 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 		return;
 	}
 	if (fault && sig == SIGSEGV) {
-		if (zv_fast_fault(t, uc)) {
+		if (zv_plat->fault && zv_plat->fault(t, uc)) { /* zpoline: beyond the sled */
 			zv_signals_on_exit(t, uc); /* a syscall beyond the sled, now made */
 			return;
 		}

@@ -1,6 +1,6 @@
 /* What the host's execve would run for a path: #! scripts and the checks
- * of loader/elf.c in the host's order (loader/elf.c explains it). */
-#include "loader/elf.h"
+ * of sys/execelf.c in the host's order (sys/execelf.c explains it). */
+#include "sys/execelf.h"
 
 /* ---- #! scripts -------------------------------------------------------- */
 
@@ -88,7 +88,9 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 		const char *who = depth ? "#! interpreter " : "";
 		const char *sep = depth ? ": " : "";
 		const char *wname = depth ? cur : "";
-		e.fd = depth == 0 && host_checked ? open_regular(cur, &e.size) : open_exec(cur, &e.size);
+		unsigned mode = 0;
+		e.fd = depth == 0 && host_checked ? open_regular_mode(cur, &e.size, &mode)
+						  : open_exec_mode(cur, &e.size, &mode);
 		if (e.fd < 0)
 			return fail(r->why, sizeof r->why, e.fd, "%s%s%s%s", who, wname, sep, zv_strerror(-e.fd));
 		if (depth > ZV_SCRIPT_DEPTH) {
@@ -127,6 +129,7 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 		if (err)
 			return fail(r->why, sizeof r->why, err, "%s%s%s%s", who, wname, sep, sub);
 		zv_strlcpy(r->elf, cur, sizeof r->elf);
+		r->setid = (mode & 04000) || (mode & 02010) == 02010; /* S_ISUID, S_ISGID with S_IXGRP */
 		for (int i = 0; i < nrev; i++)
 			r->prefix[i] = rev[nrev - 1 - i];
 		r->nprefix = nrev;
@@ -137,6 +140,7 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r)
 {
 	r->nprefix = 0;
+	r->setid = 0;
 	r->elf[0] = 0;
 	r->why[0] = 0;
 	int err = resolve(path, host_checked, r);

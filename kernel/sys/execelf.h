@@ -1,9 +1,9 @@
-/* The ELF executable as the loader reads it (loader/elf.c: reading and
- * checks; loader/resolve.c: #! scripts and what execve would run;
- * loader/elf_map.c: mapping). Internal to those files. */
+/* The ELF executable as execve's checks and the loader read it
+ * (sys/execelf.c: reading and checks; sys/resolve.c: #! scripts and what
+ * execve would run; loader/elf_map.c: mapping). Internal to those files. */
 #ifndef ZV_LOADER_ELF_H
 #define ZV_LOADER_ELF_H
-#include "loader/loader.h"
+#include "sys/exec.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
@@ -40,6 +40,8 @@ int fail(char *why, size_t wl, int err, const char *fmt, ...) __attribute__((for
 long pread_full(int fd, void *buf, size_t n, uint64_t off);
 int open_regular(const char *path, uint64_t *size);
 int open_exec(const char *path, uint64_t *size);
+int open_regular_mode(const char *path, uint64_t *size, unsigned *mode); /* and its st_mode */
+int open_exec_mode(const char *path, uint64_t *size, unsigned *mode);
 int check_ehdr(const Elf64_Ehdr *eh, char *why, size_t wl);
 long read_ehdr(struct elf *e);
 int read_phdrs(struct elf *e, char *why, size_t wl);

@@ -1,0 +1,67 @@
+/* Loading a program as the process's image: what zvisor's first start, an
+ * image the host exec'd (main.c) and an exec made in this process
+ * (inexec.c) share: the ELF and its interpreter mapped with the platform's
+ * rewriting, /proc/self/exe and comm, the break. */
+#include "zvisor.h"
+#include "image.h"
+#include "intercept/platform.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/fmt.h"
+#include <linux/mman.h>
+
+/* --rewrite=load and the stubs: the loader's executable mappings, rewritten
+ * as mapped (intercept/) by the thread that loads them. */
+static struct zv_thread *loading_thread;
+
+static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+{
+	zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot, MAP_PRIVATE | MAP_FIXED);
+}
+
+/* The process's name (/proc/self/comm, ps), as the host's execve sets it:
+ * the last component of the path the guest asked for (the host set it to
+ * "zvisor", or "exe" after an execve of /proc/self/exe). */
+static void set_comm(const char *execfn)
+{
+	const char *base = execfn;
+	for (const char *p = execfn; *p; p++)
+		if (*p == '/' && p[1])
+			base = p + 1;
+	zv_sys2(__NR_prctl, 15 /* PR_SET_NAME */, base);
+}
+
+char **zv_image_argv(const struct zv_resolved *r, char **argv, char **out)
+{
+	if (!r->nprefix)
+		return argv;
+	long k = 0;
+	for (int i = 0; i < r->nprefix; i++)
+		out[k++] = r->prefix[i];
+	for (long i = 1; argv[0] && argv[i]; i++)
+		out[k++] = argv[i];
+	out[k] = NULL;
+	return out;
+}
+
+void zv_image_load(struct zv_thread *t, const char *path, const char *elf, const char *execfn,
+		   struct zv_image *img)
+{
+	char why[160] = "";
+	if (zv_plat->code_mapped) {
+		loading_thread = t;
+		zv_exec_mapped = rewrite_mapped;
+	}
+	long e = zv_load_elf(elf, img, why, sizeof why);
+	zv_exec_mapped = NULL;
+	if (zv_proc.carry_fd >= 0) { /* the file is mapped: the guest never sees the copy */
+		zv_close(zv_proc.carry_fd);
+		zv_proc.carry_fd = -1;
+	}
+	if (e < 0)
+		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
+	zv_vdso_cover(t);
+	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
+	set_comm(execfn);
+	zv_brk_init(img->brk_start);
+}

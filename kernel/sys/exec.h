@@ -1,0 +1,38 @@
+/* execve's checks (sys/execelf.c, sys/resolve.c): zv_exec_resolve() decides
+ * what execve(path, argv) would run, following #! lines as the host does,
+ * and fails with the host's errno. The loader (loader/) maps what it
+ * chose. */
+#ifndef ZV_SYS_EXEC_H
+#define ZV_SYS_EXEC_H
+#include <stdint.h>
+#include <stddef.h>
+
+#define ZV_PATH_MAX 4096
+/* #! nesting the host allows: exec_binprm() fails with ELOOP at depth > 5, so
+ * five nested scripts run and a sixth is ELOOP (measured on 6.x). */
+#define ZV_SCRIPT_DEPTH 5
+
+/* The fields every resolution writes come first, so that a plain ELF's
+ * touches one page of the 10 KiB (each page is a fault, at every exec). */
+struct zv_resolved {
+	/* For a #! script, argv' = prefix[0..nprefix) followed by argv[1..]:
+	 * prefix is [interp, optional-arg, ..., path] as the host builds it.
+	 * nprefix == 0: not a script, argv is used unchanged. */
+	int nprefix;
+	int setid;     /* the ELF file is set-user-ID or set-group-ID (bits the host would honour) */
+	char why[160]; /* one-line reason on failure, e.g. "not an ELF file" */
+	char *prefix[3 * ZV_SCRIPT_DEPTH + 1];
+	char elf[ZV_PATH_MAX]; /* the ELF file to map: path itself, or the final #! interpreter */
+	char words[ZV_SCRIPT_DEPTH * 256 + ZV_PATH_MAX]; /* storage for prefix strings */
+};
+
+/* Returns 0, or -errno as the host's execve would give it (ENOENT, EACCES,
+ * ENOEXEC, ENOTDIR, ELOOP, ENAMETOOLONG, and for a bad PT_INTERP EIO, EINVAL
+ * or ELIBBAD). An ELF zvisor cannot host (32-bit, not x86-64, corrupt or
+ * truncated headers) is -ENOEXEC with a reason. The interpreter named in
+ * PT_INTERP is checked too. why is set on every failure (one printable line).
+ * host_checked: the host has just judged path itself executable
+ * (AT_EXECVE_CHECK), so its permission and file-type checks are not made
+ * again; a #! interpreter or PT_INTERP is still checked. */
+int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r);
+#endif

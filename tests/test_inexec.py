@@ -1,0 +1,107 @@
+"""The exec that never leaves the process (kernel/inexec.c, DESIGN "The exec
+that never leaves the process"): what execve resets and keeps, natively,
+with the in-process exec (the default) and with the host's (--exec=host),
+on every platform; which execs fall back to the host's; that /proc/self/maps
+and status after an in-process exec equal those after a host exec; and real
+programs that exec in loops."""
+import os
+import re
+import shutil
+
+import pytest
+
+from guestdesc import built, builds, compare_guest, get
+from zvtest import PLATFORMS, TEST_USER, assert_same, compare, native_ok, run, run_zv
+
+EXECRESET = get("execreset")
+HOWS = ["inprocess", "host"]
+STATS = re.compile(r"^zvisor: stats: pid=(\d+) .* inexec=(\d+)$", re.M)
+
+
+def stats_only(err):
+    return "".join(l for l in err.splitlines(True) if not l.startswith("zvisor: stats:"))
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", builds("execreset"))
+def test_exec_resets(name, platform, how):
+    """Every item set before the exec, checked in the new image: the same
+    lines as natively."""
+    compare_guest(name, platform, extra_opts=["--exec=" + how])
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode", ["threads", "personality", "vfork", "chain"])
+@pytest.mark.parametrize("name", builds("execreset", subset=True))
+def test_exec_resets_modes(name, mode, platform, how):
+    compare_guest(name, platform, mode, extra_opts=["--exec=" + how])
+
+
+# (mode, the leader's in-process execs): the fallbacks make none
+TAKEN = [("", 1), ("chain", 5), ("threads", 1), ("personality", 0), ("vfork", 0)]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode,inexec", TAKEN)
+def test_which_execs_stay_in_the_process(mode, inexec, platform):
+    """--stats' inexec=N: the execs made in the process (the other threads
+    killed first). A changed personality and a vfork child go to the host."""
+    name = built("execreset")
+    argv = [name] + ([mode] if mode else [])
+    zv = run_zv(argv, platform, ["--stats"])
+    leader = [int(n) for _, n in STATS.findall(zv.stderr)]
+    assert zv.returncode == 0 and leader, zv.stderr
+    assert max(leader) == inexec, zv.stderr
+    host = run_zv(argv, platform, ["--stats", "--exec=host"])
+    assert [int(n) for _, n in STATS.findall(host.stderr)] == [0] * len(STATS.findall(host.stderr)), host.stderr
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_maps_and_status_equal_those_after_a_host_exec(platform):
+    """The new image's /proc/self/maps (without addresses) and status
+    fields, through procview, as after the host's execve of zvisor."""
+    argv = [built("execreset"), "maps"]
+    here = run_zv(argv, platform, ["--exec=inprocess"])
+    host = run_zv(argv, platform, ["--exec=host"])
+    assert here.returncode == 0, here.stderr
+    assert "maps:" in here.stdout and "status:Threads: 1" in here.stdout, here.stdout
+    assert_same(host, here, "in-process exec (right) against the host's (left), platform %s" % platform)
+
+
+def test_exec_option_is_checked():
+    r = run_zv(["true"], None, ["--exec=sometimes"])
+    assert r.returncode == 2, r
+    assert r.stderr.splitlines()[0] == "zvisor: unknown exec mode 'sometimes' (inprocess, host)", r.stderr
+
+
+# --- real programs that exec ---------------------------------------------------
+
+def sh(script):
+    return ["/bin/sh", "-c", script]
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("platform", ["stubs", "sud", "seccomp"])
+def test_shell_exec_loop(platform, how):
+    """A shell's fork+exec loop, exec replacing the shell, and a chain of
+    execs through env and sh."""
+    compare(sh("for i in 1 2 3 4 5 6 7 8; do /bin/echo $i; /bin/true; done; "
+               "env -i A=1 /bin/sh -c 'exec env'; exec /bin/sh -c 'exec /bin/echo last'"),
+            platform, ["--exec=" + how], expect_native=native_ok())
+
+
+@pytest.mark.parametrize("platform", ["stubs", "sud"])
+def test_make_j2(tmp_path, platform):
+    if not shutil.which("make") or not shutil.which("gcc"):
+        pytest.skip("make or gcc missing")
+    for i in range(6):
+        (tmp_path / ("f%d.c" % i)).write_text("int f%d(void) { return %d; }\n" % (i, i))
+    (tmp_path / "main.c").write_text("#include <stdio.h>\nint main(void) { puts(\"built\"); return 0; }\n")
+    objs = " ".join("f%d.o" % i for i in range(6))
+    (tmp_path / "Makefile").write_text(
+        "all: prog\n\t@./prog\nprog: main.o %s\n\t@$(CC) -o $@ $^\n%%.o: %%.c\n\t@$(CC) -c -o $@ $<\n"
+        "clean:\n\t@rm -f *.o prog\n" % objs)
+    clean = lambda: run(["make", "-s", "clean"], cwd=str(tmp_path), user=TEST_USER)
+    compare(["make", "-s", "-j2"], platform, cwd=str(tmp_path), setup=clean, expect_native=native_ok())
