@@ -283,3 +283,27 @@ def test_tree_knows_without_a_cache(tmp_path):
     assert res.stdout == "done\n" and entries(tmp_path) == [], res.stderr
     counts = analysed(res)
     assert len(counts) == 4 and counts[-1] >= 3 and counts[:3] == [1, 1, 1], res.stderr
+
+
+@pytest.mark.parametrize("how", ["inprocess", "host"])
+def test_tree_knows_across_either_exec(how, tmp_path):
+    """--no-cache: an image exec'd in this process keeps what the tree knew
+    (its memory stays), one the host exec'd takes it from the memfd; either
+    way the shell's exec decodes only /bin/echo."""
+    res = zv(["/bin/sh", "-c", "/bin/true; exec /bin/echo done"], tmp_path, "--no-cache", "--exec=" + how)
+    assert res.stdout == "done\n" and entries(tmp_path) == [], res.stderr
+    assert analysed(res)[-1] == 1 and re.findall(r"inexec=(\d+)", res.stderr)[-1] == str(int(how == "inprocess")), \
+        res.stderr
+
+
+@pytest.mark.parametrize("how", ["inprocess", "host"])
+def test_exec_finds_the_cache_in_its_new_environment(how, tmp_path):
+    """An exec'd image finds the cache's place in the environment it was
+    given, as a new process would: an exec in this process as the host's."""
+    other = tmp_path / "other"
+    other.mkdir()
+    res = zv(["/bin/sh", "-c", "exec /usr/bin/env XDG_CACHE_HOME=%s /bin/echo done" % other], tmp_path,
+             "--exec=" + how)
+    assert res.stdout == "done\n" and res.returncode == 0, res.stderr
+    assert entries(tmp_path) and entries(other), res.stderr
+

@@ -178,3 +178,18 @@ def test_sud_off_in_real_programs(which, tmp_path):
     for line in lines:
         s = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line))
         assert (s["sudoff"], s["uncovered"], s["taint"]) == (1, 0, 0), (name, line)
+
+
+@pytest.mark.parametrize("how", ["inprocess", "host"])
+def test_sud_off_after_exec(how):
+    """An image exec'd by a threaded python3 (its threads gone) starts with
+    what the old image found forgotten: SUD off in the new one, by either
+    exec."""
+    argv = ["/usr/bin/python3", "-c", THREADED_PY.replace("print('threads done')",
+                                                          "import os; os.execv('/bin/echo', ['echo', 'exec done'])")]
+    nat = zvtest.run_native(argv)
+    zv = zvtest.run_zv(argv, "stubs", ["--stats", "--exec=" + how])
+    assert (zv.stdout, zv.returncode) == (nat.stdout, nat.returncode) == ("exec done\n", 0), zv.stderr
+    s = stats_of(zv.stderr)
+    assert (s["sudoff"], s["uncovered"], s["taint"], s["inexec"]) == (1, 0, 0, int(how == "inprocess")), s
+
