@@ -411,8 +411,10 @@ int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	(void)x;
 	/* without a cache directory, what this tree knows, in a memfd that
-	 * the new image reads (sys/exec.c closes it if the exec fails) */
-	zv_proc.tree_fd = zv_sitecache_dir()[0] ? -1 : zv_treecache_save();
+	 * the new image reads (sys/exec.c closes it if the exec fails); with
+	 * nothing known, the directory is not looked for (on a platform that
+	 * never used it, after a chroot, it would be the wrong one) */
+	zv_proc.tree_fd = zv_treecache_empty() || zv_sitecache_dir()[0] ? -1 : zv_treecache_save();
 	if (!carried.n && zv_proc.tree_fd < 0)
 		return -1;
 	size_t k = 0;

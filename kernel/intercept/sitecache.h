@@ -66,6 +66,7 @@ long zv_sitecache_create(const char *tmp);
 const void *zv_treecache_find(const void *key, size_t keylen, size_t *len);
 void zv_treecache_add(const void *entry, size_t len, size_t keylen);
 void zv_treecache_drop(const void *key, size_t keylen);
+int zv_treecache_empty(void);
 int zv_treecache_save(void);
 void zv_treecache_load(int fd);
 

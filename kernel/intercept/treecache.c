@@ -87,6 +87,8 @@ void zv_treecache_add(const void *entry, size_t len, size_t keylen)
 	zv_unlock(&lock);
 }
 
+int zv_treecache_empty(void) { return !used; }
+
 int zv_treecache_save(void)
 {
 	if (!used)
