@@ -144,8 +144,10 @@ int zv_stubs_is_region(uint64_t lo, uint64_t hi);
  * proven inside instructions, the count left): part of every cached
  * entry's key, so that a zvisor that judges more code never reuses an
  * older one's verdicts. 2: runs, code without FDEs, memory-bounded jump
- * tables, trampolines for unjudged functions; 3: landing pads. */
-#define ZV_ANALYSIS_VERSION 3ULL
+ * tables, trampolines for unjudged functions; 3: landing pads; 4: cache
+ * files marked (intercept/sitecache.c), so an unmarked one is not met as
+ * damaged. */
+#define ZV_ANALYSIS_VERSION 4ULL
 /* Whether the page at page holds a byte of a window or trampoline. */
 int zv_stubs_window_page(uint64_t page);
 /* already_writable for a mapping that zv_stubs_open opened (the patch lock
