@@ -177,6 +177,16 @@ static inline uint64_t zv_stub_site(uint64_t key) { return key + *(const uint64_
 uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx);
 uint64_t zv_stubs_resume_ip(uint64_t ip);
 
+/* A window or trampoline as a region keeps it. */
+struct zv_stub_rec {
+	uint64_t p, s, d;
+	/* the code the window replaced: [p, s) (a trampoline: the 5 bytes of
+	 * padding at d); a tracer reads it back (stubs_original.c) */
+	uint8_t orig[ZV_STUB_MAX_MOVED];
+	int restored; /* the original code is back (a tracer wrote there) */
+};
+/* Calls fn for each window or trampoline whose bytes meet [addr, addr + n). */
+void zv_stubs_each_window(uint64_t addr, size_t n, void (*fn)(struct zv_stub_rec *w, void *arg), void *arg);
 /* A tracer's view of the code (the guest's ptrace): the original bytes
  * of every window and trampoline meeting [addr, addr + n) laid over buf,
  * which holds that memory; and the original code written back there
