@@ -1,7 +1,7 @@
 /*
  * microbench: time one system-call-bound operation, in ns per operation.
  *
- *   microbench [-b BATCHES] [-t SECONDS] OP [ITERATIONS]
+ *   microbench [-b BATCHES] [-t SECONDS] [-T] OP [ITERATIONS]
  *   microbench list
  *
  * The operations issue raw `syscall` instructions through inline asm, so no
@@ -19,12 +19,16 @@
  *
  *   op=getpid ns_per_op=98.7 min=97.9 max=101.2 batches=5 iters_per_batch=607927
  *
+ * -T starts a second thread first, which sleeps blocked in a read of a pipe
+ * for the whole run: the process is threaded, as most real ones are.
+ *
  * Exit status 0 on success; 1 with a message on stderr when the operation
  * fails (a wrong result from a call is a failure, not a number).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -569,12 +573,31 @@ static long calibrate(const struct op *op, uint64_t target_ns)
 	}
 }
 
+/* The idle second thread of -T: blocked until the process exits. */
+static int idle_pipe[2];
+static void *idle(void *arg)
+{
+	char c;
+	(void)arg;
+	while (read(idle_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void start_idle_thread(void)
+{
+	pthread_t th;
+	if (pipe(idle_pipe) || pthread_create(&th, NULL, idle, NULL))
+		die("cannot start the idle thread", -errno);
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s [-b BATCHES] [-t SECONDS] OP [ITERATIONS]\n"
+	fprintf(f, "usage: %s [-b BATCHES] [-t SECONDS] [-T] OP [ITERATIONS]\n"
 		   "       %s list\n"
 		   "Prints the median ns per operation over BATCHES timed batches (default 5).\n"
 		   "Without ITERATIONS, calibrates so the batches take about SECONDS (default 0.3).\n"
+		   "-T: a second thread sleeps blocked in a read meanwhile.\n"
 		   "OP is one of:\n", prog, prog);
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
 		fprintf(f, "  %-14s %s\n", ops[i].name, ops[i].what);
@@ -582,12 +605,15 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	int batches = 5;
+	int batches = 5, idle_thread = 0;
 	double seconds = 0.3;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "+b:t:h")) != -1) {
+	while ((opt = getopt(argc, argv, "+b:t:Th")) != -1) {
 		switch (opt) {
+		case 'T':
+			idle_thread = 1;
+			break;
 		case 'b':
 			batches = atoi(optarg);
 			break;
@@ -634,6 +660,8 @@ int main(int argc, char **argv)
 		setup_file();
 	if (op->select_fds)
 		setup_select(op->select_fds);
+	if (idle_thread)
+		start_idle_thread();
 
 	long per_batch;
 	if (total) {

@@ -9,7 +9,7 @@ noise as large as the effect.
 
   python3 bench/paired.py [--reps 9] [--ops fork,exec,sh,getppid]
       [--runner NAME=COMMAND ...]   (default: zvisor=build/zvisor run --)
-      [--user NAME=USER ...] [--counts]
+      [--user NAME=USER ...] [--counts] [--idle-thread] [--analysis]
 
 --user nobody=nobody adds a runner NAME that runs zvisor as USER with
 HOME=/nonexistent and no XDG_CACHE_HOME (a user without a home directory),
@@ -17,6 +17,12 @@ paired with native runs as the same user. --counts adds a second table:
 host calls (strace -f -c) and page faults (perf stat) per operation of
 native and each runner, each the difference between two runs of the
 microbench with different operation counts, so start-up cancels out.
+--idle-thread runs the syscall ops with a second thread blocked in a read
+(microbench -T), as in most real programs. --analysis adds what analysing
+code without a cache entry costs, in CPU time, for zvisor and each --user:
+`zvisor run --no-cache /bin/true` against a warm run (libc, ld.so and
+/bin/true decoded), and per exec of a shell loop under --no-cache, where
+each child takes what the shell knew.
 
 Example, this tree's binary against an older one:
   python3 bench/paired.py --runner new='build/zvisor run --' \\
@@ -25,6 +31,7 @@ Example, this tree's binary against an older one:
 import argparse
 import os
 import re
+import resource
 import shlex
 import statistics
 import subprocess
@@ -35,10 +42,18 @@ MICRO = os.path.join(HERE, "..", "build", "bench", "microbench")
 ZVISOR = os.path.join(HERE, "..", "build", "zvisor")
 
 
+PROCESS_OPS = ("fork", "exec", "sh")
+IDLE = False  # --idle-thread
+
+
+def micro(op, n, batches=1):
+    """The microbench's argv for n ops of op."""
+    return [MICRO, "-b", str(batches)] + (["-T"] if IDLE and op not in PROCESS_OPS else []) + [op, str(n)]
+
+
 def measure(prefix, op, iters, batches):
     """ns per op: microbench's median batch, one process."""
-    out = subprocess.run(prefix + [MICRO, "-b", str(batches), op, str(iters)], capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run(prefix + micro(op, iters, batches), capture_output=True, text=True, timeout=600)
     m = re.search(r"ns_per_op=([\d.]+)", out.stdout)
     if out.returncode != 0 or not m:
         raise RuntimeError("%s %s failed: %s%s" % (" ".join(prefix), op, out.stdout, out.stderr))
@@ -62,14 +77,14 @@ CALL_OPS = {"fork": (200, 600), "exec": (20, 60), "sh": (20, 60), "getppid": (10
 def host_calls(prefix, op, n):
     import tempfile
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as f:
-        subprocess.run(["strace", "-f", "-c", "-o", f.name] + prefix + [MICRO, "-b", "1", op, str(n)],
+        subprocess.run(["strace", "-f", "-c", "-o", f.name] + prefix + micro(op, n),
                        capture_output=True, timeout=600, check=True)
         m = re.search(r"^\s*100\.00\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?total$", f.read(), re.M)
         return int(m.group(1)) if m else float("nan")
 
 
 def page_faults(prefix, op, n):
-    out = subprocess.run(["perf", "stat", "-x,", "-e", "page-faults"] + prefix + [MICRO, "-b", "1", op, str(n)],
+    out = subprocess.run(["perf", "stat", "-x,", "-e", "page-faults"] + prefix + micro(op, n),
                          capture_output=True, text=True, timeout=600, check=True)
     for line in out.stderr.splitlines():
         f = line.split(",")
@@ -89,11 +104,41 @@ def count_table(ops, runners):
     print("|---|---|---|---|---|---|")
     for op in ops:
         for name, prefix, native in runners:
-            nc = per_op(host_calls, native, op, CALL_OPS[op])
-            nf = per_op(page_faults, native, op, COUNT_OPS[op])
-            zc = per_op(host_calls, prefix, op, CALL_OPS[op])
-            zf = per_op(page_faults, prefix, op, COUNT_OPS[op])
+            nc = per_op(host_calls, native, op, CALL_OPS.get(op, CALL_OPS["getppid"]))
+            nf = per_op(page_faults, native, op, COUNT_OPS.get(op, COUNT_OPS["getppid"]))
+            zc = per_op(host_calls, prefix, op, CALL_OPS.get(op, CALL_OPS["getppid"]))
+            zf = per_op(page_faults, prefix, op, COUNT_OPS.get(op, COUNT_OPS["getppid"]))
             print("| %s | %s | %.1f | %.1f | %.1f | %.1f |" % (op, name, zc, zf, nc, nf))
+        sys.stdout.flush()
+
+
+def cpu_ms(argv, reps):
+    """The median and least CPU time (user + system, every process) of argv, in ms."""
+    times = []
+    for _ in range(reps):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, capture_output=True, timeout=600, check=True, cwd="/")
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append((r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime) * 1000)
+    return statistics.median(times), min(times)
+
+
+def analysis_table(users, reps):
+    """What decoding costs without a cache entry, in CPU ms: zvisor as this
+    user and as each --user, against a warm cache and native."""
+    loop = ["/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done"]
+    print()
+    print("| analysis (CPU ms, median of %d, min) | user | native | zvisor, warm cache | zvisor --no-cache |"
+          " uncached - warm |" % reps)
+    print("|---|---|---|---|---|---|")
+    for name, wrap in [("zvisor", lambda c: c)] + [(n, lambda c, u=u: as_user(u, c)) for n, u in users]:
+        subprocess.run(wrap([ZVISOR, "run", "--", "/bin/true"]), capture_output=True, cwd="/")  # warm
+        for what, argv, per in (("/bin/true, its first image (libc, ld.so, true decoded)", ["/bin/true"], 1),
+                                ("per exec of a 10-exec shell loop", loop, 10)):
+            nat, warm, cold = (tuple(x / per for x in cpu_ms(wrap(pre + argv), reps))
+                               for pre in ([], [ZVISOR, "run", "--"], [ZVISOR, "run", "--no-cache", "--"]))
+            print("| %s | %s | %.2f (%.2f) | %.2f (%.2f) | %.2f (%.2f) | %.2f |" % (
+                what, name, nat[0], nat[1], warm[0], warm[1], cold[0], cold[1], cold[0] - warm[0]))
         sys.stdout.flush()
 
 
@@ -106,10 +151,14 @@ def main():
     ap.add_argument("--user", action="append", default=[], metavar="NAME=USER",
                     help="a runner NAME: zvisor as USER without a home directory, beside native as USER")
     ap.add_argument("--counts", action="store_true", help="host calls and page faults per operation too")
+    ap.add_argument("--idle-thread", action="store_true", help="syscall ops with a second, idle thread")
+    ap.add_argument("--analysis", action="store_true", help="the cost of analysing uncached code")
     args = ap.parse_args()
+    global IDLE
+    IDLE = args.idle_thread
     if not os.path.exists(MICRO):
         sys.exit("paired.py: %s is missing: run `make -C bench build`" % MICRO)
-    runners = []  # (name, prefix, the native run's prefix)
+    runners, users = [], []  # (name, prefix, the native run's prefix); (name, user)
     for spec in args.runner or ([] if args.user else ["zvisor=%s run --" % ZVISOR]):
         name, _, cmd = spec.partition("=")
         if not cmd:
@@ -119,6 +168,7 @@ def main():
         name, _, user = spec.partition("=")
         if not user:
             sys.exit("paired.py: --user takes NAME=USER, not %r" % spec)
+        users.append((name, user))
         runners.append((name, as_user(user, [ZVISOR, "run", "--"]), as_user(user, [])))
     iters = {"fork": 200, "exec": 100, "sh": 50}
     print("| op | runner | native min (µs) | runner min (µs) | median ratio | ratio range | |")
@@ -143,6 +193,8 @@ def main():
         sys.stdout.flush()
     if args.counts:
         count_table(args.ops.split(","), runners)
+    if args.analysis:
+        analysis_table(users, max(args.reps, 5))
 
 
 if __name__ == "__main__":

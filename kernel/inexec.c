@@ -260,10 +260,10 @@ static long exec_here(struct zv_exec_req *q)
 	/* 3. The process as execve leaves it, the old memory gone. */
 	zv_exec_reset(t, fd_dir);
 	unmap_old_image(keep_lo);
-	zv_intercept_exec();
+	zv_intercept_exec(x.envp);
 	zv_random_reset(); /* a fork child shares its parent's unused random bytes */
 	zv_proc.first_image = 0;
-	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = 0;
+	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = zv_proc.stat_analysed = 0;
 	zv_proc.stat_inexec++;
 	zv_proc.nthreads = 1;
 	if (zv_proc.sandboxed && !zv_proc.seccomp.mode) { /* the guest's SUD did not survive */

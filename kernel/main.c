@@ -195,7 +195,7 @@ __attribute__((noreturn)) static void start_here(void *arg)
 	zv_signals_init(t->sighand, x->ignored_known ? &x->ignored : NULL);
 
 	struct zv_image *img = alloc(sizeof *img);
-	zv_sitecache_init(envp);
+	zv_sitecache_init(envp, zv_proc.first_image ? (zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2) : -1);
 	zv_image_load(t, path, r->elf, execfn, img);
 
 	/* The guest's stack replaces ours at the top of the host's stack. */

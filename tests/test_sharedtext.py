@@ -376,7 +376,16 @@ def test_region_place_taken_falls_back(tmp_path):
     c = the_copy(tmp_path)
     data = bytearray(c.read_bytes())
     t = trailer_at(data)
-    struct.pack_into("<q", data, t + 80, 0)  # the region at the mapping's own address
+    region = 0  # at the mapping's own address
+    struct.pack_into("<q", data, t + 80, region)
+    # and the windows' jumps made for that place, so that the code is
+    # what the windows make (else the copy is dropped as damaged)
+    off = struct.unpack_from("<Q", data, t + 64)[0]
+    nw = struct.unpack_from("<Q", data, t + 88)[0]
+    for i in range(nw):
+        p, s_, d = struct.unpack_from("<QQQ", data, t + HEAD + i * WINDOW)
+        at = d or p
+        struct.pack_into("<i", data, at + 1, region + 16 + 64 * i - (at - off) - 5)
     c.write_bytes(resum(bytes(data), t))
     res = zv(argv, tmp_path)
     assert (res.stdout, res.returncode) == (good.stdout, good.returncode)
@@ -527,3 +536,51 @@ def test_checkpoint_restore_without_the_copy(tmp_path, tmp_path_factory):
     rest = cr.zv("restore", image, cwd=str(work))
     joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
     zvtest.assert_same(nat, joined, "restore without the shared copies")
+
+
+def test_poisoned_copy_never_runs(tmp_path):
+    """A copy whose code bytes were changed (every byte outside the
+    windows made int3), its trailer and stubs intact: its mark (an mtime
+    from its own inode, which the write replaced) is gone, so its code is
+    compared with the original's and it is dropped with one line before it
+    maps; the program runs right (it would die of SIGTRAP in the copy), and
+    the next run stores a good copy again."""
+    argv = [built("stubwin.static")]
+    good = zv(argv, tmp_path)
+    c = the_copy(tmp_path)
+    data = bytearray(c.read_bytes())
+    t = trailer_at(data)
+    off, length = struct.unpack_from("<QQ", data, t + 64)
+    nw = struct.unpack_from("<Q", data, t + 88)[0]
+    kept = set()
+    for i in range(nw):
+        p, s, d = struct.unpack_from("<QQQ", data, t + HEAD + i * WINDOW)
+        kept.update(range(p, s + 2))
+        kept.update(range(d, d + 5) if d else ())
+    for x in range(off, off + length):
+        if x not in kept:
+            data[x] = 0xcc
+    c.write_bytes(bytes(data))
+    res = zv(argv, tmp_path)
+    assert (res.stdout, res.returncode) == (good.stdout, good.returncode), res.stderr
+    lines = [l for l in without_stats(res.stderr).splitlines()]
+    assert len(lines) == 1 and "code differs from the file" in lines[0], res.stderr
+    again = zv(argv, tmp_path)
+    assert without_stats(again.stderr) == "" and the_copy(tmp_path).read_bytes() != bytes(data)
+
+
+def test_copy_moved_elsewhere_is_checked_once(tmp_path):
+    """A copy that is another file now (copied, so another inode: as a
+    cache carried from elsewhere) has lost its mark: its code is compared
+    with the original's once, found right, used and marked again."""
+    argv = [built("stubwin.static")]
+    good = zv(argv, tmp_path)
+    c = the_copy(tmp_path)
+    data = c.read_bytes()
+    c.unlink()
+    c.write_bytes(data)
+    c.chmod(0o600)
+    mark = os.stat(c).st_mtime_ns
+    res = zv(argv, tmp_path)
+    assert (res.stdout, res.returncode, without_stats(res.stderr)) == (good.stdout, good.returncode, "")
+    assert the_copy(tmp_path).read_bytes() == data and os.stat(c).st_mtime_ns != mark

@@ -7,6 +7,8 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -182,3 +184,126 @@ def test_full_disk(tmp_path):
         assert not [e for e in (mnt / "zvisor").iterdir() if e.stat().st_size > 0 and e.name.endswith(".tmp")]
     finally:
         subprocess.run(["umount", str(mnt)])
+
+
+# --- a user without a home directory ------------------------------------------
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                                reason="needs root and setpriv to run as another user")
+
+
+@pytest.fixture
+def stranger():
+    """A uid no one uses here (its /tmp/zvisor-UID is this test's alone),
+    and a directory others may enter (the suite's own are root's) with
+    copies of zvisor and two guests it may run; its fallback directory is
+    removed before and after."""
+    uid = 64000 + os.getpid() % 1000
+    top = Path(tempfile.mkdtemp(prefix="zvisor-stranger-"))
+    os.chmod(top, 0o755)
+    for name in (ZVISOR, built("stubwin"), built("hello")):
+        shutil.copy(name, top)
+    fallback = "/tmp/zvisor-%d" % uid
+    subprocess.run(["rm", "-rf", fallback])
+    yield uid, top, fallback
+    subprocess.run(["rm", "-rf", fallback, str(top)])
+
+
+def as_stranger(stranger, argv, *opts, **env):
+    uid, top, _ = stranger
+    env = dict({"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}, **env)
+    return run(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups", "env", "-i"] +
+               ["%s=%s" % kv for kv in env.items()] + [str(top / "zvisor"), "run", "--stats"] + list(opts) +
+               ["--"] + [str(a) for a in argv], cwd="/")
+
+
+def analysed(res):
+    return [int(n) for n in re.findall(r"analysed=(\d+)", res.stderr)]
+
+
+@needs_root
+def test_homeless_user_caches_in_tmp(stranger):
+    """No writable $XDG_CACHE_HOME or ~/.cache (HOME=/nonexistent): the cache
+    is /tmp/zvisor-UID, made 0700 and the user's; the second run decodes
+    nothing."""
+    uid, top, fallback = stranger
+    cold = as_stranger(stranger, [top / "stubwin"])
+    st = os.lstat(fallback)
+    assert (st.st_uid, st.st_mode & 0o7777) == (uid, 0o700), oct(st.st_mode)
+    assert [e for e in os.listdir(fallback) if e.endswith(".win")]
+    warm = as_stranger(stranger, [top / "stubwin"])
+    assert (warm.stdout, warm.returncode, without_stats(warm.stderr)) == (cold.stdout, cold.returncode, "")
+    assert analysed(cold)[0] > 0 and analysed(warm) == [0], (cold.stderr, warm.stderr)
+
+
+@needs_root
+def test_runtime_dir_first(stranger):
+    """With $XDG_RUNTIME_DIR (the user's private directory), the cache is
+    there, not in /tmp."""
+    uid, top, fallback = stranger
+    rt = top / "run"
+    rt.mkdir(mode=0o700)
+    os.chown(rt, uid, uid)
+    res = as_stranger(stranger, [top / "hello"], XDG_RUNTIME_DIR=str(rt))
+    assert res.returncode == 0 and without_stats(res.stderr) == "hello on stderr\n", res.stderr
+    assert os.listdir(rt / "zvisor") and not os.path.exists(fallback)
+
+
+@needs_root
+@pytest.mark.parametrize("trap", ["symlink", "foreign", "open"])
+def test_unsafe_tmp_dir_refused(stranger, trap):
+    """A /tmp/zvisor-UID that is a symlink, another user's, or open to
+    others is not used (one line), as tmux and ssh-agent refuse theirs; the
+    program runs as natively and nothing is written there."""
+    uid, top, fallback = stranger
+    target = top / "elsewhere"
+    target.mkdir(mode=0o777)
+    os.chmod(target, 0o777)
+    if trap == "symlink":
+        os.symlink(target, fallback)
+    else:
+        os.mkdir(fallback, 0o777 if trap == "open" else 0o700)
+        os.chmod(fallback, 0o777 if trap == "open" else 0o700)
+        if trap == "open":
+            os.chown(fallback, uid, uid)
+    res = as_stranger(stranger, [top / "hello"])
+    native = run([top / "hello"])
+    assert (res.stdout, res.returncode) == (native.stdout, native.returncode)
+    assert without_stats(res.stderr) == (
+        "zvisor: not using %s for the cache: not a private directory of this user's\n" % fallback
+        + native.stderr), res.stderr
+    assert os.listdir(target) == [] and (trap == "symlink" or os.listdir(fallback) == [])
+
+
+def test_tree_knows_without_a_cache(tmp_path):
+    """--no-cache: nothing is written, but an exec'd image takes what its
+    parent knew (a memfd through the exec): the shell decodes libc and
+    ld.so, its children only /bin/true."""
+    res = zv(["/bin/sh", "-c", "/bin/true; /bin/true; /bin/echo done"], tmp_path, "--no-cache")
+    assert res.stdout == "done\n" and entries(tmp_path) == [], res.stderr
+    counts = analysed(res)
+    assert len(counts) == 4 and counts[-1] >= 3 and counts[:3] == [1, 1, 1], res.stderr
+
+
+@pytest.mark.parametrize("how", ["inprocess", "host"])
+def test_tree_knows_across_either_exec(how, tmp_path):
+    """--no-cache: an image exec'd in this process keeps what the tree knew
+    (its memory stays), one the host exec'd takes it from the memfd; either
+    way the shell's exec decodes only /bin/echo."""
+    res = zv(["/bin/sh", "-c", "/bin/true; exec /bin/echo done"], tmp_path, "--no-cache", "--exec=" + how)
+    assert res.stdout == "done\n" and entries(tmp_path) == [], res.stderr
+    assert analysed(res)[-1] == 1 and re.findall(r"inexec=(\d+)", res.stderr)[-1] == str(int(how == "inprocess")), \
+        res.stderr
+
+
+@pytest.mark.parametrize("how", ["inprocess", "host"])
+def test_exec_finds_the_cache_in_its_new_environment(how, tmp_path):
+    """An exec'd image finds the cache's place in the environment it was
+    given, as a new process would: an exec in this process as the host's."""
+    other = tmp_path / "other"
+    other.mkdir()
+    res = zv(["/bin/sh", "-c", "exec /usr/bin/env XDG_CACHE_HOME=%s /bin/echo done" % other], tmp_path,
+             "--exec=" + how)
+    assert res.stdout == "done\n" and res.returncode == 0, res.stderr
+    assert entries(tmp_path) and entries(other), res.stderr
+

@@ -127,14 +127,25 @@ def user_tmp(user):
 user_trees = []
 
 
+# ZV_TEST_HOME=PATH: the user's HOME is PATH and it has no XDG_CACHE_HOME
+# (make check-rootless: HOME=/nonexistent, as a daemon or nobody has), so
+# zvisor keeps its cache in /tmp/zvisor-UID.
+TEST_HOME = os.environ.get("ZV_TEST_HOME") or None
+
+
 def _user_env(env, user):
-    """env with HOME and XDG_CACHE_HOME in the user's area, unless the test
-    chose them itself."""
+    """env with HOME and XDG_CACHE_HOME in the user's area (or ZV_TEST_HOME
+    and no XDG_CACHE_HOME), unless the test chose them itself."""
     env = dict(os.environ if env is None else env)
     area = user_area(user)
     for key, sub in (("HOME", "home"), ("XDG_CACHE_HOME", "cache")):
         if env.get(key) == os.environ.get(key):
             env[key] = os.path.join(area, sub)
+            if TEST_HOME:
+                if key == "HOME":
+                    env[key] = TEST_HOME
+                else:
+                    del env[key]
     return env
 
 

@@ -83,6 +83,10 @@ struct zv_thread {
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */
 	int sud_off;                   /* SUD is off in this thread (intercept/sudoff.c) */
+	int sud_remake;                /* a host call interrupted only to arm it is made again */
+	int exec_seen_done;            /* the last fault run again after code was made executable: */
+	uint64_t exec_seen_ip;         /* intercept/sudoff_mm.c's count of such calls then, and where */
+	int known;                     /* listed for zv_thread_each (intercept/sudoff.c arms every thread) */
 	int handler_depth;             /* guest handler frames built and not returned from */
 	volatile char kwork;           /* a feature's work waits for the way out (zv_kwork_request) */
 	char bounce_all;               /* every call takes the frame path (a tracer's syscall stops) */
@@ -129,12 +133,16 @@ struct zv_thread *zv_thread_alloc(void);
 /* The block of this process's live thread with host tid htid, or NULL. */
 struct zv_thread *zv_thread_find(int htid);
 void zv_thread_known(struct zv_thread *t); /* registers t under its htid (a restored thread) */
+/* Calls fn for each live thread's block, under the list's lock; returns
+ * the sum of what fn returned. */
+int zv_thread_each(int (*fn)(struct zv_thread *t, void *arg), void *arg);
 void zv_thread_free(struct zv_thread *t);
 void zv_thread_retire(struct zv_thread *t); /* its thread is about to exit */
 /* The host tids of the live blocks but t's (up to max; returns how many
  * were found), and how many of them are not threads (a vfork child). */
 int zv_thread_others(const struct zv_thread *t, int *htids, int max, int *not_threads);
 void zv_thread_forget_dead(void);            /* in a fork child */
+void zv_thread_fork_child(struct zv_thread *t); /* in a fork child, once its ids are set: t is its one thread */
 long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform setup */
 /* The same for a thread whose ids are known (a new image's first: both are zv_proc.pid). */
 long zv_thread_arm_as(struct zv_thread *t, int tid, int pid);

@@ -98,12 +98,14 @@ void zv_cr_signal(struct zv_thread *t, struct zv_ucontext *uc)
 	freeze_here(t, uc);
 }
 
-/* A call that returned EINTR only because of the freeze is made again. */
+/* A call that returned EINTR only because of the freeze, or of the
+ * signal that armed SUD in the thread (intercept/sudoff.c), is made again. */
 int zv_cr_restart_call(struct zv_thread *t)
 {
 	/* a knock of the peer channel interrupts as invisibly: `zvisor
-	 * checkpoint`'s freeze is known only once the knock is served */
-	return t->cr.freeze || t->cr.parked || zv_peer_pending();
+	 * checkpoint`'s freeze is known only once the knock is served; and a
+	 * call interrupted only to arm SUD in this thread (intercept/sudoff.c) */
+	return t->cr.freeze || t->cr.parked || zv_peer_pending() || t->sud_remake;
 }
 
 static int parked_htid(int tid)

@@ -39,4 +39,10 @@ struct zv_cr_restore {
 #define HOLE_STACK_LEN (1UL << 20)
 uint64_t zv_cr_place_hole(struct zv_cr_in *in, const char *mm, uint64_t mmlen, uint64_t len);
 __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg);
+/* Whether [lo, hi) meets a saved mapping (mm: the image's, of the
+ * version given) or zvisor's window. */
+int zv_cr_overlaps_saved(const char *mm, uint64_t mmlen, uint64_t lo, uint64_t hi, int version);
+/* The vDSO the guest saw, at its address (cr/restore_vdso.c). */
+void zv_cr_place_vdso(struct zv_cr_restore *r);
+
 #endif

@@ -23,7 +23,7 @@ int zv_site_safe(uint64_t site, void *uc);
 
 /* intercept/inexec.c: an exec made in this process. The platform's memory
  * that stays (up to max [start, end) pairs), and the old images' sites,
- * regions and copies forgotten. */
+ * regions and copies forgotten, the site cache's place found in envp. */
 int zv_intercept_exec_keep(uint64_t (*r)[2], int max);
-void zv_intercept_exec(void);
+void zv_intercept_exec(char **envp);
 #endif

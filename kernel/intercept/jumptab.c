@@ -85,10 +85,108 @@ static int ja_kind(const uint8_t *p, int l)
 	return op == 0x77 ? 1 : op == 0x73 ? 0 : -1;
 }
 
-/* Whether the instruction leaves register I's value within the bound:
- * a test or compare, a conditional jump (its taken side leaves the path),
- * a lea into another register, or mov %eI, %eI. */
-static int keeps(const uint8_t *p, int l, int I)
+/* A memory operand [p, p + n) of an instruction, from its ModRM byte on,
+ * with the REX bits that extend it: the same bytes name the same address
+ * while its registers keep their values. Not rip-relative (two
+ * instructions name one address with different bytes). */
+struct memop {
+	uint8_t bytes[7]; /* ModRM (reg field cleared), SIB, displacement */
+	int n, rex_xb, base, index;
+};
+
+/* The memory operand whose ModRM byte is p[i] (rex: the instruction's
+ * REX), if it is one; then returns the index after it. */
+static int mem_operand(const uint8_t *p, int l, int i, int rex, struct memop *m)
+{
+	if (i >= l || (p[i] >> 6) == 3)
+		return -1;
+	int mod = p[i] >> 6, rm = p[i] & 7, j = i + 1, disp = mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	m->base = rm | (rex & 1) << 3;
+	m->index = 4;
+	if (rm == 4) {
+		if (j >= l)
+			return -1;
+		int sib = p[j++];
+		m->base = (sib & 7) | (rex & 1) << 3;
+		m->index = ((sib >> 3) & 7) | (rex & 2) << 2;
+		if ((sib & 7) == 5 && mod == 0) {
+			m->base = -1; /* disp32, no base */
+			disp = 4;
+		}
+	} else if (rm == 5 && mod == 0) {
+		return -1; /* rip-relative */
+	}
+	if (j + disp > l || j + disp - i > (int)sizeof m->bytes)
+		return -1;
+	m->n = j + disp - i;
+	for (int k = 0; k < m->n; k++)
+		m->bytes[k] = p[i + k];
+	m->bytes[0] &= 0xc7;
+	m->rex_xb = rex & 3;
+	if (m->index == 4)
+		m->index = -1;
+	return j + disp;
+}
+
+static int same_mem(const struct memop *a, const struct memop *b)
+{
+	if (a->n != b->n || a->rex_xb != b->rex_xb)
+		return 0;
+	for (int k = 0; k < a->n; k++)
+		if (a->bytes[k] != b->bytes[k])
+			return 0;
+	return 1;
+}
+
+/* `cmp $imm, M` of 32 or 64 bits (*wide); 0 if it is one. */
+static int cmp_imm_mem(const uint8_t *p, int l, const struct memop *m, long *imm, int *wide)
+{
+	int rex, i = opcode_at(p, l, 0, &rex);
+	struct memop c;
+	if (i < 0 || (p[i] != 0x83 && p[i] != 0x81) || i + 1 >= l || ((p[i + 1] >> 3) & 7) != 7)
+		return -1;
+	int e = mem_operand(p, l, i + 1, rex, &c);
+	if (e < 0 || !same_mem(&c, m))
+		return -1;
+	if (p[i] == 0x83 && l == e + 1)
+		*imm = (int8_t)p[e];
+	else if (p[i] == 0x81 && l == e + 4)
+		*imm = (int32_t)(p[e] | p[e + 1] << 8 | p[e + 2] << 16 | (uint32_t)p[e + 3] << 24);
+	else
+		return -1;
+	*wide = (rex & 8) != 0;
+	return 0;
+}
+
+/* `mov M, %eI` (or %rI, *wide): M, if it is that load. */
+static int load_of(const uint8_t *p, int l, int I, struct memop *m, int *wide)
+{
+	int rex, i = opcode_at(p, l, 0, &rex);
+	if (i < 0 || p[i] != 0x8b || i + 1 >= l || reg_field(p[i + 1], rex) != I || mem_operand(p, l, i + 1, rex, m) != l)
+		return -1;
+	*wide = (rex & 8) != 0;
+	return 0;
+}
+
+/* The register a `mov %r, %r` or `lea` writes (neither changes flags or
+ * memory), or -1 if it is neither. */
+static int move_dest(const uint8_t *p, int l)
+{
+	int rex, i = opcode_at(p, l, 0, &rex);
+	if (i < 0 || i + 1 >= l)
+		return -1;
+	if ((p[i] == 0x89 || p[i] == 0x8b) && l == i + 2 && (p[i + 1] >> 6) == 3)
+		return p[i] == 0x89 ? rm_field(p[i + 1], rex) : reg_field(p[i + 1], rex);
+	if (p[i] == 0x8d && (p[i + 1] >> 6) != 3)
+		return reg_field(p[i + 1], rex);
+	return -1;
+}
+
+/* Whether the instruction leaves the bounded value alone: register I's
+ * (m NULL), or memory operand m's, whose registers it must not write, nor
+ * any memory. A test or compare, a conditional jump (its taken side leaves
+ * the path), a move or lea into another register, or mov %eI, %eI. */
+static int keeps(const uint8_t *p, int l, int I, const struct memop *m)
 {
 	int rex, i = opcode_at(p, l, 0, &rex), op = i >= 0 ? p[i] : -1;
 	if (op < 0)
@@ -99,30 +197,56 @@ static int keeps(const uint8_t *p, int l, int I)
 		return 1;
 	if ((op == 0x80 || op == 0x81 || op == 0x83) && i + 1 < l && ((p[i + 1] >> 3) & 7) == 7)
 		return 1;
-	if (op == 0x8d && i + 1 < l && (p[i + 1] >> 6) != 3)
-		return reg_field(p[i + 1], rex) != I;
+	int d = move_dest(p, l);
+	if (m)
+		return d >= 0 && d != m->base && d != m->index;
+	if (d >= 0 && d != I)
+		return 1;
 	if ((op == 0x89 || op == 0x8b) && l == i + 2 && (p[i + 1] >> 6) == 3 && !(rex & 8))
 		return reg_field(p[i + 1], rex) == I && rm_field(p[i + 1], rex) == I;
 	return 0;
 }
 
 /* The bound on index register I checked before the instruction at from:
- * the number of table entries it allows, or -1; *check: the cmp's offset. */
+ * the number of table entries it allows, or -1; *check: the cmp's offset.
+ * The check is `cmp $N, %I`, or `cmp $N, M` with I loaded from M after it
+ * (`mov M, %eI`: the value compared, as long as nothing in between writes
+ * memory or M's registers; another thread's write there would be a data
+ * race in the program, which the compiler's own code assumes away too);
+ * between the cmp and its ja only moves that keep the flags. */
 static long bound(const uint8_t *code, const uint8_t *starts, long from, int I, long *check)
 {
 	long q = from, next = from;
+	struct memop m, *mp = 0;
+	int load_wide = 0;
 	for (int step = 0; step < MAX_STEPS; step++, next = q) {
 		if ((q = before(starts, q)) < 0)
 			return -1;
 		int l = (int)(next - q), above = ja_kind(code + q, l);
 		if (above >= 0) {
-			long c = before(starts, q), imm;
-			if (c < 0 || cmp_imm(code + c, (int)(q - c), &imm) != I || imm < 0 || imm >= MAX_ENTRIES)
-				return -1;
-			*check = c;
-			return imm + above;
+			for (long c = q, cn = q, k = 0; k < 4; k++, cn = c) {
+				long imm;
+				int wide;
+				if ((c = before(starts, c)) < 0)
+					return -1;
+				int cl = (int)(cn - c), d = move_dest(code + c, cl);
+				if (mp ? cmp_imm_mem(code + c, cl, mp, &imm, &wide) == 0 && (wide || !load_wide)
+				       : cmp_imm(code + c, cl, &imm) == I) {
+					if (imm < 0 || imm >= MAX_ENTRIES)
+						return -1;
+					*check = c;
+					return imm + above;
+				}
+				if (d < 0 || d == I || (mp && (d == mp->base || d == mp->index)))
+					return -1;
+			}
+			return -1;
 		}
-		if (!keeps(code + q, l, I))
+		if (!mp && load_of(code + q, l, I, &m, &load_wide) == 0) {
+			mp = &m; /* from here back, the bound is on M */
+			continue;
+		}
+		if (!keeps(code + q, l, I, mp))
 			return -1;
 	}
 	return -1;

@@ -152,9 +152,10 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		if (si->si_code <= 0 && lost_trap(zv_current(), uc, &trap))
 			zv_sigsys_handler(sig, &trap, ucv); /* first the call, then this signal */
 		if (si->si_code == -1 /* SI_QUEUE */ &&
-		    (zv_exec_kill_sigsys(zv_current(), si, uc) || zv_event_sigsys(zv_current(), si, uc)))
-			return; /* another thread execs (sys/exec_reset.c); a checkpoint's request or freeze (cr/freeze.c);
-				 * another kernel's knock (peer/peer.c), a tracer's word */
+		    (zv_exec_kill_sigsys(zv_current(), si, uc) || zv_sudoff_sigsys(zv_current(), si, uc) ||
+		     zv_event_sigsys(zv_current(), si, uc)))
+			return; /* another thread execs (sys/exec_reset.c), SUD armed everywhere (intercept/sudoff.c),
+				 * a checkpoint's request or freeze (cr/freeze.c), another kernel's knock (peer/peer.c) */
 		/* kill(SIGSYS) or the like: a signal for the guest. */
 		zv_host_sighandler(sig, si, ucv);
 		return;

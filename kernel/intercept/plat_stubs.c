@@ -49,22 +49,25 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 		zv_stubs_close(addr, addr + len, prot);
 		opened = 0;
 	}
-	if (!hit)
+	if (!hit) {
 		zv_sites_load(t, fd, addr, len, off, prot, b);
+		__atomic_add_fetch(&zv_proc.stat_analysed, 1, __ATOMIC_RELAXED);
+	}
 	/* the scan's verdict holds for the file's bytes with every window made */
 	int want = b->n;
 	int all = zv_stubs_commit(t, b, addr, addr + len, prot, opened ? ZV_STUBS_OPENED : 0) == want;
 	if (opened)
 		zv_stubs_close(addr, addr + len, prot);
-	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside,
-				all && hit ? b->verdict : -1);
+	/* a decode's count comes from the pairs it met, not a scan of the code */
+	long known = all && hit ? b->verdict : all && !hit && (prot & PROT_READ) ? zv_sudoff_count_batch(t, b, addr, addr + len) : -1;
+	long v = zv_sudoff_code(t, addr, addr + len, (prot & PROT_WRITE) != 0, b->inside, b->ninside, known);
 	/* The cache keeps the count even where this process did not scan (it
 	 * was armed for good by an earlier mapping): an entry without one
 	 * would make every later process scan the whole mapping again (about
 	 * 2 ms for libc). An entry without one gets it now. */
 	int counted = all && (!hit || b->verdict < 0) && !(prot & PROT_WRITE);
 	if (counted && v < 0)
-		v = zv_sudoff_count(addr, addr + len, b->inside, b->ninside);
+		v = known >= 0 ? known : zv_sudoff_count(addr, addr + len, b->inside, b->ninside);
 	if (!hit || (counted && v >= 0)) {
 		b->verdict = all ? v : -1;
 		zv_sitecache_store(fd, addr, len, off, b);
@@ -124,6 +127,9 @@ ZV_PLATFORM(stubs, 3) = {
 	.code_mapped = code_mapped,
 	.vdso_stubs = vdso_stubs,
 	.vdso_code = vdso_code,
+	.mm_before = zv_sudoff_mm_before,
+	.mm_after = zv_sudoff_mm_after,
+	.fault = zv_sudoff_fault,
 	.vdso_code_wanted = vdso_code_wanted,
 	.reserved = zv_stubs_regions,
 	.guest_ip = zv_stubs_guest_ip,

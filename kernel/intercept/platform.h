@@ -20,7 +20,7 @@ void zv_platform_stats(unsigned long *rewritten, unsigned long *uncovered, int *
 /* What the platforms with a fast entry (intercept/fastentry.S) and
  * rewritten code share: stubs and zpoline. */
 #define ZV_PLATFORM_FAST \
-	.mm_lock = zv_sites_lock, .mm_unlock = zv_sites_unlock, .mm_done = zv_sudoff_mm, \
+	.mm_lock = zv_sites_lock, .mm_unlock = zv_sites_unlock, \
 	.kernel_ip = zv_fast_kernel_ip, .owns_gs = 1, .patches_code = 1, .host_vdso = 1
 
 /* intercept/plat_catchall.c: what every platform shares: the SIGSYS

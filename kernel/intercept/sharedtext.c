@@ -40,9 +40,9 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-/* "ZCOPY", the stubs' format and zvisor's entry, which the stub region's
- * tail holds (another build maps other copies) */
-#define MAGIC_COPY (0x59504f435aULL ^ (ZV_STUBS_FORMAT << 24) ^ ((uint64_t)zv_stub_entry << 1))
+/* "ZCOPY", the stubs' format, the analysis' version and zvisor's entry, which the
+ * stub region's tail holds (another build maps other copies) */
+#define MAGIC_COPY (0x59504f435aULL ^ (ZV_STUBS_FORMAT << 24) ^ ((uint64_t)zv_stub_entry << 1) ^ ZV_ANALYSIS_VERSION << 58)
 #define HEAD 4096UL  /* the trailer's first page: struct trailer */
 #define MAX_PATH 240 /* the original's path, as the host names it */
 #define MAX_ORIGS 64 /* copies mapped in one image */
@@ -68,7 +68,6 @@ static struct orig {
 } origs[MAX_ORIGS] ZV_COLD_BSS;
 static int norigs;
 static volatile int origs_lock;
-static long owner = -1; /* the user the copies must belong to */
 
 /* An exec made in this process: the copies were the old images'. */
 void zv_sharedtext_exec(void)
@@ -96,7 +95,7 @@ static int eligible(int fd, uint64_t off, uint64_t len, int prot, int flags, str
 		    struct zv_cache_key *k)
 {
 	int extra = flags & ~(MAP_TYPE | MAP_FIXED | MAP_FIXED_NOREPLACE | MAP_DENYWRITE | MAP_EXECUTABLE);
-	return zv_sitecache_cap() && (prot & PROT_READ) && !(prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_PRIVATE &&
+	return zv_sitecache_cap() && zv_sitecache_dir()[0] && (prot & PROT_READ) && !(prot & PROT_WRITE) && (flags & MAP_TYPE) == MAP_PRIVATE &&
 	       !extra && !(off & 4095) && !(len & 4095) && zv_sitecache_key(fd, b, MAGIC_COPY, off, len, k) &&
 	       k->off + k->len <= ((k->size + 4095) & ~4095UL);
 }
@@ -239,6 +238,32 @@ static const char *unpack(const struct zv_cache_key *k, uint8_t *buf, long got, 
 	return NULL;
 }
 
+/* Whether the copy (cfd) holds at [off, off + len) exactly the original's
+ * (fd) bytes with b's windows written (stubs from the region at base, in
+ * b's order), the mapping at addr: read and compared a chunk at a time,
+ * in the batch's scratch bitmaps. Bytes past the original's end are
+ * zeros, as its mapping shows them. */
+static int same_as_original(long cfd, int fd, uint64_t off, uint64_t len, uint64_t addr, uint64_t base,
+			    struct zv_stub_batch *b)
+{
+	uint8_t *want = b->starts, *got = b->targets;
+	uint64_t chunk = b->bitmap_bytes & ~4095UL;
+	for (uint64_t o = off; o < off + len; o += chunk) {
+		uint64_t n = off + len - o < chunk ? off + len - o : chunk;
+		long r = zv_sys4(__NR_pread64, fd, want, n, o);
+		if (r < 0 || zv_sys4(__NR_pread64, cfd, got, n, o) != (long)n)
+			return 0;
+		memset(want + r, 0, n - (uint64_t)r);
+		for (int i = 0; i < b->n; i++) {
+			const struct zv_stub_window *w = &b->w[i];
+			zv_stubs_window_bytes(w->p, w->s, w->d, zv_stubs_stub_at(base, i), want, addr + (o - off), n);
+		}
+		if (memcmp(want, got, n))
+			return 0;
+	}
+	return 1;
+}
+
 int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags,
 		      struct zv_stub_batch *b)
 {
@@ -250,15 +275,13 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 	long cfd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (cfd < 0)
 		return 0;
-	if (owner < 0)
-		owner = zv_sys0(__NR_geteuid);
 	struct stat st;
 	/* the trailer, read where the windows go (the batch's largest part) */
 	uint8_t *buf = (uint8_t *)b->w;
 	const char *why = "cannot read";
 	struct trailer head;
 	if (zv_sys2(__NR_fstat, cfd, &st) == 0) {
-		if ((long)st.st_uid != owner || (st.st_mode & 022) || (st.st_mode & 0170000) != 0100000) {
+		if ((long)st.st_uid != zv_sitecache_euid() || (st.st_mode & 022) || (st.st_mode & 0170000) != 0100000) {
 			zv_close((int)cfd); /* not damage: another user's, or one others may write; not used */
 			return 0;
 		}
@@ -302,6 +325,15 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		b->n = b->ninside = 0;
 		return 0;
 	}
+	/* Written since it was made, or a copy of one made elsewhere (its mark,
+	 * the mtime set from its own inode, is gone): used only if its code
+	 * is the original's with these windows, and marked again. */
+	if (!why && !zv_sitecache_marked(&st, &k)) {
+		if (same_as_original(cfd, fd, off, len, addr, addr + (uint64_t)head.region, b))
+			zv_sitecache_mark(cfd, &k);
+		else
+			why = "code differs from the file";
+	}
 	if (!why) {
 		b->verdict = head.verdict == ~0UL || head.verdict > (1UL << 40) ? -1 : (long)head.verdict;
 		struct mapping m = { addr, len, off, prot, (int)cfd, 0 };
@@ -336,7 +368,7 @@ void zv_sharedtext_forget(int fd, uint64_t off, uint64_t len)
 {
 	struct zv_cache_key k;
 	char path[300];
-	if (zv_sitecache_key(fd, NULL, MAGIC_COPY, off, len, &k)) {
+	if (zv_sitecache_dir()[0] && zv_sitecache_key(fd, NULL, MAGIC_COPY, off, len, &k)) {
 		zv_sitecache_path(&k, "pgs", path, sizeof path);
 		zv_sitecache_drop(path, "windows do not match the file");
 	}
@@ -389,8 +421,10 @@ void zv_sharedtext_store(int fd, uint64_t addr, uint64_t len, uint64_t off, int 
 		 zv_sys4(__NR_pwrite64, cfd, b->region, slen, at + page_up(tlen)) == (long)slen;
 	/* written back now, not waited for: the pages processes map are then
 	 * clean, as the original's (smaps' and numa_maps' dirty counts) */
-	if (ok)
+	if (ok) {
 		zv_sys4(__NR_sync_file_range, cfd, 0, 0, 2 /* SYNC_FILE_RANGE_WRITE */);
+		zv_sitecache_mark(cfd, &k); /* last: no write may follow */
+	}
 	zv_close((int)cfd);
 	/* room within the bound, by evicting the least recently used files */
 	ok = ok && zv_cachecap_fit(zv_sitecache_dir(), len + page_up(tlen) + slen, zv_sitecache_cap(), b->targets, 2 * b->bitmap_bytes);

@@ -1,5 +1,5 @@
 /* What the stubs platform learned about a file's code, kept per file in the
- * user's cache directory ($XDG_CACHE_HOME/zvisor, else ~/.cache/zvisor), so
+ * user's cache directory (intercept/cachedir.c), so
  * that the next exec of the same program maps its windows without decoding
  * a function (DESIGN "The site cache and shared text").
  *
@@ -17,6 +17,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/kmem.h"
 #include "intercept/sitecache.h"
 #include "intercept/stubs.h"
 #include "sys/execstate.h"
@@ -24,7 +25,7 @@
 #include <linux/fcntl.h>
 #include <linux/mman.h>
 
-#define MAGIC 0x364e49575a56ULL /* "ZVWIN6" */
+#define MAGIC (0x364e49575a56ULL ^ ZV_ANALYSIS_VERSION << 48) /* "ZVWIN6", the analysis' version */
 #define MAX_ENTRY_WINDOWS 16384 /* windows, then the pairs proven inside instructions */
 #define INSIDE (~0UL)           /* a rec's d for such a pair, at p == s */
 
@@ -36,10 +37,8 @@ struct header {
 };
 struct rec { uint64_t p, s, d; }; /* file offsets of [p, s] and the trampoline (0: none) */
 
-static char dir[256]; /* empty: no cache */
 static uint64_t cap_bytes = ZV_CACHE_DEFAULT_CAP;
 
-const char *zv_sitecache_dir(void) { return dir; }
 uint64_t zv_sitecache_cap(void) { return cap_bytes; }
 
 static uint64_t fnv(const void *v, size_t n, uint64_t h)
@@ -50,12 +49,6 @@ static uint64_t fnv(const void *v, size_t n, uint64_t h)
 	return h;
 }
 
-static int make_dir(const char *path)
-{
-	long r = zv_sys3(__NR_mkdirat, AT_FDCWD, path, 0700);
-	return r == 0 || r == -EEXIST;
-}
-
 /* ZVISOR_CACHE_MAX: the directory's bound in MiB (0: no shared copies). */
 static void cap_of(const char *v)
 {
@@ -64,72 +57,25 @@ static void cap_of(const char *v)
 		cap_bytes = mib << 20;
 }
 
-/* The directory as the first image found it, carried across exec (a
- * guest with a root of its own names its own HOME, which is no host path
- * for zvisor's cache): set by zv_sitecache_keep_dir. */
-static int keep_dir, dir_carried;
-
-void zv_sitecache_keep_dir(void) { keep_dir = 1; }
-
-static int encode_dir(char *buf, size_t n, const struct zv_exec_carry *x)
+void zv_sitecache_init(char **envp, int warn)
 {
-	if (!keep_dir || !dir[0] || zv_strchr(dir, ','))
-		return -1;
-	return zv_snprintf(buf, n, "%s", dir);
-}
-
-static const char *decode_dir(const char *s, struct zv_exec_carry *x)
-{
-	size_t k = 0;
-	while (s[k] && s[k] != ',' && k + 1 < sizeof dir) {
-		dir[k] = s[k];
-		k++;
-	}
-	dir[k] = 0;
-	keep_dir = dir_carried = 1;
-	while (*s && *s != ',')
-		s++;
-	return s;
-}
-ZV_EXEC_FIELD(sitecache_dir, 310, 'C', encode_dir, decode_dir);
-
-void zv_sitecache_init(char **envp)
-{
-	const char *xdg = NULL, *home = NULL;
-	if (dir_carried)
-		return; /* the exec'ing image's */
-	dir[0] = 0;
-	if (zv_proc.no_cache)
-		return;
+	const char *xdg = NULL, *home = NULL, *runtime = NULL;
+	cap_bytes = ZV_CACHE_DEFAULT_CAP;
 	for (; *envp; envp++) {
 		if (zv_startswith(*envp, "XDG_CACHE_HOME=/"))
 			xdg = *envp + 15;
 		else if (zv_startswith(*envp, "HOME=/"))
 			home = *envp + 5;
+		else if (zv_startswith(*envp, "XDG_RUNTIME_DIR=/"))
+			runtime = *envp + 16;
 		else if (zv_startswith(*envp, "ZVISOR_CACHE_MAX="))
 			cap_of(*envp + 17);
 	}
-	char base[200];
-	if (xdg && zv_strlen(xdg) < 150)
-		zv_snprintf(base, sizeof base, "%s", xdg);
-	else if (home && zv_strlen(home) < 150)
-		zv_snprintf(base, sizeof base, "%s/.cache", home);
-	else
-		return;
-	/* made by the first store: a lookup in a missing directory just misses */
-	zv_snprintf(dir, sizeof dir, "%s/zvisor", base);
-}
-
-/* Makes the cache directory and its parent (0700), as the first store needs them. */
-static int make_dirs(void)
-{
-	char base[256];
-	zv_strlcpy(base, dir, sizeof base);
-	char *slash = base + zv_strlen(base);
-	while (slash > base && *slash != '/')
-		slash--;
-	*slash = 0;
-	return make_dir(base) && make_dir(dir);
+	zv_cachedir_init(xdg, home, runtime, zv_proc.no_cache, warn); /* intercept/cachedir.c */
+	if (zv_proc.tree_fd >= 0) { /* what the exec'ing image knew */
+		zv_treecache_load(zv_proc.tree_fd);
+		zv_proc.tree_fd = -1;
+	}
 }
 
 int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t off, uint64_t len,
@@ -137,8 +83,6 @@ int zv_sitecache_key(int fd, struct zv_stub_batch *b, uint64_t magic, uint64_t o
 {
 	struct stat st;
 	uint64_t mine[7], *id = b ? b->ident : mine;
-	if (!dir[0])
-		return 0;
 	if (!b || !b->has_ident) {
 		if (zv_sys2(__NR_fstat, fd, &st) != 0)
 			return 0;
@@ -159,7 +103,7 @@ static int key_of(int fd, struct zv_stub_batch *b, uint64_t off, uint64_t len, s
 
 void zv_sitecache_path(const struct zv_cache_key *k, const char *ext, char *out, size_t n)
 {
-	zv_snprintf(out, n, "%s/%016lx.%s", dir, fnv(k, sizeof *k, 0xcbf29ce484222325ULL), ext);
+	zv_snprintf(out, n, "%s/%016lx.%s", zv_sitecache_dir(), fnv(k, sizeof *k, 0xcbf29ce484222325ULL), ext);
 }
 
 static void path_of(const struct key *k, char *out, size_t n)
@@ -173,8 +117,6 @@ static void path_of(const struct key *k, char *out, size_t n)
 uint64_t zv_sitecache_hash(const uint8_t *base, uint64_t size)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ULL, w;
-	if (!dir[0])
-		return h;
 	for (uint64_t i = 0; i + 8 <= size; i += 8) {
 		__builtin_memcpy(&w, base + i, 8); /* one load: a memcpy call per word cost as much as the hash */
 		h = (h ^ w) * 0xff51afd7ed558ccdULL;
@@ -186,7 +128,39 @@ uint64_t zv_sitecache_hash(const uint8_t *base, uint64_t size)
 static int key_of_bytes(uint64_t hash, uint64_t size, struct key *k)
 {
 	*k = (struct key){ MAGIC, ~0UL, hash, size, 0, 0, 0, 0, 0, size };
-	return dir[0] != 0;
+	return 1;
+}
+
+/* The mtime a cache file of key k is given when it is made, from its own
+ * device and inode: any write since (the host sets mtime to the time of
+ * the write) or a copy of it made elsewhere (another inode) shows. */
+struct ts { long s, ns; };
+static void marker(const struct stat *st, const struct zv_cache_key *k, struct ts ts[2])
+{
+	uint64_t h = fnv(k, sizeof *k, 0xcbf29ce484222325ULL);
+	h = fnv(&st->st_dev, sizeof st->st_dev, h);
+	h = fnv(&st->st_ino, sizeof st->st_ino, h);
+	ts[0].s = 0;
+	ts[0].ns = (1L << 30) - 2; /* UTIME_OMIT: the access time stays (the bound's LRU) */
+	ts[1].s = 1000000000L + (long)(h % 1000000000UL);
+	ts[1].ns = (long)((h >> 32) % 1000000000UL);
+}
+
+int zv_sitecache_marked(const struct stat *st, const struct zv_cache_key *k)
+{
+	struct ts ts[2];
+	marker(st, k, ts);
+	return (long)st->st_mtime == ts[1].s && (long)st->st_mtime_nsec == ts[1].ns;
+}
+
+void zv_sitecache_mark(long fd, const struct zv_cache_key *k)
+{
+	struct stat st;
+	struct ts ts[2];
+	if (zv_sys2(__NR_fstat, fd, &st) != 0)
+		return;
+	marker(&st, k, ts);
+	zv_sys4(__NR_utimensat, fd, NULL, ts, 0);
 }
 
 void zv_sitecache_drop(const char *path, const char *why)
@@ -196,76 +170,115 @@ void zv_sitecache_drop(const char *path, const char *why)
 			   path, why);
 }
 
-static int lookup(const struct key *kp, uint64_t addr, struct zv_stub_batch *b)
+/* An entry's records: from its file (read a chunk at a time: one host
+ * call, not one per window) or from memory (intercept/treecache.c). */
+struct source {
+	long fd;
+	const struct rec *mem;
+	uint64_t nmem;
+	struct rec chunk[128];
+};
+
+static const struct rec *rec_at(struct source *src, uint64_t i, uint64_t n)
+{
+	if (src->mem)
+		return i < src->nmem ? &src->mem[i] : NULL;
+	uint64_t per = sizeof src->chunk / sizeof src->chunk[0], ci = i % per;
+	if (ci == 0) {
+		uint64_t want = n - i < per ? n - i : per;
+		if (zv_sys4(__NR_pread64, src->fd, src->chunk, want * sizeof src->chunk[0],
+			    sizeof(struct header) + i * sizeof src->chunk[0]) != (long)(want * sizeof src->chunk[0]))
+			return NULL;
+	}
+	return &src->chunk[ci];
+}
+
+/* b from the entry of key k whose header is h: NULL, or why not (NULL in
+ * *why too if it is another file's with the same hash: not damage). */
+static int parse(const struct key *kp, const struct header *h, struct source *src, uint64_t addr,
+		 struct zv_stub_batch *b, const char **why)
 {
 	const struct key k = *kp;
 	const uint64_t off = k.off, len = k.len;
+	*why = "short";
+	if (memcmp(&h->key, &k, sizeof k) != 0) {
+		*why = NULL;
+		return 0;
+	}
+	if (h->n > MAX_ENTRY_WINDOWS) {
+		*why = "too many windows";
+		return 0;
+	}
+	uint64_t sum = 0xcbf29ce484222325ULL;
+	int ok = 1;
+	b->n = b->ninside = 0;
+	for (uint64_t i = 0; i < h->n && ok; i++) {
+		const struct rec *rp = rec_at(src, i, h->n);
+		if (!(ok = rp != NULL))
+			break;
+		const struct rec r = *rp;
+		if (r.d == INSIDE) {
+			/* no sum that can wrap: r is untrusted */
+			ok = r.p == r.s && r.p >= off && len >= 2 && r.p - off <= len - 2 && k.size >= 2 &&
+			     r.p <= k.size - 2 && b->ninside < b->maxinside;
+			if (ok) {
+				sum = fnv(&r, sizeof r, sum);
+				b->inside[b->ninside++] = addr + (r.p - off);
+			}
+			continue;
+		}
+		ok = b->n < b->max &&
+		     (r.d ? r.p == r.s && r.d >= off && r.d + 5 <= off + len && r.d + 128 >= r.s + 2 && r.d <= r.s + 2 + 127
+			  : r.p < r.s) &&
+		     r.s - r.p <= ZV_STUB_MAX_MOVED && r.p >= off && r.s + 2 <= off + len &&
+		     r.s + 2 <= k.size; /* never read past the file's end */
+		if (!ok)
+			break;
+		sum = fnv(&r, sizeof r, sum);
+		struct zv_stub_window *w = &b->w[b->n++];
+		w->p = addr + (r.p - off);
+		w->s = addr + (r.s - off);
+		w->d = r.d ? addr + (r.d - off) : 0;
+	}
+	if (ok && fnv(&h->verdict, sizeof h->verdict, sum) != h->sum)
+		ok = 0;
+	if (ok)
+		b->verdict = h->verdict == ~0UL || h->verdict > (1UL << 40) ? -1 : (long)h->verdict;
+	else
+		b->n = b->ninside = 0;
+	*why = "windows do not match the file";
+	return ok;
+}
+
+static int lookup(const struct key *k, uint64_t addr, struct zv_stub_batch *b)
+{
+	const char *why;
+	struct source src = { .fd = -1 };
+	if (!zv_sitecache_dir()[0]) { /* none: what the process tree knows */
+		size_t n;
+		const struct header *h = zv_treecache_find(k, sizeof *k, &n);
+		if (!h || n < sizeof *h)
+			return 0;
+		src.mem = (const struct rec *)(h + 1);
+		src.nmem = (n - sizeof *h) / sizeof(struct rec);
+		return parse(k, h, &src, addr, b, &why);
+	}
 	char path[300];
-	path_of(&k, path, sizeof path);
-	long cfd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
-	if (cfd < 0)
+	path_of(k, path, sizeof path);
+	src.fd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (src.fd < 0)
 		return 0;
 	struct header h;
+	struct stat st;
 	int ok = 0;
-	const char *why = "short";
-	if (zv_sys4(__NR_pread64, cfd, &h, sizeof h, 0) == sizeof h) {
-		if (memcmp(&h.key, &k, sizeof k) != 0) {
-			why = NULL; /* another file with the same hash: not damage */
-		} else if (h.n > MAX_ENTRY_WINDOWS) {
-			why = "too many windows";
-		} else {
-			struct rec chunk[128]; /* read a chunk at a time: one host call, not one per window */
-			uint64_t sum = 0xcbf29ce484222325ULL;
-			ok = 1;
-			b->n = b->ninside = 0;
-			for (uint64_t i = 0; i < h.n && ok; i++) {
-				uint64_t ci = i % (sizeof chunk / sizeof chunk[0]);
-				if (ci == 0) {
-					uint64_t want = h.n - i < sizeof chunk / sizeof chunk[0] ? h.n - i
-												 : sizeof chunk / sizeof chunk[0];
-					ok = zv_sys4(__NR_pread64, cfd, chunk, want * sizeof chunk[0],
-						     sizeof h + i * sizeof chunk[0]) == (long)(want * sizeof chunk[0]);
-					if (!ok)
-						break;
-				}
-				const struct rec r = chunk[ci];
-				if (r.d == INSIDE) {
-					/* no sum that can wrap: r is untrusted */
-					ok = r.p == r.s && r.p >= off && len >= 2 && r.p - off <= len - 2 && k.size >= 2 &&
-					     r.p <= k.size - 2 &&
-					     b->ninside < b->maxinside;
-					if (ok) {
-						sum = fnv(&r, sizeof r, sum);
-						b->inside[b->ninside++] = addr + (r.p - off);
-					}
-					continue;
-				}
-				ok = b->n < b->max && (r.d ? r.p == r.s && r.d >= off && r.d + 5 <= off + len && r.d + 128 >= r.s + 2 &&
-						    r.d <= r.s + 2 + 127
-					  : r.p < r.s) &&
-				     r.s - r.p <= ZV_STUB_MAX_MOVED && r.p >= off && r.s + 2 <= off + len &&
-				     r.s + 2 <= k.size; /* never read past the file's end */
-				if (!ok)
-					break;
-				sum = fnv(&r, sizeof r, sum);
-				struct zv_stub_window *w = &b->w[b->n++];
-				w->p = addr + (r.p - off);
-				w->s = addr + (r.s - off);
-				w->d = r.d ? addr + (r.d - off) : 0;
-			}
-			if (ok && fnv(&h.verdict, sizeof h.verdict, sum) != h.sum)
-				ok = 0;
-			if (ok)
-				b->verdict = h.verdict == ~0UL || h.verdict > (1UL << 40) ? -1 : (long)h.verdict;
-			why = "windows do not match the file";
-		}
-	}
-	zv_close((int)cfd);
-	if (!ok) {
-		b->n = b->ninside = 0;
-		if (why)
-			zv_sitecache_drop(path, why);
-	}
+	why = "short";
+	if (zv_sys2(__NR_fstat, src.fd, &st) != 0 || !zv_sitecache_marked(&st, k))
+		why = "written since it was made"; /* or another's copy: its windows are not trusted */
+	else if (zv_sys4(__NR_pread64, src.fd, &h, sizeof h, 0) == sizeof h)
+		ok = parse(k, &h, &src, addr, b, &why);
+	zv_close((int)src.fd);
+	if (!ok && why)
+		zv_sitecache_drop(path, why);
 	return ok;
 }
 
@@ -297,6 +310,10 @@ static int check(struct zv_stub_batch *b)
 static void drop_key(const struct key *k)
 {
 	char path[300];
+	if (!zv_sitecache_dir()[0]) {
+		zv_treecache_drop(k, sizeof *k);
+		return;
+	}
 	path_of(k, path, sizeof path);
 	zv_sitecache_drop(path, "windows do not match the file");
 }
@@ -387,7 +404,7 @@ int zv_sitecache_lookup_bytes(uint64_t hash, const uint8_t *base, uint64_t size,
 long zv_sitecache_create(const char *tmp)
 {
 	long cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (cfd == -ENOENT && make_dirs())
+	if (cfd == -ENOENT && zv_sitecache_make_dir())
 		cfd = zv_openat(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	return cfd;
 }
@@ -395,9 +412,16 @@ long zv_sitecache_create(const char *tmp)
 int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	(void)x;
-	if (!carried.n || !dir[0])
+	/* without a cache directory, what this tree knows, in a memfd that
+	 * the new image reads (sys/exec.c closes it if the exec fails); with
+	 * nothing known, the directory is not looked for (on a platform that
+	 * never used it, after a chroot, it would be the wrong one) */
+	zv_proc.tree_fd = zv_treecache_empty() || zv_sitecache_dir()[0] ? -1 : zv_treecache_save();
+	if (!carried.n && zv_proc.tree_fd < 0)
 		return -1;
-	size_t k = (size_t)zv_snprintf(buf, n, "%lx.%lx.%lx.%x", carried.hash, carried.size, carried.verdict, carried.n);
+	size_t k = 0;
+	if (carried.n)
+		k = (size_t)zv_snprintf(buf, n, "%lx.%lx.%lx.%x", carried.hash, carried.size, carried.verdict, carried.n);
 	for (int i = 0; i < carried.n && k < n; i++) {
 		const struct rec *r = &carried.r[i];
 		if (r->d == INSIDE)
@@ -405,13 +429,15 @@ int zv_sitecache_encode_vdso(char *buf, size_t n, const struct zv_exec_carry *x)
 		else
 			k += (size_t)zv_snprintf(buf + k, n - k, ".%lx.%lx.%lx", r->p, r->s, r->d);
 	}
+	if (zv_proc.tree_fd >= 0 && k < n)
+		k += (size_t)zv_snprintf(buf + k, n - k, "t%d", zv_proc.tree_fd);
 	return (int)k;
 }
 
 const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
 {
 	(void)x;
-	carried.hash = zv_parse_hex(s, &s);
+	carried.hash = *s == 't' ? 0 : zv_parse_hex(s, &s);
 	carried.size = *s == '.' ? zv_parse_hex(s + 1, &s) : 0;
 	carried.verdict = *s == '.' ? zv_parse_hex(s + 1, &s) : ~0UL;
 	uint64_t n = *s == '.' ? zv_parse_hex(s + 1, &s) : 0;
@@ -431,6 +457,8 @@ const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
 	}
 	if (carried.n != (int)n)
 		carried.n = 0; /* short or too long: not used */
+	if (*s == 't') /* the tree's memfd (zv_sitecache_init reads it) */
+		zv_proc.tree_fd = (int)zv_parse_dec(s + 1, &s);
 	while (*s && *s != ',')
 		s++;
 	return s;
@@ -438,33 +466,51 @@ const char *zv_sitecache_decode_vdso(const char *s, struct zv_exec_carry *x)
 
 ZV_EXEC_FIELD(sitecache_vdso, 100, 'w', zv_sitecache_encode_vdso, zv_sitecache_decode_vdso);
 
-static void store(const struct key *kp, uint64_t addr, const struct zv_stub_batch *b)
+/* The entry of b's windows, as a cache file holds it, into e (room for
+ * MAX_ENTRY_WINDOWS records); returns its length. */
+static size_t entry_of(const struct key *k, uint64_t addr, const struct zv_stub_batch *b, struct header *e)
 {
-	const struct key k = *kp;
-	const uint64_t off = k.off;
-	char path[300], tmp[320];
-	path_of(&k, path, sizeof path);
-	zv_snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, zv_getpid());
-	long cfd = zv_sitecache_create(tmp);
-	if (cfd < 0)
-		return;
-	struct header h = { k, (uint64_t)(b->n + b->ninside), 0xcbf29ce484222325ULL,
-			    b->verdict < 0 ? ~0UL : (uint64_t)b->verdict };
-	int ok = zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h;
-	for (int i = 0; i < b->n + b->ninside && ok; i++) {
-		struct rec r;
+	struct rec *r = (struct rec *)(e + 1);
+	uint64_t n = (uint64_t)(b->n + b->ninside), off = k->off;
+	if (n > MAX_ENTRY_WINDOWS)
+		return 0;
+	*e = (struct header){ *k, n, 0xcbf29ce484222325ULL, b->verdict < 0 ? ~0UL : (uint64_t)b->verdict };
+	for (int i = 0; i < b->n + b->ninside; i++) {
 		if (i < b->n)
-			r = (struct rec){ b->w[i].p - addr + off, b->w[i].s - addr + off, b->w[i].d ? b->w[i].d - addr + off : 0 };
+			r[i] = (struct rec){ b->w[i].p - addr + off, b->w[i].s - addr + off, b->w[i].d ? b->w[i].d - addr + off : 0 };
 		else
-			r = (struct rec){ b->inside[i - b->n] - addr + off, b->inside[i - b->n] - addr + off, INSIDE };
-		h.sum = fnv(&r, sizeof r, h.sum);
-		ok = zv_sys4(__NR_pwrite64, cfd, &r, sizeof r, sizeof h + (uint64_t)i * sizeof r) == sizeof r;
+			r[i] = (struct rec){ b->inside[i - b->n] - addr + off, b->inside[i - b->n] - addr + off, INSIDE };
+		e->sum = fnv(&r[i], sizeof r[i], e->sum);
 	}
-	h.sum = fnv(&h.verdict, sizeof h.verdict, h.sum);
-	ok = ok && zv_sys4(__NR_pwrite64, cfd, &h, sizeof h, 0) == sizeof h; /* now with the sum */
-	zv_close((int)cfd);
-	if (!ok || zv_sys4(__NR_renameat, AT_FDCWD, tmp, AT_FDCWD, path) != 0)
-		zv_sys3(__NR_unlinkat, AT_FDCWD, tmp, 0); /* a full disk: no entry */
+	e->sum = fnv(&e->verdict, sizeof e->verdict, e->sum);
+	return sizeof *e + n * sizeof *r;
+}
+
+static void store(const struct key *k, uint64_t addr, const struct zv_stub_batch *b)
+{
+	size_t size = sizeof(struct header) + MAX_ENTRY_WINDOWS * sizeof(struct rec);
+	struct header *e = zv_kmap(size, 4096, -1);
+	if (zv_is_err((long)e))
+		return;
+	size_t len = entry_of(k, addr, b, e);
+	char path[300], tmp[320];
+	if (!len) {
+	} else if (!zv_sitecache_dir()[0]) {
+		zv_treecache_add(e, len, sizeof *k); /* none: for the rest of the process tree */
+	} else {
+		path_of(k, path, sizeof path);
+		zv_snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, zv_getpid());
+		long cfd = zv_sitecache_create(tmp);
+		if (cfd >= 0) {
+			int ok = zv_sys4(__NR_pwrite64, cfd, e, len, 0) == (long)len;
+			if (ok)
+				zv_sitecache_mark(cfd, k);
+			zv_close((int)cfd);
+			if (!ok || zv_sys4(__NR_renameat, AT_FDCWD, tmp, AT_FDCWD, path) != 0)
+				zv_sys3(__NR_unlinkat, AT_FDCWD, tmp, 0); /* a full disk: no entry */
+		}
+	}
+	zv_kunmap(e, size);
 }
 
 void zv_sitecache_store(int fd, uint64_t addr, uint64_t len, uint64_t off, struct zv_stub_batch *b)

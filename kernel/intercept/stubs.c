@@ -40,13 +40,7 @@
 
 _Static_assert((ZV_STUBS_FORMAT >> 8 & 0xff) == STUB_SIZE && (ZV_STUBS_FORMAT & 0xff) == TAIL_SIZE,
 	      "a new stub layout is a new ZV_STUBS_FORMAT");
-struct rec {
-	uint64_t p, s, d;
-	/* the code the window replaced: [p, s) (a trampoline: the 5 bytes of
-	 * padding at d); a tracer reads it back (zv_stubs_show_original) */
-	uint8_t orig[ZV_STUB_MAX_MOVED];
-	int restored; /* the original code is back (a tracer wrote there) */
-};
+#define rec zv_stub_rec
 struct region {
 	uint64_t lo, hi;         /* the stubs: tail, then one STUB_SIZE slot per rec */
 	uint64_t code_lo, code_hi; /* the code whose windows they serve */
@@ -306,6 +300,11 @@ static int file_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64
 	return 1;
 }
 
+uint64_t zv_stubs_stub_at(uint64_t base, int i)
+{
+	return base + TAIL_SIZE + (uint64_t)i * STUB_SIZE;
+}
+
 size_t zv_stubs_region_size(int n)
 {
 	return (TAIL_SIZE + (size_t)n * STUB_SIZE + 4095) & ~4095UL;
@@ -332,6 +331,30 @@ static void add_region(uint64_t base, size_t size, uint64_t lo, uint64_t hi, con
 	zv_unlock(&regions_lock);
 }
 
+/* b[i] stands for address at + i; bytes outside [at, at + n) are left out. */
+static void put(uint8_t *b, uint64_t at, uint64_t n, uint64_t a, uint8_t v)
+{
+	if (a >= at && a - at < n)
+		b[a - at] = v;
+}
+
+void zv_stubs_window_bytes(uint64_t p, uint64_t s, uint64_t d, uint64_t stub, uint8_t *b, uint64_t at, uint64_t n)
+{
+	uint64_t c = d ? d : p;
+	int32_t rel = (int32_t)((int64_t)stub - (int64_t)(c + 5));
+	uint8_t r[4];
+	memcpy(r, &rel, 4);
+	put(b, at, n, c, 0xe9); /* jmp rel32 to the stub */
+	for (int k = 0; k < 4; k++)
+		put(b, at, n, c + 1 + (uint64_t)k, r[k]);
+	if (d) { /* then the syscall becomes jmp rel8 to the trampoline, its operand first */
+		put(b, at, n, s + 1, (uint8_t)(int8_t)((int64_t)d - (int64_t)(s + 2)));
+		put(b, at, n, s, 0xeb);
+	}
+	for (uint64_t x = p + 5; !d && x < s + 2; x++)
+		put(b, at, n, x, 0xcc); /* int3 up to the call's end */
+}
+
 int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
 		    int already_writable)
 {
@@ -355,19 +378,9 @@ int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, u
 	int writable = already_writable || (prot & PROT_WRITE) ||
 		       zv_mprotect((void *)lo, hi - lo, prot | PROT_READ | PROT_WRITE) == 0;
 	if (writable) {
-		for (int i = 0; i < n; i++) {
-			uint8_t *c = (uint8_t *)(recs[i].d ? recs[i].d : recs[i].p);
-			int32_t rel = (int32_t)((int64_t)(base + TAIL_SIZE + (uint64_t)i * STUB_SIZE) - (int64_t)((uint64_t)c + 5));
-			c[0] = 0xe9; /* jmp rel32 to the stub */
-			memcpy(c + 1, &rel, 4);
-			if (recs[i].d) { /* the syscall becomes jmp rel8 to the trampoline */
-				uint8_t *sc = (uint8_t *)recs[i].s;
-				sc[1] = (uint8_t)(int8_t)((int64_t)recs[i].d - (int64_t)(recs[i].s + 2));
-				sc[0] = 0xeb;
-			} else {
-				memset(c + 5, 0xcc, recs[i].s + 2 - recs[i].p - 5); /* int3 up to the call's end */
-			}
-		}
+		for (int i = 0; i < n; i++)
+			zv_stubs_window_bytes(recs[i].p, recs[i].s, recs[i].d, base + TAIL_SIZE + (uint64_t)i * STUB_SIZE,
+					      (uint8_t *)lo, lo, hi - lo);
 		if (!already_writable && !(prot & PROT_WRITE))
 			zv_mprotect((void *)lo, hi - lo, prot);
 	}
@@ -498,7 +511,7 @@ uint64_t zv_stubs_resume_ip(uint64_t ip)
 }
 
 /* Calls fn for each window or trampoline whose bytes meet [addr, addr + n). */
-static void each_window(uint64_t addr, size_t n, void (*fn)(struct rec *w, void *arg), void *arg)
+void zv_stubs_each_window(uint64_t addr, size_t n, void (*fn)(struct zv_stub_rec *w, void *arg), void *arg)
 {
 	int nr = __atomic_load_n(&nregions, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < nr; i++) {
@@ -512,62 +525,6 @@ static void each_window(uint64_t addr, size_t n, void (*fn)(struct rec *w, void 
 				fn(w, arg);
 		}
 	}
-}
-
-/* The bytes a window or trampoline stands for, laid over [at, at + n) of buf. */
-struct span { uint64_t at; uint8_t *buf; size_t n; };
-static void put(struct span *sp, uint64_t a, const uint8_t *src, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if (a + i >= sp->at && a + i < sp->at + sp->n)
-			sp->buf[a + i - sp->at] = src[i];
-}
-static void original(struct rec *w, void *arg)
-{
-	static const uint8_t sys[2] = { 0x0f, 0x05 };
-	if (w->d) {
-		put(arg, w->d, w->orig, 5);
-	} else {
-		put(arg, w->p, w->orig, w->s - w->p);
-	}
-	put(arg, w->s, sys, 2);
-}
-
-void zv_stubs_show_original(uint64_t addr, uint8_t *buf, size_t n)
-{
-	struct span sp = { addr, buf, n };
-	each_window(addr, n, original, &sp);
-}
-
-/* Writes a window's original bytes back through /proc/self/mem (the code
- * is not writable, and another thread may run it: a thread inside the
- * stub finishes there, and a new one takes the catch-all). */
-struct restore { int fd; int n; };
-static void put_back(struct rec *w, void *arg)
-{
-	struct restore *rs = arg;
-	uint64_t lo = w->d ? (w->d < w->p ? w->d : w->p) : w->p;
-	uint64_t hi = w->d ? (w->d + 5 > w->s + 2 ? w->d + 5 : w->s + 2) : w->s + 2;
-	uint8_t b[300];
-	if (hi - lo > sizeof b)
-		return;
-	memcpy(b, (const void *)lo, hi - lo);
-	struct span sp = { lo, b, hi - lo };
-	original(w, &sp);
-	/* the jump to the stub goes first: the syscall bytes follow it */
-	if (zv_sys4(__NR_pwrite64, rs->fd, b, hi - lo, lo) == (long)(hi - lo)) {
-		w->restored = 1;
-		rs->n++;
-	}
-}
-
-int zv_stubs_restore_original(uint64_t addr, size_t n, int memfd)
-{
-	struct restore rs = { memfd, 0 };
-	zv_sites_lock();
-	each_window(addr, n, put_back, &rs);
-	zv_sites_unlock();
-	return rs.n;
 }
 
 int zv_stubs_regions(uint64_t (*out)[2], int max)

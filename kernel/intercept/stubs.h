@@ -6,6 +6,7 @@
 #include "intercept/jumptab.h"
 
 #define ZV_STUB_MAX_MOVED 32 /* bytes of instructions a window moves into its stub */
+#define ZV_STUB_MAX_FUNCTION (512 * 1024) /* bytes of code judged at once (cc1 has functions of 300 KiB) */
 
 /* A window: the whole instructions [p, s) and the `syscall` at s, replaced
  * by `jmp rel32` to a stub; or, when no such run of 5 bytes exists, the
@@ -32,6 +33,13 @@ struct zv_stub_batch {
 	uint64_t *inside;
 	int ninside, maxinside;
 	long verdict; /* the scan's count of other pairs after all windows were made; -1: unknown */
+	/* every pair the analysis met in the code it read, in order (run
+	 * addresses), and the ranges it read: what intercept/sudoff.c counts
+	 * without reading the code again (pairs_ok 0: too many, or not kept) */
+	uint64_t *pairs;
+	int npairs, maxpairs, pairs_ok;
+	uint64_t read_lo[4], read_hi[4];
+	int nread;
 	uint64_t region; /* after a commit: its stub region (b->w then holds the windows made, in its order) */
 	uint64_t span_lo; /* where the code's file is mapped from its offset 0 (0: unknown): a region right
 			   * below it shares its page table */
@@ -55,20 +63,60 @@ static inline int zv_stubs_is_call_pair(const uint8_t *p)
 {
 	return (p[0] == 0x0f && (p[1] == 0x05 || p[1] == 0x34)) || (p[0] == 0xcd && p[1] == 0x80);
 }
+/* 0x80 in each byte of v that is 0, exactly (no borrow between bytes). */
+static inline uint64_t zv_zero_bytes(uint64_t v)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
+	return ~(((v & low7) + low7) | v | low7);
+}
+/* Of the 8 positions at p (9 bytes read), those where such a pair starts:
+ * 0x80 in byte k for p + k. A word at a time: most words hold no 0f or cd. */
+static inline uint64_t zv_stubs_pair_mask(const uint8_t *p, int syscall_only)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	uint64_t w, w1;
+	__builtin_memcpy(&w, p, 8); /* inline: -fno-builtin makes memcpy a call */
+	__builtin_memcpy(&w1, p + 1, 8);
+	uint64_t f = zv_zero_bytes(w ^ 0x0f * ones), c = syscall_only ? 0 : zv_zero_bytes(w ^ 0xcd * ones);
+	if (!(f | c))
+		return 0;
+	uint64_t second = zv_zero_bytes(w1 ^ 0x05 * ones);
+	if (!syscall_only)
+		second |= zv_zero_bytes(w1 ^ 0x34 * ones);
+	return (f & second) | (c & zv_zero_bytes(w1 ^ 0x80 * ones));
+}
 void zv_stubs_batch_free(struct zv_stub_batch *b);
 /* Adds the windows of the function [code, code + len), which runs at at;
  * the gap bytes after it (up to the next function: code holds them) may
  * hold trampolines if they are all padding. */
 void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at);
+/* The same with more to say (intercept/loadsites.c): */
+struct zv_stub_judge {
+	int windows;             /* in: other code enters only at its start and entries, so windows may be made */
+	const uint64_t *entries; /* in: offsets where other code may also enter (the parts of a run) */
+	int nentries;
+	int falls;   /* out: the code goes on at len: it falls through its end, or a branch lands in the gap or at its end */
+	int gap_pad; /* out: the gap decoded as padding, whole */
+};
+/* Returns the count of its syscalls; -1 if it does not decode as code
+ * (then nothing was added). */
+int zv_stubs_judge(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at,
+		   struct zv_stub_judge *j);
 /* Gives the syscalls of the last function that got no window (orphans)
- * trampolines in the padding of the next function [code, code + len) and
- * its gap, which runs at at. */
+ * trampolines in the padding of a neighbouring function [code, code + len)
+ * and its gap, which runs at at; the orphans left are kept. */
 void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at);
 /* Writes the stubs of b near [lo, hi) and jumps to them over the windows;
  * the mapping's protection is prot (made writable meanwhile unless
  * already_writable). Thread t; under the patch lock. Returns how many. */
 int zv_stubs_commit(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi, int prot,
 		    int already_writable);
+/* Writes the bytes of the window (p, s, d) whose stub is at stub, as
+ * zv_stubs_commit writes them, into b, which stands for [at, at + n) (the
+ * bytes outside are left out): a shared copy's check (sharedtext.c). */
+void zv_stubs_window_bytes(uint64_t p, uint64_t s, uint64_t d, uint64_t stub, uint8_t *b, uint64_t at, uint64_t n);
+/* Where window i of a region at base has its stub. */
+uint64_t zv_stubs_stub_at(uint64_t base, int i);
 /* A copy's file holding a stub region's bytes (intercept/sharedtext.c):
  * fd and their offset there. */
 struct zv_stub_file {
@@ -93,6 +141,14 @@ int zv_stubs_is_region(uint64_t lo, uint64_t hi);
  * (intercept/sharedtext.c). Version 2: the site relative to the key; 3: a
  * trampoline's window keeps the padding it replaced. */
 #define ZV_STUBS_FORMAT 0x03004010ULL /* version (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
+/* The version of what the analysis finds (windows, trampolines, pairs
+ * proven inside instructions, the count left): part of every cached
+ * entry's key, so that a zvisor that judges more code never reuses an
+ * older one's verdicts. 2: runs, code without FDEs, memory-bounded jump
+ * tables, trampolines for unjudged functions; 3: landing pads; 4: cache
+ * files marked (intercept/sitecache.c), so an unmarked one is not met as
+ * damaged. */
+#define ZV_ANALYSIS_VERSION 4ULL
 /* Whether the page at page holds a byte of a window or trampoline. */
 int zv_stubs_window_page(uint64_t page);
 /* already_writable for a mapping that zv_stubs_open opened (the patch lock
@@ -121,6 +177,16 @@ static inline uint64_t zv_stub_site(uint64_t key) { return key + *(const uint64_
 uint64_t zv_stubs_guest_ip(uint64_t ip, uint64_t rcx);
 uint64_t zv_stubs_resume_ip(uint64_t ip);
 
+/* A window or trampoline as a region keeps it. */
+struct zv_stub_rec {
+	uint64_t p, s, d;
+	/* the code the window replaced: [p, s) (a trampoline: the 5 bytes of
+	 * padding at d); a tracer reads it back (stubs_original.c) */
+	uint8_t orig[ZV_STUB_MAX_MOVED];
+	int restored; /* the original code is back (a tracer wrote there) */
+};
+/* Calls fn for each window or trampoline whose bytes meet [addr, addr + n). */
+void zv_stubs_each_window(uint64_t addr, size_t n, void (*fn)(struct zv_stub_rec *w, void *arg), void *arg);
 /* A tracer's view of the code (the guest's ptrace): the original bytes
  * of every window and trampoline meeting [addr, addr + n) laid over buf,
  * which holds that memory; and the original code written back there

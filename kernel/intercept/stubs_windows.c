@@ -13,11 +13,12 @@
 #define MAX_WINDOWS 8192 /* per mapping */
 #define MAX_FUNCTION_SYSCALLS 64 /* musl's pthread_barrier_wait has 20 */
 #define MAX_GAP 128 /* bytes of padding after a function looked at for trampolines */
-#define BITMAP_BYTES ((64 * 1024 + MAX_GAP) / 8) /* functions up to 64 KiB, and their gap */
+#define BITMAP_BYTES (((ZV_STUB_MAX_FUNCTION + MAX_GAP) / 8 + 8) & ~7UL) /* a function, its gap, and the byte after */
 #define NBITMAPS 3
 #define MAX_INSIDE 8192 /* per mapping: cc1 has about 150 */
+#define MAX_PAIRS 16384 /* per mapping: libc has about 800 */
 #define BATCH_SIZE (sizeof(struct zv_stub_batch) + MAX_WINDOWS * sizeof(struct zv_stub_window) + \
-		    NBITMAPS * BITMAP_BYTES + MAX_INSIDE * sizeof(uint64_t))
+		    NBITMAPS * BITMAP_BYTES + (MAX_INSIDE + MAX_PAIRS) * sizeof(uint64_t))
 
 static int bit(const uint8_t *m, uint64_t i) { return m[i >> 3] >> (i & 7) & 1; }
 static void set_bit(uint8_t *m, uint64_t i) { m[i >> 3] |= (uint8_t)(1u << (i & 7)); }
@@ -44,6 +45,8 @@ struct zv_stub_batch *zv_stubs_batch_new(void)
 	b->bitmap_bytes = BITMAP_BYTES;
 	b->inside = (uint64_t *)(b->pads + BITMAP_BYTES);
 	b->maxinside = MAX_INSIDE;
+	b->pairs = b->inside + MAX_INSIDE;
+	b->maxpairs = MAX_PAIRS;
 	b->verdict = -1;
 	return b;
 }
@@ -91,34 +94,56 @@ static int is_pad(const uint8_t *p, int l)
 	return p[i] == 0x0f && p[i + 1] == 0x1f;
 }
 
+/* Whether the n bytes at p are zeros: what a linker puts between code
+ * sections, which does not decode to their end. */
+static int fill(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
 /* Decodes the function [code, code + len) at at: instruction starts, the
  * in-function targets of its direct branches and calls, and its dead
  * padding (pads: bytes of NOP or int3 instructions that follow a ret or a
  * jmp, or such padding, and that no branch reaches, directly or by falling
  * through), also in the gap bytes after it if they are all padding.
  * Returns the offsets of its syscalls in sys[], or -1 when it does not
- * decode; *indirect: it has an indirect jump, whose targets are unknown
- * (then its instruction starts are still right, but no window or
- * trampoline is judged). */
+ * decode: an undecodable instruction, one across its end, a direct branch
+ * or an entry (j->entries, marked as targets) inside an instruction.
+ * *indirect: it has an indirect jump, whose targets are unknown (then its
+ * instruction starts are still right, but no window or trampoline is
+ * judged). j->falls and j->gap_pad say how it ends (stubs.h). */
 static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at,
-			   uint64_t *sys, int *indirect)
+			   uint64_t *sys, int *indirect, struct zv_stub_judge *j)
 {
 	*indirect = 0;
 	int nsys = 0, live = 1; /* the next instruction is reached by falling through */
 	int nij = 0, nleas = 0;
 	uint64_t total = len + gap;
-	memset(b->starts, 0, (total + 7) / 8);
-	memset(b->targets, 0, (total + 7) / 8);
-	memset(b->pads, 0, (total + 7) / 8);
+	j->falls = 0;
+	j->gap_pad = 1;
+	memset(b->starts, 0, (total + 8) / 8);
+	memset(b->targets, 0, (total + 8) / 8);
+	memset(b->pads, 0, (total + 8) / 8);
 	for (uint64_t off = 0; off < total;) {
+		if (off == len)
+			j->falls |= live;
 		struct zv_x86_insn in;
 		int l = zv_x86_decode(code + off, total - off, &in);
 		if (off >= len && (l < 0 || !is_pad(code + off, l))) {
 			for (uint64_t i = len; i < total; i++) /* the gap holds more than padding */
 				b->pads[i >> 3] &= (uint8_t)~(1u << (i & 7));
+			j->gap_pad = 0;
 			break;
 		}
-		if (l < 0)
+		if (off < len && (l < 0 || off + (uint64_t)l > len) && fill(code + off, len - off)) {
+			off = len; /* zeros between sections, not code */
+			live = 0;
+			continue;
+		}
+		if (l < 0 || (off < len && off + (uint64_t)l > len))
 			return -1;
 		if (in.flow == ZV_X86_JMP_INDIRECT && off < len) {
 			if (nij < (int)(sizeof b->ij / sizeof b->ij[0]))
@@ -142,15 +167,29 @@ static int decode_function(struct zv_stub_batch *b, const uint8_t *code, uint64_
 			t = (int64_t)(off + l) + in.rel;
 		else if (code[off] == 0xe8 && l == 5)
 			t = (int64_t)(off + 5) + s32(code + off + 1); /* call next; pop: a target too */
-		if (t >= 0 && (uint64_t)t < total)
+		if (t >= 0 && (uint64_t)t <= total && off < len) {
 			set_bit(b->targets, (uint64_t)t);
+			if ((uint64_t)t >= len)
+				j->falls = 1; /* the code goes on there */
+		}
 		if (l == 2 && code[off] == 0x0f && code[off + 1] == 0x05) {
-			if (nsys == MAX_FUNCTION_SYSCALLS)
-				return -1;
-			sys[nsys++] = off;
+			if (nsys == MAX_FUNCTION_SYSCALLS && j->windows)
+				return -1; /* too many to judge: none is */
+			if (nsys < MAX_FUNCTION_SYSCALLS)
+				sys[nsys] = off;
+			nsys++;
 		}
 		off += (uint64_t)l;
 	}
+	if (total == len)
+		j->falls |= live;
+	for (int k = 0; k < j->nentries; k++)
+		if (j->entries[k] < len)
+			set_bit(b->targets, j->entries[k]);
+	/* A branch into an instruction: the decode is not the code's. */
+	for (uint64_t w = 0; w < (len + 7) / 8; w++)
+		if (b->targets[w] & ~b->starts[w] & (w == len / 8 ? (uint8_t)((1u << (len & 7)) - 1) : 0xff))
+			return -1;
 	/* A jump table's targets are branch targets too (intercept/jumptab.c). */
 	if (nij && (nij > (int)(sizeof b->ij / sizeof b->ij[0]) || nleas > (int)(sizeof b->leas / sizeof b->leas[0]) ||
 		    zv_jumptab_mark(code, len, at, b->starts, b->targets, b->ij, nij, b->leas, nleas, b->read,
@@ -221,27 +260,34 @@ static void add_trampoline(struct zv_stub_batch *b, uint64_t s, uint64_t d, cons
 	b->recent[b->nrecent++ % 64] = d;
 }
 
-void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
+int zv_stubs_judge(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at,
+		   struct zv_stub_judge *j)
 {
 	uint64_t sys[MAX_FUNCTION_SYSCALLS];
 	b->norphans = 0;
 	if (gap > MAX_GAP)
 		gap = MAX_GAP;
-	if (len + gap > b->bitmap_bytes * 8)
-		return;
-	int indirect, nsys = decode_function(b, code, len, gap, at, sys, &indirect);
+	if (len + gap + 1 > b->bitmap_bytes * 8)
+		return -1;
+	int indirect, nsys = decode_function(b, code, len, gap, at, sys, &indirect, j);
+	if (nsys < 0)
+		return -1;
 	/* Call byte pairs inside the function's instructions: no branch of
 	 * compiled code lands there (the premise of every window too; a jump
 	 * table's targets are instruction starts). */
-	for (uint64_t i = 1; nsys >= 0 && i + 1 < len; i++)
+	for (uint64_t i = 1; i + 1 < len; i++)
 		if (zv_stubs_is_call_pair(code + i) && !bit(b->starts, i) && !bit(b->targets, i) &&
 		    b->ninside < b->maxinside)
 			b->inside[b->ninside++] = at + i;
-	if (indirect)
-		return;
-	for (int k = 0; k < nsys && b->n < b->max; k++) {
+	/* Where the branches into it are not all known, no window: but a
+	 * syscall may still become `jmp rel8` to a trampoline, which keeps
+	 * every instruction boundary where it was (no branch lands in
+	 * padding, whatever its kind: padding lies before an aligned label
+	 * or after the code, never at one). */
+	int windows = !indirect && j->windows;
+	for (int k = 0; k < nsys && k < MAX_FUNCTION_SYSCALLS && b->n < b->max; k++) {
 		uint64_t s = sys[k], p = s;
-		int ok = 1;
+		int ok = windows;
 		if (zv_stubs_is_restorer(code, s))
 			continue;
 		while (ok && s + 2 - p < 5) {
@@ -259,7 +305,7 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 		}
 		if (!ok || s - p > ZV_STUB_MAX_MOVED) {
 			/* no window before it: the syscall alone, through padding
-			 * here or in the next function's */
+			 * here or in a neighbour's */
 			int64_t d = trampoline(b, at + s, len + gap, at);
 			if (d >= 0)
 				add_trampoline(b, at + s, at + (uint64_t)d, code + d);
@@ -273,21 +319,32 @@ void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t le
 		w->d = 0;
 		memcpy(w->code, code + p, s - p);
 	}
+	return nsys;
+}
+
+void zv_stubs_function(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
+{
+	struct zv_stub_judge j = { .windows = 1 };
+	zv_stubs_judge(b, code, len, gap, at, &j);
 }
 
 void zv_stubs_neighbor(struct zv_stub_batch *b, const uint8_t *code, uint64_t len, uint64_t gap, uint64_t at)
 {
 	uint64_t sys[MAX_FUNCTION_SYSCALLS];
-	int n = b->norphans;
-	b->norphans = 0;
+	int n = b->norphans, kept = 0;
 	if (gap > MAX_GAP)
 		gap = MAX_GAP;
 	int indirect;
-	if (!n || len + gap > b->bitmap_bytes * 8 || decode_function(b, code, len, gap, at, sys, &indirect) < 0 || indirect)
+	struct zv_stub_judge j = { .windows = 1 };
+	if (!n || len + gap + 1 > b->bitmap_bytes * 8 || decode_function(b, code, len, gap, at, sys, &indirect, &j) < 0 ||
+	    indirect)
 		return;
-	for (int k = 0; k < n && b->n < b->max; k++) {
-		int64_t d = trampoline(b, b->orphans[k], len + gap, at);
+	for (int k = 0; k < n; k++) {
+		int64_t d = b->n < b->max ? trampoline(b, b->orphans[k], len + gap, at) : -1;
 		if (d >= 0)
 			add_trampoline(b, b->orphans[k], at + (uint64_t)d, code + d);
+		else
+			b->orphans[kept++] = b->orphans[k]; /* for another neighbour */
 	}
+	b->norphans = kept;
 }

@@ -7,15 +7,14 @@
  * executable mapping of the process was scanned, after its stubs were
  * made, and holds no `syscall` (0f 05), `sysenter` (0f 34) or `int $0x80`
  * (cd 80) at any byte offset, except signal restorers (below). The proof
- * and its limits are in DESIGN "Jump stubs and SUD off"; in short:
+ * and its limits are in DESIGN "Jump stubs and SUD off" and "SUD off in
+ * threads, and the site cache for every user"; in short:
  *
- * - One task only. SUD is off in a thread only while it is the address
- *   space's one task (zv_proc.nthreads == 1, a thread, no CLONE_VM child
- *   alive). A new task can only come from clone/clone3/fork/vfork, which
- *   bounce (they need the frame), and a bounce arms the caller first; the
- *   child arms itself before it runs guest code. So when code appears,
- *   the one thread that could run it is the one mapping it, which arms
- *   itself before the call returns: no other thread to signal.
+ * - No thread runs code that was not scanned. With one task the thread
+ *   that maps code is the only one that could run it, and it is in the
+ *   kernel until the scan is done. With more, new code becomes executable
+ *   only after its scan (intercept/sudoff_mm.c), and a verdict that arms
+ *   SUD arms every thread first (arm_all) before the code can run.
  * - Sticky. Code that holds a site, or that may change under the scan
  *   (writable and executable, shared, a file the process can write, pages
  *   dropped back to the file's bytes), arms SUD for the rest of the
@@ -24,17 +23,19 @@
  *   a bounce is a `syscall` that only SUD turns into SIGSYS, and a
  *   signal restorer (`mov $15, %rax; syscall`, which unwinders match by
  *   its bytes, so it stays) is reached by returning from a handler: the
- *   thread stays armed while any handler frame zvisor built is live.
+ *   thread stays armed while any handler frame zvisor built is live. A
+ *   new thread arms itself before it runs guest code.
  * - Settled (disarmed again) only on the way out of a kernel entry. */
 #include "zvisor.h"
 #include "lib/syscall.h"
-#include "lib/maps.h"
+#include "lib/string.h"
 #include "intercept/sudoff.h"
 #include "intercept/stubs.h"
 #include "intercept/platform.h"
-#include "sys/sysent.h"
+#include "sys/calls.h"
 #include <linux/mman.h>
 #include <linux/prctl.h>
+#include <linux/futex.h>
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
 #define PR_SET_SYSCALL_USER_DISPATCH 59
@@ -50,12 +51,19 @@ static int taint_why;
 static unsigned long vdso_uncovered;
 static int vdso_taint;
 
+static void arm_all(struct zv_thread *self);
+
 void zv_sudoff_taint(struct zv_thread *t, int why)
 {
 	if (!taint_why)
 		taint_why = why;
+	if (zv_sudoff_never) {
+		zv_sudoff_need(t);
+		return;
+	}
 	zv_sudoff_never = 1;
 	zv_sudoff_need(t);
+	arm_all(t);
 }
 
 void zv_sudoff_need(struct zv_thread *t)
@@ -64,6 +72,85 @@ void zv_sudoff_need(struct zv_thread *t)
 		return;
 	/* t is the calling thread: SUD is per task. */
 	zv_catchall_arm_thread(t);
+}
+
+/* Arming every other thread: zv_sudoff_never is set, so none disarms
+ * again (zv_sudoff_settle reads it after marking itself off, with a full
+ * barrier between, as arm_all reads the marks after setting it: one of
+ * them sees the other). Each thread still marked off is sent a SIGSYS
+ * with this tag; its handler arms it, wherever it was. Sent again every
+ * 10 ms (a SIGSYS already pending swallows one) until every mark is
+ * gone; a thread that exits leaves the list. */
+#define TAG_ARM 0x7a766172UL /* "zvar": low half = the process's pid */
+static volatile int armed; /* counts arming handlers, to wake arm_all */
+
+struct arming { struct zv_thread *self; int send, left; };
+static int arm_one(struct zv_thread *o, void *v)
+{
+	struct arming *a = v;
+	if (o == a->self || !__atomic_load_n(&o->sud_off, __ATOMIC_ACQUIRE))
+		return 0;
+	a->left++;
+	if (a->send) {
+		zv_siginfo si = { .si_signo = 31, .si_code = -1 /* SI_QUEUE */ };
+		uint64_t value = TAG_ARM << 32 | (uint32_t)zv_proc.hpid;
+		si.kill.pid = (int)zv_proc.hpid;
+		memcpy(si.bytes + 8, &value, 8);
+		zv_sys4(__NR_rt_tgsigqueueinfo, zv_proc.hpid, o->htid, 31, &si);
+	}
+	return 0;
+}
+
+static volatile int all_armed; /* arm_all ran since zv_sudoff_never was set */
+
+int zv_sudoff_tasks(void)
+{
+	return __atomic_load_n(&zv_proc.nthreads, __ATOMIC_ACQUIRE);
+}
+
+void zv_sudoff_arm_all(struct zv_thread *t)
+{
+	if (!__atomic_load_n(&all_armed, __ATOMIC_ACQUIRE))
+		arm_all(t);
+}
+
+static void arm_all(struct zv_thread *self)
+{
+	zv_sudoff_need(self);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* zv_sudoff_never before the marks */
+	for (int round = 0;; round++) {
+		struct arming a = { self, round % 10 == 0, 0 };
+		int seen = __atomic_load_n(&armed, __ATOMIC_ACQUIRE);
+		zv_thread_each(arm_one, &a);
+		if (!a.left) {
+			__atomic_store_n(&all_armed, 1, __ATOMIC_RELEASE);
+			return;
+		}
+		struct { long s, ns; } ts = { 0, 1000000 };
+		zv_sys4(__NR_futex, &armed, FUTEX_WAIT_PRIVATE, seen, &ts);
+	}
+}
+
+int zv_sudoff_sigsys(struct zv_thread *t, const void *siv, struct zv_ucontext *uc)
+{
+	const zv_siginfo *si = siv;
+	uint64_t v;
+	memcpy(&v, si->bytes + 8, 8);
+	if (v >> 32 != TAG_ARM || (uint32_t)v != (uint32_t)zv_proc.hpid || si->kill.pid != (int)zv_proc.hpid)
+		return 0;
+	if (t->sud_off) {
+		zv_sudoff_need(t);
+		if (zv_interrupted_kernel(t, uc)) {
+			/* A blocking host call this interrupted returns EINTR:
+			 * made again, as after a stop and continue. */
+			t->sud_remake = 1;
+			t->fast.sig_pending = 1;
+			zv_kernel_interrupted(uc);
+		}
+	}
+	__atomic_add_fetch(&armed, 1, __ATOMIC_RELEASE);
+	zv_sys3(__NR_futex, &armed, FUTEX_WAKE_PRIVATE, 0x7fffffff);
+	return 1;
 }
 
 static int is_site(const uint8_t *p) { return zv_stubs_is_call_pair(p); }
@@ -107,6 +194,7 @@ void zv_sudoff_after_fork(void)
 {
 	if (scan_lock) /* its holder is not in this process */
 		scan_lock = 0;
+	zv_sudoff_mm_forget();
 }
 
 static long scan_locked(uint64_t lo, uint64_t hi, const uint64_t *in, int nin);
@@ -139,6 +227,92 @@ static long scan_locked(uint64_t lo, uint64_t hi, const uint64_t *in, int nin)
 				first_uncovered = at + (uint64_t)(p - b);
 			n++;
 		}
+	}
+	return n;
+}
+
+/* Whether a, one of the n sorted windows of w, is a window's syscall. */
+static int window_syscall(const struct zv_stub_window *w, int n, uint64_t a)
+{
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (w[mid].s < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && w[lo].s == a;
+}
+
+/* The pairs starting in [from, to) of the mapping [lo, ...) as it is now
+ * but restorers' and those in in[] (read under the fault guard: another
+ * thread may unmap it); -1 if unreadable. Reads the byte at to. */
+static long pairs_in(struct zv_thread *t, uint64_t lo, uint64_t from, uint64_t to, const uint64_t *in, int nin)
+{
+	uint8_t buf[48];
+	long n = 0;
+	for (uint64_t at = from; at < to; at += 32) {
+		uint64_t k = to - at < 32 ? to - at : 32, back = at - lo < 7 ? at - lo : 7;
+		uint64_t outer = t->guard_sp;
+		long e = zv_copy_guarded(buf, (const void *)(at - back), back + k + 1, &t->guard_sp);
+		t->guard_sp = outer;
+		if (e < 0)
+			return -1;
+		for (uint64_t i = 0; i < k; i++)
+			n += is_site(buf + back + i) && !(buf[back + i + 1] == 0x05 && zv_stubs_is_restorer(buf, back + i)) &&
+			     !proven_inside(at + i, in, nin);
+	}
+	return n;
+}
+
+long zv_sudoff_count_batch(struct zv_thread *t, struct zv_stub_batch *b, uint64_t lo, uint64_t hi)
+{
+	if (!b->pairs_ok)
+		return -1;
+	for (int i = 1; i < b->ninside; i++) /* in order but for a neighbour's trampolines: a few steps */
+		for (int j = i; j > 0 && b->inside[j - 1] > b->inside[j]; j--) {
+			uint64_t x = b->inside[j];
+			b->inside[j] = b->inside[j - 1];
+			b->inside[j - 1] = x;
+		}
+	long n = 0, e;
+	/* the pairs the analysis met: left but for the windows' syscalls (gone),
+	 * those proven inside instructions and restorers */
+	for (int i = 0; i < b->npairs; i++) {
+		uint64_t x = b->pairs[i];
+		if (x + 2 > hi || window_syscall(b->w, b->n, x) || proven_inside(x, b->inside, b->ninside))
+			continue;
+		if ((e = pairs_in(t, lo, x, x + 1, b->inside, b->ninside)) < 0)
+			return -1;
+		n += e;
+	}
+	/* what the windows wrote (jmp rel32, a trampoline's jmp rel8) */
+	for (int i = 0; i < b->n; i++) {
+		const struct zv_stub_window *w = &b->w[i];
+		uint64_t c = w->d ? w->d : w->p;
+		if (c + 5 >= hi || w->s + 2 >= hi || (e = pairs_in(t, lo, c, c + 5, b->inside, b->ninside)) < 0)
+			return -1; /* (a window at the very end: the full scan) */
+		n += e;
+		if (w->d && (e = pairs_in(t, lo, w->s, w->s + 2, b->inside, b->ninside)) < 0)
+			return -1;
+		n += w->d ? e : 0;
+	}
+	/* and the bytes the analysis did not read: what lies outside the
+	 * executable segments, and the pair across the end of what it read;
+	 * the one across the mapping's end is zv_sudoff_code's */
+	uint64_t at = lo;
+	for (int i = 0; i <= b->nread; i++) {
+		uint64_t to = i < b->nread ? b->read_lo[i] : hi - 1, from = at > lo ? at - 1 : at;
+		if (to > hi || to < at)
+			return -1;
+		if (to > from) {
+			if ((e = pairs_in(t, lo, from, to, b->inside, b->ninside)) < 0)
+				return -1;
+			n += e;
+		}
+		if (i < b->nread)
+			at = b->read_hi[i];
 	}
 	return n;
 }
@@ -197,90 +371,24 @@ long zv_sudoff_vdso(struct zv_thread *t, uint64_t lo, uint64_t hi, const uint64_
 	return n;
 }
 
+/* An exec made in this process: its only thread is the caller, its code
+ * only the vDSO (kept) until the new image's is mapped and scanned. */
 void zv_sudoff_exec(int never)
 {
 	uncovered = vdso_uncovered;
+	first_uncovered = 0;
 	taint_why = vdso_taint;
 	zv_sudoff_never = never || vdso_taint;
+	__atomic_store_n(&all_armed, 0, __ATOMIC_RELEASE);
+	zv_sudoff_mm_forget();
 }
 
-/* Whether [lo, hi) overlaps an executable mapping. */
-struct range { uint64_t lo, hi; };
-static int exec_in(const struct zv_map *m, void *arg)
-{
-	const struct range *r = arg;
-	return m->perms[2] == 'x' && m->lo < r->hi && r->lo < m->hi;
-}
-
-static int overlaps_exec(uint64_t lo, uint64_t hi)
-{
-	struct range r = { lo, hi };
-	return zv_maps_each(exec_in, &r) != 0; /* an unreadable maps file counts as yes */
-}
-
-void zv_sudoff_mm(struct zv_thread *t, long nr, const long *a, long r)
-{
-	if (zv_sudoff_never)
-		return;
-	int mem = zv_row(nr)->mem;
-	if (zv_is_err(r)) {
-		/* mprotect changes what lies below a hole, then fails */
-		if (mem == ZV_MEM_PROTECT && (a[2] & PROT_EXEC))
-			zv_sudoff_taint(t, ZV_TAINT_UNREADABLE);
-		return;
-	}
-	uint64_t addr = (uint64_t)a[0], len = ((uint64_t)a[1] + 4095) & ~4095UL;
-	switch (mem) {
-	case ZV_MEM_MAP: {
-		if (!(a[2] & PROT_EXEC))
-			return;
-		int type = (int)(a[3] & MAP_TYPE);
-		if (type != MAP_PRIVATE) {
-			zv_sudoff_taint(t, ZV_TAINT_SHARED);
-			return;
-		}
-		if (a[2] & PROT_WRITE) {
-			zv_sudoff_taint(t, ZV_TAINT_WX);
-		} else if (!(a[3] & MAP_ANONYMOUS)) {
-			/* scanned by the platform (code_mapped); but a file this
-			 * process can write changes the pages it did not copy */
-			long fl = zv_sys3(__NR_fcntl, a[4], 3 /* F_GETFL */, 0);
-			if (fl < 0 || (fl & 3) != 0)
-				zv_sudoff_taint(t, ZV_TAINT_WX);
-		} else {
-			zv_sudoff_code(t, (uint64_t)r, (uint64_t)r + len, 0, NULL, 0, -1);
-		}
-		return;
-	}
-	case ZV_MEM_PROTECT:
-		if (a[2] & PROT_EXEC)
-			zv_sudoff_code(t, addr, addr + len, (a[2] & PROT_WRITE) != 0, NULL, 0, -1);
-		return;
-	case ZV_MEM_REMAP:
-		/* moved code keeps its bytes, grown file code gets new ones */
-		if ((uint64_t)a[2] > (uint64_t)a[1] && overlaps_exec((uint64_t)r, (uint64_t)r + (uint64_t)a[2]))
-			zv_sudoff_taint(t, ZV_TAINT_REMAP);
-		return;
-	case ZV_MEM_ADVISE:
-		/* dropped private pages come back with the file's bytes, in
-		 * which windows were never written */
-		if ((a[2] == MADV_DONTNEED || a[2] == MADV_REMOVE || a[2] == MADV_FREE || a[2] == 24 /* DONTNEED_LOCKED */) &&
-		    overlaps_exec(addr, addr + len))
-			zv_sudoff_taint(t, ZV_TAINT_DROP);
-		return;
-	case ZV_MEM_SHMAT:
-		if (a[2] & 0100000 /* SHM_EXEC */)
-			zv_sudoff_taint(t, ZV_TAINT_SHM);
-		return;
-	}
-}
-
-/* Whether t may run with SUD off now. */
+/* Whether t may run with SUD off now: a thread (a vfork child shares its
+ * parent's memory and stays armed), listed (arm_all finds it). */
 static int may_settle(const struct zv_thread *t)
 {
-	return !zv_sudoff_never && zv_proc.nthreads == 1 && t->is_thread && !t->handler_depth &&
-	       !t->fast.sig_pending && !t->fast.bounce && !t->gsud.on && !zv_proc.seccomp.mode &&
-	       !t->in_host_vdso && !t->sigsys_held;
+	return !zv_sudoff_never && t->is_thread && t->known && !t->handler_depth && !t->fast.sig_pending &&
+	       !t->fast.bounce && !t->gsud.on && !zv_proc.seccomp.mode && !t->in_host_vdso && !t->sigsys_held;
 }
 
 int zv_sudoff_fork_child(struct zv_thread *t)
@@ -296,16 +404,22 @@ void zv_sudoff_settle(struct zv_thread *t)
 	if (t->sud_off || !may_settle(t))
 		return;
 	/* A signal may come in anywhere here and arm t (zv_sudoff_need, from
-	 * defer): marked off first, so that it does; armed again after if it
-	 * did, since its arming may have come before the prctl. */
+	 * defer or arm_all): marked off first, so that it does; armed again
+	 * after if it did, since its arming may have come before the prctl.
+	 * zv_sudoff_never is read again after the mark, with a full barrier
+	 * between: arm_all sets it before it reads the marks. */
 	t->sud_off = 1;
-	asm volatile("" ::: "memory");
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (zv_sudoff_never) {
+		t->sud_off = 0; /* still armed */
+		return;
+	}
 	if (zv_sys5(__NR_prctl, PR_SET_SYSCALL_USER_DISPATCH, SUD_OFF, 0, 0, 0) != 0) {
 		t->sud_off = 0;
 		return;
 	}
-	asm volatile("" ::: "memory");
-	if (!t->sud_off || t->fast.sig_pending) {
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!t->sud_off || t->fast.sig_pending || zv_sudoff_never) {
 		t->sud_off = 1;
 		zv_catchall_arm_thread(t);
 	}

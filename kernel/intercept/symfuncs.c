@@ -59,7 +59,7 @@ static int32_t size_to_next(const Elf64_Shdr *sh, int nsh, int shndx, int32_t v,
 	return end - (uint64_t)v > 0x7fffffffUL ? 0 : (int32_t)(end - (uint64_t)v);
 }
 
-long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, void **mem, size_t *msize, int32_t **out)
+long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, int dynsym_ok, void **mem, size_t *msize, int32_t **out)
 {
 	Elf64_Shdr sh[MAX_SECTIONS];
 	if (eh->e_shnum == 0 || eh->e_shnum > MAX_SECTIONS || eh->e_shentsize != sizeof(Elf64_Shdr) ||
@@ -67,7 +67,7 @@ long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, void **mem, size_t *msize
 		return -1;
 	const Elf64_Shdr *sym = NULL;
 	for (int i = 0; i < eh->e_shnum; i++)
-		if (sh[i].sh_type == SHT_SYMTAB || (sh[i].sh_type == SHT_DYNSYM && !sym))
+		if (sh[i].sh_type == SHT_SYMTAB || (sh[i].sh_type == SHT_DYNSYM && !sym && dynsym_ok))
 			sym = &sh[i];
 	if (!sym || sym->sh_link >= eh->e_shnum || sym->sh_size > MAX_SYMTAB || sh[sym->sh_link].sh_size > MAX_SYMTAB ||
 	    sym->sh_entsize != sizeof(Elf64_Sym))

@@ -8,7 +8,7 @@
 /* The file's functions as sorted (start, size) pairs of image addresses in
  * *out, inside kernel memory *mem of *msize bytes (the caller unmaps it);
  * the count, or -1. */
-long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, void **mem, size_t *msize, int32_t **out);
+long zv_symtab_functions(int fd, const Elf64_Ehdr *eh, int dynsym_ok, void **mem, size_t *msize, int32_t **out);
 /* The function of n pairs that holds image address v; *next: where the
  * next one starts (*start + *len for the last). */
 int zv_symtab_function_of(const int32_t *pairs, long n, uint64_t v, uint64_t *start, uint64_t *len, uint64_t *next);

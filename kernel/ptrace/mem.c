@@ -65,11 +65,12 @@ long zv_pt_mem_write(uint64_t addr, const uint8_t *buf, size_t n)
 	long fd = self_mem(O_RDWR);
 	if (fd < 0)
 		return -EIO;
+	/* Bytes the scan never saw may run now, the original syscalls put back
+	 * first: Syscall User Dispatch is armed in every thread before either
+	 * (intercept/sudoff.c). */
+	zv_sudoff_taint(zv_current(), ZV_TAINT_POKE);
 	if (zv_plat->restore_original)
 		zv_plat->restore_original(addr, n, (int)fd);
-	/* Bytes the scan never saw may run now: Syscall User Dispatch stays
-	 * armed (intercept/sudoff.c). */
-	zv_sudoff_taint(zv_current(), ZV_TAINT_POKE);
 	long r = zv_sys4(__NR_pwrite64, fd, buf, n, addr);
 	zv_close((int)fd);
 	return r <= 0 ? -EIO : r;

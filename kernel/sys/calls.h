@@ -126,6 +126,7 @@ uint64_t zv_pv_stack(uint64_t *hi);
 void zv_brk_init(uint64_t start);
 long zv_sys_brk(struct zv_call *c);
 long zv_sys_mm_call(struct zv_call *c);
+long zv_sys_shmat(struct zv_call *c);
 int zv_guest_unreadable(uint64_t p); /* the guest cannot read the byte at p */
 
 /* A guest pointer the kernel must not read: page 0 and the entry page are

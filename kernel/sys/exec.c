@@ -204,6 +204,9 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	if (zv_proc.seccomp_fd >= 0)
 		zv_close(zv_proc.seccomp_fd);
 	zv_proc.seccomp_fd = -1;
+	if (zv_proc.tree_fd >= 0)
+		zv_close(zv_proc.tree_fd);
+	zv_proc.tree_fd = -1;
 	zv_host_set_mask(saved, NULL);
 	zv_kunmap(nv, vsize);
 	if (zv_proc.carry_fd >= 0)

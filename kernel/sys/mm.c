@@ -109,16 +109,28 @@ long zv_sys_mm_call(struct zv_call *c)
 		zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_MM);
 	if (!zv_plat->mm_lock)
 		return mm_call(t, a, nr);
+	/* h: as a, or without PROT_EXEC until its scan (intercept/sudoff_mm.c) */
+	long h[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	int later = zv_plat->mm_before ? zv_plat->mm_before(t, nr, a, h) : 0;
 	zv_plat->mm_lock();
-	long r = mm_call(t, a, nr);
+	long r = mm_call(t, h, nr);
 	zv_plat->mm_unlock();
 	/* a file's code just mapped */
 	if (mem == ZV_MEM_MAP && !zv_is_err(r) && zv_plat->code_mapped && (a[2] & PROT_EXEC) &&
 	    (a[3] & (MAP_ANONYMOUS | MAP_TYPE)) == MAP_PRIVATE && (int)a[4] >= 0)
 		zv_plat->code_mapped(t, (int)a[4], (uint64_t)r, ((uint64_t)a[1] + 4095) & ~4095UL, (uint64_t)a[5],
-				     (int)a[2], (int)a[3]);
-	zv_plat->mm_done(t, nr, a, r);
-	return r;
+				     (int)h[2], (int)a[3]);
+	return zv_plat->mm_after ? zv_plat->mm_after(t, nr, a, r, later) : r;
+}
+
+/* shmat: SHM_EXEC makes memory executable that other processes may
+ * write, so SUD is armed for good first. */
+long zv_sys_shmat(struct zv_call *c)
+{
+	long h[6], *a = c->a;
+	if (zv_plat->mm_before)
+		zv_plat->mm_before(c->t, c->nr, a, h);
+	return zv_host_call(c->t, c->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* MAP_FIXED_NOREPLACE over reserved memory: the host has memory there, so

@@ -48,11 +48,16 @@ struct zv_platform_ops {
 	 * its way back to the guest: where it resumes instead (ip: there). */
 	uint64_t (*kernel_ip)(uint64_t ip);
 	/* Around a guest memory call (mmap, mprotect, ...): the platform's
-	 * rewriting waits (NULL: it never patches code); after it, with its
-	 * result r. */
+	 * rewriting waits (NULL: it never patches code). */
 	void (*mm_lock)(void);
 	void (*mm_unlock)(void);
-	void (*mm_done)(struct zv_thread *t, long nr, const long *a, long r);
+	/* Before the host makes that call (nr, arguments a), with h, a copy
+	 * of a the platform may change (returns what mm_after is given), and
+	 * after, with its result r (returns the call's): a platform that lets
+	 * threads run without the catch-all keeps them from code it has not
+	 * seen (intercept/sudoff_mm.c). shmat, which takes no lock, too. */
+	int (*mm_before)(struct zv_thread *t, long nr, const long *a, long *h);
+	long (*mm_after)(struct zv_thread *t, long nr, const long *a, long r, int later);
 	/* A tracer's view of code the platform rewrote (the guest's ptrace):
 	 * the original bytes laid over buf, which holds [addr, addr + n) of
 	 * memory; and the original code put back there (writes through memfd,

@@ -18,7 +18,7 @@
 
 /* The process, as every start sets it up before the command line and an
  * exec's state change it. */
-struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .trace.fd = -1,
+struct zv_proc zv_proc = { .platform = ZV_PLAT_STUBS, .count_fd = -1, .err_fd = -1, .self_fd = -1, .carry_fd = -1, .seccomp_fd = -1, .tree_fd = -1, .trace.fd = -1,
 			   .rewrite_after = 1 };
 
 /* A fatal error inside zvisor: one line on the kept stderr. */
@@ -119,7 +119,9 @@ static void after_fork_child(struct zv_thread *t, uint64_t parent_held, int pid)
 	zv_thread_forget_dead();
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = zv_proc.stat_inexec = 0;
+	zv_proc.stat_analysed = 0;
 	t->tid = t->htid = t->pid = zv_proc.pid;
+	zv_thread_fork_child(t); /* the list of threads: this one */
 	if (t->pending_set)
 		t->pending_set = 0;
 	if (t->fast.sig_pending)
@@ -372,10 +374,10 @@ void zv_report_at_exit(void)
 		int taint;
 		zv_plat->stats(&rewritten, &uncovered, &taint);
 		zv_dprintf(fd, "zvisor: stats: pid=%ld fast=%lu sigsys=%lu bounced=%lu rewritten=%lu sudoff=%d uncovered=%lu taint=%d "
-			   "restorers=%lu inexec=%lu\n",
+			   "restorers=%lu analysed=%lu inexec=%lu\n",
 			   pid, zv_proc.stat_fast, zv_proc.stat_sigsys, zv_proc.stat_bounced,
 			   rewritten, zv_current()->sud_off, uncovered, taint,
-			   zv_proc.stat_restorers, zv_proc.stat_inexec);
+			   zv_proc.stat_restorers, zv_proc.stat_analysed, zv_proc.stat_inexec);
 	}
 	zv_event_report(fd, pid == zv_proc.leader_pid);
 }

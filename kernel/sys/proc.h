@@ -54,6 +54,7 @@ struct zv_proc {
 	int cred_virtual;        /* each thread's cred is virtual, never the host's (sys/id.c) */
 	int stats;               /* --stats: counters below, printed at exit */
 	unsigned long stat_fast, stat_sigsys, stat_bounced, stat_restorers;
+	unsigned long stat_analysed; /* mappings whose code was decoded (no cache entry served them) */
 	unsigned long stat_inexec;    /* execs made in this process so far (not reset by them) */
 	uint64_t brk_start, brk_cur;
 	volatile int lock;       /* guards brk */
@@ -61,6 +62,7 @@ struct zv_proc {
 	char exe_path[ZV_PATH_MAX];   /* what /proc/self/exe shows the guest */
 	struct zv_seccomp seccomp;
 	int seccomp_fd;               /* the filters on their way through execve */
+	int tree_fd;                  /* the sites the tree knows, on their way through execve (intercept/treecache.c) */
 	struct zv_vtime vt;           /* --time */
 	enum zv_vdso_mode vdso_mode;  /* --vdso */
 	struct zv_trace trace;        /* zvisor trace, -c */

@@ -564,6 +564,7 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		deliver(t, sig, &info, uc);
 	}
 	t->fast.sig_pending = 0;
+	t->sud_remake = 0;
 	t->delivery_mask_set = 0;
 	if (zv_plat->resume_ip) /* a restarted call: rip back on a moved syscall */
 		uc->mc.rip = zv_plat->resume_ip(uc->mc.rip);

@@ -182,6 +182,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(semget, N(3, IPC)),
 	ROW(semop, N(3, IPC), .restart = ZV_RS_EINTR),
 	ROW(semctl, N(4, IPC)),
+	ROW(shmat, N(3, IPC | MEM), .handler = zv_sys_shmat, .mem = ZV_MEM_SHMAT),
 	ROW(shmdt, N(1, IPC | MEM)),
 	ROW(msgget, N(2, IPC)),
 	ROW(msgsnd, N(4, IPC), .restart = ZV_RS_NOHAND),
@@ -458,7 +459,6 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(process_mrelease, N(2, DESC)),
 	ROW(futex_waitv, N(5, 0)),
 	ROW(set_mempolicy_home_node, N(4, MEM)),
-	[__NR_shmat] = { .mem = ZV_MEM_SHMAT }, /* a bare row: only what the kernel reads */
 	[451] = { .fds = A(0) }, /* cachestat */
 	[452] = { .fds = A(0), .atflags = A(3), PATH1(FPAT(0, 1, AT, 3)) }, /* fchmodat2 */
 	[457] = { FSV(NOSYS) }, /* statmount: names the host's mounts */

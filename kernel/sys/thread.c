@@ -26,9 +26,12 @@ static void known_swap(struct zv_thread *t, struct zv_thread *to)
 	for (int i = 0; i < nknown_used; i++)
 		if (known[i] && (known[i] == t || (to && known[i]->htid == to->htid)))
 			known[i] = NULL;
+	if (to)
+		to->known = 0; /* until listed: a full list leaves it out */
 	for (int i = 0; to && i < MAX_KNOWN; i++)
 		if (!known[i]) {
 			known[i] = to;
+			to->known = 1;
 			if (i >= nknown_used)
 				nknown_used = i + 1;
 			break;
@@ -37,6 +40,17 @@ static void known_swap(struct zv_thread *t, struct zv_thread *to)
 }
 
 void zv_thread_known(struct zv_thread *t) { known_swap(t, t); }
+
+int zv_thread_each(int (*fn)(struct zv_thread *t, void *arg), void *arg)
+{
+	int r = 0;
+	zv_lock(&known_lock);
+	for (int i = 0; i < nknown_used; i++)
+		if (known[i])
+			r += fn(known[i], arg);
+	zv_unlock(&known_lock);
+	return r;
+}
 
 struct zv_thread *zv_thread_find(int htid)
 {
@@ -98,6 +112,16 @@ void zv_thread_forget_dead(void)
 		dead_lock = 0;
 	if (known_lock)
 		known_lock = 0;
+}
+
+void zv_thread_fork_child(struct zv_thread *t)
+{
+	if (nknown_used == 1 && known[0] == t)
+		return; /* the parent's one thread: as it is (no page copied) */
+	for (int i = 0; i < nknown_used; i++)
+		known[i] = NULL;
+	nknown_used = 0;
+	known_swap(t, t);
 }
 
 static struct zv_thread *fresh_block(void)

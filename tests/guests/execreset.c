@@ -297,7 +297,8 @@ int main(int argc, char **argv)
 	setitimer(ITIMER_REAL, &itv, NULL);
 
 	int shmid = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
-	if (shmid >= 0 && shmat(shmid, NULL, 0) == (void *)-1) {
+	void *shm = shmid >= 0 ? shmat(shmid, NULL, 0) : (void *)-1;
+	if (shmid >= 0 && shm == (void *)-1) {
 		shmctl(shmid, IPC_RMID, NULL);
 		shmid = -1;
 	}
@@ -331,6 +332,8 @@ int main(int argc, char **argv)
 		pthread_mutex_lock(&sh->m);
 		pid_t c = fork();
 		if (c == 0) {
+			if (shm != (void *)-1)
+				shmdt(shm); /* the new image counts the exec'ing process's attachment only */
 			sh->waiting = 1;
 			int e = pthread_mutex_lock(&sh->m);
 			_exit(e);

@@ -49,6 +49,32 @@ func partChan() {
 	fmt.Printf("chan: sum of squares 1..1000 = %d\n", sum)
 }
 
+// Eight goroutines on four threads (GOMAXPROCS 4), each making system
+// calls: the process stays threaded for the whole part.
+func partGoroutines() {
+	old := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	var wg sync.WaitGroup
+	var calls int64
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				if syscall.Getppid() > 0 {
+					atomic.AddInt64(&calls, 1)
+				}
+				if f, err := os.Open("/dev/null"); err == nil {
+					f.Close()
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("goroutines: 8 on 4 threads made %d getppid calls\n", calls)
+}
+
 // os/exec: fork+exec via clone(CLONE_VM|CLONE_VFORK) with stack 0.
 func partExec() {
 	out, err := exec.Command("/bin/echo", "hello", "from", "echo").Output()
@@ -219,7 +245,7 @@ func main() {
 		name string
 		fn   func()
 	}{
-		{"chan", partChan}, {"exec", partExec}, {"preempt", partPreempt},
+		{"chan", partChan}, {"goroutines", partGoroutines}, {"exec", partExec}, {"preempt", partPreempt},
 		{"signal", partSignal}, {"files", partFiles}, {"nil", partNil},
 		{"chroot", partChroot},
 	}
