@@ -75,8 +75,10 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 		return zv_snprintf(buf, size, "%s\t%016lx", KEY("SigIgn:") ? "SigIgn:" : "SigCgt:",
 				   (unsigned long)(KEY("SigIgn:") ? ign : cgt));
 	}
-	if (KEY("TracerPid:"))
-		return zv_snprintf(buf, size, "TracerPid:\t0");
+	if (KEY("TracerPid:")) { /* the guest's ptrace: the tracer's guest pid */
+		struct zv_thread *o = own ? t : zv_thread_find(tid);
+		return zv_snprintf(buf, size, "TracerPid:\t%d", o ? o->tracer_pid : 0);
+	}
 	if (KEY("Seccomp:"))
 		return zv_snprintf(buf, size, "Seccomp:\t%d", zv_proc.seccomp.mode);
 	if (KEY("Seccomp_filters:"))
