@@ -104,7 +104,7 @@ check-rootless:
 	fi
 
 # The Debian root filesystem of the --root tests (tests/test_rootfs*.py),
-# built once into its cache (scripts/rootfs.sh; about a minute, as root). A
+# built once into its cache (scripts/rootfs.sh; about three minutes, as root). A
 # failed build does not stop `make check`: those tests then fail with its log.
 rootfs:
 	@if [ "$$(id -u)" = 0 ]; then sh scripts/rootfs.sh build || \

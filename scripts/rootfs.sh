@@ -28,7 +28,7 @@
 #   recipe                                what they were built from: a change
 #                                         of this script's recipe rebuilds them
 # The Debian mirror is the host's (deb.debian.org unless MIRROR is set). A
-# build takes about a minute; it runs under a lock, so parallel callers wait
+# build takes about three minutes; it runs under a lock, so parallel callers wait
 # for one build. Needs root (mmdebstrap's root mode); install-deps.sh installs
 # mmdebstrap.
 set -eu
