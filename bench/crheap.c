@@ -1,16 +1,21 @@
 /* crheap: the program bench/checkpoint.py checkpoints and restores.
- *   crheap MIB GOFILE
- * Allocates MIB MiB, fills every page with pseudo-random bytes (touched,
- * non-zero, incompressible, so an image holds every byte), prints "ready",
- * then sleeps in 1 ms naps until GOFILE exists. The bench creates GOFILE
- * just before restoring: the first nap after the restore prints "resumed"
- * (the end of the restore's timing), then the heap is checked against the
- * checksum taken before the checkpoint: "heap ok", exit 0, or "heap BAD",
- * exit 1. */
+ *   crheap MIB GOFILE [PROCS]
+ * Forks PROCS-1 children (default PROCS 1: no child); each process then
+ * allocates MIB MiB of its own, fills every page with pseudo-random bytes
+ * (touched, non-zero, incompressible, seeded per process, so an image holds
+ * every byte of every process), prints "ready", then sleeps in 1 ms naps
+ * until GOFILE exists. The bench creates GOFILE just before restoring: the
+ * first nap after the restore prints "resumed" (the restore to the first
+ * instruction), then one word of every page is read and written back and
+ * "touched" printed (the restore with every page touched), then the heap is
+ * checked against the checksum taken before the checkpoint: "heap ok" or
+ * "heap BAD". The parent waits for its children; exit 0 when every heap is
+ * intact, 1 otherwise. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,19 +27,14 @@ static uint64_t sum(const uint64_t *p, size_t n)
 	return s;
 }
 
-int main(int argc, char **argv)
+static int one(size_t n, uint64_t seed, const char *gofile)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: crheap MIB GOFILE\n");
-		return 2;
-	}
-	size_t n = (size_t)atol(argv[1]) << 17; /* 8-byte words */
 	uint64_t *heap = malloc(n * 8);
 	if (!heap) {
 		perror("malloc");
 		return 2;
 	}
-	uint64_t x = 88172645463325252ULL;
+	uint64_t x = seed;
 	for (size_t i = 0; i < n; i++) {
 		x ^= x << 13;
 		x ^= x >> 7;
@@ -42,13 +42,48 @@ int main(int argc, char **argv)
 		heap[i] = x | 1; /* never a zero word */
 	}
 	uint64_t before = sum(heap, n);
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready\n");
 	struct timespec nap = {0, 1000000L};
-	while (access(argv[2], F_OK) != 0)
+	while (access(gofile, F_OK) != 0)
 		nanosleep(&nap, NULL);
 	printf("resumed\n");
+	/* A write to every page: a lazily restored page must arrive, and a
+	 * page backed by a private file mapping must be copied. */
+	volatile uint64_t *v = heap;
+	for (size_t i = 0; i < n; i += 4096 / 8)
+		v[i] = v[i];
+	printf("touched\n");
 	uint64_t after = sum(heap, n);
 	printf("heap %s\n", after == before ? "ok" : "BAD");
 	return after != before;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: crheap MIB GOFILE [PROCS]\n");
+		return 2;
+	}
+	size_t n = (size_t)atol(argv[1]) << 17; /* 8-byte words */
+	int procs = argc == 4 ? atoi(argv[3]) : 1;
+	if (procs < 1) {
+		fprintf(stderr, "crheap: PROCS must be 1 or more\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	uint64_t seed = 88172645463325252ULL;
+	for (int k = 1; k < procs; k++) {
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 2;
+		}
+		if (pid == 0)
+			return one(n, seed + 0x9e3779b97f4a7c15ULL * (uint64_t)k, argv[2]);
+	}
+	int bad = one(n, seed, argv[2]);
+	int status;
+	while (wait(&status) > 0)
+		bad |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	return bad;
 }
