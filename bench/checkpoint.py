@@ -178,6 +178,13 @@ def heap_verdict(out, case):
             text.count("heap ok\n"), case.procs, common.last_line(text) or "no output"))
 
 
+def faults(out, case):
+    """The page faults per process from the restore until every page was
+    touched, as each restored process counted them (getrusage)."""
+    n = [int(l.split()[1]) for l in open(out).read().splitlines() if l.startswith("faults ")]
+    return sum(n) / len(n) if n else None
+
+
 def restore_times(out, t0, case, proc=None):
     """(to the first instruction, every page touched): from t0 until every
     process printed "resumed", then "touched"."""
@@ -235,7 +242,7 @@ class Zvisor:
         if q.returncode != 0:
             raise Failed("zvisor restore: %s" % common.status_text(q.returncode))
         return {"checkpoint": ckpt, "restore": restore, "touched": touched,
-                "size": image_bytes(img)}
+                "size": image_bytes(img), "faults": faults(out, case)}
 
 
 class Criu:
@@ -286,7 +293,7 @@ class Criu:
         reap(tree)  # the restored root is an orphan: ours to reap
         heap_verdict(out, case)
         return {"checkpoint": ckpt, "restore": restore, "touched": touched,
-                "size": image_bytes(img), "restore_cmd": returned}
+                "size": image_bytes(img), "faults": faults(out, case), "restore_cmd": returned}
 
 
 def last_error(img, log_name):
@@ -363,6 +370,8 @@ def summarize(samples):
         v = [s[key] for s in samples]
         out[key] = (statistics.median(v), min(v))
     out["size"] = samples[-1].get("size")
+    f = [s["faults"] for s in samples if s.get("faults") is not None]
+    out["faults"] = statistics.median(f) if f else None
     return out
 
 
@@ -384,8 +393,12 @@ def report(args, info, bw, results, unavailable, failures):
              "from starting the restore command until every process prints its first line "
              "after it (*restore ms*); every page touched: until every process has then "
              "written one word of every page of its heap and printed a second line "
-             "(*touched ms*). %s; each cell is the median (minimum) of the runs, in ms."
-             % reps, ""]
+             "(*touched ms*). %s; each cell is the median (minimum) of the runs, in ms. "
+             "*faults / process*: the page faults (minor and major) each restored process "
+             "took from its creation until it had touched every page, as getrusage counts "
+             "them in that process (zvisor's restore runs in it; CRIU restores a task's "
+             "memory from within the task), the median of the runs of a process's mean. "
+             "A heap of N MiB has N x 256 pages." % reps, ""]
     sides = [s for s in ("zvisor", "criu") if s not in unavailable]
     rows = []
     for case in args.cases:
@@ -393,7 +406,7 @@ def report(args, info, bw, results, unavailable, failures):
         for side in ["limit"] + sides:
             samples = results.get((side, case.label))
             if not samples:
-                rows.append([case.label, side, "fails", "fails", "fails", "", "", ""])
+                rows.append([case.label, side, "fails", "fails", "fails", "", "", "", ""])
                 continue
             s = summarize(samples)
             pct = {}
@@ -405,9 +418,10 @@ def report(args, info, bw, results, unavailable, failures):
             rows.append([case.label, SIDE_NAMES.get(side, side), cell(s["checkpoint"]),
                          cell(s["restore"]), cell(s["touched"]) if real else "",
                          "%.1f" % (s["size"][0] / MiB) if real else "",
+                         fmt_sig(s["faults"]) if real and s["faults"] is not None else "",
                          pct["checkpoint"] if real else "", pct["touched"] if real else ""])
     lines.append(markdown_table(["case", "side", "checkpoint ms", "restore ms", "touched ms",
-                                 "image MiB", "checkpoint: limit share",
+                                 "image MiB", "faults / process", "checkpoint: limit share",
                                  "touched: limit share"], rows))
     lines += ["", "The limit (row *file write / read*, measured in each pair beside the two "
               "sides): writing the case's total size of random pages to a new file in the "

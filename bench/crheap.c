@@ -7,14 +7,17 @@
  * until GOFILE exists. The bench creates GOFILE just before restoring: the
  * first nap after the restore prints "resumed" (the restore to the first
  * instruction), then one word of every page is read and written back and
- * "touched" printed (the restore with every page touched), then the heap is
- * checked against the checksum taken before the checkpoint: "heap ok" or
+ * "touched" printed (the restore with every page touched), then the page
+ * faults the process took until then ("faults N", getrusage's minor and
+ * major faults: the restore's in the same process included), then the heap
+ * is checked against the checksum taken before the checkpoint: "heap ok" or
  * "heap BAD". The parent waits for its children; exit 0 when every heap is
  * intact, 1 otherwise. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +55,10 @@ static int one(size_t n, uint64_t seed, const char *gofile)
 	volatile uint64_t *v = heap;
 	for (size_t i = 0; i < n; i += 4096 / 8)
 		v[i] = v[i];
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
 	printf("touched\n");
+	printf("faults %ld\n", ru.ru_minflt + ru.ru_majflt);
 	uint64_t after = sum(heap, n);
 	printf("heap %s\n", after == before ? "ok" : "BAD");
 	return after != before;
