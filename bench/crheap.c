@@ -6,8 +6,9 @@
  * every byte of every process), prints "ready", then sleeps in 1 ms naps
  * until GOFILE exists. The bench creates GOFILE just before restoring: the
  * first nap after the restore prints "resumed" (the restore to the first
- * instruction), then one word of every page is read and written back and
- * "touched" printed (the restore with every page touched), then the page
+ * instruction), then one word of every page is read and "read" printed,
+ * then that word of every page is written back and "touched" printed (the
+ * restore with every page touched), then the page
  * faults the process took until then ("faults N", getrusage's minor and
  * major faults: the restore's in the same process included), then the heap
  * is checked against the checksum taken before the checkpoint: "heap ok" or
@@ -50,9 +51,12 @@ static int one(size_t n, uint64_t seed, const char *gofile)
 	while (access(gofile, F_OK) != 0)
 		nanosleep(&nap, NULL);
 	printf("resumed\n");
-	/* A write to every page: a lazily restored page must arrive, and a
-	 * page backed by a private file mapping must be copied. */
+	/* A read of every page (a lazily restored page must arrive), then a
+	 * write (a page backed by a private file mapping must be copied). */
 	volatile uint64_t *v = heap;
+	for (size_t i = 0; i < n; i += 4096 / 8)
+		(void)v[i];
+	printf("read\n");
 	for (size_t i = 0; i < n; i += 4096 / 8)
 		v[i] = v[i];
 	struct rusage ru;
