@@ -178,7 +178,7 @@ def heap_verdict(out, case):
             text.count("heap ok\n"), case.procs, common.last_line(text) or "no output"))
 
 
-def faults(out, case):
+def faults(out):
     """The page faults per process from the restore until every page was
     touched, as each restored process counted them (getrusage)."""
     n = [int(l.split()[1]) for l in open(out).read().splitlines() if l.startswith("faults ")]
@@ -241,7 +241,7 @@ class Zvisor:
         if q.returncode != 0:
             raise Failed("zvisor restore: %s" % common.status_text(q.returncode))
         return {"checkpoint": ckpt, "restore": restore, "read": read, "touched": touched,
-                "size": image_bytes(img), "faults": faults(out, case)}
+                "size": image_bytes(img), "faults": faults(out)}
 
 
 class Criu:
@@ -292,7 +292,7 @@ class Criu:
         reap(tree)  # the restored root is an orphan: ours to reap
         heap_verdict(out, case)
         return {"checkpoint": ckpt, "restore": restore, "read": read, "touched": touched,
-                "size": image_bytes(img), "faults": faults(out, case), "restore_cmd": returned}
+                "size": image_bytes(img), "faults": faults(out), "restore_cmd": returned}
 
 
 def last_error(img, log_name):
@@ -411,8 +411,7 @@ def report(args, info, bw, results, unavailable, failures):
                 continue
             s = summarize(samples)
             pct = {}
-            for key, lkey in (("checkpoint", "checkpoint"), ("restore", "restore"),
-                              ("touched", "restore")):
+            for key, lkey in (("checkpoint", "checkpoint"), ("touched", "restore")):
                 shares = [limit[x["rep"]][lkey] / x[key] for x in samples if x["rep"] in limit]
                 pct[key] = "%.0f%%" % (100 * statistics.median(shares)) if shares else ""
             real = side != "limit"
@@ -493,8 +492,11 @@ def main():
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.cases = [Case(m) for m in args.sizes]
     for t in filter(None, args.trees.split(",")):
-        procs, mib = t.split("x")
-        args.cases.append(Case(int(mib), int(procs)))
+        try:
+            procs, mib = (int(x) for x in t.split("x"))
+        except ValueError:
+            ap.error("--trees: %r is not PROCSxMIB (e.g. 8x10)" % t)
+        args.cases.append(Case(mib, procs))
     if args.big_reps is None:
         args.big_reps = args.reps
     if not os.access(PROG, os.X_OK):
