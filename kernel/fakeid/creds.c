@@ -92,6 +92,11 @@ long zv_fid_set_id(struct zv_creds *c, int gid, uint32_t v)
 	return changed(c, &old, gid);
 }
 
+static int is_new(uint32_t v, const uint32_t *o)
+{
+	return v != NONE && v != o[R] && v != o[E] && v != o[S];
+}
+
 /* setreuid, setregid */
 long zv_fid_set_reid(struct zv_creds *c, int gid, uint32_t r, uint32_t e)
 {
@@ -99,7 +104,7 @@ long zv_fid_set_reid(struct zv_creds *c, int gid, uint32_t r, uint32_t e)
 	int cap = may(c, gid);
 	if (r != NONE && r != o[R] && r != o[E] && !cap)
 		return -EPERM;
-	if (e != NONE && e != o[R] && e != o[E] && e != o[S] && !cap)
+	if (is_new(e, o) && !cap)
 		return -EPERM;
 	struct zv_creds old = *c;
 	if (r != NONE)
@@ -110,11 +115,6 @@ long zv_fid_set_reid(struct zv_creds *c, int gid, uint32_t r, uint32_t e)
 		id[S] = id[E];
 	id[FS] = id[E];
 	return changed(c, &old, gid);
-}
-
-static int is_new(uint32_t v, const uint32_t *o)
-{
-	return v != NONE && v != o[R] && v != o[E] && v != o[S];
 }
 
 /* setresuid, setresgid */
