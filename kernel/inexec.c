@@ -182,16 +182,6 @@ struct start_frame {
 	struct zv_ucontext uc;
 };
 
-/* Whether the host lets user code write the fs base itself (AT_HWCAP2's
- * HWCAP2_FSGSBASE). */
-static int fsgsbase(void)
-{
-	for (const uint64_t *a = zv_proc.host_auxv; a[0] != AT_NULL; a += 2)
-		if (a[0] == AT_HWCAP2)
-			return (a[1] & 2) != 0;
-	return 0;
-}
-
 /* The guest's first instruction, entered as the host's execve leaves a
  * new image: every general register zero, the FPU and vector state at
  * their initial values (rt_sigreturn of a frame without fpstate resets
@@ -208,7 +198,7 @@ __attribute__((noreturn)) static void enter(struct zv_thread *t, const struct zv
 	f.uc.mc.rsp = sp;
 	f.uc.uc_sigmask = mask;
 	f.uc.uc_stack = zv_kernel_stack(t);
-	if (fsgsbase())
+	if (zv_host_fsgsbase())
 		asm volatile("wrfsbase %0" : : "r"(0UL));
 	else
 		zv_sys2(__NR_arch_prctl, 0x1002 /* ARCH_SET_FS */, 0);

@@ -16,7 +16,10 @@
 static uint64_t fs_base(void)
 {
 	uint64_t v = 0;
-	zv_sys2(__NR_arch_prctl, 0x1003 /* ARCH_GET_FS */, &v);
+	if (zv_host_fsgsbase()) /* the kernel has no TLS of its own: fs is the guest's */
+		asm volatile("rdfsbase %0" : "=r"(v));
+	else
+		zv_sys2(__NR_arch_prctl, 0x1003 /* ARCH_GET_FS */, &v);
 	return v;
 }
 
@@ -25,7 +28,10 @@ static uint64_t gs_base(struct zv_thread *t)
 	uint64_t v = 0;
 	if (zv_plat->owns_gs)
 		return t->guest_gs;
-	zv_sys2(__NR_arch_prctl, 0x1004 /* ARCH_GET_GS */, &v);
+	if (zv_host_fsgsbase())
+		asm volatile("rdgsbase %0" : "=r"(v));
+	else
+		zv_sys2(__NR_arch_prctl, 0x1004 /* ARCH_GET_GS */, &v);
 	return v;
 }
 

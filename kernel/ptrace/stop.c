@@ -110,8 +110,8 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 		if (s->cmd == ZV_PT_CMD_RESUME) {
 			mode = (int)s->arg[0];
 			sig = (int)s->arg[1];
+			/* answered without a wake: a resume's sender never waits */
 			__atomic_store_n(&s->ans_seq, served, __ATOMIC_RELEASE);
-			zv_pt_futex_wake(&s->ans_seq);
 			break;
 		}
 		s->ret = serve(t, uc, s);

@@ -12,6 +12,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include <linux/auxvec.h>
 #include <linux/elf.h>
 #include <linux/mman.h>
 #include <linux/sched.h>
@@ -422,4 +423,18 @@ long zv_sys_exit(struct zv_call *c)
 	zv_thread_retire(t);
 	for (;;)
 		zv_sys1(__NR_exit, a[0]);
+}
+
+/* Whether the host lets user code read and write the fs and gs bases
+ * itself (AT_HWCAP2's HWCAP2_FSGSBASE): rdfsbase instead of arch_prctl. */
+int zv_host_fsgsbase(void)
+{
+	static int known; /* 0: not looked yet, 1: no, 2: yes */
+	if (!known) {
+		known = 1;
+		for (const uint64_t *a = zv_proc.host_auxv; a[0] != AT_NULL; a += 2)
+			if (a[0] == AT_HWCAP2 && (a[1] & 2))
+				known = 2;
+	}
+	return known == 2;
 }

@@ -140,4 +140,6 @@ static inline int zv_vdso_call(uint64_t ret)
 {
 	return zv_proc.vdso_stubs && ret - zv_proc.vdso_stubs <= ZV_VDSO_STUB_AREA;
 }
+/* The host lets user code use rdfsbase/wrfsbase (HWCAP2_FSGSBASE). */
+int zv_host_fsgsbase(void);
 #endif
