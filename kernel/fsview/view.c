@@ -120,6 +120,8 @@ long fsv_view_of_host(const char *host, char *out, size_t n)
 		return -1;
 	if (host[0] != '/')
 		return -1;
+	if (fsv.gluefd >= 0 && fsv.glue_host_len && under(host, hn, fsv_str(fsv.glue_host), fsv.glue_host_len))
+		return join("/", 1, host + fsv.glue_host_len, out, n); /* a directory the view makes up */
 	if (under(host, hn, fsv.root_host, fsv.root_host_len)) {
 		const char *rest = fsv.root_host_len == 1 ? host : host + fsv.root_host_len;
 		return join("/", 1, rest[0] ? rest : "", out, n) > 0 ? (long)zv_strlen(out) : join("/", 1, "", out, n);
