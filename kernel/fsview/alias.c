@@ -89,8 +89,8 @@ void fsv_alias_opened(int fd, const struct fsv_res *res)
 			fdv[i].fd = 0; /* a number used again */
 	char v[FSV_PATH_MAX], h[FSV_PATH_MAX], back[FSV_PATH_MAX];
 	size_t vn;
-	if (res->viewlen == (size_t)-1 || !res->viewlen)
-		return;
+	if (res->viewlen == (size_t)-1 || !res->viewlen || (res->bind >= 0 && fsv.binds[res->bind].kind != FSV_BIND_DIR))
+		return; /* not known, or a file bound (no directory) */
 	if (res->namelen == 1 && res->name[0] == '.') {
 		memcpy(v, res->view, res->viewlen + 1);
 		vn = res->viewlen;
