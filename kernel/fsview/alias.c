@@ -39,36 +39,6 @@ void fsv_alias_find(void)
 	}
 }
 
-long fsv_host_of_view(const char *view, char *out, size_t n)
-{
-	size_t vn = zv_strlen(view), best_len = 0;
-	const struct fsv_bind *best = NULL;
-	for (int i = 0; i < fsv.nbinds; i++) {
-		const struct fsv_bind *b = &fsv.binds[i];
-		const char *g = fsv_str(b->guest);
-		size_t gn = zv_strlen(g);
-		/* the deepest mountpoint, the last of a path */
-		if (b->kind == FSV_BIND_DIR && gn >= best_len && vn >= gn && !memcmp(view, g, gn) &&
-		    (vn == gn || view[gn] == '/')) {
-			best = b;
-			best_len = gn;
-		}
-	}
-	const char *h = best ? fsv_str(best->host) : fsv.root_host;
-	size_t hn = best ? zv_strlen(h) : fsv.root_host_len;
-	const char *rest = view + best_len;
-	if (!best && vn == 1)
-		rest = "";
-	if (hn == 1 && rest[0])
-		hn = 0;
-	size_t rn = zv_strlen(rest);
-	if (hn + rn + 1 > n)
-		return -1;
-	memcpy(out, h, hn);
-	memcpy(out + hn, rest, rn + 1);
-	return (long)(hn + rn);
-}
-
 int fsv_alias_same(const char *view, const char *host)
 {
 	char h[FSV_PATH_MAX];

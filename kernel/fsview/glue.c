@@ -50,12 +50,22 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* dir/s made, each component of s below from's first bytes (0: all). */
-static void make_dirs(int dir, const char *s, size_t from)
+/* Bind b's parent as a path of the tree (relative: no leading '/'), in out. */
+static const char *tree_parent(const struct fsv_bind *b, char *out)
+{
+	const char *g = fsv_str(b->guest);
+	size_t pn = (size_t)(fsv_str(b->base) - g) - 1;
+	memcpy(out, g + 1, pn - 1);
+	out[pn - 1] = 0;
+	return out;
+}
+
+/* dir/s made, each of its directories. */
+static void make_dirs(int dir, const char *s)
 {
 	char p[FSV_PATH_MAX];
 	size_t n = zv_strlcpy(p, s, sizeof p);
-	for (size_t k = from + 1; k <= n; k++)
+	for (size_t k = 1; k <= n; k++)
 		if (k == n || p[k] == '/') {
 			p[k] = 0;
 			zv_sys3(__NR_mkdirat, dir, p, 0755);
@@ -63,12 +73,12 @@ static void make_dirs(int dir, const char *s, size_t from)
 		}
 }
 
-/* The tree's directories read-only, from the mountpoints' parents up. */
-static void seal_dirs(int dir, const char *s, size_t from)
+/* The tree's directories read-only, from a mountpoint's parent s up. */
+static void seal_dirs(int dir, const char *s)
 {
 	char p[FSV_PATH_MAX];
 	size_t n = zv_strlcpy(p, s, sizeof p);
-	for (size_t k = n; k > from; k--)
+	for (size_t k = n; k > 0; k--)
 		if (k == n || p[k] == '/') {
 			p[k] = 0;
 			zv_sys4(__NR_fchmodat, dir, p, 0555, 0);
@@ -118,25 +128,15 @@ void fsv_glue_make(const char *cache)
 		long t = zv_openat(AT_FDCWD, tmp, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 		if (t < 0)
 			return;
+		char parent[FSV_PATH_MAX];
 		for (int i = 0; i < fsv.nbinds; i++)
 			if (from[i]) {
-				const char *g = fsv_str(fsv.binds[i].guest);
-				char parent[FSV_PATH_MAX];
-				size_t pn = (size_t)(fsv_str(fsv.binds[i].base) - g) - 1;
-				memcpy(parent, g + 1, pn - 1);
-				parent[pn - 1] = 0;
-				make_dirs((int)t, parent, 0);
+				make_dirs((int)t, tree_parent(&fsv.binds[i], parent));
 				stand_in((int)t, &fsv.binds[i]);
 			}
-		for (int i = 0; i < fsv.nbinds; i++)
-			if (from[i]) {
-				const char *g = fsv_str(fsv.binds[i].guest);
-				char parent[FSV_PATH_MAX];
-				size_t pn = (size_t)(fsv_str(fsv.binds[i].base) - g) - 1;
-				memcpy(parent, g + 1, pn - 1);
-				parent[pn - 1] = 0;
-				seal_dirs((int)t, parent, 0);
-			}
+		for (int i = 0; i < fsv.nbinds; i++) /* all made: then read-only */
+			if (from[i])
+				seal_dirs((int)t, tree_parent(&fsv.binds[i], parent));
 		/* another run may have made it first: then this copy serves */
 		fd = zv_sys2(__NR_rename, tmp, dir) == 0 ? zv_openat(AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0) : t;
 		if (fd != t)
