@@ -21,7 +21,7 @@ int zv_sig_dumps(int sig)
 
 /* What the layers see of the death (an exit event with the status the
  * parent will see, the count's report), and the host's default action. */
-static void dying(int sig)
+static void report_death(int sig)
 {
 	/* "(core dumped)" when the host would dump: a core limit above 0 */
 	struct { uint64_t cur, max; } core = { 0, 0 };
@@ -34,7 +34,7 @@ static void dying(int sig)
 
 __attribute__((noreturn)) void zv_die_by_signal(int sig)
 {
-	dying(sig);
+	report_death(sig);
 	uint64_t m = ~ZV_SIGBIT(sig);
 	zv_host_set_mask(m, NULL);
 	zv_sys3(__NR_tgkill, zv_getpid(), zv_gettid(), sig);
@@ -51,7 +51,7 @@ static void die_in_guest(struct zv_thread *t, const zv_siginfo *si, struct zv_uc
 	long pid = zv_getpid(), tid = zv_gettid();
 	if (pid == 1) /* a namespace's init: the host would ignore the signal it sends itself */
 		zv_die_by_signal(sig);
-	dying(sig);
+	report_death(sig);
 	if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, tid, sig, si) < 0) /* its own siginfo, in the core */
 		zv_sys3(__NR_tgkill, pid, tid, sig);
 	if (zv_plat->guest_ip) /* in code the platform moved: the original address */
@@ -110,7 +110,7 @@ void zv_force_death(struct zv_thread *t, const zv_siginfo *si)
 int zv_signal_death_due(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	if (!t->death_due)
-		return t->dying != 0;
+		return 0;
 	t->death_due = 0;
 	die_in_guest(t, &t->death_info, uc);
 	return 1;

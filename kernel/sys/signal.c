@@ -493,6 +493,7 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
+	t->dying = 0; /* only this pass's own death counts (a handler set meanwhile undoes an earlier one) */
 	if (t->exec_exit)
 		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
 	zv_event_to_guest(t, uc); /* a checkpoint parks here: every register is in uc now */
