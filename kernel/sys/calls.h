@@ -125,6 +125,9 @@ void zv_procview_stack(uint64_t lo, uint64_t hi);
 /* The restored stack's range (lo, returned, and *hi), or 0. */
 uint64_t zv_pv_stack(uint64_t *hi);
 void zv_brk_init(uint64_t start);
+/* The host's personality, asked once: a guest that changes it has its
+ * next exec made by the host (sys/exec_note.c), in a new zvisor. */
+long zv_personality(void);
 long zv_sys_brk(struct zv_call *c);
 long zv_sys_mm_call(struct zv_call *c);
 long zv_sys_shmat(struct zv_call *c);
