@@ -9,7 +9,8 @@ original's output and the restore's together must be the native output,
 with its status: a shell pipeline of three processes, fork and a pipe, a
 socketpair with queued bytes and a pipe's end in flight, a TCP client and
 server mid-conversation, a server with a listening socket and two worker
-processes, zombies waited for after the restore, a process group signalled
+processes, a named pipe between parent and child with unread bytes, a
+datagram socketpair with queued datagrams, zombies waited for after the restore, a process group signalled
 after it, MAP_SHARED anonymous memory between parent and child, a Python
 multiprocessing pool; and --leave-running on a tree."""
 import os
@@ -50,6 +51,8 @@ CASES = {
     "zombies": (lambda: guest("zombies"), 1),
     "pgrp": (lambda: guest("pgrp"), 1),
     "shmem": (lambda: guest("shmem"), 2),
+    "fifo": (lambda: guest("fifo"), 2),
+    "dgram": (lambda: guest("dgram"), 2),
     "pool": (pool, 1),
 }
 

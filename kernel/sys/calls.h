@@ -54,6 +54,7 @@ void zv_host_set_mask(uint64_t mask, uint64_t *old);
 __attribute__((noreturn)) void zv_die_by_signal(int sig);
 void zv_clear_handlers(struct zv_sighand *sh);
 void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_siginfo *si);
+void zv_force_death(struct zv_thread *t, const zv_siginfo *si);
 void zv_kwork_request(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_signal_post(struct zv_thread *t, const zv_siginfo *si);
 void zv_signal_set_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m);

@@ -14,6 +14,10 @@
  *   zombies      two children ended and not waited for: waited after go
  *   pgrp         a process group of two children, signalled after go
  *   shmem        MAP_SHARED anonymous memory between parent and child
+ *   fifo         a child writing to its parent through a named pipe, with
+ *                unread bytes in it at the cut
+ *   dgram        a datagram socketpair: three datagrams queued at the cut,
+ *                each read whole with its own size, and one answer
  *   tty          the session's controlling terminal and its foreground group */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -28,6 +32,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -301,6 +306,59 @@ static int shmem(void)
 	return 0;
 }
 
+static int fifo(void)
+{
+	unlink("tree.fifo");
+	if (mkfifo("tree.fifo", 0600))
+		return 1;
+	pid_t c = fork();
+	if (c == 0) {
+		int w = open("tree.fifo", O_WRONLY);
+		dprintf(w, "before the cut\n");
+		ready("child");
+		dprintf(w, "after the cut\n");
+		_exit(3);
+	}
+	int r = open("tree.fifo", O_RDONLY);
+	ready("parent");
+	char buf[256];
+	ssize_t n, k = 0;
+	while ((n = read(r, buf + k, sizeof buf - 1 - k)) > 0)
+		k += n;
+	buf[k] = 0;
+	check("the child's lines through the fifo", !strcmp(buf, "before the cut\nafter the cut\n"));
+	unlink("tree.fifo");
+	return status_line("parent", c, c);
+}
+
+static int dgram(void)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
+		return 1;
+	pid_t c = fork();
+	if (c == 0) {
+		close(sv[0]);
+		ready("child");
+		char buf[256];
+		for (int i = 0; i < 3; i++) {
+			ssize_t n = recv(sv[1], buf, sizeof buf, 0);
+			printf("child: datagram %d of %zd bytes, starting '%c'\n", i, n, n > 0 ? buf[0] : '?');
+		}
+		send(sv[1], "answer", 6, 0);
+		_exit(0);
+	}
+	close(sv[1]);
+	send(sv[0], "a", 1, 0);
+	send(sv[0], "bbbbbbbbbbbbbbbbbbbb", 20, 0);
+	send(sv[0], "ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc", 99, 0);
+	ready("parent");
+	char buf[64];
+	ssize_t n = recv(sv[0], buf, sizeof buf, 0);
+	check("parent: the answer is one datagram of 6 bytes", n == 6 && !memcmp(buf, "answer", 6));
+	return status_line("parent", c, c);
+}
+
 static int tty(void)
 {
 	pid_t c = fork();
@@ -342,6 +400,10 @@ int main(int argc, char **argv)
 		return shmem();
 	if (!strcmp(m, "tty"))
 		return tty();
-	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|tty\n");
+	if (!strcmp(m, "fifo"))
+		return fifo();
+	if (!strcmp(m, "dgram"))
+		return dgram();
+	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|tty|fifo|dgram\n");
 	return 2;
 }
