@@ -10,7 +10,9 @@ with its status: a shell pipeline of three processes, fork and a pipe, a
 socketpair with queued bytes and a pipe's end in flight, a TCP client and
 server mid-conversation, a server with a listening socket and two worker
 processes, zombies waited for after the restore, a process group signalled
-after it, MAP_SHARED anonymous memory between parent and child, a Python
+after it, MAP_SHARED anonymous memory between parent and child, a named FIFO
+with unread lines in it, a datagram socketpair with messages queued both
+ways (each must come out whole), a Python
 multiprocessing pool; and --leave-running on a tree."""
 import os
 import re
@@ -50,6 +52,8 @@ CASES = {
     "zombies": (lambda: guest("zombies"), 1),
     "pgrp": (lambda: guest("pgrp"), 1),
     "shmem": (lambda: guest("shmem"), 2),
+    "fifo": (lambda: guest("fifo"), 2),
+    "dgram": (lambda: guest("dgram"), 2),
     "pool": (pool, 1),
 }
 

@@ -14,6 +14,10 @@
  *   zombies      two children ended and not waited for: waited after go
  *   pgrp         a process group of two children, signalled after go
  *   shmem        MAP_SHARED anonymous memory between parent and child
+ *   fifo         a child writing lines to its parent through a named FIFO,
+ *                some unread at the cut
+ *   dgram        a datagram socketpair with messages queued both ways,
+ *                whose boundaries must stay
  *   tty          the session's controlling terminal and its foreground group */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -27,6 +31,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -301,6 +306,81 @@ static int shmem(void)
 	return 0;
 }
 
+static int fifo(void)
+{
+	unlink("fifo");
+	if (mkfifo("fifo", 0600))
+		return 1;
+	pid_t c = fork();
+	if (c == 0) {
+		int w = open("fifo", O_WRONLY);
+		dprintf(w, "one before the cut\n");
+		dprintf(w, "two before the cut\n");
+		ready("child");
+		dprintf(w, "after the cut\n");
+		_exit(6);
+	}
+	int r = open("fifo", O_RDONLY);
+	char buf[256];
+	ssize_t n, k = 0;
+	while (k < 19 && (n = read(r, buf + k, 19 - k)) > 0) /* its first line */
+		k += n;
+	ready("parent"); /* the second line is in the FIFO, unread */
+	while ((n = read(r, buf + k, sizeof buf - 1 - k)) > 0)
+		k += n;
+	buf[k] = 0;
+	check("the child's lines through the FIFO",
+	      !strcmp(buf, "one before the cut\ntwo before the cut\nafter the cut\n"));
+	unlink("fifo");
+	return status_line("parent", c, c);
+}
+
+/* Receives n datagrams on s, each checked whole against want[]; the
+ * lines for them into out. */
+static void datagrams(const char *who, int s, const char *const *want, int n, char *out, size_t size)
+{
+	size_t at = 0;
+	for (int i = 0; i < n; i++) {
+		char buf[128];
+		ssize_t k = recv(s, buf, sizeof buf, 0);
+		int ok = k == (ssize_t)strlen(want[i]) && !memcmp(buf, want[i], (size_t)k);
+		at += (size_t)snprintf(out + at, size - at, "%s: datagram %d of %zd bytes: %s\n", who, i, k,
+				       ok ? "ok" : "FAIL");
+	}
+}
+
+static int dgram(void)
+{
+	/* empty ones too: first in a queue, and between two */
+	static const char *const up[] = { "a", "", "datagram of some length", "after the cut" };
+	static const char *const down[] = { "", "x", "sent after the cut" };
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
+		return 1;
+	pid_t c = fork();
+	if (c == 0) {
+		close(sv[0]);
+		for (int i = 0; i < 3; i++)
+			send(sv[1], up[i], strlen(up[i]), 0);
+		ready("child");
+		send(sv[1], up[3], strlen(up[3]), 0);
+		char out[512];
+		datagrams("child", sv[1], down, 3, out, sizeof out);
+		fputs(out, stdout);
+		_exit(0);
+	}
+	close(sv[1]);
+	for (int i = 0; i < 2; i++)
+		send(sv[0], down[i], strlen(down[i]), 0);
+	ready("parent");
+	send(sv[0], down[2], strlen(down[2]), 0);
+	char out[512];
+	datagrams("parent", sv[0], up, 4, out, sizeof out);
+	int r = status_line("parent", c, c); /* the child's lines first */
+	fputs(out, stdout);
+	return r;
+}
+
 static int tty(void)
 {
 	pid_t c = fork();
@@ -340,8 +420,12 @@ int main(int argc, char **argv)
 		return pgrp();
 	if (!strcmp(m, "shmem"))
 		return shmem();
+	if (!strcmp(m, "fifo"))
+		return fifo();
+	if (!strcmp(m, "dgram"))
+		return dgram();
 	if (!strcmp(m, "tty"))
 		return tty();
-	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|tty\n");
+	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|fifo|dgram|tty\n");
 	return 2;
 }
