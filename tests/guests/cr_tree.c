@@ -14,6 +14,7 @@
  *   zombies      two children ended and not waited for: waited after go
  *   pgrp         a process group of two children, signalled after go
  *   shmem        MAP_SHARED anonymous memory between parent and child
+ *   sysv         a SysV shared memory segment between parent and child
  *   fifo         a child writing lines to its parent through a named FIFO,
  *                some unread at the cut
  *   dgram        a datagram socketpair with messages queued both ways,
@@ -32,6 +33,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -306,6 +308,41 @@ static int shmem(void)
 	return 0;
 }
 
+static int sysv(void)
+{
+	int id = shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600);
+	volatile uint64_t *m = id < 0 ? (void *)-1 : shmat(id, NULL, 0);
+	if (m == (void *)-1)
+		return 1;
+	shmctl(id, IPC_RMID, NULL); /* gone with its last detach, even if killed */
+	m[0] = 0x1111;
+	m[60000] = 0x5555; /* a page only the parent touched */
+	pid_t c = fork();
+	if (c == 0) {
+		m[1] = 0x2222;
+		m[120000] = 0x6666; /* one only the child touched */
+		ready("child");
+		while (m[2] != 0x3333)
+			nap();
+		struct shmid_ds ds;
+		check("child: the segment by its id", shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_segsz == 1 << 20 &&
+							      ds.shm_nattch == 2);
+		check("child: the parent's pages", m[0] == 0x1111 && m[60000] == 0x5555);
+		m[3] = 0x4444;
+		_exit(shmdt((void *)m) == 0 ? 0 : 1);
+	}
+	while (m[1] != 0x2222)
+		nap();
+	ready("parent");
+	m[2] = 0x3333;
+	status_line("parent", c, c);
+	struct shmid_ds ds;
+	check("parent: the child's writes before and after the cut", m[1] == 0x2222 && m[120000] == 0x6666 &&
+								      m[3] == 0x4444);
+	check("parent: attached once now", shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_nattch == 1);
+	return shmdt((void *)m) == 0 ? 0 : 1;
+}
+
 static int fifo(void)
 {
 	unlink("fifo");
@@ -420,12 +457,14 @@ int main(int argc, char **argv)
 		return pgrp();
 	if (!strcmp(m, "shmem"))
 		return shmem();
+	if (!strcmp(m, "sysv"))
+		return sysv();
 	if (!strcmp(m, "fifo"))
 		return fifo();
 	if (!strcmp(m, "dgram"))
 		return dgram();
 	if (!strcmp(m, "tty"))
 		return tty();
-	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|fifo|dgram|tty\n");
+	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|sysv|fifo|dgram|tty\n");
 	return 2;
 }
