@@ -178,3 +178,34 @@ def test_sysv_shared_outside(tmp_path):
         g.kill()
     assert rest.returncode == 1 and rest.stderr.count("\n") == 1, rest.stderr
     assert "shared with others" in rest.stderr, rest.stderr
+
+
+SESSION_WITH_PTY = """
+import fcntl, os, sys, termios, time
+if os.getsid(0) != os.getpid():
+    os.setsid()
+m, s = os.openpty()
+fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+print("ready", file=sys.stderr, flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.01)
+"""
+
+
+def test_own_terminal_refused(tmp_path):
+    """A tree that leads its own session with a controlling terminal (a
+    pty): the restore would not make the terminal again, so the
+    checkpoint refuses it with one line that says so."""
+    cr.need_core()
+    if not cr.PYTHON:
+        pytest.skip("no python3")
+    tmp = cr.workdir(tmp_path)
+    g = cr.Running(zvtest.zv_argv([cr.PYTHON, "-c", SESSION_WITH_PTY]), cwd=tmp, as_user=cr.user())
+    try:
+        assert g.wait_for(cr.readies(1), 120, stderr=True), g.result_text()
+        res = cr.zv("checkpoint", g.pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
+    finally:
+        g.kill()
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert "controlling terminal" in res.stderr, res.stderr
+    assert not (Path(tmp) / "image").exists()
