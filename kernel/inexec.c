@@ -258,7 +258,7 @@ static long exec_here(struct zv_exec_req *q)
 	zv_event_exec_here(t);
 
 	/* 3. The process as execve leaves it, the old memory gone. */
-	zv_exec_reset(t, fd_dir);
+	zv_exec_reset(t, fd_dir, &q->r->files);
 	unmap_old_image(keep_lo);
 	zv_intercept_exec(x.envp);
 	zv_random_reset(); /* a fork child shares its parent's unused random bytes */
@@ -274,6 +274,8 @@ static long exec_here(struct zv_exec_req *q)
 	/* 4. The new image. */
 	struct zv_image img;
 	/* an ELF named through a close-on-exec fd is loaded through its copy */
+	zv_load_elf_given(&q->r->files); /* the files the resolution opened and read */
+	q->r->files = (struct zv_exec_files){ -1, -1, 0, 0 };
 	zv_image_load(t, x.path, q->r->nprefix ? q->r->elf : x.path, x.execfn, &img);
 	uint64_t sp = zv_build_stack(NULL, top - keep_lo, top, x.argv, x.envp, &img, x.execfn, zv_proc.host_auxv);
 	if (!sp)

@@ -226,7 +226,7 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 		case O_BIND: {
 			/* HOST[:GUEST[!]]: the host path made absolute; GUEST's
 			 * '!' (do not follow a symbolic link at GUEST) dropped: a
-			 * bind is laid at GUEST as written */
+			 * bind never follows GUEST's last component */
 			const char *colon = zv_strchr(v, ':');
 			if (!colon) {
 				push(&binds, absolute(&o, v));

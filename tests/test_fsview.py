@@ -133,7 +133,7 @@ BINDS = r'''
 cat /mnt/h/x /mnt/h/sub/y /etc/hostname
 ls /mnt/h; cd /mnt/h/sub && pwd && cd ../.. && pwd; ls /mnt/h/..
 cat /mnt/h/sub/../x; cd /mnt/h; cd -P ..; pwd -P
-cat /deep/new/dir/x; ls /deep/new; ls -d /deep  # stands for them, empty
+cat /deep/new/dir/x; ls /deep/new; ls -d /deep  # made up, listing what they hold
 cat /mnt/h/b/x
 read dev mp rest < /etc/mtab; echo $mp; readlink /etc/mtab
 rm /etc/hostname 2>&1 | sed 's/^.*: //'; rmdir /mnt/h 2>&1 | sed 's/^.*: //'
@@ -156,7 +156,7 @@ def test_binds(platform, tmp_path):
     res = zv_root(root, ["/bin/sh", "-c", BINDS], platform, opts)
     assert res.stdout.split("\n") == [
         "host-x", "host-y", "host-file", "b", "sub", "x", "/mnt/h/sub", "/mnt", "h", "host-x", "/mnt",
-        "host-x", "/deep", "host-x", "/", "../proc/self/mounts", "Device or resource busy",
+        "host-x", "dir", "/deep", "host-x", "/", "../proc/self/mounts", "Device or resource busy",
         "Device or resource busy", "Device or resource busy", "",
     ], res.stdout + res.stderr
     assert os.path.exists(hf) and os.path.isdir(hd / "sub")

@@ -114,9 +114,6 @@ def test_binds(pair, host, platform):
     expect(res, "host a\n", what="a bind of a host symbolic link")
 
 
-@pytest.mark.xfail(strict=True, reason="one host directory bound at two guest paths: the working "
-                   "directory entered through the second is named by the first (the guest path is "
-                   "found from the host's)")
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("first,second", [("/mnt/hd", "/mnt/hd2"), ("/mnt/hd2", "/mnt/hd")])
 def test_one_directory_bound_twice(pair, host, first, second, platform):
@@ -129,8 +126,6 @@ def test_one_directory_bound_twice(pair, host, first, second, platform):
          binds=[(host, first), (host, second)], cwd=second)
 
 
-@pytest.mark.xfail(strict=True, reason="a directory the view makes up to hold a bind lists no entry: "
-                   "readdir of its stand-in is empty (PRoot lists the bind)")
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_bind_where_the_root_has_nothing(pair, host, platform):
     """A bind at a guest path whose directories the root lacks: they appear
@@ -143,9 +138,6 @@ def test_bind_where_the_root_has_nothing(pair, host, platform):
     expect(res, "", what="a bind of a program at a new path, run there")
 
 
-@pytest.mark.xfail(strict=True, reason="a bind is laid at its guest path as written: a lookup through the "
-                   "root's /var/run -> /run link does not meet it (PRoot, like mount(8), follows the "
-                   "guest path's links when it binds)")
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_bind_through_a_symlink_of_the_root(pair, host, platform):
     """Debian's /var/run is a link to /run: a bind at /var/run/X lands at

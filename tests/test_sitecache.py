@@ -307,3 +307,15 @@ def test_exec_finds_the_cache_in_its_new_environment(how, tmp_path):
     assert res.stdout == "done\n" and res.returncode == 0, res.stderr
     assert entries(tmp_path) and entries(other), res.stderr
 
+
+
+def test_vfork_childs_exec_leaves_the_parents_fds():
+    """--no-cache: a vfork child (dash runs commands so) whose exec is the
+    host's makes the memfd of what the tree knows in the memory it shares
+    with the shell; the shell's own next exec neither reads nor closes its
+    fd of that number (the guest's fd 3, opened after the child's exec),
+    as natively."""
+    script = "/bin/true; exec 3</etc/hostname; exec /bin/cat /proc/self/fd/3"
+    native = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True)
+    res = run([ZVISOR, "run", "--no-cache", "--", "/bin/sh", "-c", script])
+    assert (res.stdout, res.returncode) == (native.stdout, 0), res.stderr

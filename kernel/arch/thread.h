@@ -88,6 +88,8 @@ struct zv_thread {
 	uint64_t exec_seen_ip;         /* intercept/sudoff_mm.c's count of such calls then, and where */
 	int known;                     /* listed for zv_thread_each (intercept/sudoff.c arms every thread) */
 	int handler_depth;             /* guest handler frames built and not returned from */
+	int dying;                     /* the signal it dies by at its return to the guest (sys/sigdeath.c) */
+	int death_due;                 /* a forced death by death_info, on the way out */
 	volatile char kwork;           /* a feature's work waits for the way out (zv_kwork_request) */
 	char bounce_all;               /* every call takes the frame path (a tracer's syscall stops) */
 	int tracer_pid;                /* the guest's ptrace: its tracer's pid, 0 if none (status' TracerPid) */
@@ -109,6 +111,7 @@ struct zv_thread {
 	struct zv_pt_thread pt;        /* the guest's ptrace, this thread as a tracee (ptrace/state.h) */
 	zv_siginfo pending_info[65];
 	zv_siginfo sigsys_info;
+	zv_siginfo death_info;
 };
 
 #define ZV_THREAD_MAGIC 0x7a76746872656164UL

@@ -11,6 +11,7 @@
 #include "lib/kmem.h"
 #include "cr/zstd.h"
 #include "cr/resutil.h"
+#include <asm/stat.h>
 #include <linux/fcntl.h>
 #include <stdarg.h>
 
@@ -371,8 +372,8 @@ long zv_cr_open_section(struct zv_cr_in *in, const char *name, const struct zv_c
 	long fd = zv_openat(in->dirfd, file, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return zv_cr_in_refuse(in, "%s: missing", file), -EIO;
-	struct { uint64_t dev, ino; uint64_t nlink; uint32_t mode, uid, gid, pad; uint64_t rdev; int64_t size; } st;
-	if (zv_sys2(__NR_fstat, fd, &st) < 0 || (uint64_t)st.size != sec->size) {
+	struct stat st; /* the whole of it: fstat writes 144 bytes */
+	if (zv_sys2(__NR_fstat, fd, &st) < 0 || (uint64_t)st.st_size != sec->size) {
 		zv_close((int)fd);
 		return zv_cr_in_refuse(in, "%s: wrong size (damaged image)", file), -EIO;
 	}

@@ -27,7 +27,7 @@ void fsv_cwd_forget(void)
 	cwd_ref.slot = FSV_DC_NONE;
 }
 
-static void cwd_set(const char *v, size_t n)
+void fsv_cwd_entered(const char *v, size_t n)
 {
 	cwd_ref.slot = FSV_DC_NONE;
 	if (n + 1 > sizeof cwd_view) {
@@ -51,7 +51,7 @@ long fsv_cwd_view(char *out, size_t n)
 			return k;
 		long v = fsv_view_of_host(host, out, n);
 		if (v > 0 && !fsv_vm_child())
-			cwd_set(out, (size_t)v);
+			fsv_cwd_entered(out, (size_t)v);
 		return v;
 	}
 	if (cwd_len + 1 > n)
@@ -100,7 +100,8 @@ long fsv_dirfd_view(int dirfd, char *out, size_t n)
 	if (k < 0)
 		return k;
 	host[k] = 0;
-	return fsv_view_of_host(host, out, n);
+	long v = fsv.aliased ? fsv_alias_fd(dirfd, host, out, n) : -1;
+	return v > 0 ? v : fsv_view_of_host(host, out, n);
 }
 
 /* The guest's euid, as sys/id.c answers geteuid. */
@@ -137,7 +138,7 @@ static long do_chdir(struct zv_call *c)
 		/* a CLONE_VM child (vfork) shares this memory, not the directory */
 		if (r == 0 && c->t->is_thread) {
 			if (res.viewlen != (size_t)-1 && res.viewlen)
-				cwd_set(res.view, res.viewlen);
+				fsv_cwd_entered(res.view, res.viewlen);
 			else
 				cwd_len = 0;
 			if (cwd_len && !res.owned)
@@ -154,7 +155,15 @@ static long do_getcwd(struct zv_call *c)
 	long k = zv_sys2(__NR_getcwd, host, sizeof host);
 	if (k < 0)
 		return k;
-	long n = fsv_guest_path(host, guest, sizeof guest);
+	long n = -1;
+	char v[FSV_PATH_MAX];
+	/* the path it was entered by, when the host's names the same directory
+	 * (one bound at two paths) */
+	if (fsv.aliased && cwd_len && cwd_epoch == fsv_epoch() && !fsv_vm_child() &&
+	    zv_strlcpy(v, cwd_view, sizeof v) == cwd_len && fsv_alias_same(v, host))
+		n = fsv_proc_path(v, guest, sizeof guest);
+	if (n < 0)
+		n = fsv_guest_path(host, guest, sizeof guest);
 	if (n < 0) /* outside the view, as the host shows a directory outside a chroot */
 		n = zv_snprintf(guest, sizeof guest, "(unreachable)%s", host);
 	size_t size = (size_t)c->a[1];
@@ -210,8 +219,13 @@ long fsv_cwd_call(struct zv_call *c)
 		return do_chroot(c);
 	default: { /* fchdir: the host's, the view path learned when needed */
 		long r = zv_next(c);
-		if (r == 0 && c->t->is_thread)
+		if (r == 0 && c->t->is_thread) {
+			char v[FSV_PATH_MAX];
+			long n = fsv.aliased ? fsv_dirfd_view((int)c->a[0], v, sizeof v) : -1;
 			cwd_len = 0;
+			if (n > 0)
+				fsv_cwd_entered(v, (size_t)n);
+		}
 		return r;
 	}
 	}

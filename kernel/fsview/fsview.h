@@ -7,7 +7,9 @@
  *
  *   options.c   --root, --bind, --no-default-binds, --bind-preset, --cwd
  *   setup.c     the view at start: the root, the binds, the working directory
+ *   glue.c      the directories the view makes up to hold binds
  *   view.c      the view's state: binds by guest path, host paths back to guest ones
+ *   alias.c     host directories at more than one view path: the one each was reached by
  *   walk.c      the resolver: a guest path to (host dir fd, last component)
  *   walkutil.c  its fds, the guest's string, single names, a last symlink
  *   dcache.c    the directories and symlinks resolved before
@@ -59,7 +61,9 @@ struct fsv_bind {
 struct fsv_state {
 	int on;
 	int rootfd;            /* O_PATH: the root directory, hidden */
-	int emptyfd;           /* O_PATH: an empty directory for guest directories that only hold binds */
+	int gluefd;            /* O_PATH: the tree of the directories the view makes up (glue.c), or -1 */
+	uint16_t glue_host;    /* its host path (in the pool) */
+	size_t glue_host_len;
 	/* chroot inside the view: the process's root, as a view path and a
 	 * host directory (vrootfd is rootfd until a chroot) */
 	int vrootfd;
@@ -68,6 +72,7 @@ struct fsv_state {
 	char root_host[FSV_PATH_MAX]; /* the root's canonical host path */
 	size_t root_host_len;
 	uint64_t root_dev, root_ino;
+	int aliased;           /* a host directory has more than one view path (alias.c) */
 	int nbinds;
 	struct fsv_bind binds[FSV_MAX_BINDS];
 	char basenames[512];   /* the binds' last components, each followed by '/' */
@@ -89,6 +94,24 @@ extern int fsv_in_setup;
 /* One made with CLONE_VFORK: its parent waits, so what the memory holds
  * stays as it was (it may read the cache, not change it). */
 int fsv_vfork_child(void);
+
+/* setup.c: the canonical host path of an fd; its length or -errno. */
+long fsv_fd_host(int fd, char *out, size_t n);
+/* glue.c: the directories the view makes up, in a tree under zvisor's
+ * cache directory (NULL: none is made). */
+void fsv_glue_make(const char *cache);
+
+/* alias.c: host directories at more than one view path. fsv_alias_find
+ * sets fsv.aliased from the binds; the host path a view path names (by its
+ * binds and the root, not asking the host) and whether it is host; an open
+ * of res gave fd (the view path kept when the host's would not name it);
+ * that view path of fd, whose host path is host, into out (-1: none). */
+struct fsv_res;
+void fsv_alias_find(void);
+long fsv_host_of_view(const char *view, char *out, size_t n);
+int fsv_alias_same(const char *view, const char *host);
+void fsv_alias_opened(int fd, const struct fsv_res *res);
+long fsv_alias_fd(int fd, const char *host, char *out, size_t n);
 
 /* view.c */
 int fsv_pool_add(const char *s, size_t n, uint16_t *off);
@@ -212,6 +235,8 @@ long fsv_cwd_view(char *out, size_t n); /* the working directory's view path */
 /* A walk from the working directory starts at its cache entry, if it has one. */
 void fsv_cwd_start(struct fsv_res *res);
 void fsv_cwd_forget(void);
+/* The working directory was entered by view path v (n bytes). */
+void fsv_cwd_entered(const char *v, size_t n);
 
 /* pathcall.c */
 long fsv_path_call(struct zv_call *c);

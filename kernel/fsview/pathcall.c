@@ -95,6 +95,9 @@ static long path_call(struct zv_call *c, int n, char (*path)[FSV_PATH_MAX], stru
 	int modes[2];
 	long r = 0;
 	int done = 0;
+	/* an open where a directory has more than one view path: the walk
+	 * learns which (alias.c) */
+	int alias = fsv.aliased && (c->nr == __NR_open || c->nr == __NR_openat || c->nr == __NR_openat2);
 	for (int i = 0; i < n; i++) {
 		const struct zv_fsv_arg *p = &row->fsv.p[i];
 		int dirfd = p->dirfd ? (int)a[p->dirfd - 1] : AT_FDCWD;
@@ -110,13 +113,13 @@ static long path_call(struct zv_call *c, int n, char (*path)[FSV_PATH_MAX], stru
 			r = -ENOENT;
 			break;
 		}
-		if (!resolve && fsv_simple_name(path[i])) {
+		if (!resolve && !alias && fsv_simple_name(path[i])) {
 			/* one name in a directory of the view: the host's lookup */
 			fsv_res_direct(&res[i], dirfd, path[i]);
 			done = i + 1;
 			continue;
 		}
-		if (n == 1 && !resolve && (r = fsv_open_oneshot(c, dirfd, path[0], &how)) != -ELOOP && r != -EXDEV)
+		if (n == 1 && !resolve && !alias && (r = fsv_open_oneshot(c, dirfd, path[0], &how)) != -ELOOP && r != -EXDEV)
 			return r;
 		r = fsv_resolve(dirfd, path[i], modes[i], resolve, &res[i]);
 		done = i + 1;
@@ -125,6 +128,8 @@ static long path_call(struct zv_call *c, int n, char (*path)[FSV_PATH_MAX], stru
 	}
 	if (r == 0) {
 		r = fsv_at_call(c, res, modes, path, &how, resolve);
+		if (alias && r >= 0 && modes[0] >= 0)
+			fsv_alias_opened((int)r, &res[0]);
 	} else {
 		/* the host refuses bad flags before it looks anything up */
 		long v = fsv_at_validate(c);

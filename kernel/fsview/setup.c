@@ -35,8 +35,7 @@ __attribute__((noreturn)) static void die2(const char *opt, const char *path, lo
 	zv_exit_group(2);
 }
 
-/* The canonical host path of an fd. */
-static long fd_path(int fd, char *out, size_t n)
+long fsv_fd_host(int fd, char *out, size_t n)
 {
 	char link[40];
 	zv_snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
@@ -112,7 +111,7 @@ static void add_bind(const char *host, const char *guest, int required, int link
 	if (kind == FSV_BIND_DIR && (zv_sys2(__NR_fstat, fd, &st) < 0 || (st.st_mode & FSV_S_IFMT) != FSV_S_IFDIR))
 		kind = FSV_BIND_FILE;
 	if (kind == FSV_BIND_DIR) {
-		long e = fd_path((int)fd, canon, sizeof canon);
+		long e = fsv_fd_host((int)fd, canon, sizeof canon);
 		if (e < 0) {
 			zv_close((int)fd);
 			if (required)
@@ -123,7 +122,7 @@ static void add_bind(const char *host, const char *guest, int required, int link
 		/* a file or symlink: its parent's fd and its name there */
 		char parent[FSV_PATH_MAX];
 		if (fd >= 0) {
-			long e = fd_path((int)fd, canon, sizeof canon);
+			long e = fsv_fd_host((int)fd, canon, sizeof canon);
 			zv_close((int)fd);
 			if (e < 0) {
 				if (required)
@@ -145,7 +144,7 @@ static void add_bind(const char *host, const char *guest, int required, int link
 		if (parent[0] && kind == FSV_BIND_LINK) {
 			/* the symlink's parent, canonical, with its name */
 			char pc[FSV_PATH_MAX];
-			if (fd_path((int)fd, pc, sizeof pc) > 0)
+			if (fsv_fd_host((int)fd, pc, sizeof pc) > 0)
 				zv_snprintf(canon, sizeof canon, "%s/%s", pc[1] ? pc : "", slash + 1);
 		}
 	}
@@ -219,19 +218,16 @@ static void add_preset(const char *const *list, char **envp)
 	}
 }
 
-/* A directory of zvisor's cache that stands, empty, for the guest
- * directories that only hold mountpoints (a bind below a directory the root
- * lacks). */
-static void make_empty(char **envp)
+/* zvisor's cache directory (made if need be) into dir, or NULL. */
+static const char *cache_dir(char **envp, char *dir, size_t n)
 {
-	char dir[FSV_PATH_MAX];
 	const char *xdg = env(envp, "XDG_CACHE_HOME"), *home = env(envp, "HOME");
 	if (xdg && xdg[0] == '/')
-		zv_snprintf(dir, sizeof dir, "%s/zvisor", xdg);
+		zv_snprintf(dir, n, "%s/zvisor", xdg);
 	else if (home && home[0] == '/')
-		zv_snprintf(dir, sizeof dir, "%s/.cache/zvisor", home);
+		zv_snprintf(dir, n, "%s/.cache/zvisor", home);
 	else
-		return;
+		return NULL;
 	for (char *s = dir + 1; *s; s++)
 		if (*s == '/') {
 			*s = 0;
@@ -239,11 +235,53 @@ static void make_empty(char **envp)
 			*s = '/';
 		}
 	zv_sys2(__NR_mkdir, dir, 0700);
-	zv_strlcpy(dir + zv_strlen(dir), "/empty", sizeof dir - zv_strlen(dir));
-	zv_sys2(__NR_mkdir, dir, 0555);
-	long fd = zv_openat(AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
-	if (fd >= 0)
-		hide((int)fd, &fsv.emptyfd);
+	return dir;
+}
+
+/* Each bind laid where its guest path's directories lead in the view made
+ * by the binds before it, as mount(8) follows them (Debian's /var/run ->
+ * /run: a bind at /var/run/X is at /run/X, seen through both names). Its
+ * last component is not followed: a bind over a symlink replaces it. */
+static void lay_binds(void)
+{
+	int n = fsv.nbinds, moved = 0;
+	for (int i = 0; i < n; i++) {
+		struct fsv_bind *b = &fsv.binds[i];
+		const char *g = fsv_str(b->guest), *base = fsv_str(b->base);
+		size_t pn = (size_t)(base - g) - 1;
+		if (!pn)
+			continue;
+		char parent[FSV_PATH_MAX], v[FSV_PATH_MAX], ng[FSV_PATH_MAX];
+		memcpy(parent, g, pn);
+		parent[pn] = 0;
+		fsv.nbinds = i;
+		fsv_dc_flush();
+		struct fsv_res res;
+		long vn = fsv_resolve(fsv.rootfd, parent, FSV_DIR, 0, &res);
+		if (vn == 0 && res.viewlen != (size_t)-1 && res.viewlen)
+			vn = (long)zv_strlcpy(v, res.view, sizeof v);
+		else if (vn == 0)
+			vn = fsv_dirfd_view(res.dirfd, v, sizeof v);
+		fsv_res_done(&res);
+		if (vn <= 0 || ((size_t)vn == pn && !memcmp(v, parent, pn)))
+			continue;
+		int k = zv_snprintf(ng, sizeof ng, "%s/%s", vn == 1 ? "" : v, base);
+		uint16_t off;
+		if (k <= 0 || (size_t)k >= sizeof ng || fsv_pool_add(ng, (size_t)k, &off) < 0)
+			continue;
+		b->guest = off;
+		b->base = (uint16_t)(off + (size_t)k - zv_strlen(base));
+		moved = 1;
+	}
+	fsv.nbinds = n;
+	fsv_dc_flush();
+	if (!moved)
+		return;
+	fsv.basenames[0] = fsv.gluenames[0] = 0;
+	memset(fsv.basefirst, 0, sizeof fsv.basefirst);
+	memset(fsv.gluefirst, 0, sizeof fsv.gluefirst);
+	for (int i = 0; i < n; i++)
+		fsv_names_add(fsv_str(fsv.binds[i].guest));
 }
 
 int zv_fsv_on(void) { return fsv.on; }
@@ -256,7 +294,7 @@ void zv_fsv_start(char **envp)
 	long fd = zv_openat(AT_FDCWD, root, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0)
 		die2("--root", root, fd);
-	long n = fd_path((int)fd, fsv.root_host, sizeof fsv.root_host);
+	long n = fsv_fd_host((int)fd, fsv.root_host, sizeof fsv.root_host);
 	if (n < 0)
 		die2("--root", root, n);
 	fsv.root_host_len = (size_t)n;
@@ -264,7 +302,7 @@ void zv_fsv_start(char **envp)
 	zv_sys2(__NR_fstat, fd, &st);
 	fsv.root_dev = st.st_dev;
 	fsv.root_ino = st.st_ino;
-	fsv.emptyfd = -1;
+	fsv.gluefd = -1;
 	hide((int)fd, &fsv.rootfd);
 	fsv.vrootfd = fsv.rootfd;
 	zv_strlcpy(fsv.vroot, "/", sizeof fsv.vroot);
@@ -280,17 +318,11 @@ void zv_fsv_start(char **envp)
 		user_bind(fsv_opts.binds[i]);
 	fsv_shared_make();
 	fsv_hooks_on();
-	/* binds under directories the root lacks need one to stand for them */
-	for (int i = 0; i < fsv.nbinds && fsv.emptyfd < 0; i++) {
-		char parent[FSV_PATH_MAX];
-		zv_strlcpy(parent, fsv_str(fsv.binds[i].guest), sizeof parent);
-		*zv_strrchr(parent, '/') = 0;
-		struct fsv_res res;
-		if (parent[0] && fsv_resolve(AT_FDCWD, parent, FSV_DIR, 0, &res) == -ENOENT)
-			make_empty(envp);
-		if (parent[0])
-			fsv_res_done(&res);
-	}
+	lay_binds();
+	fsv_alias_find();
+	/* binds under directories the root lacks: those are made up */
+	char cache[FSV_PATH_MAX];
+	fsv_glue_make(cache_dir(envp, cache, sizeof cache));
 	/* the working directory: --cwd, or the host's when the view reaches it */
 	char view[FSV_PATH_MAX], host[FSV_PATH_MAX];
 	if (fsv_opts.cwd) {
@@ -298,6 +330,10 @@ void zv_fsv_start(char **envp)
 		long r = fsv_resolve(fsv.rootfd, fsv_opts.cwd, FSV_DIR, 0, &res);
 		if (r == 0)
 			r = zv_sys1(__NR_fchdir, res.dirfd);
+		if (r == 0 && res.viewlen != (size_t)-1 && res.viewlen)
+			zv_strlcpy(view, res.view, sizeof view);
+		else
+			view[0] = 0;
 		fsv_res_done(&res);
 		if (r < 0 && !fsv_opts.cwd_soft)
 			die2("--cwd", fsv_opts.cwd, r);
@@ -311,6 +347,8 @@ void zv_fsv_start(char **envp)
 		zv_sys1(__NR_fchdir, fsv.rootfd);
 	}
 	fsv_cwd_forget();
+	if (fsv_opts.cwd && view[0])
+		fsv_cwd_entered(view, zv_strlen(view)); /* the path it was entered by */
 	long probe = zv_sys6(464 /* getxattrat */, -1, (long)"", 0, (long)"", 0, 0);
 	fsv_have_xattrat = probe != -ENOSYS;
 }

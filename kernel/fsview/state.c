@@ -64,7 +64,7 @@ static int encode(char *buf, size_t n, const struct zv_exec_carry *x)
 	/* made anew for each exec (a vfork child's exec leaves its number in this
 	 * memory); exec_failed closes it */
 	fsv_dc_saved = fsv_dc_save();
-	int k = zv_snprintf(buf, n, "%d;%d;%d;%d;%d;%d;%d;", fsv.rootfd, fsv.emptyfd, fsv.vrootfd, fsv_shared_fd,
+	int k = zv_snprintf(buf, n, "%d;%d;%d;%d;%d;%d;%d;", fsv.rootfd, fsv.gluefd, fsv.vrootfd, fsv_shared_fd,
 			    fsv_dc_saved, fsv_have_xattrat, fsv.nbinds);
 	int w;
 #define PUT(s) do { if ((w = put_str(buf + k, n - (size_t)k, (s))) < 0) return (int)n; k += w; } while (0)
@@ -88,7 +88,7 @@ static const char *decode(const char *s, struct zv_exec_carry *x)
 	long v, nb;
 	char str[FSV_PATH_MAX];
 	s = get_num(s, &v), fsv.rootfd = (int)v;
-	s = get_num(s, &v), fsv.emptyfd = (int)v;
+	s = get_num(s, &v), fsv.gluefd = (int)v;
 	s = get_num(s, &v), fsv.vrootfd = (int)v;
 	s = get_num(s, &v), fsv_shared_attach((int)v);
 	long dc;
@@ -122,10 +122,16 @@ static const char *decode(const char *s, struct zv_exec_carry *x)
 		zv_keep_hidden_fd(&b->fd);
 	}
 	zv_keep_hidden_fd(&fsv.rootfd);
-	if (fsv.emptyfd >= 0)
-		zv_keep_hidden_fd(&fsv.emptyfd);
+	if (fsv.gluefd >= 0) {
+		char host[FSV_PATH_MAX];
+		long k = fsv_fd_host(fsv.gluefd, host, sizeof host);
+		if (k > 0 && fsv_pool_add(host, (size_t)k, &fsv.glue_host) == 0)
+			fsv.glue_host_len = (size_t)k;
+		zv_keep_hidden_fd(&fsv.gluefd);
+	}
 	if (fsv.vrootfd != fsv.rootfd)
 		zv_keep_hidden_fd(&fsv.vrootfd);
+	fsv_alias_find();
 	fsv_hooks_on();
 	fsv_dc_load((int)dc); /* after the hidden fds: its entries' join them */
 	return s;

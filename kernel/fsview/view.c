@@ -113,6 +113,26 @@ static long join(const char *prefix, size_t pn, const char *rest, char *out, siz
 	return (long)(pn + rn);
 }
 
+long fsv_host_of_view(const char *view, char *out, size_t n)
+{
+	size_t vn = zv_strlen(view), best_len = 0;
+	const struct fsv_bind *best = NULL;
+	for (int i = 0; i < fsv.nbinds; i++) {
+		const struct fsv_bind *b = &fsv.binds[i];
+		const char *g = fsv_str(b->guest);
+		size_t gn = zv_strlen(g);
+		/* the deepest mountpoint, the last of a path */
+		if (b->kind == FSV_BIND_DIR && gn >= best_len && under(view, vn, g, gn)) {
+			best = b;
+			best_len = gn;
+		}
+	}
+	if (!best)
+		return join(fsv.root_host, fsv.root_host_len, vn == 1 ? "" : view, out, n);
+	const char *h = fsv_str(best->host);
+	return join(h, zv_strlen(h), view + best_len, out, n);
+}
+
 long fsv_view_of_host(const char *host, char *out, size_t n)
 {
 	size_t hn = zv_strlen(host);
@@ -120,6 +140,8 @@ long fsv_view_of_host(const char *host, char *out, size_t n)
 		return -1;
 	if (host[0] != '/')
 		return -1;
+	if (fsv.gluefd >= 0 && fsv.glue_host_len && under(host, hn, fsv_str(fsv.glue_host), fsv.glue_host_len))
+		return join("/", 1, host + fsv.glue_host_len, out, n); /* a directory the view makes up */
 	if (under(host, hn, fsv.root_host, fsv.root_host_len)) {
 		const char *rest = fsv.root_host_len == 1 ? host : host + fsv.root_host_len;
 		return join("/", 1, rest[0] ? rest : "", out, n) > 0 ? (long)zv_strlen(out) : join("/", 1, "", out, n);

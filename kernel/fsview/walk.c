@@ -131,7 +131,7 @@ static long go_up(struct fsv_res *res, struct walk *w)
 	if (n > 1)
 		n--;
 	const struct fsv_bind *b = fsv_bind_at(res->view, res->viewlen);
-	if (b || res->dirfd == fsv.emptyfd || res->dirfd == fsv.vrootfd) {
+	if (b || res->dirfd == fsv.vrootfd || (fsv.gluefd >= 0 && fsv_bind_below(res->view, res->viewlen))) {
 		/* a mountpoint (or a directory that only holds them): its host
 		 * parent is not the view's */
 		char up[FSV_PATH_MAX];
@@ -208,7 +208,7 @@ static long enter(struct fsv_res *res, struct walk *w, const char *c, size_t n)
 		}
 		if (fd == -ENOTDIR)
 			return fsv_walk_enter_link(res, w, name, n, inproc);
-		if (fd == -ENOENT && fsv.emptyfd >= 0 && fsv_glue_name(c, n) && fsv_walk_glue_dir(res, c, n, 1))
+		if (fd == -ENOENT && fsv.gluefd >= 0 && fsv_glue_name(c, n) && fsv_walk_glue_dir(res, c, n, 1))
 			return 0; /* a directory of the view that only holds mountpoints */
 		if (fd < 0)
 			return fd;
@@ -276,7 +276,7 @@ static long last(struct fsv_res *res, struct walk *w, const char *c, size_t n, i
 	res->name[n] = 0;
 	res->namelen = n;
 	/* a directory of the view that only holds mountpoints, which the root lacks */
-	if (fsv.emptyfd >= 0 && fsv_glue_name(c, n) && fsv_walk_glue_dir(res, c, n, 0)) {
+	if (fsv.gluefd >= 0 && fsv_glue_name(c, n) && fsv_walk_glue_dir(res, c, n, 0)) {
 		long fd = zv_openat(res->dirfd, res->name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd == -ENOENT && fsv_walk_glue_dir(res, c, n, 1))
 			goto self;

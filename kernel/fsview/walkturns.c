@@ -41,7 +41,11 @@ __attribute__((noinline)) int fsv_walk_glue_dir(struct fsv_res *res, const char 
 	if (fsv_walk_need_view(res) < 0 || !(vn = fsv_child_view(res, c, n, v)) || !fsv_bind_below(v, vn))
 		return 0;
 	if (go) {
-		fsv_walk_set_dir(res, fsv.emptyfd, 0);
+		/* its directory in the glue tree (glue.c) */
+		long fd = zv_openat(fsv.gluefd, v + 1, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		if (fd < 0)
+			return 0;
+		fsv_walk_set_dir(res, (int)fd, 1);
 		fsv_view_set(res, v, vn);
 		res->ent = none;
 	}

@@ -107,22 +107,33 @@ static const char *decode_dir(const char *s, struct zv_exec_carry *x)
 }
 ZV_EXEC_FIELD(sitecache_dir, 310, 'C', encode_dir, decode_dir);
 
+/* The places the last choice was made from: an image exec'd in this
+ * process with the same ones (the ids are the same, or the exec was the
+ * host's: sys/exec_note.c) keeps the choice, without its stat. */
+static char asked[256], asked_runtime[200];
+static int asked_set;
+
 void zv_cachedir_init(const char *xdg, const char *home, const char *xdg_runtime, int none, int warn)
 {
 	if (keep_dir)
 		return; /* the first image's, under --root */
-	dir[0] = runtime[0] = 0;
-	euid = -1; /* an image exec'd in this process after a setuid */
+	char first[256] = "", run[200] = "";
+	if (xdg && zv_strlen(xdg) < 150)
+		zv_snprintf(first, sizeof first, "%s/zvisor", xdg);
+	else if (home && zv_strlen(home) < 150)
+		zv_snprintf(first, sizeof first, "%s/.cache/zvisor", home);
+	if (xdg_runtime && zv_strlen(xdg_runtime) < 150)
+		zv_strlcpy(run, xdg_runtime, sizeof run);
+	if (chosen && !none && asked_set && !zv_strcmp(first, asked) && !zv_strcmp(run, asked_runtime))
+		return;
+	asked_set = !none;
+	zv_strlcpy(asked, first, sizeof asked);
+	zv_strlcpy(asked_runtime, run, sizeof asked_runtime);
+	zv_strlcpy(dir, none ? "" : first, sizeof dir);
+	zv_strlcpy(runtime, run, sizeof runtime);
+	euid = -1;
 	chosen = none;
 	warn_fd = warn;
-	if (chosen)
-		return;
-	if (xdg && zv_strlen(xdg) < 150)
-		zv_snprintf(dir, sizeof dir, "%s/zvisor", xdg);
-	else if (home && zv_strlen(home) < 150)
-		zv_snprintf(dir, sizeof dir, "%s/.cache/zvisor", home);
-	if (xdg_runtime && zv_strlen(xdg_runtime) < 150)
-		zv_strlcpy(runtime, xdg_runtime, sizeof runtime);
 }
 
 const char *zv_sitecache_dir(void)

@@ -9,18 +9,12 @@
 #include "sys/execelf.h"
 #include "loader/loader.h"
 #include "sys/viewhook.h"
-
-/* The personality, asked once per process image: an exec made in this
- * process finds it unchanged (a guest that changes it has its next exec
- * made by the host, sys/exec_note.c). */
-static long persona = -1;
+#include "sys/calls.h"
 
 static uint64_t random_pages(void)
 {
 	uint64_t v = 0;
-	if (persona < 0)
-		persona = zv_sys1(__NR_personality, 0xffffffffUL);
-	long pers = persona;
+	long pers = zv_personality();
 	if (pers >= 0 && (pers & ADDR_NO_RANDOMIZE_))
 		return 0;
 	zv_start_random(&v, sizeof v);
@@ -181,6 +175,15 @@ static void file_path(int fd, const char *path, char *out)
 	zv_strlcpy(out + zv_strlen(out), path, ZV_PATH_MAX - zv_strlen(out));
 }
 
+/* The files an exec's resolution left open (zv_load_elf_given), taken by
+ * the next zv_load_elf. */
+static struct zv_exec_files given = { -1, -1, 0, 0 };
+
+void zv_load_elf_given(const struct zv_exec_files *f)
+{
+	given = *f;
+}
+
 int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 {
 	struct elf e;
@@ -188,14 +191,21 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	uint64_t bias, ibias;
 	int err;
 	long r;
+	struct zv_exec_files f = given;
+	given = (struct zv_exec_files){ -1, -1, 0, 0 };
 	if (wl)
 		why[0] = 0;
 	/* not the path's 4 KiB: clearing them would touch a second page */
 	memset(img, 0, __builtin_offsetof(struct zv_image, exe_path));
 	img->exe_path[0] = 0;
-	e.fd = open_regular(path, &e.size);
-	if (e.fd < 0)
+	e.fd = f.fd >= 0 ? f.fd : open_regular(path, &e.size);
+	if (f.fd >= 0)
+		e.size = f.size;
+	if (e.fd < 0) {
+		zv_exec_files_close(&f);
 		return fail(why, wl, e.fd, "%s", zv_strerror(-e.fd));
+	}
+	f.fd = -1; /* e's now */
 	r = read_ehdr(&e);
 	if (r < 0) {
 		err = fail(why, wl, (int)r, "cannot read: %s", zv_strerror((int)-r));
@@ -244,7 +254,15 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 
 	if (has_interp) {
 		/* zv_exec_resolve checked it (this image's or the exec'ing one's) */
-		if ((err = open_interp(ipath, &e, 1, why, wl)))
+		if (f.ifd >= 0) {
+			e.fd = f.ifd;
+			e.size = f.isize;
+			f.ifd = -1;
+			err = check_interp(ipath, &e, why, wl);
+		} else {
+			err = open_interp(ipath, &e, 1, why, wl);
+		}
+		if (err)
 			goto unmap;
 		err = map_elf(&e, e.eh.e_type == ET_EXEC ? PLACE_FIXED : PLACE_ANY, &ibias, why, wl);
 		if (err) {
@@ -263,6 +281,7 @@ unmap:
 out:
 	if (e.fd >= 0)
 		zv_close(e.fd);
+	zv_exec_files_close(&f);
 	if (err && wl)
 		sanitize(why);
 	return err;

@@ -29,6 +29,10 @@ struct zv_image {
  * -ENOEXEC ("... overlaps zvisor").
  * Returns 0, or -errno with a one-line reason in why. */
 int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t whylen);
+/* The next zv_load_elf maps these files (an exec's resolution opened them:
+ * the same files, read once) instead of opening path and its interpreter;
+ * it closes them. */
+void zv_load_elf_given(const struct zv_exec_files *f);
 /* Called, when set, for each executable segment zv_load_elf maps: fd's
  * bytes from file offset off now at [addr, addr + len), privately, with
  * protection prot. */

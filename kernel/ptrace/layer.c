@@ -403,6 +403,7 @@ static void pt_fork_child(struct zv_thread *t)
 	t->bounce_all = 0;
 	t->pt.clone_flags = 0;
 	zv_pt_forget();
+	int caught = zv_proc.catch_signals;
 	zv_proc.catch_signals = 0;
 	if (follow) {
 		zv_pt_me.tracer_hpid = tracer;
@@ -411,7 +412,8 @@ static void pt_fork_child(struct zv_thread *t)
 			return;
 		}
 	}
-	zv_signals_reinstall(t->sighand);
+	if (caught) /* the host's actions follow the guest's again (a fork stays cheap without) */
+		zv_signals_reinstall(t->sighand);
 	zv_layers_fold();
 }
 

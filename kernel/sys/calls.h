@@ -54,6 +54,7 @@ void zv_host_set_mask(uint64_t mask, uint64_t *old);
 __attribute__((noreturn)) void zv_die_by_signal(int sig);
 void zv_clear_handlers(struct zv_sighand *sh);
 void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_siginfo *si);
+void zv_force_death(struct zv_thread *t, const zv_siginfo *si);
 void zv_kwork_request(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_signal_post(struct zv_thread *t, const zv_siginfo *si);
 void zv_signal_set_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m);
@@ -124,6 +125,9 @@ void zv_procview_stack(uint64_t lo, uint64_t hi);
 /* The restored stack's range (lo, returned, and *hi), or 0. */
 uint64_t zv_pv_stack(uint64_t *hi);
 void zv_brk_init(uint64_t start);
+/* The host's personality, asked once: a guest that changes it has its
+ * next exec made by the host (sys/exec_note.c), in a new zvisor. */
+long zv_personality(void);
 long zv_sys_brk(struct zv_call *c);
 long zv_sys_mm_call(struct zv_call *c);
 long zv_sys_shmat(struct zv_call *c);

@@ -147,20 +147,21 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	const char *guest_path = path;
 	path = zv_translate_path(path);
 	/* the file the host checked, unless the path was zvisor's own */
-	long err = zv_exec_resolve(path, checked == 1 && path == guest_path, r);
+	long err = zv_exec_resolve_keep(path, checked == 1 && path == guest_path, r);
 	char carried_path[ZV_PATH_MAX];
 	if (err == 0)
 		path = carry_fd(path, r, carried_path, sizeof carried_path, &zv_proc.carry_fd, &err);
 	int resolved = r->nprefix == 0;
-	if (err < 0)
+	if (err < 0) {
+		zv_exec_files_close(&r->files);
 		return err;
+	}
 
 	long argc = zv_exec_count_strings(argv);
-	if (argc < 0)
-		return argc;
-	if (here_possible(t, r)) {
+	if (argc >= 0 && here_possible(t, r)) {
 		struct zv_exec_req q = { t, uc, path, execfn, argv, envp, argc, r, nr, a };
 		long e = zv_exec_here(&q); /* returns only before its point of no return */
+		zv_exec_files_close(&r->files);
 		if (e != ZV_EXEC_TO_HOST) {
 			if (zv_proc.carry_fd >= 0)
 				zv_close(zv_proc.carry_fd);
@@ -168,6 +169,9 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 			return e;
 		}
 	}
+	zv_exec_files_close(&r->files);
+	if (argc < 0)
+		return argc;
 	size_t vsize = (argc + 9) * sizeof(char *);
 	char **nv = zv_kmap(vsize, 4096, -1);
 	if (zv_is_err((long)nv))

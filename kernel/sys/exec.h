@@ -14,7 +14,16 @@
 
 /* The fields every resolution writes come first, so that a plain ELF's
  * touches one page of the 10 KiB (each page is a fault, at every exec). */
+/* The ELF file and its interpreter as the resolution opened them (O_CLOEXEC;
+ * -1 when not kept), for the loader of an exec made in this process: one
+ * open and one header read per file, not two. */
+struct zv_exec_files {
+	int fd, ifd;
+	uint64_t size, isize;
+};
+
 struct zv_resolved {
+	struct zv_exec_files files; /* kept only by zv_exec_resolve_keep */
 	/* For a #! script, argv' = prefix[0..nprefix) followed by argv[1..]:
 	 * prefix is [interp, optional-arg, ..., path] as the host builds it.
 	 * nprefix == 0: not a script, argv is used unchanged. */
@@ -35,4 +44,8 @@ struct zv_resolved {
  * (AT_EXECVE_CHECK), so its permission and file-type checks are not made
  * again; a #! interpreter or PT_INTERP is still checked. */
 int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r);
+/* The same, and on success r->files holds the ELF file and its interpreter
+ * open: the caller closes them (zv_exec_files_close). */
+int zv_exec_resolve_keep(const char *path, int host_checked, struct zv_resolved *r);
+void zv_exec_files_close(struct zv_exec_files *f);
 #endif

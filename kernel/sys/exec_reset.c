@@ -119,7 +119,7 @@ struct dirent64 { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char
  * /proc/self/fd) and zvisor's hidden fds stay. One getdents64 when the
  * listing ends short of a full buffer: procfs fills the buffer with every
  * fd that fits, so room for one more name means there is none. */
-static void close_on_exec(int dfd)
+static void close_on_exec(int dfd, const struct zv_exec_files *keep)
 {
 	char buf[4096];
 	for (;;) {
@@ -134,7 +134,7 @@ static void close_on_exec(int dfd)
 			int fd = 0;
 			for (const char *p = d->name; *p; p++)
 				fd = fd * 10 + (*p - '0');
-			if (fd == dfd || zv_is_kernel_fd(fd))
+			if (fd == dfd || zv_is_kernel_fd(fd) || fd == keep->fd || fd == keep->ifd)
 				continue;
 			long fl = zv_sys2(__NR_fcntl, fd, F_GETFD);
 			if (fl >= 0 && (fl & FD_CLOEXEC))
@@ -219,7 +219,7 @@ void zv_exec_kill_others(struct zv_thread *t)
 
 /* ---- all of it ---------------------------------------------------------- */
 
-void zv_exec_reset(struct zv_thread *t, int fd_dir)
+void zv_exec_reset(struct zv_thread *t, int fd_dir, const struct zv_exec_files *keep)
 {
 	if (t->robust_head)
 		release_robust_list(t);
@@ -240,7 +240,7 @@ void zv_exec_reset(struct zv_thread *t, int fd_dir)
 		zv_sys1(__NR_unshare, CLONE_FILES);
 		zv_proc.files_shared = 0;
 	}
-	close_on_exec(fd_dir);
+	close_on_exec(fd_dir, keep);
 	if (zv_proc.dumpable_set) {
 		zv_sys2(__NR_prctl, 4 /* PR_SET_DUMPABLE */, 1);
 		zv_proc.dumpable_set = 0;

@@ -19,8 +19,9 @@ void zv_exec_kill_others(struct zv_thread *t);
 int zv_exec_kill_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc);
 __attribute__((noreturn)) void zv_exec_thread_exit(struct zv_thread *t);
 /* Everything at once, for the exec'ing thread t, the other threads gone;
- * closes fd_dir. */
-void zv_exec_reset(struct zv_thread *t, int fd_dir);
+ * closes fd_dir; keep's files (the new image's) stay open. */
+struct zv_exec_files;
+void zv_exec_reset(struct zv_thread *t, int fd_dir, const struct zv_exec_files *keep);
 
 /* sys/exec_note.c: the rows' handler, and the notes other handlers take. */
 long zv_sys_exec_note(struct zv_call *c);

@@ -176,12 +176,38 @@ int check_ehdr(const Elf64_Ehdr *eh, char *why, size_t wl)
 	return 0;
 }
 
+/* The file's first HEAD_BYTES into e->head: one read serves the ELF
+ * header, the program headers and PT_INTERP of most files. Returns the
+ * count (short only at end of file) or -errno. */
+long read_head(struct elf *e)
+{
+	e->headn = pread_full(e->fd, e->head, HEAD_BYTES, 0);
+	return e->headn;
+}
+
+/* pread_full of e->fd, from e->head where it holds the range (or the
+ * whole file). */
+static long elf_read(struct elf *e, void *buf, size_t n, uint64_t off)
+{
+	uint64_t hn = e->headn >= 0 ? (uint64_t)e->headn : 0;
+	if (e->headn >= 0 && off <= hn && (n <= hn - off || hn < HEAD_BYTES)) {
+		size_t k = n <= hn - off ? n : hn - off;
+		memcpy(buf, e->head + off, k);
+		return (long)k;
+	}
+	return pread_full(e->fd, buf, n, off);
+}
+
 /* Reads e->eh from the file (zero-padded when the file is shorter, as the
- * host's header buffer is) and returns the number of bytes that were there. */
+ * host's header buffer is) and returns the number of bytes that were
+ * there (up to HEAD_BYTES). */
 long read_ehdr(struct elf *e)
 {
 	memset(&e->eh, 0, sizeof e->eh);
-	return pread_full(e->fd, &e->eh, sizeof e->eh, 0);
+	long r = read_head(e);
+	if (r > 0)
+		memcpy(&e->eh, e->head, (size_t)r < sizeof e->eh ? (size_t)r : sizeof e->eh);
+	return r;
 }
 
 /* Reads program headers [first, first + n) into e->ph[0..n); any failure
@@ -194,7 +220,7 @@ static int read_ph(struct elf *e, unsigned first, unsigned n, char *why, size_t 
 			    (unsigned long)off, (unsigned long)size);
 	size = (uint64_t)n * sizeof(Elf64_Phdr);
 	off += (uint64_t)first * sizeof(Elf64_Phdr);
-	long r = pread_full(e->fd, e->ph, size, off);
+	long r = elf_read(e, e->ph, size, off);
 	if (r < 0)
 		return fail(why, wl, -ENOEXEC, "cannot read program headers: %s", zv_strerror((int)-r));
 	if ((uint64_t)r != size)
@@ -244,7 +270,7 @@ int get_interp(struct elf *e, char *out, char *why, size_t wl)
 		if (p->p_offset > e->size || p->p_filesz > e->size - p->p_offset)
 			return fail(why, wl, -EIO, "PT_INTERP (0x%lx+0x%lx) is beyond the end of the file",
 				    (unsigned long)p->p_offset, (unsigned long)p->p_filesz);
-		long r = pread_full(e->fd, out, p->p_filesz, p->p_offset);
+		long r = elf_read(e, out, p->p_filesz, p->p_offset);
 		if (r < 0)
 			return fail(why, wl, (int)r, "cannot read PT_INTERP: %s", zv_strerror((int)-r));
 		if ((uint64_t)r != p->p_filesz)
@@ -316,11 +342,18 @@ static int check_loads(struct elf *e, char *why, size_t wl)
  * bad one; zvisor also refuses one that itself names an interpreter. */
 int open_interp(const char *ipath, struct elf *e, int checked, char *why, size_t wl)
 {
-	char sub[128];
-	int err;
 	e->fd = checked ? open_regular(ipath, &e->size) : open_exec(ipath, &e->size);
 	if (e->fd < 0)
 		return fail(why, wl, e->fd, "interpreter %s: %s", ipath, zv_strerror(-e->fd));
+	return check_interp(ipath, e, why, wl);
+}
+
+/* The checks of open_interp on an interpreter already open in e->fd;
+ * closes it on failure. */
+int check_interp(const char *ipath, struct elf *e, char *why, size_t wl)
+{
+	char sub[128];
+	int err;
 	long r = read_ehdr(e);
 	if (r < 0) {
 		err = fail(why, wl, (int)r, "interpreter %s: %s", ipath, zv_strerror((int)-r));
@@ -350,8 +383,10 @@ out:
 	return err;
 }
 
-/* Checks an ELF executable (e->fd, e->size set) as the host and zvisor's
- * mapper will judge it, including its interpreter. e is reused for that. */
+/* Checks an ELF executable (e->fd, e->size set, e->head read) as the host
+ * and zvisor's mapper will judge it, including its interpreter, which is
+ * left open in e->ifd (e->isize) when all is well. e's headers are the
+ * interpreter's afterwards. */
 int check_exe(struct elf *e, char *why, size_t wl)
 {
 	char ipath[ZV_PATH_MAX], lwhy[160];
@@ -366,14 +401,24 @@ int check_exe(struct elf *e, char *why, size_t wl)
 	/* The host checks the interpreter first and the segments when it is
 	 * past the point of no return, so a segment error comes last. */
 	int lerr = check_extra(e, lwhy, sizeof lwhy);
+	e->ifd = -1;
 	if (has_interp) {
 		int exe_fd = e->fd;
+		uint64_t exe_size = e->size;
 		err = open_interp(ipath, e, 0, why, wl);
-		if (!err)
-			zv_close(e->fd);
+		if (!err) {
+			e->ifd = e->fd;
+			e->isize = e->size;
+		}
 		e->fd = exe_fd;
+		e->size = exe_size;
+		e->headn = -1; /* the interpreter's */
 		if (err)
 			return err;
+		if (lerr) {
+			zv_close(e->ifd);
+			e->ifd = -1;
+		}
 	}
 	if (lerr)
 		zv_strlcpy(why, lwhy, wl);

@@ -27,12 +27,17 @@
 
 /* 28 KiB, on the stack: what every load uses comes first, so that a file
  * with few headers touches (and faults in) one page of it, not two. */
+#define HEAD_BYTES 1024 /* read at once at offset 0: the headers and PT_INTERP of most files */
 struct elf {
 	int fd;
+	int ifd;       /* check_exe: the interpreter, left open (-1: none) */
 	uint64_t size; /* file size */
+	uint64_t isize;
 	/* from check_loads(): the page-aligned span of the PT_LOAD segments */
 	uint64_t lo, hi, align;
+	long headn; /* bytes of head read from fd (-1: none yet) */
 	Elf64_Ehdr eh;
+	char head[HEAD_BYTES];
 	Elf64_Phdr ph[MAX_PHNUM];
 };
 
@@ -49,6 +54,8 @@ int check_extra(struct elf *e, char *why, size_t wl);
 int get_interp(struct elf *e, char *out, char *why, size_t wl);
 int overlaps_kernel(uint64_t lo, uint64_t hi);
 int open_interp(const char *ipath, struct elf *e, int checked, char *why, size_t wl);
+int check_interp(const char *ipath, struct elf *e, char *why, size_t wl);
+long read_head(struct elf *e);
 int check_exe(struct elf *e, char *why, size_t wl);
 void sanitize(char *s);
 #endif

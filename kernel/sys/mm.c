@@ -13,12 +13,20 @@
 
 #define PAGE_UP(x) (((x) + 4095UL) & ~4095UL)
 
+long zv_personality(void)
+{
+	static long persona = -1;
+	if (persona < 0)
+		persona = zv_sys1(__NR_personality, 0xffffffffUL);
+	return persona;
+}
+
 void zv_brk_init(uint64_t start)
 {
 	uint16_t rnd = 0;
 	/* as the host: no random offset under ADDR_NO_RANDOMIZE (gdb runs its
 	 * inferiors so) */
-	if (!(zv_sys1(__NR_personality, 0xffffffffUL) & 0x0040000 /* ADDR_NO_RANDOMIZE */))
+	if (!(zv_personality() & 0x0040000 /* ADDR_NO_RANDOMIZE */))
 		zv_start_random(&rnd, sizeof rnd);
 	zv_proc.brk_start = zv_proc.brk_cur = PAGE_UP(start) + (uint64_t)(rnd & 0x1fff) * 4096;
 }

@@ -258,6 +258,9 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * the guest's mask: no handler may run before its altstack exists. */
 	uint64_t saved;
 	zv_host_set_mask(~0UL, &saved);
+	/* A vfork child's host execve leaves the fds it made for its new
+	 * image (sys/exec.c) in this memory: numbers of its own fd table. */
+	int exec_fds[3] = { zv_proc.tree_fd, zv_proc.seccomp_fd, zv_proc.carry_fd };
 	long r;
 	if (q->args3) {
 		q->args3->stack = zv_kernel_stack(c).ss_sp;
@@ -267,6 +270,11 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		r = zv_clone_raw(flags, ksp, q->ptid, q->ctid, q->tls, child_start);
 	}
 	zv_host_set_mask(saved, NULL);
+	if (shares_stack) {
+		zv_proc.tree_fd = exec_fds[0];
+		zv_proc.seccomp_fd = exec_fds[1];
+		zv_proc.carry_fd = exec_fds[2];
+	}
 	if (r > 0)
 		zv_exec_note_clone(flags);
 	/* A vfork child has exec'd or exited by now; its block is free again.

@@ -75,7 +75,7 @@ void sanitize(char *s)
 			*s = '?';
 }
 
-static int resolve(const char *path, int host_checked, struct zv_resolved *r)
+static int resolve(const char *path, int host_checked, struct zv_resolved *r, int keep)
 {
 	struct elf e;
 	char *rev[3 * ZV_SCRIPT_DEPTH + 1]; /* the prefix, last word first */
@@ -99,7 +99,9 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 		}
 		char buf[BINPRM_BUF + 1];
 		memset(buf, 0, sizeof buf);
-		long n = pread_full(e.fd, buf, BINPRM_BUF, 0);
+		long n = read_head(&e);
+		if (n > 0)
+			memcpy(buf, e.head, n < BINPRM_BUF ? (size_t)n : BINPRM_BUF);
 		if (n < 0) {
 			zv_close(e.fd);
 			return fail(r->why, sizeof r->why, (int)n, "%s%s%scannot read: %s", who, wname, sep, zv_strerror((int)-n));
@@ -125,7 +127,13 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 			err = fail(sub, sizeof sub, -ENOEXEC, "truncated ELF header (%ld bytes)", n);
 		else
 			err = check_exe(&e, sub, sizeof sub);
-		zv_close(e.fd);
+		if (err || !keep) {
+			zv_close(e.fd);
+			if (!err && e.ifd >= 0)
+				zv_close(e.ifd);
+		} else {
+			r->files = (struct zv_exec_files){ e.fd, e.ifd, e.size, e.isize };
+		}
 		if (err)
 			return fail(r->why, sizeof r->why, err, "%s%s%s%s", who, wname, sep, sub);
 		zv_strlcpy(r->elf, cur, sizeof r->elf);
@@ -137,16 +145,36 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r)
 	}
 }
 
-int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r)
+static int resolve_keep(const char *path, int host_checked, struct zv_resolved *r, int keep)
 {
+	r->files = (struct zv_exec_files){ -1, -1, 0, 0 };
 	r->nprefix = 0;
 	r->setid = 0;
 	r->elf[0] = 0;
 	r->why[0] = 0;
-	int err = resolve(path, host_checked, r);
+	int err = resolve(path, host_checked, r, keep);
 	if (err) {
 		r->nprefix = 0;
 		sanitize(r->why);
 	}
 	return err;
+}
+
+int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r)
+{
+	return resolve_keep(path, host_checked, r, 0);
+}
+
+int zv_exec_resolve_keep(const char *path, int host_checked, struct zv_resolved *r)
+{
+	return resolve_keep(path, host_checked, r, 1);
+}
+
+void zv_exec_files_close(struct zv_exec_files *f)
+{
+	if (f->fd >= 0)
+		zv_close(f->fd);
+	if (f->ifd >= 0)
+		zv_close(f->ifd);
+	f->fd = f->ifd = -1;
 }

@@ -13,10 +13,6 @@
 #include "lib/fmt.h"
 #include "sys/sigshared.h"
 
-/* Signals whose default action is to be ignored, or to stop the process. */
-static int default_ignores(int sig) { return sig == 17 || sig == 18 || sig == 23 || sig == 28; }
-static int default_stops(int sig) { return sig == 19 || sig == 20 || sig == 21 || sig == 22; }
-
 void zv_host_set_mask(uint64_t mask, uint64_t *old)
 {
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &mask, old, 8);
@@ -99,11 +95,15 @@ void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc)
 }
 
 /* With --count a fatal signal must still let the leader print its report, so
- * zvisor catches the signals whose default action kills. */
+ * zvisor catches the signals whose default action kills; and those that dump
+ * core always, so that the core shows the guest where it took the signal
+ * (sys/sigdeath.c). */
 static int catch_default(int sig)
 {
 	if (sig == SIGSEGV || sig == SIGBUS)
 		return 1; /* faults on guest memory inside the kernel become EFAULT */
+	if (zv_sig_dumps(sig))
+		return 1;
 	if (zv_proc.catch_signals)
 		return sig != SIGKILL && sig != SIGSTOP; /* a tracer sees every signal first */
 	return (zv_proc.count_fd >= 0 || zv_proc.trace.on) && !default_ignores(sig) && !default_stops(sig) &&
@@ -211,40 +211,6 @@ void zv_clear_handlers(struct zv_sighand *sh)
 			sh->act[sig] = (struct zv_ksigaction){ 0 };
 }
 
-static int default_dumps(int sig)
-{
-	return sig == 3 || sig == 4 || sig == 5 || sig == 6 || sig == 7 || sig == 8 || sig == 11 ||
-	       sig == 24 || sig == 25 || sig == 31;
-}
-
-__attribute__((noreturn)) void zv_die_by_signal(int sig)
-{
-	/* "(core dumped)" when the host would dump: a core limit above 0 */
-	struct { uint64_t cur, max; } core = { 0, 0 };
-	zv_sys4(__NR_prlimit64, 0, 4 /* RLIMIT_CORE */, NULL, &core);
-	zv_event_exit(zv_current(), 0, sig | (default_dumps(sig) && core.cur ? 0x80 : 0));
-	zv_report_at_exit();
-	struct zv_ksigaction dfl = { ZV_SIG_DFL, ZV_SA_RESTORER, (uint64_t)zv_sigreturn, 0 };
-	zv_sys4(__NR_rt_sigaction, sig, &dfl, NULL, 8);
-	uint64_t m = ~ZV_SIGBIT(sig);
-	zv_host_set_mask(m, NULL);
-	zv_sys3(__NR_tgkill, zv_getpid(), zv_gettid(), sig);
-	zv_exit_group(128 + sig);
-}
-
-/* The default action of sig for the guest (only reached when zvisor holds
- * the signal itself: --count, SIGSYS, or a disposition changed meanwhile). */
-static void default_action(int sig)
-{
-	if (default_ignores(sig))
-		return;
-	if (default_stops(sig)) {
-		zv_sys3(__NR_tgkill, zv_getpid(), zv_gettid(), SIGSTOP);
-		return;
-	}
-	zv_die_by_signal(sig);
-}
-
 int on_guest_altstack(struct zv_thread *t, uint64_t sp)
 {
 	struct zv_stack *ss = &t->guest_ss;
@@ -332,12 +298,13 @@ static void act_on(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv
 		return;
 	zv_event_signal(t, sig, si);
 	if (act.handler == ZV_SIG_DFL) {
-		default_action(sig);
+		zv_signal_default(t, si, uc);
 		return;
 	}
 	if (!(act.flags & ZV_SA_RESTORER)) {
 		/* x86-64 has no default restorer: the host fails the frame. */
-		default_action(11);
+		zv_siginfo segv = { .si_signo = SIGSEGV, .si_code = 0x80 /* SI_KERNEL */ };
+		zv_signal_default(t, &segv, uc);
 		return;
 	}
 	uint64_t saved_mask = zv_guest_mask(t, uc);
@@ -467,18 +434,6 @@ void zv_signals_unhold(struct zv_thread *t, struct zv_ucontext *uc)
 	t->host_held = 0;
 }
 
-/* A signal the host would force on the thread for the call being made
- * (force_sig): fatal if the guest blocks or ignores it, else delivered on
- * the way out of this kernel entry. */
-void zv_force_signal(struct zv_thread *t, struct zv_ucontext *uc, const zv_siginfo *si)
-{
-	int sig = si->si_signo;
-	uint64_t h = t->sighand->act[sig].handler;
-	if (h <= ZV_SIG_IGN || (zv_guest_mask(t, uc) & ZV_SIGBIT(sig)))
-		zv_die_by_signal(sig);
-	defer(t, sig, si);
-}
-
 int zv_signal_is_fault(int sig, const zv_siginfo *si)
 {
 	return si->si_code > 0 && (CPU_SIGNALS & ZV_SIGBIT(sig));
@@ -538,6 +493,7 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->delivery_mask_set = 0;
 		return;
 	}
+	t->dying = 0; /* only this pass's own death counts (a handler set meanwhile undoes an earlier one) */
 	if (t->exec_exit)
 		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
 	zv_event_to_guest(t, uc); /* a checkpoint parks here: every register is in uc now */
@@ -546,7 +502,9 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		t->kwork = 0;
 		zv_event_kwork(t, uc);
 	}
-	while (t->pending_set) {
+	if (zv_signal_death_due(t, uc))
+		return; /* a forced signal kills at the guest's instruction (sys/sigdeath.c) */
+	while (t->pending_set && !t->dying) {
 		int sig = __builtin_ctzl(t->pending_set) + 1;
 		t->pending_set &= ~ZV_SIGBIT(sig);
 		zv_siginfo info = t->pending_info[sig];
@@ -563,6 +521,8 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		}
 		deliver(t, sig, &info, uc);
 	}
+	if (t->dying)
+		return; /* uc is the guest's instruction, where the host kills */
 	t->fast.sig_pending = 0;
 	t->sud_remake = 0;
 	t->delivery_mask_set = 0;
