@@ -9,9 +9,11 @@ original's output and the restore's together must be the native output,
 with its status: a shell pipeline of three processes, fork and a pipe, a
 socketpair with queued bytes and a pipe's end in flight, a TCP client and
 server mid-conversation, a server with a listening socket and two worker
-processes, a named pipe between parent and child with unread bytes, a
-datagram socketpair with queued datagrams, zombies waited for after the restore, a process group signalled
-after it, MAP_SHARED anonymous memory between parent and child, a Python
+processes, zombies waited for after the restore, a process group signalled
+after it, MAP_SHARED anonymous memory between parent and child, a SysV shared
+memory segment between them (its id kept), a named FIFO
+with unread lines in it, a datagram socketpair with messages queued both
+ways (each must come out whole), a Python
 multiprocessing pool; and --leave-running on a tree."""
 import os
 import re
@@ -51,6 +53,7 @@ CASES = {
     "zombies": (lambda: guest("zombies"), 1),
     "pgrp": (lambda: guest("pgrp"), 1),
     "shmem": (lambda: guest("shmem"), 2),
+    "sysv": (lambda: guest("sysv"), 2),
     "fifo": (lambda: guest("fifo"), 2),
     "dgram": (lambda: guest("dgram"), 2),
     "pool": (pool, 1),
@@ -156,3 +159,53 @@ def test_leave_running_tree(tmp_path):
     rest, orig = cr.tree_cut(zvtest.zv_argv(pipeline()), 1, tmp, leave_running=True)
     same(nat, orig, "the pipeline after a --leave-running checkpoint")
     assert (rest.stdout, rest.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, rest, "its restore")
+
+
+def test_sysv_shared_outside(tmp_path):
+    """A SysV segment also attached by a process outside the saved ones
+    (the child of sysv saved without its parent) is not made again as the
+    restore's own: the restore refuses it with one line."""
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
+    g = cr.Running(zvtest.zv_argv(guest("sysv")), cwd=tmp, as_user=cr.user())
+    try:
+        assert g.wait_for(cr.readies(2), 120, stderr=True), g.result_text()
+        child = Path("/proc/%d/task/%d/children" % (g.pid, g.pid)).read_text().split()[0]
+        res = cr.zv("checkpoint", child, Path(tmp) / "image", as_user=cr.user(), timeout=120)
+        assert res.returncode == 0, res.stderr
+        rest = cr.zv("restore", Path(tmp) / "image", as_user=cr.user(), timeout=120, cwd=tmp)
+    finally:
+        g.kill()
+    assert rest.returncode == 1 and rest.stderr.count("\n") == 1, rest.stderr
+    assert "shared with others" in rest.stderr, rest.stderr
+
+
+SESSION_WITH_PTY = """
+import fcntl, os, sys, termios, time
+if os.getsid(0) != os.getpid():
+    os.setsid()
+m, s = os.openpty()
+fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+print("ready", file=sys.stderr, flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.01)
+"""
+
+
+def test_own_terminal_refused(tmp_path):
+    """A tree that leads its own session with a controlling terminal (a
+    pty): the restore would not make the terminal again, so the
+    checkpoint refuses it with one line that says so."""
+    cr.need_core()
+    if not cr.PYTHON:
+        pytest.skip("no python3")
+    tmp = cr.workdir(tmp_path)
+    g = cr.Running(zvtest.zv_argv([cr.PYTHON, "-c", SESSION_WITH_PTY]), cwd=tmp, as_user=cr.user())
+    try:
+        assert g.wait_for(cr.readies(1), 120, stderr=True), g.result_text()
+        res = cr.zv("checkpoint", g.pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
+    finally:
+        g.kill()
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert "controlling terminal" in res.stderr, res.stderr
+    assert not (Path(tmp) / "image").exists()

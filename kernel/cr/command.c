@@ -257,6 +257,14 @@ __attribute__((noreturn)) void zv_cr_restore_dir(const char *dir, int dfd, const
 		zv_snprintf(why, sizeof why, "%s: %s", dir, in->why);
 		zv_cr_restore_die(tree, why);
 	}
+	/* a process alone makes its SysV segments (a tree's restorer made them) */
+	static struct zv_cr_treectx alone;
+	if (!tree && zv_cr_sysv_alone(mm, mlen, &alone, why, sizeof why) < 0)
+		zv_cr_restore_die(NULL, why);
+	if (!tree && alone.nshanon) {
+		tree = &alone;
+		need += zv_cr_treectx_size(tree);
+	}
 	uint64_t hole_len = ((sizeof *in + 4095) & ~4095UL) + need + (4UL << 20) + HOLE_STACK_LEN;
 	hole_len = (hole_len + 0xfffff) & ~0xfffffUL;
 	uint64_t hole = zv_cr_place_hole(in, mm, mlen, hole_len);

@@ -43,7 +43,7 @@ struct zv_cr_meta {
 /* A restored process's ids (cr/pids.c): the guest's and the host's. */
 struct zv_cr_id {
 	int32_t vid, hid;
-	uint32_t group;         /* 1: a process group or session, 0: a process */
+	uint32_t group;         /* 1: a process group or session, 0: a process, ZV_CR_ID_SHM */
 	int32_t pad;
 };
 struct zv_cr_ids {
@@ -111,6 +111,8 @@ long zv_cr_host_group(long x);
 long zv_cr_guest_group(long x);
 long zv_cr_guest_ppid(long x);
 void zv_cr_ids_add(int vid, int hid, int group);
+#define ZV_CR_ID_SHM 2   /* a SysV shared memory segment's id (cr/shmobj.c) */
+long zv_cr_guest_shmid(long x);
 void zv_cr_boot_id(char out[40]);
 /* cr/dump.c: writes the image of the frozen process; 0 or -1 (o->why). */
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self);

@@ -135,6 +135,34 @@ static long save_fds(struct zv_cr_out *o)
 	return r;
 }
 
+/* A session the program leads with a controlling terminal: the restore
+ * makes the session (setsid) but not the terminal (a pty the tree holds
+ * would have to be made again and made the session's, TIOCSCTTY), so the
+ * program would find itself without it. */
+static long refuse_own_terminal(struct zv_cr_out *o)
+{
+	char buf[512];
+	long fd = zv_openat(-100, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+	long n = fd < 0 ? 0 : zv_read((int)fd, buf, sizeof buf - 1);
+	if (fd >= 0)
+		zv_close((int)fd);
+	buf[n > 0 ? n : 0] = 0;
+	const char *p = NULL;
+	for (char *c = buf; *c; c++)
+		if (*c == ')')
+			p = c; /* after the name, which may hold anything */
+	for (int field = 2; p && *p && field < 7; p++)
+		field += *p == ' ';
+	unsigned long tty = 0;
+	while (p && *p >= '0' && *p <= '9')
+		tty = tty * 10 + (unsigned long)(*p++ - '0');
+	if (tty && zv_sys1(__NR_getsid, 0) == zv_getpid())
+		return zv_cr_refuse(o, "the program leads its session, which has a controlling terminal (%lu:%lu): "
+				    "zvisor restore does not make a session's terminal again", (tty >> 8) & 0xfff,
+				    (tty & 0xff) | ((tty >> 12) & 0xfff00));
+	return 0;
+}
+
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 {
 	(void)self;
@@ -145,6 +173,8 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 	zv_snprintf(tmp, sizeof tmp, "%s.tmp.%d", dir, (int)zv_getpid());
 	if (zv_sys3(__NR_faccessat, -100, dir, 0) == 0)
 		return zv_cr_refuse(o, "%s already exists", dir);
+	if (refuse_own_terminal(o) < 0)
+		return -1;
 	long r = zv_sys2(__NR_mkdir, tmp, 0700);
 	if (r < 0)
 		return zv_cr_refuse(o, "cannot create %s: %s", tmp, zv_strerror((int)-r));

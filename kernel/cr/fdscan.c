@@ -158,8 +158,11 @@ static void classify(struct zv_cr_ent *e)
 	} else if (mode == ZV_S_IFDIR) {
 		e->kind = ZV_CRFD_DIR;
 	} else if (mode == ZV_S_IFCHR) {
+		unsigned long major = (e->st.st_rdev >> 8) & 0xfff;
 		if (zv_cr_dev_index(e->st.st_rdev) >= 0)
 			e->kind = ZV_CRFD_CHR;
+		else if ((major >= 136 && major <= 143) || e->st.st_rdev == 0x502 /* /dev/ptmx */)
+			e->why = "a pseudo-terminal, which zvisor restore does not make again";
 		else
 			e->why = "a device other than /dev/null, zero, full, random, urandom and tty";
 	} else if (mode == ZV_S_IFIFO) {

@@ -179,6 +179,7 @@ struct saver {
 	struct zv_cr_stream mm, pages;
 	int pagemap;
 	uint64_t *pm;            /* pagemap entries, PM_CHUNK at a time */
+	uint8_t *core;           /* mincore's, as many */
 	struct zv_cr_run *runs;  /* one mapping's runs */
 	uint64_t maxruns;        /* as many again for the holes zero pages leave */
 	uint8_t *bounce;         /* a page, aligned for O_DIRECT */
@@ -224,7 +225,9 @@ static int kind_of(const struct zv_cr_mapline *m, const struct zv_cr_layout *l)
 		return ZV_CR_SHMEMFD;
 	if (shared && !anon && !zv_startswith(m->path, "/SYSV") && !zv_startswith(m->path, "/dev/zero") && deleted(m->path))
 		return ZV_CR_SHDEL;
-	if (shared) /* a SysV segment ("/SYSVkey (deleted)") is refused as a file: save_one */
+	if (shared && zv_startswith(m->path, "/SYSV")) /* "/SYSVkey (deleted)"; its inode is its id */
+		return ZV_CR_SYSV;
+	if (shared)
 		return anon || zv_startswith(m->path, "/dev/zero") ? ZV_CR_SHANON : ZV_CR_SHFILE;
 	return anon ? ZV_CR_ANON : ZV_CR_FILE;
 }
@@ -300,9 +303,8 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 	struct zv_cr_vma v = { .start = m->lo, .end = m->hi, .off = m->lazy ? 0 : m->off, .kind = (uint32_t)kind };
 	v.prot = (m->perms[0] == 'r' ? PROT_READ : 0) | (m->perms[1] == 'w' ? PROT_WRITE : 0) |
 		 (m->perms[2] == 'x' ? PROT_EXEC : 0);
-	if (kind == ZV_CR_SHFILE && zv_startswith(m->path, "/SYSV"))
-		return zv_cr_refuse(o, "SysV shared memory (shmat) at %lx: it may be shared with other processes",
-				    (unsigned long)m->lo);
+	if (kind == ZV_CR_SYSV && zv_cr_sysv_describe(o, m->inode, &v) < 0)
+		return -1;
 	if (kind == ZV_CR_SHANON || kind == ZV_CR_SHDEL)
 		v.fsize = m->inode; /* processes sharing it restore one object (cr/treerestore.c) */
 	if (kind == ZV_CR_SHDEL) /* its path (without " (deleted)": zv_cr_save_memory) */
@@ -331,12 +333,17 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 			long r = zv_sys4(__NR_pread64, s->pagemap, s->pm, n * 8, ((m->lo / PAGE) + base) * 8);
 			if (r != (long)(n * 8))
 				return zv_cr_refuse(o, "cannot read /proc/self/pagemap");
+			/* a shared object's page another process touched is in
+			 * it (mincore) but not in this one's page tables */
+			int shobj = kind == ZV_CR_SHANON || kind == ZV_CR_SHDEL || kind == ZV_CR_SYSV;
+			if (shobj && zv_sys3(__NR_mincore, m->lo + base * PAGE, n * PAGE, s->core) < 0)
+				memset(s->core, 0, n);
 			for (uint64_t i = 0; i < n; i++) {
 				uint64_t a = m->lo + (base + i) * PAGE;
 				/* a shared copy's window pages are not the file's; a
 				 * page of memory a restore mapped from its image is
 				 * there until touched */
-				int differs = worth_saving(kind, s->pm[i]) || (m->shared_copy && zv_stubs_window_page(a)) ||
+				int differs = worth_saving(kind, s->pm[i]) || (shobj && (s->core[i] & 1)) || (m->shared_copy && zv_stubs_window_page(a)) ||
 					      m->stub_region ||
 					      (m->lazy && zv_cr_holes_data(&s->holes, m->off + (a - m->lo)));
 				if (differs && !is_scratch(a) && !zero_page(s, kind, v.prot, a, nruns)) {
@@ -396,16 +403,17 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	struct saver s = { .o = o, .maxruns = 1UL << 16 };
 	uint64_t maplen = 0, pmlen = PM_CHUNK * 8, runlen = 2 * s.maxruns * sizeof *s.runs;
 	char *maps = zv_cr_read_maps(&maplen);
-	s.pm = zv_kmap(pmlen + PAGE, 4096, -1);
+	s.pm = zv_kmap(pmlen + PAGE + PM_CHUNK, 4096, -1);
 	s.runs = zv_kmap(runlen, 4096, -1);
 	s.bounce = (uint8_t *)s.pm + pmlen;
+	s.core = s.bounce + PAGE;
 	long r = -1;
 	if (!maps || zv_is_err((long)s.pm) || zv_is_err((long)s.runs)) {
 		zv_cr_refuse(o, "out of memory reading the mappings");
 		goto out;
 	}
 	zv_cr_scratch(maps, maplen);
-	zv_cr_scratch(s.pm, pmlen + PAGE);
+	zv_cr_scratch(s.pm, pmlen + PAGE + PM_CHUNK);
 	zv_cr_scratch(s.runs, runlen);
 	zv_cr_holes_open(&s.holes);
 	s.pagemap = (int)zv_openat(-100, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
@@ -472,7 +480,7 @@ out:
 	if (maps)
 		zv_kunmap(maps, maplen);
 	if (!zv_is_err((long)s.pm))
-		zv_kunmap(s.pm, pmlen + PAGE);
+		zv_kunmap(s.pm, pmlen + PAGE + PM_CHUNK);
 	if (!zv_is_err((long)s.runs))
 		zv_kunmap(s.runs, runlen);
 	return r;

@@ -15,6 +15,9 @@ enum zv_cr_kind {
 	ZV_CR_SHMEMFD,    /* shared mapping of a memfd: its fd's contents (cr/fds.c), mapped after the fds */
 	ZV_CR_SHDEL,      /* shared mapping of a deleted file (a POSIX semaphore's): its present pages,
 			   * restored as shared anonymous memory (no name leads to the file any more) */
+	ZV_CR_SYSV,       /* a SysV shared memory segment's part (shmat): its present pages; fsize is
+			   * the segment's id as the program knows it, mtime_s its size, mtime_ns its
+			   * key << 32 | its mode (SHM_DEST: removed, gone with its last detach) */
 };
 
 /* One record of section "mm", followed by the path (pathlen bytes, NUL,
@@ -32,7 +35,8 @@ struct zv_cr_vma {
 	int64_t mtime_s, mtime_ns;
 	uint32_t pathlen, pad;
 	uint64_t pages_off;       /* in "pages", page-aligned */
-	uint32_t flags, pad2;     /* ZV_CR_VMA_* */
+	uint32_t flags;           /* ZV_CR_VMA_* */
+	uint32_t nattch;          /* SYSV: the segment's attachments at the checkpoint (else 0) */
 };
 #define ZV_CR_VMA1_SIZE 72        /* version 1's record */
 #define ZV_CR_VMA_PLACED 1        /* its pages are placed as in memory (above) */
@@ -80,6 +84,10 @@ struct zv_cr_stat {
 	int64_t mtime_s, mtime_ns;
 };
 int zv_cr_stat_path(const char *path, struct zv_cr_stat *st);
+/* cr/shmobj.c: a SysV segment's part v (the host's id) described: its
+ * id, size, key and mode; 0, or -1 refused. */
+struct zv_cr_out;
+long zv_cr_sysv_describe(struct zv_cr_out *o, uint64_t id, struct zv_cr_vma *v);
 /* Kernel memory the checkpoint itself uses: left out of the image. */
 void zv_cr_scratch(void *p, uint64_t len);
 #endif

@@ -7,8 +7,10 @@
  * layer, on only after a restore, translates the ids in the calls that
  * name processes, groups or sessions (the pid and ids columns of
  * sys/sysent.h) and in what they return; sys/signal.c shows the sender of
- * a signal by its id too. An id the table lacks passes unchanged: a
- * process made after the restore is known by its host id. */
+ * a signal by its id too. SysV shared memory segments made again have
+ * new ids: the table pairs those too (cr/shmobj.c), for shmget, shmat and
+ * shmctl. An id the table lacks passes unchanged: a process or segment
+ * made after the restore is known by its host id. */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "sys/layer.h"
@@ -80,6 +82,33 @@ long zv_cr_guest_ppid(long x)
 	return zv_cr_guest_id(x);
 }
 
+long zv_cr_guest_shmid(long x)
+{
+	const struct zv_cr_id *e = zv_cr.restored && x >= 0 ? find(x, 0, ZV_CR_ID_SHM) : NULL;
+	return e ? e->vid : x;
+}
+
+static long host_shmid(long x)
+{
+	const struct zv_cr_id *e = x >= 0 ? find((int)x, 1, ZV_CR_ID_SHM) : NULL;
+	return e ? e->hid : x;
+}
+
+/* shmget's answer, shmat's and shmctl's segment (not an index: IPC_INFO,
+ * SHM_INFO, SHM_STAT, SHM_STAT_ANY). */
+static long shm_call(struct zv_call *c)
+{
+	if (c->nr == __NR_shmget) {
+		long r = zv_next(c);
+		return r >= 0 ? zv_cr_guest_shmid(r) : r;
+	}
+	int cmd = (int)c->a[1] & ~0x100 /* IPC_64 */;
+	if (c->nr == __NR_shmctl && (cmd == 3 || cmd == 14 || cmd == 13 || cmd == 15))
+		return zv_next(c);
+	long a[6] = { host_shmid((int)c->a[0]), c->a[1], c->a[2], c->a[3], c->a[4], c->a[5] };
+	return zv_next_with(c, a);
+}
+
 void zv_cr_ids_add(int vid, int hid, int group)
 {
 	struct zv_cr_ids *t = zv_cr.ids;
@@ -103,7 +132,8 @@ static int restored(void) { return zv_cr.restored; }
 static int sees(long nr)
 {
 	const struct zv_sysent *row = zv_row(nr);
-	return zv_cr.restored && (row->ppid || row->pid || row->ids);
+	return zv_cr.restored && (row->ppid || row->pid || row->ids || nr == __NR_shmget || nr == __NR_shmat ||
+				  nr == __NR_shmctl);
 }
 
 /* pids and groups are ints: the upper half of the register is not theirs */
@@ -112,6 +142,8 @@ static long group_arg(long x) { return (int)x > 0 ? zv_cr_host_group((int)x) : (
 static long call(struct zv_call *c)
 {
 	const struct zv_sysent *row = zv_row(c->nr);
+	if (c->nr == __NR_shmget || c->nr == __NR_shmat || c->nr == __NR_shmctl)
+		return shm_call(c);
 	if (row->ppid)
 		return zv_cr_guest_ppid(zv_next(c));
 	uint8_t m = row->pid;

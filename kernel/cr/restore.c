@@ -192,9 +192,13 @@ static void map_one(struct zv_cr_restore *r, const struct zv_cr_vma *v, const ch
 		p = zv_mmap((void *)v->start, len, shared ? prot : prot | PROT_WRITE,
 			    (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED, (int)fd, (long)v->off);
 		zv_close((int)fd);
-	} else if ((v->kind == ZV_CR_SHANON || v->kind == ZV_CR_SHDEL) &&
+	} else if ((v->kind == ZV_CR_SHANON || v->kind == ZV_CR_SHDEL || v->kind == ZV_CR_SYSV) &&
 		   zv_cr_tree_map_shared(&r->tree, v->start, v->end, v->off, v->kind, v->fsize)) {
 		p = (void *)v->start; /* a part of the tree's shared object (its pages come with every process's) */
+	} else if (v->kind == ZV_CR_SYSV) {
+		zv_snprintf(in->why, sizeof in->why, "SysV shared memory at %lx was not made (damaged image)",
+			    (unsigned long)v->start);
+		fail(in);
 	} else {
 		int flags = (v->kind == ZV_CR_SHANON || v->kind == ZV_CR_SHDEL ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED |
 			    (v->kind == ZV_CR_STACK ? MAP_GROWSDOWN : 0);
@@ -330,7 +334,7 @@ static void from_version1(struct zv_cr_restore *r)
 		struct zv_cr_vma *v = (void *)o;
 		memcpy(v, p, ZV_CR_VMA1_SIZE);
 		v->pages_off = off;
-		v->flags = v->pad2 = 0;
+		v->flags = v->nattch = 0;
 		uint64_t rest = (v->pathlen ? (v->pathlen + 8) & ~7UL : 0) + v->nruns * sizeof(struct zv_cr_run);
 		if (p + ZV_CR_VMA1_SIZE + rest > r->mm + r->mmlen)
 			break; /* read_layout says so */
@@ -511,6 +515,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.area_len = r->tree.area_len;
 	cur_tree = &r->tree; /* the image's statics replaced this module's too */
 	zv_cr.ids = NULL; /* the image's kernel knew another restore's */
+	zv_cr_sysv_ids(&r->tree);
 	if (r->tree.area) {
 		zv_cr_tree_join(&r->tree); /* a tree's ids and groups */
 	} else {

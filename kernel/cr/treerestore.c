@@ -27,7 +27,6 @@
 #include <linux/futex.h>
 
 #define AREA_ADDR (ZV_KWIN_END - (64UL << 20))
-#define SHANON_BASE (ZV_KWIN_END - (1UL << 38))  /* the shared objects, up to the area */
 #define WAIT_MS 120000
 
 static struct zv_cr_treectx *root_ctx; /* the restorer's, before it restores itself */
@@ -163,8 +162,8 @@ static void read_image(const char *dir, struct img *m, const struct zv_cr_treepr
 	}
 }
 
-/* The MAP_SHARED anonymous objects (and deleted files) the processes'
- * mappings are parts of. */
+/* The MAP_SHARED anonymous objects, deleted files and SysV segments the
+ * processes' mappings are parts of (cr/shmobj.c). */
 static void shared_objects(struct img *m, int nimg, struct zv_cr_treectx *t)
 {
 	struct zv_cr_buf objs = { 0 };
@@ -173,37 +172,12 @@ static void shared_objects(struct img *m, int nimg, struct zv_cr_treectx *t)
 		const char *mm = zv_cr_get(m[i].in, "mm", &len);
 		if (mm == (const void *)-1 || !mm)
 			zv_cr_restore_die(root_ctx, "a process's mm section is damaged");
-		for (const char *p = mm; p + sizeof(struct zv_cr_vma) <= mm + len; p = zv_cr_vma_next((const void *)p)) {
-			const struct zv_cr_vma *v = (const void *)p;
-			if (v->kind != ZV_CR_SHANON && v->kind != ZV_CR_SHDEL)
-				continue;
-			uint64_t end = v->off + (v->end - v->start);
-			struct zv_cr_shanon *s = (void *)objs.p, *o = NULL;
-			for (size_t k = 0; k < objs.len / sizeof *s; k++)
-				if (s[k].kind == v->kind && s[k].ino == v->fsize)
-					o = &s[k];
-			if (o) {
-				o->len = end > o->len ? end : o->len;
-			} else {
-				struct zv_cr_shanon n = { v->kind, 0, v->fsize, 0, end };
-				zv_cr_buf_put(&objs, &n, sizeof n);
-			}
-		}
+		zv_cr_shared_scan(&objs, mm, len, 0);
 		zv_cr_release(mm, len);
 	}
-	uint64_t at = SHANON_BASE;
-	struct zv_cr_shanon *s = (void *)objs.p;
-	for (size_t k = 0; k < objs.len / sizeof *s; k++) {
-		s[k].len = (s[k].len + 4095) & ~4095UL;
-		void *p = zv_mmap((void *)at, s[k].len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-				  -1, 0);
-		if ((uint64_t)p != at || objs.failed)
-			zv_cr_restore_die(root_ctx, "cannot make the tree's shared memory");
-		s[k].addr = at;
-		at += s[k].len + 4096;
-	}
-	t->shanon = s;
-	t->nshanon = (unsigned)(objs.len / sizeof *s);
+	char why[256];
+	if (zv_cr_shared_make(&objs, t, why, sizeof why) < 0)
+		zv_cr_restore_die(root_ctx, why);
 }
 
 /* Descriptions the processes shared (kcmp at the checkpoint): the first
@@ -426,9 +400,7 @@ void zv_cr_treectx_copy(struct zv_cr_in *in, const struct zv_cr_treectx *t, stru
 
 int zv_cr_tree_keeps(const struct zv_cr_treectx *t, uint64_t lo, uint64_t hi)
 {
-	if (!t->area)
-		return 0;
-	if (lo >= (uint64_t)t->area && hi <= (uint64_t)t->area + t->area_len)
+	if (t->area && lo >= (uint64_t)t->area && hi <= (uint64_t)t->area + t->area_len)
 		return 1;
 	for (unsigned i = 0; i < t->nshanon; i++)
 		if (lo >= t->shanon[i].addr && hi <= t->shanon[i].addr + t->shanon[i].len)
@@ -439,7 +411,7 @@ int zv_cr_tree_keeps(const struct zv_cr_treectx *t, uint64_t lo, uint64_t hi)
 int zv_cr_tree_map_shared(const struct zv_cr_treectx *t, uint64_t start, uint64_t end, uint64_t off, uint32_t kind,
 			  uint64_t ino)
 {
-	for (unsigned i = 0; t->area && i < t->nshanon; i++)
+	for (unsigned i = 0; i < t->nshanon; i++)
 		if (t->shanon[i].kind == kind && t->shanon[i].ino == ino && off + (end - start) <= t->shanon[i].len) {
 			long r = zv_sys5(__NR_mremap, t->shanon[i].addr + off, 0, end - start, MREMAP_MAYMOVE | MREMAP_FIXED, start);
 			if (r != (long)start)
@@ -451,7 +423,7 @@ int zv_cr_tree_map_shared(const struct zv_cr_treectx *t, uint64_t start, uint64_
 
 void zv_cr_tree_memory_done(const struct zv_cr_treectx *t)
 {
-	for (unsigned i = 0; t->area && i < t->nshanon; i++)
+	for (unsigned i = 0; i < t->nshanon; i++)
 		zv_munmap((void *)t->shanon[i].addr, t->shanon[i].len);
 }
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include "cr/cr.h"
 #include "cr/fdrestore.h"
+#include "cr/resutil.h"
 
 /* `zvisor restore`'s options. */
 struct zv_cr_ropts {
@@ -28,13 +29,16 @@ struct zv_cr_treeproc {
 	int32_t parent;                /* its index; -1: the root */
 	int32_t group;                 /* the index of the process that makes its group (-1: its parent's, kept) */
 };
-/* A MAP_SHARED anonymous object (or deleted file) two or more processes
- * share: the restorer's mapping of it, which each maps the part it had of
- * (mremap). */
+/* A MAP_SHARED anonymous object (or deleted file, or SysV segment) the
+ * processes share: the restorer's mapping of it, which each maps the part
+ * it had of (mremap). cr/shmobj.c. */
 struct zv_cr_shanon {
-	uint32_t kind, pad;            /* ZV_CR_SHANON or ZV_CR_SHDEL */
-	uint64_t ino;                  /* at the checkpoint */
+	uint32_t kind;                 /* ZV_CR_SHANON, ZV_CR_SHDEL or ZV_CR_SYSV */
+	int32_t id;                    /* SYSV: the segment's id now */
+	uint64_t ino;                  /* at the checkpoint (SYSV: the id the program knows) */
 	uint64_t addr, len;
+	uint64_t size, keymode;        /* SYSV: its size, key << 32 | mode */
+	uint32_t parts, nattch;        /* SYSV: the saved mappings of it; its attachments then */
 };
 /* What a process of a tree needs from the restorer that forked it. */
 struct zv_cr_treectx {
@@ -70,5 +74,14 @@ int zv_cr_tree_map_shared(const struct zv_cr_treectx *t, uint64_t start, uint64_
 			  uint64_t ino);
 void zv_cr_tree_memory_done(const struct zv_cr_treectx *t);
 void zv_cr_tree_join(const struct zv_cr_treectx *t);
+/* cr/shmobj.c: the shared objects of one process's mm section (only its
+ * SysV segments: sysv_only) added to objs; then all made, at their
+ * addresses, as t's (-1 with why); the ids of its SysV segments, once the
+ * kernel's data is the image's. */
+void zv_cr_shared_scan(struct zv_cr_buf *objs, const char *mm, uint64_t len, int sysv_only);
+long zv_cr_shared_make(struct zv_cr_buf *objs, struct zv_cr_treectx *t, char *why, size_t n);
+void zv_cr_sysv_ids(const struct zv_cr_treectx *t);
+/* A process alone: its SysV segments made as t's (none: t untouched). */
+long zv_cr_sysv_alone(const char *mm, uint64_t len, struct zv_cr_treectx *t, char *why, size_t n);
 void zv_cr_tree_ready(const struct zv_cr_treectx *t);
 #endif

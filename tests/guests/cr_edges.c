@@ -1,6 +1,6 @@
 /* cr_edges.c: the checkpoint's edge cases (tests/test_checkpoint.py).
- *   cr_edges shm          a SysV shared memory segment attached (a checkpoint
- *                         must refuse it): prints "ready", then 8 steps of 100 ms
+ *   cr_edges shm          a SysV shared memory segment attached (removed):
+ *                         prints "ready", 8 steps of 100 ms, then reads it by its id
  *   cr_edges shfile DIR   a MAP_SHARED mapping of DIR/shared: "ready", 8 steps,
  *                         then a write through it must be in the file
  *   cr_edges futex        two threads in 2 s futex waits, one relative
@@ -62,6 +62,9 @@ static int shm(void)
 	shmctl(id, IPC_RMID, NULL); /* gone with its last detach, even if killed */
 	strcpy(p, "shared");
 	steps(p);
+	struct shmid_ds ds; /* the id the program knows still names it */
+	printf("the segment by its id: %s\n",
+	       shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_segsz == 1 << 16 && ds.shm_nattch == 1 ? "ok" : "FAIL");
 	shmdt(p);
 	return 0;
 }

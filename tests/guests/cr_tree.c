@@ -14,10 +14,11 @@
  *   zombies      two children ended and not waited for: waited after go
  *   pgrp         a process group of two children, signalled after go
  *   shmem        MAP_SHARED anonymous memory between parent and child
- *   fifo         a child writing to its parent through a named pipe, with
- *                unread bytes in it at the cut
- *   dgram        a datagram socketpair: three datagrams queued at the cut,
- *                each read whole with its own size, and one answer
+ *   sysv         a SysV shared memory segment between parent and child
+ *   fifo         a child writing lines to its parent through a named FIFO,
+ *                some unread at the cut
+ *   dgram        a datagram socketpair with messages queued both ways,
+ *                whose boundaries must stay
  *   tty          the session's controlling terminal and its foreground group */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -31,8 +32,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -306,57 +308,114 @@ static int shmem(void)
 	return 0;
 }
 
+static int sysv(void)
+{
+	int id = shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600);
+	volatile uint64_t *m = id < 0 ? (void *)-1 : shmat(id, NULL, 0);
+	if (m == (void *)-1)
+		return 1;
+	shmctl(id, IPC_RMID, NULL); /* gone with its last detach, even if killed */
+	m[0] = 0x1111;
+	m[60000] = 0x5555; /* a page only the parent touched */
+	pid_t c = fork();
+	if (c == 0) {
+		m[1] = 0x2222;
+		m[120000] = 0x6666; /* one only the child touched */
+		ready("child");
+		while (m[2] != 0x3333)
+			nap();
+		struct shmid_ds ds;
+		check("child: the segment by its id", shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_segsz == 1 << 20 &&
+							      ds.shm_nattch == 2);
+		check("child: the parent's pages", m[0] == 0x1111 && m[60000] == 0x5555);
+		m[3] = 0x4444;
+		_exit(shmdt((void *)m) == 0 ? 0 : 1);
+	}
+	while (m[1] != 0x2222)
+		nap();
+	ready("parent");
+	m[2] = 0x3333;
+	status_line("parent", c, c);
+	struct shmid_ds ds;
+	check("parent: the child's writes before and after the cut", m[1] == 0x2222 && m[120000] == 0x6666 &&
+								      m[3] == 0x4444);
+	check("parent: attached once now", shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_nattch == 1);
+	return shmdt((void *)m) == 0 ? 0 : 1;
+}
+
 static int fifo(void)
 {
-	unlink("tree.fifo");
-	if (mkfifo("tree.fifo", 0600))
+	unlink("fifo");
+	if (mkfifo("fifo", 0600))
 		return 1;
 	pid_t c = fork();
 	if (c == 0) {
-		int w = open("tree.fifo", O_WRONLY);
-		dprintf(w, "before the cut\n");
+		int w = open("fifo", O_WRONLY);
+		dprintf(w, "one before the cut\n");
+		dprintf(w, "two before the cut\n");
 		ready("child");
 		dprintf(w, "after the cut\n");
-		_exit(3);
+		_exit(6);
 	}
-	int r = open("tree.fifo", O_RDONLY);
-	ready("parent");
+	int r = open("fifo", O_RDONLY);
 	char buf[256];
 	ssize_t n, k = 0;
+	while (k < 19 && (n = read(r, buf + k, 19 - k)) > 0) /* its first line */
+		k += n;
+	ready("parent"); /* the second line is in the FIFO, unread */
 	while ((n = read(r, buf + k, sizeof buf - 1 - k)) > 0)
 		k += n;
 	buf[k] = 0;
-	check("the child's lines through the fifo", !strcmp(buf, "before the cut\nafter the cut\n"));
-	unlink("tree.fifo");
+	check("the child's lines through the FIFO",
+	      !strcmp(buf, "one before the cut\ntwo before the cut\nafter the cut\n"));
+	unlink("fifo");
 	return status_line("parent", c, c);
+}
+
+/* Receives n datagrams on s, each checked whole against want[]; the
+ * lines for them into out. */
+static void datagrams(const char *who, int s, const char *const *want, int n, char *out, size_t size)
+{
+	size_t at = 0;
+	for (int i = 0; i < n; i++) {
+		char buf[128];
+		ssize_t k = recv(s, buf, sizeof buf, 0);
+		int ok = k == (ssize_t)strlen(want[i]) && !memcmp(buf, want[i], (size_t)k);
+		at += (size_t)snprintf(out + at, size - at, "%s: datagram %d of %zd bytes: %s\n", who, i, k,
+				       ok ? "ok" : "FAIL");
+	}
 }
 
 static int dgram(void)
 {
+	/* empty ones too: first in a queue, and between two */
+	static const char *const up[] = { "a", "", "datagram of some length", "after the cut" };
+	static const char *const down[] = { "", "x", "sent after the cut" };
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
 		return 1;
 	pid_t c = fork();
 	if (c == 0) {
 		close(sv[0]);
+		for (int i = 0; i < 3; i++)
+			send(sv[1], up[i], strlen(up[i]), 0);
 		ready("child");
-		char buf[256];
-		for (int i = 0; i < 3; i++) {
-			ssize_t n = recv(sv[1], buf, sizeof buf, 0);
-			printf("child: datagram %d of %zd bytes, starting '%c'\n", i, n, n > 0 ? buf[0] : '?');
-		}
-		send(sv[1], "answer", 6, 0);
+		send(sv[1], up[3], strlen(up[3]), 0);
+		char out[512];
+		datagrams("child", sv[1], down, 3, out, sizeof out);
+		fputs(out, stdout);
 		_exit(0);
 	}
 	close(sv[1]);
-	send(sv[0], "a", 1, 0);
-	send(sv[0], "bbbbbbbbbbbbbbbbbbbb", 20, 0);
-	send(sv[0], "ccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc", 99, 0);
+	for (int i = 0; i < 2; i++)
+		send(sv[0], down[i], strlen(down[i]), 0);
 	ready("parent");
-	char buf[64];
-	ssize_t n = recv(sv[0], buf, sizeof buf, 0);
-	check("parent: the answer is one datagram of 6 bytes", n == 6 && !memcmp(buf, "answer", 6));
-	return status_line("parent", c, c);
+	send(sv[0], down[2], strlen(down[2]), 0);
+	char out[512];
+	datagrams("parent", sv[0], up, 4, out, sizeof out);
+	int r = status_line("parent", c, c); /* the child's lines first */
+	fputs(out, stdout);
+	return r;
 }
 
 static int tty(void)
@@ -398,12 +457,14 @@ int main(int argc, char **argv)
 		return pgrp();
 	if (!strcmp(m, "shmem"))
 		return shmem();
-	if (!strcmp(m, "tty"))
-		return tty();
+	if (!strcmp(m, "sysv"))
+		return sysv();
 	if (!strcmp(m, "fifo"))
 		return fifo();
 	if (!strcmp(m, "dgram"))
 		return dgram();
-	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|tty|fifo|dgram\n");
+	if (!strcmp(m, "tty"))
+		return tty();
+	fprintf(stderr, "usage: cr_tree gen N|sum|forkpipe|socketpair|tcp|workers|zombies|pgrp|shmem|sysv|fifo|dgram|tty\n");
 	return 2;
 }
