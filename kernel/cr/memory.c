@@ -19,6 +19,7 @@
 #include "lib/dirents.h"
 #include "intercept/sharedtext.h"
 #include "intercept/stubs.h"
+#include <asm/stat.h>
 #include <linux/mman.h>
 #include <linux/fcntl.h>
 #include <linux/elf.h>
@@ -283,8 +284,8 @@ static long write_run(struct saver *s, uint64_t addr, uint64_t len)
 static long holds_ino(const char *name, void *arg)
 {
 	unsigned long fd;
-	struct { uint64_t dev, ino; uint64_t rest[16]; } st;
-	return zv_parse_ulong(name, &fd) == 0 && zv_sys2(__NR_fstat, fd, &st) == 0 && st.ino == *(uint64_t *)arg;
+	struct stat st;
+	return zv_parse_ulong(name, &fd) == 0 && zv_sys2(__NR_fstat, fd, &st) == 0 && st.st_ino == *(uint64_t *)arg;
 }
 
 static int memfd_open(uint64_t ino)
@@ -488,14 +489,13 @@ out:
 
 int zv_cr_stat_path(const char *path, struct zv_cr_stat *out)
 {
-	struct { uint64_t dev, ino, nlink; uint32_t mode, uid, gid, pad; uint64_t rdev; int64_t size, blksize, blocks;
-		 uint64_t atime, atime_ns, mtime, mtime_ns, ctime, ctime_ns; int64_t unused[3]; } st;
+	struct stat st;
 	long r = zv_sys2(__NR_stat, path, &st);
 	if (r < 0)
 		return (int)r;
-	out->size = (uint64_t)st.size;
-	out->held = (uint64_t)st.blocks * 512;
-	out->mtime_s = (int64_t)st.mtime;
-	out->mtime_ns = (int64_t)st.mtime_ns;
+	out->size = (uint64_t)st.st_size;
+	out->held = (uint64_t)st.st_blocks * 512;
+	out->mtime_s = (int64_t)st.st_mtime;
+	out->mtime_ns = (int64_t)st.st_mtime_nsec;
 	return 0;
 }
