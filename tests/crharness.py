@@ -165,7 +165,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def _ask(family, address, text, deadline, server):
+def ask(family, address, text, deadline, server):
     """Connect (retrying while nothing listens yet and the server, a
     Running, runs), say text, return the answer."""
     while True:
@@ -196,8 +196,8 @@ def listen_client(server, port, path, timeout=30):
     """What cr_listen (server, a Running: the guest or its restore) answers
     a client on each socket."""
     deadline = time.monotonic() + timeout
-    return (_ask(socket.AF_INET, ("127.0.0.1", port), "hello tcp", deadline, server)
-            + _ask(socket.AF_UNIX, str(path), "hello unix", deadline, server))
+    return (ask(socket.AF_INET, ("127.0.0.1", port), "hello tcp", deadline, server)
+            + ask(socket.AF_UNIX, str(path), "hello unix", deadline, server))
 
 
 # --- the cases --------------------------------------------------------------------

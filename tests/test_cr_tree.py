@@ -93,13 +93,14 @@ def test_tree(name, platform, tmp_path):
 
 
 def clients(port_of):
-    """During the run: two clients of the workers' port, each served."""
+    """During the run: two clients of the workers' port, each served. A
+    restore listens again only once it has made its sockets, so a refused
+    connection is tried again while the tree runs."""
     def during(g):
         port = port_of(g)
+        deadline = time.monotonic() + 60
         for _ in range(2):
-            with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
-                s.sendall(b"hello\n")
-                assert s.recv(16) == b"served\n"
+            assert cr.ask(socket.AF_INET, ("127.0.0.1", port), "hello", deadline, g) == "served\n"
     return during
 
 
