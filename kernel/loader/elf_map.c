@@ -177,7 +177,7 @@ static void file_path(int fd, const char *path, char *out)
 
 /* The files an exec's resolution left open (zv_load_elf_given), taken by
  * the next zv_load_elf. */
-static struct zv_exec_files given = { -1, -1, 0, 0 };
+static struct zv_exec_files given = { -1, -1, 0, 0, NULL, NULL, -1, -1 };
 
 void zv_load_elf_given(const struct zv_exec_files *f)
 {
@@ -192,7 +192,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	int err;
 	long r;
 	struct zv_exec_files f = given;
-	given = (struct zv_exec_files){ -1, -1, 0, 0 };
+	given = (struct zv_exec_files){ -1, -1, 0, 0, NULL, NULL, -1, -1 };
 	if (wl)
 		why[0] = 0;
 	/* not the path's 4 KiB: clearing them would touch a second page */
@@ -206,7 +206,13 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 		return fail(why, wl, e.fd, "%s", zv_strerror(-e.fd));
 	}
 	f.fd = -1; /* e's now */
-	r = read_ehdr(&e);
+	if (f.head && f.headn >= 0 && f.headn <= HEAD_BYTES) { /* as the resolution read them */
+		e.headn = f.headn;
+		memcpy(e.head, f.head, (size_t)f.headn);
+		r = ehdr_from_head(&e);
+	} else {
+		r = read_ehdr(&e);
+	}
 	if (r < 0) {
 		err = fail(why, wl, (int)r, "cannot read: %s", zv_strerror((int)-r));
 		goto out;
@@ -257,6 +263,11 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 		if (f.ifd >= 0) {
 			e.fd = f.ifd;
 			e.size = f.isize;
+			e.headn = -1;
+			if (f.ihead && f.iheadn >= 0 && f.iheadn <= HEAD_BYTES) {
+				e.headn = f.iheadn;
+				memcpy(e.head, f.ihead, (size_t)f.iheadn);
+			}
 			f.ifd = -1;
 			err = check_interp(ipath, &e, why, wl);
 		} else {
