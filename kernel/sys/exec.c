@@ -166,8 +166,23 @@ void zv_exec_give_back_signals(struct zv_thread *t, uint64_t *saved)
 	t->fast.sig_pending = 0;
 }
 
+static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
+		      char *const *argv, char *const *envp, long nr, const long *a);
+
+/* A failed exec returns: a frameless one's uc is the fast path's again,
+ * whose mask no one reads (0, as it was). */
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
 		    char *const *argv, char *const *envp, long nr, const long *a)
+{
+	int frameless = uc->uc_sigmask == ZV_MASK_UNKNOWN;
+	long r = exec_call(t, uc, path, execfn, argv, envp, nr, a);
+	if (frameless)
+		uc->uc_sigmask = 0;
+	return r;
+}
+
+static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
+		      char *const *argv, char *const *envp, long nr, const long *a)
 {
 	long checked = host_check(nr, a, path);
 	if (checked < 0)
