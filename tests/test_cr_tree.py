@@ -57,6 +57,7 @@ CASES = {
     "fifo": (lambda: guest("fifo"), 2),
     "dgram": (lambda: guest("dgram"), 2),
     "pool": (pool, 1),
+    "pty": (lambda: [zvtest.guest("cr_pty"), "session"], 3),
 }
 
 
