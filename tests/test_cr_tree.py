@@ -17,6 +17,7 @@ ways (each must come out whole), a Python
 multiprocessing pool; and --leave-running on a tree."""
 import os
 import re
+import signal
 import socket
 import time
 from pathlib import Path
@@ -182,32 +183,59 @@ def test_sysv_shared_outside(tmp_path):
     assert "shared with others" in rest.stderr, rest.stderr
 
 
+# A session leader whose terminal is a pty: alone, the process holds its
+# master; outside, its parent (not saved) does.
 SESSION_WITH_PTY = """
 import fcntl, os, sys, termios, time
-if os.getsid(0) != os.getpid():
-    os.setsid()
 m, s = os.openpty()
-fcntl.ioctl(s, termios.TIOCSCTTY, 0)
-print("ready", file=sys.stderr, flush=True)
+if sys.argv[1] == "alone" or os.fork() == 0:
+    if os.getsid(0) != os.getpid():
+        os.setsid()
+    fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+    print("ready", file=sys.stderr, flush=True)
 while not os.path.exists("go"):
     time.sleep(0.01)
 """
 
 
-def test_own_terminal_refused(tmp_path):
-    """A tree that leads its own session with a controlling terminal (a
-    pty): the restore would not make the terminal again, so the
-    checkpoint refuses it with one line that says so."""
+@pytest.mark.parametrize("where", ["alone", "outside"])
+def test_own_terminal_refused(where, tmp_path):
+    """A process that leads its own session with a controlling terminal
+    the restore would not make again: a pty whose master is outside the
+    saved processes, or a process alone (the terminal is made again for a
+    tree). The checkpoint refuses it with one line that says so."""
     cr.need_core()
     if not cr.PYTHON:
         pytest.skip("no python3")
     tmp = cr.workdir(tmp_path)
-    g = cr.Running(zvtest.zv_argv([cr.PYTHON, "-c", SESSION_WITH_PTY]), cwd=tmp, as_user=cr.user())
+    g = cr.Running(zvtest.zv_argv([cr.PYTHON, "-c", SESSION_WITH_PTY, where]), cwd=tmp, as_user=cr.user())
+    pid = g.pid
     try:
         assert g.wait_for(cr.readies(1), 120, stderr=True), g.result_text()
+        if where == "outside":
+            pid = int(Path("/proc/%d/task/%d/children" % (g.pid, g.pid)).read_text().split()[0])
+        res = cr.zv("checkpoint", pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
+    finally:
+        if pid != g.pid:  # in a session of its own: not in the group g.kill ends
+            os.kill(pid, signal.SIGKILL)
+        g.kill()
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert "controlling terminal" in res.stderr, res.stderr
+    assert not (Path(tmp) / "image").exists()
+
+
+def test_pty_queue_refused(tmp_path):
+    """A pty of the tree with bytes not yet read (a line typed ahead): they
+    cannot be read without taking them, so the checkpoint refuses it with
+    one line."""
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
+    g = cr.Running(zvtest.zv_argv([zvtest.guest("cr_pty"), "queued"]), cwd=tmp, as_user=cr.user())
+    try:
+        assert g.wait_for(cr.readies(3), 120, stderr=True), g.result_text()
         res = cr.zv("checkpoint", g.pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
     finally:
         g.kill()
     assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
-    assert "controlling terminal" in res.stderr, res.stderr
+    assert "pseudo-terminal's queue" in res.stderr, res.stderr
     assert not (Path(tmp) / "image").exists()

@@ -6,7 +6,9 @@
  * own child's process group in the foreground. Each says "ready" on stderr
  * and waits for a file named go (the test cuts the tree meanwhile); then
  * each checks what it had, one line per check on stdout, and a line goes
- * each way between master and terminal. No argument: exits 2. */
+ * each way between master and terminal. "queued": the same, with a line
+ * typed to the terminal and not yet read by it at the cut. No argument:
+ * exits 2. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
@@ -133,8 +135,9 @@ static void child(int slave)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc < 2 || strcmp(argv[1], "session")) {
-		fprintf(stderr, "usage: cr_pty session\n");
+	int queued = argc > 1 && !strcmp(argv[1], "queued");
+	if (argc < 2 || (strcmp(argv[1], "session") && !queued)) {
+		fprintf(stderr, "usage: cr_pty session|queued\n");
 		return 2;
 	}
 	int m = posix_openpt(O_RDWR | O_NOCTTY);
@@ -151,6 +154,8 @@ int main(int argc, char **argv)
 		child(s);
 	}
 	close(s);
+	if (queued) /* a line the terminal's reader has not read at the cut */
+		dprintf(m, "typed ahead\n");
 	ready("parent");
 	char buf[256];
 	line_from(m, buf, sizeof buf);
