@@ -14,7 +14,10 @@ after it, MAP_SHARED anonymous memory between parent and child, a SysV shared
 memory segment between them (its id kept), a named FIFO
 with unread lines in it, a datagram socketpair with messages queued both
 ways (each must come out whole), a Python
-multiprocessing pool; and --leave-running on a tree."""
+multiprocessing pool, a session whose controlling terminal is a pty the
+tree holds the master of (tests/guests/cr_pty.c); --leave-running on a
+tree; what still refuses a session's terminal; a shell's job keeping the
+restorer's terminal."""
 import fcntl
 import os
 import re
