@@ -2,8 +2,9 @@
  * process to restore, before any process's fds are placed, at spare
  * numbers no image uses: listening sockets first (a connection to one is
  * accepted from it), then the other sockets (pairs made together,
- * cr/sockmake.c), pipes and FIFOs, pseudo-terminals (cr/fdpty.c); then a description for each record that
- * is an end of them, the files in flight, the messages queued for each
+ * cr/sockmake.c), pipes and FIFOs, pseudo-terminals (cr/fdpty.c); then a
+ * description for each record that is an end of them, the files in
+ * flight, the messages queued for each
  * socket sent to it again with the files they carry, and last the
  * shutdowns, which would refuse those sends. A process alone does this
  * itself; a tree's restorer does it before it forks the tree, whose
