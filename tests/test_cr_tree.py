@@ -161,14 +161,17 @@ def test_workers(platform, tmp_path):
     assert (joined.stdout, joined.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, joined, "workers")
 
 
-def test_leave_running_tree(tmp_path):
-    """--leave-running: the pipeline goes on as a whole to its native end;
-    its image, restored after, ends as natively again."""
+@pytest.mark.parametrize("name", ["pipeline", "pty"])
+def test_leave_running_tree(name, tmp_path):
+    """--leave-running: the pipeline (or the session on a pty of the tree's)
+    goes on as a whole to its native end; its image, restored after, ends
+    as natively again (on a pty of its own)."""
     cr.need_core()
     tmp = cr.workdir(tmp_path)
-    nat = native("pipeline", tmp)
-    rest, orig = cr.tree_cut(zvtest.zv_argv(pipeline()), 1, tmp, leave_running=True)
-    same(nat, orig, "the pipeline after a --leave-running checkpoint")
+    nat = native(name, tmp)
+    argv, n = CASES[name]
+    rest, orig = cr.tree_cut(zvtest.zv_argv(argv()), n, tmp, leave_running=True)
+    same(nat, orig, "the %s after a --leave-running checkpoint" % name)
     assert (rest.stdout, rest.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, rest, "its restore")
 
 

@@ -76,7 +76,7 @@ static void grandchild(void)
 static void child(int slave)
 {
 	setsid();
-	check("child: made its terminal its controlling one", ioctl(slave, TIOCSCTTY, 0) == 0);
+	int ctty = ioctl(slave, TIOCSCTTY, 0) == 0; /* said after go: all the output comes after the cut */
 	dup2(slave, 0);
 	close(slave);
 	struct termios t;
@@ -96,7 +96,8 @@ static void child(int slave)
 	signal(SIGTTOU, SIG_IGN);
 	tcsetpgrp(0, gc);
 	ready("child");
-	waited("child: its child ended", gc);
+	waited("child: its child ended", gc); /* its lines first */
+	check("child: made its terminal its controlling one", ctty);
 	check("child: its fd 0 is a terminal", isatty(0));
 	check("child: leads its session", getsid(0) == getpid() && tcgetsid(0) == getpid());
 	check("child: its child's group is the foreground", tcgetpgrp(0) == gc);
