@@ -116,6 +116,9 @@ int main(int argc, char **argv)
 	tcsetattr(ps, TCSANOW, &tt);
 	struct winsize ws = { .ws_row = 25, .ws_col = 90 };
 	ioctl(pm, TIOCSWINSZ, &ws);
+	int one = 1;
+	ioctl(pm, TIOCPKT, &one); /* packet mode, and locked: no one else opens it by name */
+	ioctl(pm, TIOCSPTLCK, &one);
 	umask(027);
 	chdir(argv[1]);
 
@@ -160,10 +163,17 @@ int main(int argc, char **argv)
 	ioctl(ps, TIOCGWINSZ, &ws);
 	write(ps, "pty!\n", 5);
 	memset(b, 0, sizeof b);
-	for (size_t k = 0; k < sizeof b - 1 && (k == 0 || b[k - 1] != '\n') && read(pm, b + k, 1) == 1;)
-		k += b[k] != '\r';
-	printf("pty: %s, erase %d, %dx%d, a terminal %d\n", strtok(b, "\n"), tt.c_cc[VERASE], ws.ws_row, ws.ws_col,
-	       isatty(ps));
+	char pkt[64];
+	ssize_t pn;
+	for (size_t k = 0; (k == 0 || b[k - 1] != '\n') && (pn = read(pm, pkt, sizeof pkt)) > 0;)
+		for (ssize_t i = 1; i < pn && k < sizeof b - 1; i++) /* packet mode: a status byte first */
+			if (pkt[i] != '\r')
+				b[k++] = pkt[i];
+	int lk = 0, pk = 0;
+	ioctl(pm, TIOCGPTLCK, &lk);
+	ioctl(pm, TIOCGPKT, &pk);
+	printf("pty: %s, erase %d, %dx%d, a terminal %d, locked %d, packet mode %d\n", strtok(b, "\n"), tt.c_cc[VERASE],
+	       ws.ws_row, ws.ws_col, isatty(ps), lk, pk);
 	mode_t m = umask(0);
 	char cwd[512];
 	printf("umask %03o, cwd %s\n", m, strcmp(getcwd(cwd, sizeof cwd), argv[1]) == 0 ? "kept" : cwd);
