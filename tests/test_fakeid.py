@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -326,6 +327,35 @@ def test_records_from_other_tools(tmp_path):
                           "dev character special file 620 0:0 4:1\n"
                           "bad regular empty file 644 0:0 0:0\n"
                           "sticky directory 1777 0:0 0:0\n"), res
+
+
+@pytest.mark.parametrize("platform", [p for p in ("stubs", "sud", "seccomp") if p in zvtest.SELECTED_PLATFORMS])
+def test_attribute_cache_sees_other_tools(platform, tmp_path):
+    """What a run learnt of a file's attribute (kept in the cache directory's
+    fakeid.cache for files whose ctime is settled) gives way to a change
+    another tool makes between runs, and within a run (sh's stat after
+    setfattr: a new ctime each time)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    area = tmp_path / "a"
+    area.mkdir()
+    (area / "f").write_text("")
+    (area / "d").mkdir()
+    time.sleep(2.5)  # the cache file takes files whose ctime lies 2 s before the run
+    show = ["sh", "-c", 'cd "$1"; stat -c "%n %u:%g %a" f d', "sh", str(area)]
+    db = str(tmp_path / "db")
+    first = fake(show, platform, db=db, env=env)
+    assert first.stdout == "f 0:0 644\nd 0:0 755\n", first
+    assert (cache / "zvisor" / "fakeid.cache").exists()
+    assert fake(show, platform, db=db, env=env).stdout == first.stdout  # from the cache
+    for name, value in (("f", "5:6:0600:file"), ("d", "7:8:0700:dir")):
+        os.setxattr(area / name, "user.containers.override_stat", value.encode())
+    changed = fake(show, platform, db=db, env=env)
+    assert changed.stdout == "f 5:6 600\nd 7:8 700\n", changed
+    os.removexattr(area / "f", "user.containers.override_stat")
+    back = fake(show, platform, db=db, env=env)
+    assert back.stdout == "f 0:0 644\nd 7:8 700\n", back
 
 
 def test_filesystem_without_xattrs(tmp_path):
