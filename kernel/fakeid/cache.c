@@ -50,11 +50,13 @@ struct file_head {
 
 static ZV_COLD_BSS struct entry local[LOCAL_SETS * 2];
 
-/* The entries of (dev, ino)'s set in a table of nsets sets. */
+/* The entries of (dev, ino)'s set in a table of nsets sets: by the inode
+ * number itself, so that the files of a directory (made together, numbered
+ * together) share pages and cache lines. */
 static struct entry *set_of(struct entry *t, unsigned nsets, uint64_t dev, uint64_t ino)
 {
-	uint64_t h = dev * 0x9e3779b97f4a7c15UL ^ ino * 0xc2b2ae3d27d4eb4fUL;
-	return &t[((h ^ (h >> 31)) % nsets) * 2];
+	uint64_t h = dev * 0x9e3779b97f4a7c15UL;
+	return &t[((ino + (h ^ (h >> 29))) % nsets) * 2];
 }
 
 static void *file_map;
