@@ -25,6 +25,8 @@
 #include "lib/kmem.h"
 #include "lib/fmt.h"
 #include "intercept/sitecache.h"
+#include "sys/calls.h"
+#include "sys/execstate.h"
 #include <linux/fcntl.h>
 
 #define LOCAL_SETS 256
@@ -61,9 +63,24 @@ static struct entry *set_of(struct entry *t, unsigned nsets, uint64_t dev, uint6
 
 static void *file_map;
 static int file_tried;
+static int file_fd = -1; /* hidden, carried across a host exec (field A) */
 
-/* The file at path, made if missing at its full size (sparse), mapped;
- * NULL if it cannot be or is of another format. */
+/* The file behind fd mapped, if it is one of this format; NULL if not. */
+static void *map_fd(int fd)
+{
+	void *m = zv_kmap(FILE_BYTES, 4096, fd);
+	if (zv_is_err((long)m))
+		return NULL;
+	const struct file_head *h = m;
+	if (memcmp(h->magic, FILE_MAGIC, 8) || h->entry_size != sizeof(struct entry) || h->sets != FILE_SETS) {
+		zv_kunmap(m, FILE_BYTES);
+		return NULL;
+	}
+	return m;
+}
+
+/* The file at path, made if missing at its full size (sparse), mapped and
+ * its fd kept; NULL if it cannot be or is of another format. */
 static void *map_file(const char *path)
 {
 	long fd = zv_openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -80,23 +97,22 @@ static void *map_file(const char *path)
 			r = -EIO;
 		st.x[6] = FILE_BYTES;
 	}
-	if (r == 0 && st.x[6] == FILE_BYTES) {
-		m = zv_kmap(FILE_BYTES, 4096, (int)fd);
-		const struct file_head *h = m;
-		if (zv_is_err((long)m))
-			m = NULL;
-		else if (memcmp(h->magic, FILE_MAGIC, 8) || h->entry_size != sizeof(struct entry) ||
-			 h->sets != FILE_SETS) {
-			zv_kunmap(m, FILE_BYTES);
-			m = NULL;
-		}
+	if (r == 0 && st.x[6] == FILE_BYTES && (m = map_fd((int)fd))) {
+		/* kept (without O_CLOEXEC: zv_hide_fd dup2s) for the images a
+		 * host exec makes, which map it without opening it */
+		file_fd = zv_hide_fd((int)fd);
+		if (file_fd != fd && zv_keep_hidden_fd(&file_fd) == 0)
+			return m;
+		fd = file_fd;
+		file_fd = -1;
 	}
 	zv_close((int)fd);
 	return m;
 }
 
 /* The file's entries, mapped at the first use in this image (a fork child
- * shares its parent's mapping); NULL: none. */
+ * shares its parent's mapping, an exec in the process keeps it); NULL:
+ * none. */
 static struct entry *file_table(void)
 {
 	if (!__atomic_load_n(&file_tried, __ATOMIC_ACQUIRE)) {
@@ -104,15 +120,40 @@ static struct entry *file_table(void)
 		zv_lock(&lock);
 		if (!file_tried) {
 			char path[300];
-			if (zv_sitecache_make_dir() &&
-			    zv_snprintf(path, sizeof path, "%s/fakeid.cache", zv_sitecache_dir()) < (int)sizeof path)
+			if (file_fd >= 0) {
+				if (!(file_map = map_fd(file_fd))) {
+					zv_forget_hidden_fd(&file_fd);
+					zv_close(file_fd);
+					file_fd = -1;
+				}
+			} else if (zv_sitecache_make_dir() &&
+				   zv_snprintf(path, sizeof path, "%s/fakeid.cache", zv_sitecache_dir()) < (int)sizeof path) {
 				file_map = map_file(path);
+			}
 			__atomic_store_n(&file_tried, 1, __ATOMIC_RELEASE);
 		}
 		zv_unlock(&lock);
 	}
 	return file_map ? (struct entry *)((char *)file_map + FILE_HEAD) : NULL;
 }
+
+/* Exec state field A: the file's hidden fd. */
+static int encode(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	(void)x;
+	return file_fd < 0 ? -1 : zv_snprintf(buf, n, "%x", file_fd);
+}
+
+static const char *decode(const char *s, struct zv_exec_carry *x)
+{
+	(void)x;
+	file_fd = (int)zv_parse_hex(s, &s);
+	if (file_fd >= 0)
+		zv_keep_hidden_fd(&file_fd);
+	return s;
+}
+
+ZV_EXEC_FIELD(fakeid_cache, 325, 'A', encode, decode);
 
 /* 1 and the record, 0 (no record), or -1 (not known), from one table. */
 static int get(struct entry *t, unsigned nsets, const struct zv_fid_stat *s, struct zv_fid_rec *r)
