@@ -30,9 +30,9 @@ each side's minimum and the median of the per-pair ratios with their range.
 Host system calls per workload come from one more run of each under
 `perf stat -e raw_syscalls:sys_enter` (else `strace -f -c`, which misses
 calls newer than its table; PRoot's tracees cannot be traced twice: its row
-counts the tracer's own calls under `strace -c`). The cost of the view per path call: microbench's stat
-and openat+close inside the root, chroot against zvisor with and without
---root.
+counts the tracer's own calls under `strace -c`). The cost of the view per
+path call: microbench's stat and openat+close inside the root, chroot
+against zvisor with and without --root.
 
   python3 bench/rootfs.py [--reps 5] [--only file,exec,dpkg,apt,make]
       [--runners zvisor,proot,bwrap] [--no-counts] [--out bench/results]
