@@ -28,10 +28,11 @@ Paired runs (bench/paired.py's method): each repetition runs chroot and then
 each runner back to back, each after one untimed warm-up; the table gives
 each side's minimum and the median of the per-pair ratios with their range.
 Host system calls per workload come from one more run of each under
-`strace -f -c` (PRoot's tracees cannot be traced twice: its row counts the
-tracer's own calls). The cost of the view per path call: microbench's stat
-and openat+close inside the root, chroot against zvisor with and without
---root.
+`perf stat -e raw_syscalls:sys_enter` (else `strace -f -c`, which misses
+calls newer than its table; PRoot's tracees cannot be traced twice: its row
+counts the tracer's own calls under `strace -c`). The cost of the view per
+path call: microbench's stat and openat+close inside the root, chroot
+against zvisor with and without --root.
 
   python3 bench/rootfs.py [--reps 5] [--only file,exec,dpkg,apt,make]
       [--runners zvisor,proot,bwrap] [--no-counts] [--out bench/results]
@@ -259,28 +260,46 @@ def why(err):
     return (lines[0] if lines else str(err).splitlines()[0])[:160]
 
 
+def perf_works():
+    """Whether perf can count the raw_syscalls tracepoint here."""
+    if not shutil.which("perf"):
+        return False
+    r = subprocess.run(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "true"], capture_output=True, text=True)
+    return r.returncode == 0 and re.search(r"^\d+,", r.stderr, re.M) is not None
+
+
 def strace_counts(runners, names, tmp, failed):
-    """{(workload, runner): host system calls of one run}."""
+    """{(workload, runner): host system calls of one run}. perf's count of
+    the raw_syscalls tracepoint where it works: strace -c leaves out the
+    calls its table lacks (strace 6.1: getxattrat, which zvisor makes for
+    every getxattr under --root). PRoot's: its own calls only (strace
+    without -f), since it traces its programs itself."""
     counts = {}
+    use_perf = perf_works()
     for w in names:
         title, cmd, reset, setup = WORKLOADS[w]
         for name, r in runners.items():
             if (w, name) in failed:
                 continue
             out = os.path.join(tmp, "strace-%s-%s" % (w, name))
-            # PRoot traces its programs itself: only its own calls can be counted
-            opts = ["-c"] if name == "proot" else ["-f", "-c"]
+            if use_perf and name != "proot":
+                prefix = ["perf", "stat", "-x,", "-o", out, "-e", "raw_syscalls:sys_enter", "--"]
+            else:
+                prefix = ["strace", "-o", out, "-c"] + ([] if name == "proot" else ["-f"])
             try:
-                r.run(sh(cmd), prefix=["strace", "-o", out] + opts)
+                r.run(sh(cmd), prefix=prefix)
             except RuntimeError as e:
-                log("  strace %s %s: %s" % (w, name, e))
+                log("  counting %s %s: %s" % (w, name, e))
                 continue
             if reset:
                 r.run(sh(reset))
             with open(out) as f:
                 for line in f:
                     tok = line.split()
-                    if len(tok) >= 5 and tok[-1] == "total":  # % seconds usecs/call calls [errors] total
+                    m = re.match(r"^(\d+),[^,]*,raw_syscalls:sys_enter", line)
+                    if m:
+                        counts[(w, name)] = int(m.group(1))
+                    elif len(tok) >= 5 and tok[-1] == "total":  # % seconds usecs/call calls [errors] total
                         counts[(w, name)] = int(tok[3])
     return counts
 
@@ -447,8 +466,9 @@ def report(results, counts, view, names, want, args, notes, secs, load0, tar, fa
                                  "ratio range", "target (zvisor)"], rows))
     if counts:
         lines.append("")
-        lines.append("Host system calls of one run (`strace -f -c`; PRoot: the tracer's own calls only, "
-                     "its programs' calls are made on top of these), and per call of chroot's run:")
+        lines.append("Host system calls of one run (%s; PRoot: the tracer's own calls only under `strace -c`, "
+                     "its programs' calls are made on top of these), and per call of chroot's run:"
+                     % ("`perf stat -e raw_syscalls:sys_enter`" if perf_works() else "`strace -f -c`"))
         lines.append("")
         crows = []
         for w in names:

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -326,6 +327,41 @@ def test_records_from_other_tools(tmp_path):
                           "dev character special file 620 0:0 4:1\n"
                           "bad regular empty file 644 0:0 0:0\n"
                           "sticky directory 1777 0:0 0:0\n"), res
+
+
+@pytest.mark.parametrize("platform", [p for p in ("stubs", "sud", "seccomp") if p in zvtest.SELECTED_PLATFORMS])
+def test_attribute_cache_sees_other_tools(platform, tmp_path):
+    """What a run learnt of a file's attribute is kept in the cache
+    directory's fakeid.cache for files whose ctime is settled: the next run
+    reads no attribute (strace shows none), and a change another tool makes
+    between runs (a new ctime) is seen."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    area = tmp_path / "a"
+    area.mkdir()
+    (area / "f").write_text("")
+    (area / "d").mkdir()
+    time.sleep(2.5)  # the cache file takes files whose ctime lies 2 s before the run
+    # %Z: statx asks for the ctime (the key), as ls -l's does; stat(2) always has it
+    show = ["sh", "-c", 'cd "$1"; stat -c "%n %u:%g %a %Z" f d | cut -d" " -f1-3', "sh", str(area)]
+    db = str(tmp_path / "db")
+    reads = []
+    for _ in range(2):
+        log = tmp_path / "strace"
+        traced = run(["strace", "-f", "-qq", "-e", "trace=lgetxattr,getxattr", "-o", str(log)] +
+                     zv_argv(show, platform, ["--fake-root", "--fake-db=" + db]), env=env)
+        assert traced.stdout == "f 0:0 644\nd 0:0 755\n", traced
+        reads.append(log.read_text().count("user.containers.override_stat"))
+    assert (cache / "zvisor" / "fakeid.cache").exists()
+    assert reads[0] >= 2 and reads[1] == 0, reads
+    for name, value in (("f", "5:6:0600:file"), ("d", "7:8:0700:dir")):
+        os.setxattr(area / name, "user.containers.override_stat", value.encode())
+    changed = fake(show, platform, db=db, env=env)
+    assert changed.stdout == "f 5:6 600\nd 7:8 700\n", changed
+    os.removexattr(area / "f", "user.containers.override_stat")
+    back = fake(show, platform, db=db, env=env)
+    assert back.stdout == "f 0:0 644\nd 7:8 700\n", back
 
 
 def test_filesystem_without_xattrs(tmp_path):

@@ -8,6 +8,7 @@
  *   xattr.c     records in the file's extended attribute
  *   db.c        records in the database file, by device and inode
  *   cache.c     what a file's attribute said, while its ctime stands still
+ *               (in this process, and in a file of zvisor's cache directory)
  *   store.c     a file's record wherever it is kept; the view stat shows
  *   statcalls.c stat, lstat, fstat, newfstatat, statx
  *   owncalls.c  chown, chmod and mknod families
