@@ -319,3 +319,16 @@ def test_vfork_childs_exec_leaves_the_parents_fds():
     native = subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True)
     res = run([ZVISOR, "run", "--no-cache", "--", "/bin/sh", "-c", script])
     assert (res.stdout, res.returncode) == (native.stdout, 0), res.stderr
+
+
+def test_root_keeps_the_users_cache_place(tmp_path):
+    """Under --root the cache is where zvisor's own environment says
+    (XDG_CACHE_HOME), for the whole tree: a guest that names another place
+    for its commands (a host exec of a vfork child, an in-process exec)
+    writes nothing there."""
+    other = tmp_path / "other"
+    res = zv(["/bin/sh", "-c", 'XDG_CACHE_HOME="$1" /bin/true; XDG_CACHE_HOME="$1" exec /bin/echo ok', "sh",
+              str(other)], tmp_path, "--root", "/")
+    assert (res.stdout, res.returncode) == ("ok\n", 0), res
+    assert entries(tmp_path), res.stderr
+    assert not other.exists()

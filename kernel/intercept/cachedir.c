@@ -75,9 +75,10 @@ static int private_place(const char *path)
 }
 
 /* Under a root of the guest's own (--root) the guest's HOME is no host path
- * for zvisor's cache: the first image's choice holds for the whole tree,
- * carried across a host exec in field C and kept by an in-process one. */
-static int keep_dir;
+ * for zvisor's cache: the first image chooses from the environment zvisor
+ * was given, and its choice holds for the whole tree, carried across a
+ * host exec in field C and kept by an in-process one (kept: chosen so). */
+static int keep_dir, kept;
 
 void zv_sitecache_keep_dir(void) { keep_dir = 1; }
 
@@ -99,7 +100,7 @@ static const char *decode_dir(const char *s, struct zv_exec_carry *x)
 		k++;
 	}
 	dir[k] = 0;
-	keep_dir = chosen = 1;
+	keep_dir = kept = chosen = 1;
 	warn_fd = -1;
 	while (s[k] && s[k] != ',')
 		k++;
@@ -157,8 +158,9 @@ ZV_EXEC_FIELD(sitecache_place, 312, 'D', encode_place, decode_place);
 
 void zv_cachedir_init(const char *xdg, const char *home, const char *xdg_runtime, int none, int warn)
 {
-	if (keep_dir)
-		return; /* the first image's, under --root */
+	if (keep_dir && kept)
+		return; /* the first image's (its environment is the user's), under --root */
+	kept = keep_dir;
 	char first[256] = "", run[200] = "";
 	if (xdg && zv_strlen(xdg) < 150)
 		zv_snprintf(first, sizeof first, "%s/zvisor", xdg);
