@@ -158,6 +158,11 @@ const char *zv_strerror(int err)
 	case EEXIST: return "File exists";
 	case ENXIO: return "No such device or address";
 	case EADDRINUSE: return "Address already in use";
+	case ESRCH: return "No such process";
+	case ENOSPC: return "No space left on device";
+	case ETIMEDOUT: return "Connection timed out";
+	case ECONNRESET: return "Connection reset by peer";
+	case ECONNREFUSED: return "Connection refused";
 	default: return "Unknown error";
 	}
 }

@@ -110,6 +110,19 @@ int zv_peer_hosted(int hpid)
 
 static volatile uint64_t slots_used; /* a bit per slot whose listener is open */
 
+/* The knock itself: a SIGSYS that names our pid and w's slot. */
+static long send_knock(const struct zv_peer_wait *w, int htid)
+{
+	int me = (int)zv_getpid();
+	zv_siginfo si = { .si_signo = SIGSYS, .si_code = SI_QUEUE };
+	si.kill.pid = me;
+	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+	uint64_t v = (ZV_PEER_MAGIC << 40) | ((uint64_t)w->slot << 32) | (uint32_t)me;
+	memcpy(si.bytes + 8, &v, 8);
+	return htid ? zv_sys4(__NR_rt_tgsigqueueinfo, w->hpid, htid, SIGSYS, &si)
+		    : zv_sys3(__NR_rt_sigqueueinfo, w->hpid, SIGSYS, &si);
+}
+
 long zv_peer_knock(int hpid, int htid, struct zv_peer_wait *w)
 {
 	int slot = -1;
@@ -131,16 +144,10 @@ long zv_peer_knock(int hpid, int htid, struct zv_peer_wait *w)
 		__atomic_fetch_and(&slots_used, ~(1UL << slot), __ATOMIC_RELEASE);
 		return r;
 	}
-	zv_siginfo si = { .si_signo = SIGSYS, .si_code = SI_QUEUE };
-	si.kill.pid = me;
-	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
-	uint64_t v = (ZV_PEER_MAGIC << 40) | ((uint64_t)slot << 32) | (uint32_t)me;
-	memcpy(si.bytes + 8, &v, 8);
-	r = htid ? zv_sys4(__NR_rt_tgsigqueueinfo, hpid, htid, SIGSYS, &si)
-		 : zv_sys3(__NR_rt_sigqueueinfo, hpid, SIGSYS, &si);
 	w->listener = (int)ls;
 	w->slot = slot;
 	w->hpid = hpid;
+	r = send_knock(w, htid);
 	if (r < 0) {
 		zv_peer_cancel(w);
 		return r;
@@ -156,47 +163,74 @@ void zv_peer_cancel(struct zv_peer_wait *w)
 	__atomic_fetch_and(&slots_used, ~(1UL << w->slot), __ATOMIC_RELEASE);
 }
 
-long zv_peer_accept(struct zv_peer_wait *w, int ms)
+static uint64_t now_ns(void)
+{
+	uint64_t now[2];
+	zv_sys2(__NR_clock_gettime, 1 /* MONOTONIC */, now);
+	return now[0] * 1000000000UL + now[1];
+}
+
+/* Waits until end (monotonic ns) for the knocked process to connect: the
+ * connected fd (checked), -ETIMEDOUT, or -errno; the listener stays open. A
+ * connection from another process is dropped and the wait goes on. */
+static long accept_until(struct zv_peer_wait *w, uint64_t end)
 {
 	struct ts { long s, ns; };
-	uint64_t now[2], end;
-	zv_sys2(__NR_clock_gettime, 1 /* MONOTONIC */, now);
-	end = now[0] * 1000000000UL + now[1] + (uint64_t)ms * 1000000UL;
 	for (;;) {
 		struct { int fd; short events, revents; } p = { w->listener, POLLIN, 0 };
-		zv_sys2(__NR_clock_gettime, 1, now);
-		uint64_t t = now[0] * 1000000000UL + now[1];
+		uint64_t t = now_ns();
 		long left = t < end ? (long)(end - t) : 0;
 		struct ts ts = { left / 1000000000L, left % 1000000000L };
 		/* Not cancellable: a signal for the guest meanwhile is deferred
 		 * (this is kernel text) and only ends this poll early. */
 		long r = zv_sys5(__NR_ppoll, &p, 1, &ts, NULL, 8);
-		if (r > 0)
-			break;
-		if (left == 0 || (r < 0 && r != -EINTR)) {
-			if (ms == 0)
-				return -EAGAIN;
-			zv_peer_cancel(w);
-			return r < 0 && r != -EINTR ? r : -ETIMEDOUT;
+		if (r < 0 && r != -EINTR)
+			return r;
+		if (r <= 0) {
+			if (left == 0)
+				return -ETIMEDOUT;
+			continue;
 		}
-	}
-	long fd = zv_sys4(__NR_accept4, w->listener, NULL, NULL, SOCK_CLOEXEC);
-	zv_peer_cancel(w);
-	if (fd < 0)
-		return fd;
-	if (!peer_is((int)fd, w->hpid)) {
+		long fd = zv_sys4(__NR_accept4, w->listener, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			return fd;
+		if (peer_is((int)fd, w->hpid)) {
+			set_timeouts((int)fd, 5);
+			return fd;
+		}
 		zv_close((int)fd);
-		return -EPERM;
 	}
-	set_timeouts((int)fd, 5);
-	return fd;
 }
 
+long zv_peer_accept(struct zv_peer_wait *w, int ms)
+{
+	long r = accept_until(w, now_ns() + (uint64_t)ms * 1000000UL);
+	if (r == -ETIMEDOUT && ms == 0)
+		return -EAGAIN;
+	zv_peer_cancel(w);
+	return r;
+}
+
+/* A knock can be lost: one that comes while the process replaces its image
+ * (a host execve) or to a vfork child (its queue is its parent's memory) is
+ * never served. So an unanswered knock is sent again, every KNOCK_AGAIN; a
+ * knock served twice connects once: the listener is gone for the second. */
+#define KNOCK_AGAIN 500000000UL
 long zv_peer_open(int hpid, int htid, int ms)
 {
 	struct zv_peer_wait w;
 	long r = zv_peer_knock(hpid, htid, &w);
-	return r < 0 ? r : zv_peer_accept(&w, ms);
+	if (r < 0)
+		return r;
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000UL;
+	for (;;) {
+		uint64_t t = now_ns(), until = t + KNOCK_AGAIN < end ? t + KNOCK_AGAIN : end;
+		r = accept_until(&w, until);
+		if (r != -ETIMEDOUT || until == end || (r = send_knock(&w, htid)) < 0)
+			break;
+	}
+	zv_peer_cancel(&w);
+	return r;
 }
 
 long zv_peer_send(int fd, const void *buf, size_t n, const int *fds, int nfds)
