@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from guestdesc import built
-from trace_parity import calls, comparable
+from trace_parity import calls, comparable, normalise
 from zvtest import PLATFORMS, run, run_zv
 
 # name -> the traced command
@@ -73,3 +73,32 @@ def test_strace_c(platform):
     want, got = summary(native), summary(zv)
     assert want and got == want
     assert re.search(r"^100\.00 +[\d.]+ ", zv, re.M), "no times:\n" + zv
+
+
+# name -> (strace's options, the traced command): how strace is used
+# beyond -f, each a case zvisor once got wrong
+OPTION_CASES = {
+    # without -f: the threads are not traced, and one's exit must not end
+    # the traced process in its tracer's eyes
+    "threads-nofollow": (["-e", "trace=execve,exit_group", "-e", "signal=none"], [str(built("threads"))]),
+    # the parent ends before its fork child runs: the child is traced all
+    # the same, and strace waits for it
+    "parent-exits": (["-f", "-e", "trace=execve,write,exit_group"], ["/bin/sh", "-c", "/bin/echo child & exit 0"]),
+}
+
+
+def plain_lines(text, follow):
+    """The calls of -o output, each normalised; with -f, per process."""
+    if follow:
+        return sorted(comparable(calls(text)))
+    return [normalise(l) for l in text.splitlines()]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("case", sorted(OPTION_CASES))
+def test_strace_options(case, platform):
+    opts, argv = OPTION_CASES[case]
+    _, native = strace_lines(argv, None, opts)
+    res, zv = strace_lines(argv, platform, opts)
+    assert res.returncode == 0, res.stderr
+    assert plain_lines(zv, "-f" in opts) == plain_lines(native, "-f" in opts)
