@@ -36,6 +36,7 @@ enum zv_pt_kind {
 	ZV_PT_SYSCALL_ENTRY,
 	ZV_PT_SYSCALL_EXIT,
 	ZV_PT_EVENT,         /* PTRACE_EVENT_* and the legacy exec SIGTRAP */
+	ZV_PT_SECCOMP,       /* PTRACE_EVENT_SECCOMP: a filter's SECCOMP_RET_TRACE, before the call */
 };
 
 /* How the tracer resumes a thread. */
@@ -61,6 +62,7 @@ struct zv_pt_syscall_info { /* struct ptrace_syscall_info */
 	union {
 		struct { uint64_t nr, args[6]; } entry;
 		struct { int64_t rval; uint8_t is_error; } exit;
+		struct { uint64_t nr, args[6]; uint32_t ret_data; } seccomp;
 	};
 };
 

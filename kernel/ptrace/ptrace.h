@@ -74,6 +74,7 @@ struct zv_call;
 #define PT_EVENT_EXEC 4
 #define PT_EVENT_VFORK_DONE 5
 #define PT_EVENT_EXIT 6
+#define PT_EVENT_SECCOMP 7
 #define PT_EVENT_STOP 128
 
 #define SIGTRAP_ 5

@@ -23,11 +23,14 @@ static void syscall_info(struct zv_thread *t, struct zv_pt_slot *s, int kind)
 	i->arch = 0xc000003e; /* AUDIT_ARCH_X86_64 */
 	i->ip = s->regs.rip;
 	i->sp = s->regs.rsp;
-	if (kind == ZV_PT_SYSCALL_ENTRY) {
-		i->op = 1;
+	if (kind == ZV_PT_SYSCALL_ENTRY || kind == ZV_PT_SECCOMP) {
+		/* (seccomp's nr and args lie where entry's do) */
+		i->op = kind == ZV_PT_SECCOMP ? 3 : 1;
 		i->entry.nr = s->regs.orig_rax;
 		const uint64_t a[6] = { s->regs.rdi, s->regs.rsi, s->regs.rdx, s->regs.r10, s->regs.r8, s->regs.r9 };
 		memcpy(i->entry.args, a, sizeof a);
+		if (kind == ZV_PT_SECCOMP)
+			i->seccomp.ret_data = (uint32_t)s->msg;
 	} else if (kind == ZV_PT_SYSCALL_EXIT) {
 		i->op = 2;
 		i->exit.rval = (int64_t)s->regs.rax;

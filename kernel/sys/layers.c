@@ -120,6 +120,17 @@ void zv_event_to_guest(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER
 void zv_event_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { EACH_LAYER(own_signal, t, sig, uc); }
 void zv_event_image(struct zv_thread *t, const char *path) { EACH_LAYER(image, t, path); }
 
+long zv_event_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->seccomp_trace) {
+			long r = layers[i]->seccomp_trace(t, uc, nr, data);
+			if (r != ZV_SECCOMP_UNTRACED)
+				return r;
+		}
+	return ZV_SECCOMP_UNTRACED;
+}
+
 int zv_event_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc)
 {
 	for (size_t i = 0; i < NLAYERS; i++)
