@@ -24,6 +24,8 @@ SCRIPTS = {
     "forkchild": ["hit Breakpoint 1, g (x=3)", "$1 = 3", "child 45"],
     "registers": ["rip ", "$1 = 1", "eflags"],
     "threads": ["hit Breakpoint 1, g (x=7)", "* 2    Thread", "killed]"],
+    "catchexec": ["(forked process ", "is executing new program: /usr/bin/echo", "exe = '/usr/bin/echo'",
+                  "exec'd"],
 }
 
 

@@ -108,7 +108,9 @@ struct zv_pt_area {
 	int32_t hpid, pid;           /* the address space's first process */
 	volatile int32_t nslots;     /* slots handed out so far: the tracer looks up to here */
 	volatile int32_t lock;
+	char exe[2048];              /* its program, as its /proc/PID/exe shows it to the tracer */
 };
+_Static_assert(sizeof(struct zv_pt_area) <= ZV_PT_SLOT_BYTES, "area header");
 
 /* The tracer's page, mapped by each of its tracees. */
 struct zv_pt_bell {
