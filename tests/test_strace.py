@@ -87,6 +87,9 @@ OPTION_CASES = {
     # strace's own seccomp filter (SECCOMP_RET_TRACE): PTRACE_EVENT_SECCOMP
     # stops, resumed with PTRACE_CONT between them
     "seccomp-bpf": (["-f", "--seccomp-bpf", "-e", "trace=execve,write,wait4"], CASES["sh"]),
+    # stack traces: strace reads the tracee's /proc/PID/maps, which must
+    # name the program's files, not zvisor's shared text
+    "stack-trace": (["-k", "-e", "trace=write"], ["/bin/echo", "hi"]),
 }
 
 

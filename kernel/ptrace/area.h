@@ -51,7 +51,7 @@ enum zv_pt_cmd {
 	ZV_PT_CMD_GETFP,      /* the xsave image into buf (standard format, as NT_X86_XSTATE); ret: its size */
 	ZV_PT_CMD_SETFP,      /* arg0: bytes of buf, arg1: 1 if only the fxsave part */
 	ZV_PT_CMD_DEBUGREG,   /* arg0: register 0..7, arg1: value; ret: 0 or -errno */
-	ZV_PT_CMD_PROCFILE,   /* the guest's view of a /proc file: buf holds its name under /proc/PID; ret: bytes */
+	ZV_PT_CMD_PROCFILE,   /* the guest's view of /proc/PID/<buf>: maps, smaps, numa_maps into buf; ret: bytes */
 	ZV_PT_CMD_KILL,       /* end the process with SIGKILL */
 };
 

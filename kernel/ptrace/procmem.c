@@ -1,6 +1,9 @@
-/* A tracer's /proc/PID/mem and /proc/PID/exe of its tracee. exe: the
- * host's link names zvisor; the tracee's program (gdb reads it to find the
- * symbols of a process it attaches to or that execs) is in its area.
+/* A tracer's /proc/PID/mem, exe, maps, smaps and numa_maps of its tracee.
+ * exe: the host's link names zvisor; the tracee's program (gdb reads it to
+ * find the symbols of a process it attaches to or that execs) is in its
+ * area. maps and the like (gdb's info proc mappings, strace -k): opened on
+ * a stopped tracee, a memfd with the text the tracee sees (procview), not
+ * the host's with zvisor's regions; of a running one, the host's file.
  * mem (gdb reads and writes memory so, breakpoints included): the fd is the host's, opened as asked, and a
  * read or write of it while the tracee is stopped goes through the
  * tracee, which shows the code zvisor rewrote as it was and writes its
@@ -130,6 +133,28 @@ static long through(int tid, int write, uint64_t off, void *buf, size_t n)
 	return (long)done;
 }
 
+/* An open of the maps-like file name of tracee tid: a memfd of the
+ * tracee's view of it, or -1 (the host's file serves). */
+static long open_view(int tid, const char *name, long flags)
+{
+	struct zv_pt_tracee_ref *r = zv_pt_find(tid);
+	if (!r || !r->s || __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_STOPPED || (flags & 3) != 0 /* O_RDONLY */)
+		return -1;
+	zv_strlcpy((char *)r->s->buf, name, 16);
+	long n = zv_pt_cmd(r, ZV_PT_CMD_PROCFILE, 0, 0);
+	if (n < 0)
+		return -1;
+	long fd = zv_sys2(__NR_memfd_create, name, flags & 0x80000 ? 1 /* MFD_CLOEXEC */ : 0);
+	if (fd < 0)
+		return fd;
+	if (zv_sys3(__NR_write, fd, r->s->buf, n) != n) {
+		zv_close((int)fd);
+		return -1;
+	}
+	zv_sys3(__NR_lseek, fd, 0, 0);
+	return fd;
+}
+
 /* 1 if the call was a tracee's mem and is answered in *ret. */
 int zv_pt_procmem_call(struct zv_call *c, long *ret)
 {
@@ -140,7 +165,18 @@ int zv_pt_procmem_call(struct zv_call *c, long *ret)
 		char p[64];
 		if (guest_path(p, sizeof p, (const char *)(nr == __NR_open ? a[0] : a[1])) < 0)
 			return 0;
-		int tid = p[0] == '/' ? names_tracee(p, "mem") : 0;
+		if (p[0] != '/')
+			return 0;
+		static const char *const views[] = { "maps", "smaps", "numa_maps" };
+		for (int i = 0; i < 3; i++) {
+			int tid = names_tracee(p, views[i]);
+			long fd = tid ? open_view(tid, views[i], nr == __NR_open ? a[1] : a[2]) : -1;
+			if (fd != -1) {
+				*ret = fd;
+				return 1;
+			}
+		}
+		int tid = names_tracee(p, "mem");
 		if (!tid)
 			return 0;
 		long fd = zv_next(c);

@@ -10,6 +10,7 @@
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "sys/procview.h"
 
 int zv_pt_event_status(int event)
 {
@@ -51,6 +52,11 @@ static long serve(struct zv_thread *t, struct zv_ucontext *uc, struct zv_pt_slot
 		return s->arg[0] > ZV_PT_BUF ? -EINVAL : zv_pt_fp_set(uc, s->buf, s->arg[0], (int)s->arg[1]);
 	case ZV_PT_CMD_DEBUGREG:
 		return zv_pt_debugreg_set(t, (int)s->arg[0], s->arg[1]);
+	case ZV_PT_CMD_PROCFILE: {
+		char name[16];
+		zv_strlcpy(name, (const char *)s->buf, sizeof name);
+		return zv_pv_give(name, (char *)s->buf, ZV_PT_BUF);
+	}
 	case ZV_PT_CMD_KILL:
 		zv_die_by_signal(SIGKILL_);
 	default:
