@@ -460,9 +460,11 @@ static void pt_exit(struct zv_thread *t, int code, int sig)
 	int status = sig ? sig & 0xff : (code & 0xff) << 8;
 	if (t->pt.slot && event_on(t->pt.slot, PT_EVENT_EXIT) && t->sys_uc)
 		event_stop(t, t->sys_uc, PT_EVENT_EXIT, (uint64_t)status);
-	/* (an untraced thread's exit too: its call is not in pt.orig_rax) */
+	/* exit_group or a fatal signal, from any thread: the other traced
+	 * threads of the process end with it (stopped ones too, which the
+	 * host kills without a word) */
 	int whole = sig || (t->is_thread && !t->exit_alone);
-	if (whole && zv_pt_me.area) {
+	if ((sig || !t->exit_alone) && zv_pt_me.area) {
 		struct zv_pt_area *a = zv_pt_me.area;
 		for (int i = 0; i < a->nslots; i++) {
 			struct zv_pt_slot *s = zv_pt_slot_at(a, i);
