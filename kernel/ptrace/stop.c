@@ -10,7 +10,6 @@
 #include "sys/layer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
-#include "sys/procview.h"
 
 int zv_pt_event_status(int event)
 {
@@ -55,7 +54,7 @@ static long serve(struct zv_thread *t, struct zv_ucontext *uc, struct zv_pt_slot
 	case ZV_PT_CMD_PROCFILE: {
 		char name[16];
 		zv_strlcpy(name, (const char *)s->buf, sizeof name);
-		return zv_pv_give(name, (char *)s->buf, ZV_PT_BUF);
+		return zv_event_own_text(name, (char *)s->buf, ZV_PT_BUF);
 	}
 	case ZV_PT_CMD_KILL:
 		zv_die_by_signal(SIGKILL_);

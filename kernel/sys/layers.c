@@ -4,6 +4,7 @@
 #include "zvisor.h"
 #include "sys/layer.h"
 #include <asm/unistd_64.h>
+#include <linux/errno.h>
 
 /* The layers in order: each feature's ZV_LAYER, sorted by the linker. At
  * most 32 (the per-call masks are 32 bits: kernel/zvisor.ld checks). */
@@ -129,6 +130,17 @@ long zv_event_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long nr
 				return r;
 		}
 	return ZV_SECCOMP_UNTRACED;
+}
+
+long zv_event_own_text(const char *name, char *out, size_t cap)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->own_text) {
+			long r = layers[i]->own_text(name, out, cap);
+			if (r != -ENOENT)
+				return r;
+		}
+	return -ENOENT;
 }
 
 int zv_event_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc)

@@ -10,21 +10,10 @@
 static volatile int give_lock;
 static struct zv_pv_buf raw, text; /* under give_lock */
 
-static int kind_of(const char *name)
-{
-	if (!zv_strcmp(name, "maps"))
-		return ZV_PV_MAPS;
-	if (!zv_strcmp(name, "smaps"))
-		return ZV_PV_SMAPS;
-	if (!zv_strcmp(name, "numa_maps"))
-		return ZV_PV_NUMA;
-	return 0;
-}
-
 long zv_pv_give(const char *name, char *out, size_t cap)
 {
-	int kind = kind_of(name);
-	if (!kind)
+	int kind = zv_pv_kind_of_name(name);
+	if (kind != ZV_PV_MAPS && kind != ZV_PV_SMAPS && kind != ZV_PV_NUMA)
 		return -ENOENT;
 	char path[48] = "/proc/self/";
 	zv_strlcpy(path + 11, name, sizeof path - 11);
