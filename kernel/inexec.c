@@ -239,8 +239,10 @@ static long exec_here(struct zv_exec_req *q)
 	uint64_t keep_lo = strings_lo - (need > STACK_EXPAND ? ((need + 4095) & ~4095UL) : STACK_EXPAND);
 
 	/* 2. The point of no return. */
+	uint64_t host_mask;
+	zv_exec_give_back_signals(t, &host_mask);
+	zv_exec_frameless_mask(t, q->uc, &host_mask); /* an exec from the fast path: the mask the host had */
 	uint64_t guest_mask = zv_guest_mask(t, q->uc), mask = guest_mask & ~zv_kernel_signals();
-	zv_exec_give_back_signals(t, NULL);
 	zv_event_exec(t, q->nr, q->a); /* trace's line, count's row: the old image's arguments */
 	leave_kernel_frames(t); /* a fault from here on is zvisor's: no EFAULT to return to */
 	if (zv_proc.nthreads > 1)
@@ -265,7 +267,7 @@ static long exec_here(struct zv_exec_req *q)
 	struct zv_image img;
 	/* an ELF named through a close-on-exec fd is loaded through its copy */
 	zv_load_elf_given(&q->r->files); /* the files the resolution opened and read */
-	q->r->files = (struct zv_exec_files){ -1, -1, 0, 0 };
+	q->r->files = (struct zv_exec_files){ -1, -1, 0, 0, NULL, NULL, -1, -1 };
 	zv_image_load(t, x.path, q->r->nprefix ? q->r->elf : x.path, x.execfn, &img);
 	uint64_t sp = zv_build_stack(NULL, top - keep_lo, top, x.argv, x.envp, &img, x.execfn, zv_proc.host_auxv);
 	if (!sp)

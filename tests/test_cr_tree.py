@@ -14,10 +14,19 @@ after it, MAP_SHARED anonymous memory between parent and child, a SysV shared
 memory segment between them (its id kept), a named FIFO
 with unread lines in it, a datagram socketpair with messages queued both
 ways (each must come out whole), a Python
-multiprocessing pool; and --leave-running on a tree."""
+multiprocessing pool, a session whose controlling terminal is a pty the
+tree holds the master of (tests/guests/cr_pty.c); --leave-running on a
+tree; what still refuses a session's terminal; a shell's job keeping the
+restorer's terminal."""
+import fcntl
 import os
 import re
+import select
+import shlex
+import signal
 import socket
+import subprocess
+import termios
 import time
 from pathlib import Path
 
@@ -57,6 +66,7 @@ CASES = {
     "fifo": (lambda: guest("fifo"), 2),
     "dgram": (lambda: guest("dgram"), 2),
     "pool": (pool, 1),
+    "pty": (lambda: [zvtest.guest("cr_pty"), "session"], 3),
 }
 
 
@@ -151,14 +161,17 @@ def test_workers(platform, tmp_path):
     assert (joined.stdout, joined.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, joined, "workers")
 
 
-def test_leave_running_tree(tmp_path):
-    """--leave-running: the pipeline goes on as a whole to its native end;
-    its image, restored after, ends as natively again."""
+@pytest.mark.parametrize("name", ["pipeline", "pty"])
+def test_leave_running_tree(name, tmp_path):
+    """--leave-running: the pipeline (or the session on a pty of the tree's)
+    goes on as a whole to its native end; its image, restored after, ends
+    as natively again (on a pty of its own)."""
     cr.need_core()
     tmp = cr.workdir(tmp_path)
-    nat = native("pipeline", tmp)
-    rest, orig = cr.tree_cut(zvtest.zv_argv(pipeline()), 1, tmp, leave_running=True)
-    same(nat, orig, "the pipeline after a --leave-running checkpoint")
+    nat = native(name, tmp)
+    argv, n = CASES[name]
+    rest, orig = cr.tree_cut(zvtest.zv_argv(argv()), n, tmp, leave_running=True)
+    same(nat, orig, "the %s after a --leave-running checkpoint" % name)
     assert (rest.stdout, rest.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, rest, "its restore")
 
 
@@ -181,32 +194,150 @@ def test_sysv_shared_outside(tmp_path):
     assert "shared with others" in rest.stderr, rest.stderr
 
 
+# A session leader whose terminal is a pty: alone, the process holds its
+# master; outside, its parent (not saved) does.
 SESSION_WITH_PTY = """
 import fcntl, os, sys, termios, time
-if os.getsid(0) != os.getpid():
-    os.setsid()
 m, s = os.openpty()
-fcntl.ioctl(s, termios.TIOCSCTTY, 0)
-print("ready", file=sys.stderr, flush=True)
+if sys.argv[1] == "alone" or os.fork() == 0:
+    if os.getsid(0) != os.getpid():
+        os.setsid()
+    fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+    print("ready", file=sys.stderr, flush=True)
 while not os.path.exists("go"):
     time.sleep(0.01)
 """
 
 
-def test_own_terminal_refused(tmp_path):
-    """A tree that leads its own session with a controlling terminal (a
-    pty): the restore would not make the terminal again, so the
-    checkpoint refuses it with one line that says so."""
+@pytest.mark.parametrize("where", ["alone", "outside"])
+def test_own_terminal_refused(where, tmp_path):
+    """A process that leads its own session with a controlling terminal
+    the restore would not make again: a pty whose master is outside the
+    saved processes, or a process alone (the terminal is made again for a
+    tree). The checkpoint refuses it with one line that says so."""
     cr.need_core()
     if not cr.PYTHON:
         pytest.skip("no python3")
     tmp = cr.workdir(tmp_path)
-    g = cr.Running(zvtest.zv_argv([cr.PYTHON, "-c", SESSION_WITH_PTY]), cwd=tmp, as_user=cr.user())
+    g = cr.Running(zvtest.zv_argv([cr.PYTHON, "-c", SESSION_WITH_PTY, where]), cwd=tmp, as_user=cr.user())
+    pid = g.pid
     try:
         assert g.wait_for(cr.readies(1), 120, stderr=True), g.result_text()
-        res = cr.zv("checkpoint", g.pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
+        if where == "outside":
+            pid = int(Path("/proc/%d/task/%d/children" % (g.pid, g.pid)).read_text().split()[0])
+        res = cr.zv("checkpoint", pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
     finally:
+        if pid != g.pid:  # in a session of its own: not in the group g.kill ends
+            os.kill(pid, signal.SIGKILL)
         g.kill()
     assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
     assert "controlling terminal" in res.stderr, res.stderr
     assert not (Path(tmp) / "image").exists()
+
+
+def test_pty_queue_refused(tmp_path):
+    """A pty of the tree with bytes not yet read (a line typed ahead): they
+    cannot be read without taking them, so the checkpoint refuses it with
+    one line."""
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
+    g = cr.Running(zvtest.zv_argv([zvtest.guest("cr_pty"), "queued"]), cwd=tmp, as_user=cr.user())
+    try:
+        assert g.wait_for(cr.readies(3), 120, stderr=True), g.result_text()
+        res = cr.zv("checkpoint", g.pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
+    finally:
+        g.kill()
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert "pseudo-terminal's queue" in res.stderr, res.stderr
+    assert not (Path(tmp) / "image").exists()
+
+
+# A job of an interactive shell on a terminal: says its pid on stderr, waits
+# for go, then checks it has the shell's terminal and reads a line from it.
+SHELL_JOB = """
+import os, sys, time
+print("ready", os.getpid(), file=sys.stderr, flush=True)
+while not os.path.exists("go"):
+    time.sleep(0.01)
+print("job: the terminal is its stdin:", "ok" if os.isatty(0) else "FAIL")
+print("job: in the foreground:", "ok" if os.tcgetpgrp(0) == os.getpgrp() else "FAIL")
+print("job: not its session's leader:", "ok" if os.getsid(0) != os.getpid() else "FAIL")
+print("job: the shell's terminal:", "ok" if os.ttyname(0) == os.environ["JOB_TTY"] else "FAIL")
+print("job: say something", flush=True)
+print("job: read", sys.stdin.readline().strip())
+"""
+
+
+class Terminal:
+    """A pty whose master the test holds, and an interactive bash (as the
+    test user) leading a session on it; what it prints, collected."""
+
+    def __init__(self, cwd):
+        self.master, slave = os.openpty()
+        self.name = os.ttyname(slave)
+        if cr.user():
+            uid, gid = zvtest.user_ids(cr.user())
+            os.fchown(slave, uid, gid)
+        argv, env, cwd = zvtest.user_command(["bash", "--norc", "--noprofile", "-i"], None, cwd, cr.user())
+        env = dict(env or os.environ, JOB_TTY=self.name, PS1="", PS2="")
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
+                                     start_new_session=True,
+                                     preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+        os.close(slave)
+        self.out = b""
+        self.say("stty -echo")
+
+    def say(self, line):
+        os.write(self.master, line.encode() + b"\n")
+
+    def wait_for(self, text, timeout=120):
+        deadline = time.monotonic() + timeout
+        while text.encode() not in self.out and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.master], [], [], 0.1)
+            if ready:
+                try:
+                    self.out += os.read(self.master, 65536)
+                except OSError:
+                    break
+        return text.encode() in self.out
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
+def test_shell_job(tmp_path):
+    """A program run as a job of an interactive shell (not its session's
+    leader) keeps the restorer's terminal, as CRIU's --shell-job: checkpointed
+    while it waits, restored as the next job of the same shell, it has the
+    shell's terminal, is in the foreground and reads what is typed."""
+    cr.need_core()
+    if not cr.PYTHON:
+        pytest.skip("no python3")
+    tmp = cr.workdir(tmp_path)
+    image = Path(tmp) / "image"
+    t = Terminal(tmp)
+    try:
+        job = zvtest.zv_argv([cr.PYTHON, "-c", SHELL_JOB])
+        t.say(" ".join(shlex.quote(a) for a in job) + " 2>err1")
+        err1 = Path(tmp) / "err1"
+        deadline = time.monotonic() + 120
+        while not (err1.exists() and "ready" in err1.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        pid = err1.read_text().split()[1]
+        res = cr.zv("checkpoint", pid, image, as_user=cr.user(), timeout=120)
+        assert res.returncode == 0, res.stderr
+        t.say("%s restore %s 2>err2; echo restored $?" % (shlex.quote(str(zvtest.ZVISOR)), shlex.quote(str(image))))
+        cr.make_go(tmp)
+        assert t.wait_for("job: say something"), t.out
+        t.say("hello from the keyboard")
+        assert t.wait_for("restored "), t.out
+        out = t.out.decode(errors="replace").replace("\r", "")
+    finally:
+        t.close()
+    for check in ("the terminal is its stdin", "in the foreground", "not its session's leader", "the shell's terminal"):
+        assert "job: %s: ok" % check in out, out
+    assert "job: read hello from the keyboard" in out, out
+    assert "restored 0" in out, out + (Path(tmp) / "err2").read_text()

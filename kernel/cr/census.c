@@ -33,6 +33,33 @@ void zv_cr_census_conn(struct zv_cr_census *c, const struct zv_cr_endpoint *loca
 	zv_cr_buf_put(&c->tcp, &t, sizeof t);
 }
 
+void zv_cr_census_pty(struct zv_cr_census *c, uint32_t index, uint32_t ends)
+{
+	struct zv_cr_census_pty *p = (void *)c->ptys.p;
+	for (size_t i = 0; i < c->ptys.len / sizeof *p; i++)
+		if (p[i].index == index) {
+			p[i].ends |= ends;
+			return;
+		}
+	struct zv_cr_census_pty n = { index, ends };
+	zv_cr_buf_put(&c->ptys, &n, sizeof n);
+}
+
+uint32_t zv_cr_census_pty_ends(const struct zv_cr_census *c, uint32_t index)
+{
+	const struct zv_cr_census_pty *p = (const void *)c->ptys.p;
+	for (size_t i = 0; i < c->ptys.len / sizeof *p; i++)
+		if (p[i].index == index)
+			return p[i].ends;
+	return 0;
+}
+
+long zv_cr_pts_index(unsigned long rdev)
+{
+	unsigned long major = (rdev >> 8) & 0xfff, minor = (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
+	return major >= 136 && major <= 143 ? (long)((major - 136) << 8 | minor) : -1;
+}
+
 void zv_cr_census_outside(struct zv_cr_census *c, int key, uint64_t dev, uint64_t ino)
 {
 	struct zv_cr_census_out o = { key, 0, dev, ino };
@@ -106,6 +133,7 @@ void zv_cr_census_free(struct zv_cr_census *c)
 	zv_cr_buf_free(&c->socks);
 	zv_cr_buf_free(&c->tcp);
 	zv_cr_buf_free(&c->out);
+	zv_cr_buf_free(&c->ptys);
 }
 
 /* --- from /proc --- */
@@ -211,13 +239,23 @@ long zv_cr_census_of(struct zv_cr_census *c, const int *pids, int n)
 					zv_cr_census_sock(c, (uint64_t)zv_parse_dec(link + 8, &e));
 					continue;
 				}
-				if (zv_sys2(__NR_stat, path, &st) < 0 || (st.st_mode & 0170000) != 0010000)
+				if (zv_sys2(__NR_stat, path, &st) < 0)
 					continue;
-				/* a pipe or FIFO end: its mode from fdinfo's flags */
 				char info[96];
 				zv_snprintf(info, sizeof info, "/proc/%d/fdinfo/%s", pids[i], name);
-				if (zv_cr_read_file(info, buf, 4096) < 0)
+				if ((st.st_mode & 0170000) == 0020000) { /* a pty's master (its number in fdinfo) or terminal */
+					long k = zv_cr_pts_index(st.st_rdev);
+					if (k >= 0)
+						zv_cr_census_pty(c, (uint32_t)k, 2);
+					const char *ix;
+					if (zv_cr_is_ptmx(st.st_rdev) && zv_cr_read_file(info, buf, 4096) >= 0 &&
+					    (ix = zv_cr_field(buf, "tty-index:")))
+						zv_cr_census_pty(c, (uint32_t)zv_cr_dec(ix, NULL), 1);
 					continue;
+				}
+				if ((st.st_mode & 0170000) != 0010000 || zv_cr_read_file(info, buf, 4096) < 0)
+					continue;
+				/* a pipe or FIFO end: its mode from fdinfo's flags */
 				const char *fl = zv_cr_field(buf, "flags:");
 				uint32_t mode = fl ? (uint32_t)zv_cr_oct(fl, NULL) & 3 : O_RDWR;
 				zv_cr_census_pipe(c, st.st_ino, (mode != O_WRONLY ? 1 : 0) | (mode != O_RDONLY ? 2 : 0));
@@ -230,7 +268,7 @@ long zv_cr_census_of(struct zv_cr_census *c, const int *pids, int n)
 		tcp_table(c, pids[0], 1, buf, 4UL << 20);
 	}
 	zv_cr_kfree(buf, 4UL << 20);
-	if (r == 0 && (c->pipes.failed || c->socks.failed || c->tcp.failed || c->out.failed))
+	if (r == 0 && (c->pipes.failed || c->socks.failed || c->tcp.failed || c->out.failed || c->ptys.failed))
 		r = -ENOMEM;
 	return r;
 }
@@ -239,13 +277,13 @@ long zv_cr_census_of(struct zv_cr_census *c, const int *pids, int n)
 
 long zv_cr_census_write(const struct zv_cr_census *c, int dirfd, const char *name)
 {
-	const struct zv_cr_buf *part[4] = { &c->pipes, &c->socks, &c->tcp, &c->out };
-	uint64_t head[6] = { MAGIC, (uint64_t)c->self, c->pipes.len, c->socks.len, c->tcp.len, c->out.len };
+	const struct zv_cr_buf *part[5] = { &c->pipes, &c->socks, &c->tcp, &c->out, &c->ptys };
+	uint64_t head[7] = { MAGIC, (uint64_t)c->self, c->pipes.len, c->socks.len, c->tcp.len, c->out.len, c->ptys.len };
 	long fd = zv_openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fd;
 	long r = zv_write((int)fd, head, sizeof head) == sizeof head ? 0 : -EIO;
-	for (int i = 0; i < 4 && r == 0; i++)
+	for (int i = 0; i < 5 && r == 0; i++)
 		if (part[i]->len && zv_write((int)fd, part[i]->p, part[i]->len) != (long)part[i]->len)
 			r = -EIO;
 	zv_close((int)fd);
@@ -254,15 +292,15 @@ long zv_cr_census_write(const struct zv_cr_census *c, int dirfd, const char *nam
 
 long zv_cr_census_read(struct zv_cr_census *c, int dirfd, const char *name)
 {
-	struct zv_cr_buf *part[4] = { &c->pipes, &c->socks, &c->tcp, &c->out };
-	uint64_t head[6];
+	struct zv_cr_buf *part[5] = { &c->pipes, &c->socks, &c->tcp, &c->out, &c->ptys };
+	uint64_t head[7];
 	long fd = zv_openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	long r = zv_read((int)fd, head, sizeof head) == sizeof head && head[0] == MAGIC ? 0 : -EIO;
 	if (r == 0)
 		c->self = (int)head[1];
-	for (int i = 0; i < 4 && r == 0; i++) {
+	for (int i = 0; i < 5 && r == 0; i++) {
 		uint8_t *p = head[2 + i] ? zv_cr_buf_add(part[i], head[2 + i]) : NULL;
 		if (head[2 + i] && (!p || zv_read((int)fd, p, head[2 + i]) != (long)head[2 + i]))
 			r = -EIO;

@@ -29,17 +29,23 @@ struct zv_cr_census_out {
 	int32_t key, pad;     /* 0-2: the restorer's stdio; N: zvisor restore --inherit-fd N */
 	uint64_t dev, ino;
 };
+struct zv_cr_census_pty {
+	uint32_t index;       /* the pty's number */
+	uint32_t ends;        /* 1: its master among the processes, 2: its terminal */
+};
 struct zv_cr_census {
-	struct zv_cr_buf pipes, socks, tcp, out; /* the arrays above, and socket inodes (uint64_t) */
+	struct zv_cr_buf pipes, socks, tcp, out, ptys; /* the arrays above, and socket inodes (uint64_t) */
 	int self;             /* of one process, by itself: its own fds 0-2 are the outside's */
 };
 
 void zv_cr_census_pipe(struct zv_cr_census *c, uint64_t ino, uint32_t ends);
 void zv_cr_census_sock(struct zv_cr_census *c, uint64_t ino);
 void zv_cr_census_conn(struct zv_cr_census *c, const struct zv_cr_endpoint *local, const struct zv_cr_endpoint *remote);
+void zv_cr_census_pty(struct zv_cr_census *c, uint32_t index, uint32_t ends);
 void zv_cr_census_outside(struct zv_cr_census *c, int key, uint64_t dev, uint64_t ino);
 /* The processes' ends of pipe ino (0: none). */
 uint32_t zv_cr_census_pipe_ends(const struct zv_cr_census *c, uint64_t ino);
+uint32_t zv_cr_census_pty_ends(const struct zv_cr_census *c, uint32_t index);
 int zv_cr_census_has_sock(const struct zv_cr_census *c, uint64_t ino);
 /* Whether a connection of the processes goes from remote to local. */
 int zv_cr_census_has_peer(const struct zv_cr_census *c, const struct zv_cr_endpoint *local,
@@ -48,6 +54,11 @@ int zv_cr_census_has_peer(const struct zv_cr_census *c, const struct zv_cr_endpo
 int zv_cr_census_out_key(const struct zv_cr_census *c, uint64_t dev, uint64_t ino);
 /* A socket address (sockaddr_in or sockaddr_in6) as an endpoint: 0, or -1 for another family. */
 int zv_cr_endpoint_of(const void *sa, uint32_t len, struct zv_cr_endpoint *e);
+
+/* A pseudo-terminal's number from its terminal's rdev (/dev/pts/N), or -1;
+ * whether rdev is /dev/ptmx's (a master). */
+long zv_cr_pts_index(unsigned long rdev);
+static inline int zv_cr_is_ptmx(unsigned long rdev) { return rdev == 0x502; }
 
 /* The census of host processes pids[n] (their fds and TCP tables, from
  * /proc) into c: 0 or -errno. */

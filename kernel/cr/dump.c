@@ -106,40 +106,39 @@ static void discard(int dirfd, const char *tmp)
 	zv_sys3(__NR_unlinkat, -100, tmp, 0x200 /* AT_REMOVEDIR */);
 }
 
-/* The fds: what leads outside told by the tree's census (in DIR's parent,
- * cr/coord.c) or, a process alone, by its own fds. */
-static long save_fds(struct zv_cr_out *o)
+/* The tree's census (in DIR's parent, cr/coord.c): 0, or -1 refused. */
+static long read_census(struct zv_cr_out *o, struct zv_cr_census *census)
 {
-	struct zv_cr_census census = { 0 };
+	char parent[4200];
+	zv_strlcpy(parent, zv_cr.req.dir, sizeof parent);
+	char *slash = zv_strrchr(parent, '/');
+	if (slash)
+		*slash = 0;
+	long dfd = zv_openat(AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	long r = dfd < 0 ? dfd : zv_cr_census_read(census, (int)dfd, "census.bin");
+	if (dfd >= 0)
+		zv_close((int)dfd);
+	return r < 0 ? zv_cr_refuse(o, "cannot read the tree's census: %s", zv_strerror((int)-r)) : 0;
+}
+
+/* The fds: what leads outside told by the tree's census or, a process
+ * alone, by its own fds. */
+static long save_fds(struct zv_cr_out *o, const struct zv_cr_census *census)
+{
 	struct zv_cr_fdopts opts = { .inherit = zv_cr.req.inherit, .ninherit = zv_cr.req.ninherit,
 				     .tcp_close = zv_cr.req.tcp_close, .session = zv_cr.session };
 	if (zv_cr.tree) {
-		char parent[4200];
-		zv_strlcpy(parent, zv_cr.req.dir, sizeof parent);
-		char *slash = zv_strrchr(parent, '/');
-		if (slash)
-			*slash = 0;
-		long dfd = zv_openat(AT_FDCWD, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-		long r = dfd < 0 ? dfd : zv_cr_census_read(&census, (int)dfd, "census.bin");
-		if (dfd >= 0)
-			zv_close((int)dfd);
-		if (r < 0) {
-			zv_cr_census_free(&census);
-			return zv_cr_refuse(o, "cannot read the tree's census: %s", zv_strerror((int)-r));
-		}
-		opts.census = &census;
+		opts.census = census;
 		opts.ninherit = 0;
 	}
-	long r = zv_cr_save_fds(o, &opts);
-	zv_cr_census_free(&census);
-	return r;
+	return zv_cr_save_fds(o, &opts);
 }
 
-/* A session the program leads with a controlling terminal: the restore
- * makes the session (setsid) but not the terminal (a pty the tree holds
- * would have to be made again and made the session's, TIOCSCTTY), so the
- * program would find itself without it. */
-static long refuse_own_terminal(struct zv_cr_out *o)
+/* A session the program leads with a controlling terminal: the restore of
+ * a tree makes it the session's again when it is a pseudo-terminal whose
+ * master the tree holds (cr/fdpty.c); any other (the user's terminal) it
+ * could not make, so the program would find itself without it. */
+static long refuse_own_terminal(struct zv_cr_out *o, const struct zv_cr_census *census)
 {
 	char buf[512];
 	long fd = zv_openat(-100, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
@@ -156,11 +155,14 @@ static long refuse_own_terminal(struct zv_cr_out *o)
 	unsigned long tty = 0;
 	while (p && *p >= '0' && *p <= '9')
 		tty = tty * 10 + (unsigned long)(*p++ - '0');
-	if (tty && zv_sys1(__NR_getsid, 0) == zv_getpid())
-		return zv_cr_refuse(o, "the program leads its session, which has a controlling terminal (%lu:%lu): "
-				    "zvisor restore does not make a session's terminal again", (tty >> 8) & 0xfff,
-				    (tty & 0xff) | ((tty >> 12) & 0xfff00));
-	return 0;
+	if (!tty || zv_sys1(__NR_getsid, 0) != zv_getpid())
+		return 0;
+	long pty = zv_cr_pts_index(tty); /* stat's tty_nr is encoded as st_rdev */
+	if (zv_cr.tree && pty >= 0 && (zv_cr_census_pty_ends(census, (uint32_t)pty) & 1))
+		return 0;
+	return zv_cr_refuse(o, "the program leads its session, which has a controlling terminal (%lu:%lu): zvisor restore "
+			    "makes it again only for a process tree that holds its pseudo-terminal's master",
+			    (tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
 }
 
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
@@ -173,14 +175,24 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 	zv_snprintf(tmp, sizeof tmp, "%s.tmp.%d", dir, (int)zv_getpid());
 	if (zv_sys3(__NR_faccessat, -100, dir, 0) == 0)
 		return zv_cr_refuse(o, "%s already exists", dir);
-	if (refuse_own_terminal(o) < 0)
+	struct zv_cr_census census = { 0 };
+	long r = zv_cr.tree ? read_census(o, &census) : 0;
+	if (r == 0)
+		r = refuse_own_terminal(o, &census);
+	if (r < 0) {
+		zv_cr_census_free(&census);
 		return -1;
-	long r = zv_sys2(__NR_mkdir, tmp, 0700);
-	if (r < 0)
+	}
+	r = zv_sys2(__NR_mkdir, tmp, 0700);
+	if (r < 0) {
+		zv_cr_census_free(&census);
 		return zv_cr_refuse(o, "cannot create %s: %s", tmp, zv_strerror((int)-r));
+	}
 	r = zv_openat(-100, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	if (r < 0)
+	if (r < 0) {
+		zv_cr_census_free(&census);
 		return zv_cr_refuse(o, "cannot open %s: %s", tmp, zv_strerror((int)-r));
+	}
 	o->dirfd = (int)r;
 	struct zv_cr_layout l;
 	zv_cr_image_layout(&l);
@@ -200,7 +212,8 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 	if (r == 0)
 		r = zv_cr_put(o, "meta", &meta, sizeof meta);
 	if (r == 0)
-		r = save_fds(o);
+		r = save_fds(o, &census);
+	zv_cr_census_free(&census);
 	if (r == 0)
 		r = zv_cr_save_timers(o);
 	if (r == 0)

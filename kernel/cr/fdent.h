@@ -37,6 +37,7 @@ struct zv_cr_ent {
 	const char *why;     /* why not, for the refusal */
 	int dup_of;          /* a lower fd sharing the description, or -1 */
 	int stdio;           /* STDIO: which */
+	int pty;             /* PTM, PTS: the pty's number */
 	uint32_t flags, fdflags;
 	int64_t pos;
 	struct stat st;
@@ -85,6 +86,8 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
  * record and its bytes. */
 long zv_cr_sock_load(struct zv_cr_out *o, struct zv_cr_ents *s, unsigned i);
 long zv_cr_describe_socket(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec, struct zv_cr_extra *x);
+/* cr/fdpty.c: a pseudo-terminal's master or terminal (PTM, PTS). */
+long zv_cr_describe_pty(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec);
 /* Appends e's locks (fdinfo lock: lines) to the "fdlocks" section. */
 long zv_cr_save_locks(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent *e,
 		      struct zv_cr_buf *locks);

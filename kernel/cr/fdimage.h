@@ -37,6 +37,8 @@ enum zv_cr_fd_kind {
 	ZV_CRFD_SOCKET,      /* a Unix socket (not listening) or a connected TCP one: u.sk */
 	ZV_CRFD_FIFO,        /* an end of a named FIFO: u.pipe, its path follows (and bytes, as a pipe's) */
 	ZV_CRFD_EXTERNAL,    /* leads outside: the restorer's fd u.stdio (zvisor restore --inherit-fd) */
+	ZV_CRFD_PTM,         /* a pseudo-terminal's master (/dev/ptmx): u.pty */
+	ZV_CRFD_PTS,         /* its terminal (/dev/pts/N), the master held by the saved processes: u.pty.index */
 };
 
 /* Records from this fd number on are files in flight (sent with
@@ -109,6 +111,14 @@ struct zv_cr_fd {
 			uint32_t namelen;
 		} memfd;
 		uint64_t sigmask;       /* SIGNALFD */
+		struct {                /* PTM, PTS */
+			uint32_t index;         /* the pty's number at the checkpoint (TIOCGPTN, the terminal's minor) */
+			int32_t sid, pgrp;      /* PTM: the session the terminal is the controlling one of, its
+						 * foreground group (ids as the programs saw them; 0: none) */
+			uint32_t locked, packet; /* PTM: TIOCGPTLCK, TIOCGPKT */
+			uint8_t termios[36];    /* PTM: the terminal's struct termios (TCGETS) */
+			uint16_t winsize[4];    /* PTM: TIOCGWINSZ */
+		} pty;
 		struct {                /* SOCKET */
 			int32_t domain, type, protocol;
 			int32_t state;          /* Unix: sock_diag's (1 connected, 7 not); TCP: tcpi_state */

@@ -315,6 +315,9 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
 		return describe_listen(o, e, rec);
 	case ZV_CRFD_MEMFD:
 		return describe_memfd(o, e, rec, x);
+	case ZV_CRFD_PTM:
+	case ZV_CRFD_PTS:
+		return zv_cr_describe_pty(o, e, rec);
 	}
 	return refuse_fd(o, e, "cannot be saved");
 }

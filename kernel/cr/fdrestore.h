@@ -80,6 +80,12 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own);
 long zv_cr_make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r);
 long zv_cr_make_socket(struct zv_cr_rctx *c, int p, const struct zv_cr_fd *r);
 long zv_cr_fd_fail(struct zv_cr_rctx *c, const struct zv_cr_fd *r, const char *what, long err);
+/* cr/fdpty.c: the new pty of master record r (once per pty); the
+ * description of a master's or terminal's record; the lock put back once
+ * all are open. */
+long zv_cr_make_pty(struct zv_cr_rctx *c, int p, const struct zv_cr_fd *r);
+long zv_cr_pty_end(struct zv_cr_rctx *c, int p, const struct zv_cr_fd *r);
+void zv_cr_pty_finish(struct zv_cr_rctx *c, const struct zv_cr_fd *r);
 /* Takes the "fdlocks" section's locks through the restored fds. */
 long zv_cr_restore_locks(struct zv_cr_in *in, const uint8_t *p, uint64_t len);
 #endif

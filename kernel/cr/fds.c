@@ -52,6 +52,8 @@ static void census_self(struct zv_cr_census *c, const struct zv_cr_ents *s, cons
 		    zv_cr_endpoint_of(e->sk.addr, e->sk.addrlen, &l) == 0 &&
 		    zv_cr_endpoint_of(e->sk.peer, e->sk.peerlen, &r) == 0)
 			zv_cr_census_conn(c, &l, &r);
+		if (e->kind == ZV_CRFD_PTM || e->kind == ZV_CRFD_PTS)
+			zv_cr_census_pty(c, (uint32_t)e->pty, e->kind == ZV_CRFD_PTM ? 1 : 2);
 		if (e->fd <= 2 && !e->inflight)
 			zv_cr_census_outside(c, e->fd, e->st.st_dev, e->st.st_ino);
 	}
@@ -110,6 +112,20 @@ static void mark_outside_sockets(struct zv_cr_ents *s, const struct zv_cr_census
 		}
 		e->kind = 0;
 		e->why = "a TCP connection to the outside (zvisor checkpoint --tcp-close saves it closed)";
+	}
+}
+
+/* A pseudo-terminal's terminal leads outside unless its master is the
+ * saved processes' (the user's terminal is not): it may then be the
+ * restorer's (fds 0-2, as a shell job's). */
+static void mark_outside_ptys(struct zv_cr_ents *s, const struct zv_cr_census *c)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		struct zv_cr_ent *e = &s->e[i];
+		if (e->kind == ZV_CRFD_PTS && !(zv_cr_census_pty_ends(c, (uint32_t)e->pty) & 1)) {
+			e->kind = 0;
+			e->why = "a terminal whose pseudo-terminal master is outside the saved processes";
+		}
 	}
 }
 
@@ -202,6 +218,7 @@ long zv_cr_save_fds(struct zv_cr_out *o, const struct zv_cr_fdopts *opts)
 		census_self(&self, &s, opts->inherit, opts->ninherit);
 	mark_outside_pipes(&s, c);
 	mark_outside_sockets(&s, c, opts->tcp_close);
+	mark_outside_ptys(&s, c);
 	stdio_files_follow(&s, c);
 	r = settle_outside(o, &s, c);
 	if (r < 0)

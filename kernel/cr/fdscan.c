@@ -3,11 +3,13 @@
  * classification by what it is. */
 #include "cr/fdent.h"
 #include "cr/procfile.h"
+#include "cr/census.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
 #include <linux/fcntl.h>
 
+#define TIOCGPTN_ 0x80045430
 #define INFO_SIZE (4UL << 20) /* an epoll set's fdinfo has one line per target */
 
 long zv_cr_fdinfo(struct zv_cr_ents *s, int fd)
@@ -158,12 +160,13 @@ static void classify(struct zv_cr_ent *e)
 	} else if (mode == ZV_S_IFDIR) {
 		e->kind = ZV_CRFD_DIR;
 	} else if (mode == ZV_S_IFCHR) {
-		unsigned long major = (e->st.st_rdev >> 8) & 0xfff;
 		if (zv_cr_dev_index(e->st.st_rdev) >= 0)
 			e->kind = ZV_CRFD_CHR;
-		else if ((major >= 136 && major <= 143) || e->st.st_rdev == 0x502 /* /dev/ptmx */)
-			e->why = "a pseudo-terminal, which zvisor restore does not make again";
-		else
+		else if (zv_cr_is_ptmx(e->st.st_rdev))
+			e->kind = zv_sys3(__NR_ioctl, e->fd, TIOCGPTN_, &e->pty) == 0 ? ZV_CRFD_PTM : 0;
+		else if ((e->pty = (int)zv_cr_pts_index(e->st.st_rdev)) >= 0)
+			e->kind = ZV_CRFD_PTS; /* if its master is the saved processes' (cr/fds.c) */
+		if (!e->kind)
 			e->why = "a device other than /dev/null, zero, full, random, urandom and tty";
 	} else if (mode == ZV_S_IFIFO) {
 		e->kind = ZV_CRFD_FIFO;

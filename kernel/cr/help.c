@@ -30,8 +30,10 @@ const char zv_checkpoint_help[] =
 	"pipes and sockets leading outside the tree (but fds 0-2, which follow the\n"
 	"restorer's), SysV shared memory attached outside the tree (refused by\n"
 	"restore), io_uring, devices other than the\n"
-	"terminal and /dev/null and the like. The image format is in\n"
-	"docs/CHECKPOINT.md.\n"
+	"terminal, pseudo-terminals the tree holds the master of and /dev/null and\n"
+	"the like, a session leader's controlling terminal unless it is such a\n"
+	"pseudo-terminal (made again with another number), bytes waiting in a\n"
+	"pseudo-terminal. The image format is in docs/CHECKPOINT.md.\n"
 	"\n"
 	"exit status: 0 when DIR is complete, 1 when refused or failed, 2 for a bad\n"
 	"command line.\n";

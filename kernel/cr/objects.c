@@ -2,8 +2,9 @@
  * process to restore, before any process's fds are placed, at spare
  * numbers no image uses: listening sockets first (a connection to one is
  * accepted from it), then the other sockets (pairs made together,
- * cr/sockmake.c), pipes and FIFOs; then a description for each record that
- * is an end of them, the files in flight, the messages queued for each
+ * cr/sockmake.c), pipes and FIFOs, pseudo-terminals (cr/fdpty.c); then a
+ * description for each record that is an end of them, the files in
+ * flight, the messages queued for each
  * socket sent to it again with the files they carry, and last the
  * shutdowns, which would refuse those sends. A process alone does this
  * itself; a tree's restorer does it before it forks the tree, whose
@@ -247,11 +248,16 @@ long zv_cr_objects_make(struct zv_cr_rctx *c)
 	EACH_RECORD(p, i, r)
 		if ((r->kind == ZV_CRFD_PIPE || r->kind == ZV_CRFD_FIFO) && make_pipe(c, p, r) < 0)
 			return -1;
+	EACH_RECORD(p, i, r)
+		if (r->kind == ZV_CRFD_PTM && zv_cr_make_pty(c, p, r) < 0)
+			return -1;
 	/* a description for each record of them */
 	EACH_RECORD(p, i, r) {
 		long k = 0;
 		if (r->kind == ZV_CRFD_PIPE || r->kind == ZV_CRFD_FIFO) {
 			k = open_end(c, p, r);
+		} else if (r->kind == ZV_CRFD_PTM || r->kind == ZV_CRFD_PTS) {
+			k = zv_cr_pty_end(c, p, r);
 		} else if (r->kind == ZV_CRFD_SOCKET || r->kind == ZV_CRFD_LISTEN) {
 			struct zv_cr_obj *o = zv_cr_obj_find(c, r->kind, r->kind == ZV_CRFD_SOCKET ? r->u.sk.ino
 											      : listen_id(p, i, r));
@@ -274,6 +280,8 @@ long zv_cr_objects_make(struct zv_cr_rctx *c)
 		struct zv_cr_obj *o = r->kind == ZV_CRFD_SOCKET ? zv_cr_obj_find(c, r->kind, r->u.sk.ino) : NULL;
 		if (o && o->rec == r)
 			finish_socket(r, o);
+		if (r->kind == ZV_CRFD_PTM)
+			zv_cr_pty_finish(c, r);
 	}
 	return 0;
 }

@@ -28,6 +28,8 @@
 
 #define AREA_ADDR (ZV_KWIN_END - (64UL << 20))
 #define WAIT_MS 120000
+#define TIOCSCTTY_ 0x540e
+#define TIOCSPGRP_ 0x5410
 
 static struct zv_cr_treectx *root_ctx; /* the restorer's, before it restores itself */
 
@@ -265,14 +267,25 @@ static void ctx_of(int i, struct zv_cr_treectx *t)
 	t->nmade = n;
 }
 
-/* Its session and group where it makes them (before its children). */
-static void lead(int i)
+/* Its session and group where it makes them (before its children); a
+ * session whose terminal was a pty of the tree (its master's record names
+ * the session) has it again as its controlling terminal. */
+static void lead(int i, struct zv_cr_treectx *t)
 {
 	const struct zv_cr_treeproc *p = &T.p[i];
-	if (p->vsid == p->vpid)
-		zv_sys0(__NR_setsid); /* the root may be a group leader already: it keeps its session */
-	else if (p->group == i)
+	if (p->group == i && p->vsid != p->vpid)
 		zv_sys2(__NR_setpgid, 0, 0);
+	if (p->vsid != p->vpid)
+		return;
+	long made = zv_sys0(__NR_setsid); /* the root may be a group leader already: it keeps its session */
+	for (unsigned k = 0; k < T.c->nobjs; k++) {
+		const struct zv_cr_obj *o = &T.c->objs[k];
+		if (o->kind != ZV_CRFD_PTM || o->rec->u.pty.sid != p->vpid)
+			continue;
+		if (made < 0 || zv_sys3(__NR_ioctl, o->other, TIOCSCTTY_, 0) < 0)
+			zv_cr_restore_die(t, "cannot make a pseudo-terminal its session's controlling terminal again");
+		t->ctty_pgrp = o->rec->u.pty.pgrp != p->vpgid ? o->rec->u.pty.pgrp : 0;
+	}
 }
 
 static void spawn(int parent);
@@ -281,7 +294,7 @@ __attribute__((noreturn)) static void become(int i)
 {
 	struct zv_cr_treectx t;
 	ctx_of(i, &t);
-	lead(i);
+	lead(i, &t);
 	T.base.area->p[i].vpid = T.p[i].vpid;
 	__atomic_store_n(&T.base.area->p[i].hpid, (int32_t)zv_getpid(), __ATOMIC_RELEASE);
 	__atomic_add_fetch(&T.base.area->registered, 1, __ATOMIC_ACQ_REL);
@@ -427,6 +440,38 @@ void zv_cr_tree_memory_done(const struct zv_cr_treectx *t)
 		zv_munmap((void *)t->shanon[i].addr, t->shanon[i].len);
 }
 
+/* The host's id of process i's group: the one the process that made it
+ * leads, or the restorer's (the root's, kept). */
+static int host_group_of(const struct zv_cr_treectx *t, int i)
+{
+	const struct zv_cr_treeproc *p = t->procs;
+	while (i >= 0 && p[i].group < 0) /* a kept group is its parent's: up to the one that made it */
+		i = p[i].parent;
+	return i >= 0 ? t->area->p[p[i].group].hpid : (int)zv_sys1(__NR_getpgid, t->area->p[0].hpid);
+}
+
+/* The host's id of group g (as the programs see it), or -1. */
+static int host_group(const struct zv_cr_treectx *t, int g)
+{
+	for (int i = 0; i < t->nprocs; i++)
+		if (t->procs[i].vpgid == g)
+			return host_group_of(t, i);
+	return -1;
+}
+
+/* A session leader's terminal's foreground group, set through /dev/tty
+ * (its fds are the image's by now); signals are blocked: no SIGTTOU. */
+static void foreground(const struct zv_cr_treectx *t)
+{
+	int g = host_group(t, t->ctty_pgrp);
+	long fd = g > 0 ? zv_openat(AT_FDCWD, "/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC, 0) : -ENOENT;
+	long r = fd < 0 ? fd : zv_sys3(__NR_ioctl, fd, TIOCSPGRP_, &g);
+	if (fd >= 0)
+		zv_close((int)fd);
+	if (r < 0 && g > 0)
+		zv_cr_restore_die(t, "cannot give a restored terminal its foreground process group");
+}
+
 void zv_cr_tree_join(const struct zv_cr_treectx *t)
 {
 	if (!t->area)
@@ -443,10 +488,7 @@ void zv_cr_tree_join(const struct zv_cr_treectx *t)
 	for (int i = 0; i < t->nprocs; i++) {
 		if (i != t->self)
 			zv_cr_ids_add(p[i].vpid, a->p[i].hpid, 0);
-		int g = i; /* a kept group is its parent's: up to the one that made it */
-		while (g >= 0 && p[g].group < 0)
-			g = p[g].parent;
-		zv_cr_ids_add(p[i].vpgid, g >= 0 ? a->p[p[g].group].hpid : (int)zv_sys1(__NR_getpgid, root_h), 1);
+		zv_cr_ids_add(p[i].vpgid, host_group_of(t, i), 1);
 		int s = -1;
 		for (int k = 0; k < t->nprocs; k++)
 			if (p[k].vpid == p[i].vsid)
@@ -455,6 +497,8 @@ void zv_cr_tree_join(const struct zv_cr_treectx *t)
 	}
 	if (t->self == 0 && me->vppid > 0)
 		zv_cr_ids_add(me->vppid, (int)zv_sys0(__NR_getppid), 0);
+	if (t->ctty_pgrp) /* its terminal's foreground group, which exists now */
+		foreground(t);
 }
 
 void zv_cr_tree_ready(const struct zv_cr_treectx *t)

@@ -51,6 +51,7 @@ struct zv_cr_treectx {
 	unsigned nmade;
 	const struct zv_cr_shanon *shanon;
 	unsigned nshanon;
+	int32_t ctty_pgrp;             /* a session leader given its terminal: the foreground group (0: none) */
 };
 
 __attribute__((noreturn)) void zv_cr_restore_tree(const char *dir, int dfd, const struct zv_cr_ropts *o);

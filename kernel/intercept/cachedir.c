@@ -113,6 +113,48 @@ ZV_EXEC_FIELD(sitecache_dir, 310, 'C', encode_dir, decode_dir);
 static char asked[256], asked_runtime[200];
 static int asked_set;
 
+/* The same across the host's execve (field D): the places asked, the
+ * choice and the user, unless the ids may have changed since (they are
+ * the host's to recompute). The new image keeps them, without the stat
+ * and the geteuid, if its environment names the same places. */
+static int carried;
+static int encode_place(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	(void)x;
+	if (keep_dir || !chosen || !asked_set || !dir[0] || euid < 0 || (zv_proc.exec_needs_host & ZV_EXEC_NEEDS_HOST_CREDS) ||
+	    zv_strchr(asked, ',') || zv_strchr(asked, '|') || zv_strchr(asked_runtime, ',') ||
+	    zv_strchr(asked_runtime, '|') || zv_strchr(dir, ',') || zv_strchr(dir, '|'))
+		return -1;
+	return zv_snprintf(buf, n, "%ld|%s|%s|%s", euid, asked, asked_runtime, dir);
+}
+
+static const char *copy_to(const char *s, char *out, size_t n)
+{
+	size_t k = 0;
+	for (; *s && *s != ',' && *s != '|'; s++)
+		if (k + 1 < n)
+			out[k++] = *s;
+	out[k] = 0;
+	return *s == '|' ? s + 1 : s;
+}
+
+static const char *decode_place(const char *s, struct zv_exec_carry *x)
+{
+	(void)x;
+	long id = (long)zv_parse_dec(s, &s);
+	if (*s == '|') {
+		s = copy_to(s + 1, asked, sizeof asked);
+		s = copy_to(s, asked_runtime, sizeof asked_runtime);
+		s = copy_to(s, dir, sizeof dir);
+		euid = id;
+		carried = dir[0] != 0;
+	}
+	while (*s && *s != ',')
+		s++;
+	return s;
+}
+ZV_EXEC_FIELD(sitecache_place, 312, 'D', encode_place, decode_place);
+
 void zv_cachedir_init(const char *xdg, const char *home, const char *xdg_runtime, int none, int warn)
 {
 	if (keep_dir)
@@ -124,6 +166,11 @@ void zv_cachedir_init(const char *xdg, const char *home, const char *xdg_runtime
 		zv_snprintf(first, sizeof first, "%s/.cache/zvisor", home);
 	if (xdg_runtime && zv_strlen(xdg_runtime) < 150)
 		zv_strlcpy(run, xdg_runtime, sizeof run);
+	if (carried) { /* the exec'ing image's choice, as if made in this one */
+		carried = 0;
+		chosen = asked_set = 1;
+		warn_fd = -1;
+	}
 	if (chosen && !none && asked_set && !zv_strcmp(first, asked) && !zv_strcmp(run, asked_runtime))
 		return;
 	asked_set = !none;

@@ -36,12 +36,13 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 	f->nr = nr;
 	int kind = (uint64_t)nr < ZV_SLED_END ? zv_call_kind[nr] : ZV_KIND_HANDLER;
 	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked || t->bounce_all) {
-		if (t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked || t->bounce_all || !zv_sys_plain_fork(nr, uc)) {
+		if (t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked || t->bounce_all ||
+		    !(zv_sys_plain_fork(nr, uc) || zv_exec_without_frame(t, nr, uc))) {
 			f->bounce = ZV_BOUNCE_CALL;
 			zv_sudoff_need(t); /* the bounce is a syscall only SUD catches */
 			return 0;
 		}
-		kind = ZV_KIND_HANDLER; /* the child returns through its copy of this path */
+		kind = ZV_KIND_HANDLER; /* a fork child returns through its copy of this path; an exec does not return */
 	}
 	t->call_cancelled = 0;
 	long r;

@@ -99,6 +99,7 @@ static void vdso_code(struct zv_thread *t, uint8_t *base, uint64_t size, const u
 	struct zv_stub_batch *b = zv_sudoff_never ? NULL : zv_stubs_batch_new();
 	if (!b)
 		return;
+	b->above = 1;
 	/* the same bytes in every process: decoded once, then from the cache */
 	uint64_t hash = rewrite ? zv_sitecache_hash(base, size) : 0;
 	int hit = rewrite && zv_sitecache_lookup_bytes(hash, base, size, b);

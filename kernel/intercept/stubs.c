@@ -81,8 +81,13 @@ static int region_at(uint64_t at, size_t size)
  * (an ELF's first, read-only segment, or the vDSO's vvar). The heap (brk)
  * grows up from the end of the executable, so above starts 1 GiB up, out
  * of its way. */
-static uint64_t place(uint64_t lo, uint64_t hi, size_t size, uint64_t span_lo)
+static uint64_t place(uint64_t lo, uint64_t hi, size_t size, uint64_t span_lo, int above)
 {
+	/* The vDSO's right above it: the top of the mmap area, where the host
+	 * puts nothing else (it fills the area downwards); an exec in this
+	 * process keeps it and the vDSO as one range (one munmap fewer). */
+	if (above && region_at((hi + 4095) & ~4095UL, size))
+		return (hi + 4095) & ~4095UL;
 	if (span_lo > size + 65536 && span_lo <= lo && hi - (span_lo - size) < (1UL << 31) - (1UL << 24) &&
 	    region_at(span_lo - size, size))
 		return span_lo - size;
@@ -264,7 +269,7 @@ static uint64_t make_region(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, u
 			zv_munmap(m, size);
 			return 0;
 		}
-	} else if (!(base = place(lo, hi, size, b->span_lo))) {
+	} else if (!(base = place(lo, hi, size, b->span_lo, b->above))) {
 		return 0;
 	}
 	uint8_t *r = (uint8_t *)base;

@@ -179,11 +179,19 @@ static int peek(uint64_t a, void *buf, uint64_t n)
 
 #define CHUNK 65536
 /* The site byte pairs that straddle the ends of [lo, hi) (a neighbour's
- * byte and one of its own, when readable). */
+ * byte and one of its own, when readable): both read in one call, which
+ * stops at the first byte it cannot read; the end again on its own only
+ * when the start was not readable. */
 static long scan_edges(uint64_t lo, uint64_t hi)
 {
-	uint8_t edge[2];
-	return (lo && peek(lo - 1, edge, 2) && is_site(edge)) + (peek(hi - 1, edge, 2) && is_site(edge));
+	uint8_t edge[4];
+	if (!lo)
+		return peek(hi - 1, edge, 2) && is_site(edge);
+	struct { void *base; size_t len; } local = { edge, 4 }, remote[2] = { { (void *)(lo - 1), 2 }, { (void *)(hi - 1), 2 } };
+	long got = zv_sys6(__NR_process_vm_readv, zv_proc.hpid, (long)&local, 1, (long)remote, 2, 0);
+	if (got < 2)
+		return peek(hi - 1, edge + 2, 2) && is_site(edge + 2);
+	return is_site(edge) + (got == 4 && is_site(edge + 2));
 }
 
 /* Counts the site byte pairs that start in [lo, hi - 1). -1: some of it

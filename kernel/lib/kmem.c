@@ -34,8 +34,10 @@ static int in_mapped_chunk(uint64_t at)
 	return (at & ~(CHUNK - 1)) == __atomic_load_n(&chunk_mapped, __ATOMIC_ACQUIRE);
 }
 
-/* 1 if [at, at + size) is mapped, by its chunk now or before. */
-static int from_chunk(uint64_t at, size_t size)
+/* 1 if [at, at + size) is mapped, by its chunk now or before; 2 if its
+ * first hole bytes were left out of the chunk's mapping (the image's
+ * chunk, mapped by this call: a guard that needs no munmap). */
+static int from_chunk(uint64_t at, size_t size, size_t hole)
 {
 	uint64_t c = at & ~(CHUNK - 1);
 	if (size > CHUNK / 4 || ((at + size - 1) & ~(CHUNK - 1)) != c)
@@ -48,12 +50,13 @@ static int from_chunk(uint64_t at, size_t size)
 	 * on (a process's first, made before it has a second thread), so that
 	 * a hole there (the first thread block's guard) is below the mapping
 	 * and does not split it. */
-	uint64_t lo = c < window_first() ? at & ~4095UL : c;
+	int holed = c < window_first() && hole && hole < size;
+	uint64_t lo = c < window_first() ? (at & ~4095UL) + (holed ? hole : 0) : c;
 	void *p = zv_mmap((void *)lo, c + CHUNK - lo, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
 	if ((uint64_t)p == lo) {
 		__atomic_store_n(&chunk_mapped, c, __ATOMIC_RELEASE);
-		return 1;
+		return holed ? 2 : 1;
 	}
 	if (!zv_is_err((long)p))
 		zv_munmap(p, c + CHUNK - lo); /* an old kernel ignoring NOREPLACE */
@@ -63,7 +66,7 @@ static int from_chunk(uint64_t at, size_t size)
 	return 0; /* EEXIST: another thread mapped it first, or part is taken */
 }
 
-void *zv_kmap(size_t size, size_t align, int fd)
+static void *kmap(size_t size, size_t align, int fd, size_t hole, int *holed)
 {
 	size = (size + 4095) & ~4095UL;
 	for (int tries = 0; tries < 16; tries++) {
@@ -79,7 +82,8 @@ void *zv_kmap(size_t size, size_t align, int fd)
 		if (at + size > ZV_KWIN_END)
 			break;
 		/* a range of a mapped chunk is this caller's: a file may replace it */
-		int ours = from_chunk(at, size);
+		int ours = from_chunk(at, size, fd < 0 ? hole : 0);
+		*holed = ours == 2;
 		if (ours && fd < 0)
 			return (void *)at;
 		int flags = (fd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS) | MAP_NORESERVE |
@@ -93,6 +97,21 @@ void *zv_kmap(size_t size, size_t align, int fd)
 			return p;
 	}
 	return (void *)-ENOMEM;
+}
+
+void *zv_kmap(size_t size, size_t align, int fd)
+{
+	int holed;
+	return kmap(size, align, fd, 0, &holed);
+}
+
+void *zv_kmap_guarded(size_t size, size_t align, size_t guard)
+{
+	int holed = 0;
+	void *p = kmap(size, align, -1, guard, &holed);
+	if (!zv_is_err((long)p) && !holed)
+		zv_munmap(p, guard);
+	return p;
 }
 
 void zv_kunmap(void *p, size_t size)

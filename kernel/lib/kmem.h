@@ -15,5 +15,8 @@
  * window, aligned to align (a power of two, >= 4096), or shares fd's pages
  * when fd >= 0. Returns -errno cast to a pointer on failure. */
 void *zv_kmap(size_t size, size_t align, int fd);
+/* The same, anonymous, with its first guard bytes (pages) a hole: left
+ * out of the mapping where this call maps its chunk, else unmapped. */
+void *zv_kmap_guarded(size_t size, size_t align, size_t guard);
 void zv_kunmap(void *p, size_t size);
 #endif

@@ -58,15 +58,42 @@ static int prot_of(uint32_t flags)
 	return (flags & PF_R ? PROT_READ : 0) | (flags & PF_W ? PROT_WRITE : 0) | (flags & PF_X ? PROT_EXEC : 0);
 }
 
-/* Reserves the span of e's segments with one PROT_NONE mapping placed as the
- * host would, then maps every PT_LOAD over it. Returns 0 with the load bias. */
+/* The segment whose file mapping, made as long as the whole span, can
+ * reserve it, as binfmt_elf's first mapping does: the first, if it starts
+ * the span, has bytes in the file and is not executable (no code is
+ * mapped before it is scanned); and not where the reservation is trimmed
+ * to an alignment afterwards (its file offset would move). -1: none. */
+static int reserving_segment(const struct elf *e, enum place place)
+{
+	if (place == PLACE_ANY && e->align > PAGE)
+		return -1;
+	for (int i = 0; i < e->eh.e_phnum; i++) {
+		const Elf64_Phdr *p = &e->ph[i];
+		if (p->p_type != PT_LOAD || !p->p_memsz)
+			continue;
+		return PAGE_DOWN(p->p_vaddr) == e->lo && p->p_filesz && !(p->p_flags & PF_X) ? i : -1;
+	}
+	return -1;
+}
+
+/* Reserves the span of e's segments with one mapping placed as the host
+ * would (the first segment's, or PROT_NONE), then maps every other PT_LOAD
+ * over it; what no segment covers is unmapped. Returns 0 with the load
+ * bias. */
 static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, size_t wl)
 {
 	uint64_t span = e->hi - e->lo, start;
-	const int rflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-	long r;
+	int rflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, rprot = PROT_NONE, rfd = -1;
+	long r, roff = 0;
+	int first = reserving_segment(e, place);
+	if (first >= 0) {
+		rflags = MAP_PRIVATE;
+		rprot = prot_of(e->ph[first].p_flags);
+		rfd = e->fd;
+		roff = (long)PAGE_DOWN(e->ph[first].p_offset);
+	}
 	if (place == PLACE_FIXED) {
-		r = (long)zv_mmap((void *)e->lo, span, PROT_NONE, rflags | MAP_FIXED_NOREPLACE, -1, 0);
+		r = (long)zv_mmap((void *)e->lo, span, rprot, rflags | MAP_FIXED_NOREPLACE, rfd, roff);
 		if (!zv_is_err(r) && (uint64_t)r != e->lo) { /* a kernel without MAP_FIXED_NOREPLACE */
 			zv_munmap((void *)r, span);
 			r = -EEXIST;
@@ -86,7 +113,7 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 		if (place == PLACE_PIE) {
 			uint64_t base = (ET_DYN_BASE + (random_pages() << 12)) & ~(e->align - 1);
 			if (span <= TASK_TOP - base) {
-				r = (long)zv_mmap((void *)base, span, PROT_NONE, rflags | MAP_FIXED_NOREPLACE, -1, 0);
+				r = (long)zv_mmap((void *)base, span, rprot, rflags | MAP_FIXED_NOREPLACE, rfd, roff);
 				if (!zv_is_err(r) && (uint64_t)r != base) {
 					zv_munmap((void *)r, span);
 					r = -EEXIST;
@@ -97,7 +124,7 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 			uint64_t extra = e->align > PAGE ? e->align : 0;
 			if (span + extra < span)
 				return fail(why, wl, -ENOMEM, "cannot map 0x%lx bytes", (unsigned long)span);
-			r = (long)zv_mmap(0, span + extra, PROT_NONE, rflags, -1, 0);
+			r = (long)zv_mmap(0, span + extra, rprot, rflags, rfd, roff);
 			if (zv_is_err(r))
 				return fail(why, wl, (int)r, "cannot map 0x%lx bytes: %s", (unsigned long)span,
 					    zv_strerror((int)-r));
@@ -119,8 +146,9 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 		uint64_t va = bias + p->p_vaddr, pstart = PAGE_DOWN(va);
 		uint64_t fend = va + p->p_filesz, mend = va + p->p_memsz, anon = pstart;
 		if (p->p_filesz) {
-			r = (long)zv_mmap((void *)pstart, PAGE_UP(fend) - pstart, prot, MAP_PRIVATE | MAP_FIXED, e->fd,
-					  (long)PAGE_DOWN(p->p_offset));
+			r = i == first ? (long)pstart /* the reservation's start */
+				       : (long)zv_mmap((void *)pstart, PAGE_UP(fend) - pstart, prot, MAP_PRIVATE | MAP_FIXED,
+						       e->fd, (long)PAGE_DOWN(p->p_offset));
 			if (zv_is_err(r))
 				goto bad;
 			if ((prot & PROT_EXEC) && zv_exec_mapped)
@@ -177,7 +205,7 @@ static void file_path(int fd, const char *path, char *out)
 
 /* The files an exec's resolution left open (zv_load_elf_given), taken by
  * the next zv_load_elf. */
-static struct zv_exec_files given = { -1, -1, 0, 0 };
+static struct zv_exec_files given = { -1, -1, 0, 0, NULL, NULL, -1, -1 };
 
 void zv_load_elf_given(const struct zv_exec_files *f)
 {
@@ -192,7 +220,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	int err;
 	long r;
 	struct zv_exec_files f = given;
-	given = (struct zv_exec_files){ -1, -1, 0, 0 };
+	given = (struct zv_exec_files){ -1, -1, 0, 0, NULL, NULL, -1, -1 };
 	if (wl)
 		why[0] = 0;
 	/* not the path's 4 KiB: clearing them would touch a second page */
@@ -206,7 +234,13 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 		return fail(why, wl, e.fd, "%s", zv_strerror(-e.fd));
 	}
 	f.fd = -1; /* e's now */
-	r = read_ehdr(&e);
+	if (f.head && f.headn >= 0 && f.headn <= HEAD_BYTES) { /* as the resolution read them */
+		e.headn = f.headn;
+		memcpy(e.head, f.head, (size_t)f.headn);
+		r = ehdr_from_head(&e);
+	} else {
+		r = read_ehdr(&e);
+	}
 	if (r < 0) {
 		err = fail(why, wl, (int)r, "cannot read: %s", zv_strerror((int)-r));
 		goto out;
@@ -257,6 +291,11 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 		if (f.ifd >= 0) {
 			e.fd = f.ifd;
 			e.size = f.isize;
+			e.headn = -1;
+			if (f.ihead && f.iheadn >= 0 && f.iheadn <= HEAD_BYTES) {
+				e.headn = f.iheadn;
+				memcpy(e.head, f.ihead, (size_t)f.iheadn);
+			}
 			f.ifd = -1;
 			err = check_interp(ipath, &e, why, wl);
 		} else {

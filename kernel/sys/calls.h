@@ -64,6 +64,12 @@ long zv_sys_clone(struct zv_call *c);
 long zv_sys_clone3(struct zv_call *c);
 long zv_sys_fork(struct zv_call *c);
 int zv_sys_plain_fork(long nr, const struct zv_ucontext *uc);
+/* Whether call nr is an execve the fast path makes itself, without the
+ * SIGSYS bounce that gives it a frame: one that will most likely load the
+ * new image in this process (sys/exec.c). uc (the fast path's) is then
+ * given what the image is entered with, and ZV_MASK_UNKNOWN for a mask. */
+int zv_exec_without_frame(struct zv_thread *t, long nr, struct zv_ucontext *uc);
+#define ZV_MASK_UNKNOWN (~0UL) /* no real mask: SIGKILL and SIGSTOP are never blocked */
 long zv_sys_vfork(struct zv_call *c);
 long zv_sys_exit(struct zv_call *c);
 long zv_sys_exit_group(struct zv_call *c);
@@ -91,6 +97,7 @@ struct zv_exec_req {
 extern long (*zv_exec_here)(struct zv_exec_req *q);
 #define ZV_EXEC_TO_HOST 1L
 void zv_exec_give_back_signals(struct zv_thread *t, uint64_t *saved);
+void zv_exec_frameless_mask(struct zv_thread *t, struct zv_ucontext *uc, const uint64_t *host);
 /* The guest's argv or envp has n pointers before its NULL, or -EFAULT. */
 long zv_exec_count_strings(char *const *v);
 

@@ -108,6 +108,35 @@ static long host_check(long nr, const long *a, const char *path)
 
 long (*zv_exec_here)(struct zv_exec_req *q);
 
+int zv_exec_without_frame(struct zv_thread *t, long nr, struct zv_ucontext *uc)
+{
+	if ((nr != __NR_execve && nr != __NR_execveat) || zv_proc.exec_mode != ZV_EXEC_INPROCESS || !zv_exec_here ||
+	    !t->is_thread || t->tid != zv_proc.pid || zv_proc.exec_needs_host || !zv_proc.stack_top ||
+	    __atomic_load_n(&zv_proc.nthreads, __ATOMIC_RELAXED) != 1 || t->host_held)
+		return 0;
+	uc->uc_flags = 0x7; /* what the host's frame says: UC_FP_XSTATE, UC_SIGCONTEXT_SS, UC_STRICT_RESTORE_SS */
+	uc->mc.cs = 0x33;   /* __USER_CS */
+	uc->mc.ss = 0x2b;   /* __USER_DS */
+	uc->uc_sigmask = ZV_MASK_UNKNOWN;
+	return 1;
+}
+
+/* The guest's mask into a frameless uc (zv_exec_without_frame): the host's
+ * mask (host: as it was, or NULL to ask), less what it holds blocked for
+ * deferred signals (given back to the host by now). */
+void zv_exec_frameless_mask(struct zv_thread *t, struct zv_ucontext *uc, const uint64_t *host)
+{
+	uint64_t m = 0;
+	if (uc->uc_sigmask != ZV_MASK_UNKNOWN)
+		return;
+	if (host)
+		m = *host;
+	else
+		zv_sys4(__NR_rt_sigprocmask, 0 /* SIG_BLOCK */, NULL, &m, 8);
+	uc->uc_sigmask = m & ~t->host_held;
+	t->host_held = 0;
+}
+
 /* Whether this exec may be made in this process: the memory is this
  * process's alone (not a vfork child's parent's, no CLONE_VM child on it),
  * the exec'ing thread is the only one and leads the process (natively it
@@ -137,8 +166,23 @@ void zv_exec_give_back_signals(struct zv_thread *t, uint64_t *saved)
 	t->fast.sig_pending = 0;
 }
 
+static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
+		      char *const *argv, char *const *envp, long nr, const long *a);
+
+/* A failed exec returns: a frameless one's uc is the fast path's again,
+ * whose mask no one reads (0, as it was). */
 static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
 		    char *const *argv, char *const *envp, long nr, const long *a)
+{
+	int frameless = uc->uc_sigmask == ZV_MASK_UNKNOWN;
+	long r = exec_call(t, uc, path, execfn, argv, envp, nr, a);
+	if (frameless)
+		uc->uc_sigmask = 0;
+	return r;
+}
+
+static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *path, const char *execfn,
+		      char *const *argv, char *const *envp, long nr, const long *a)
 {
 	long checked = host_check(nr, a, path);
 	if (checked < 0)
@@ -177,6 +221,8 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	if (zv_is_err((long)nv))
 		return -ENOMEM;
 	char state[12288]; /* trace options and the view's binds included */
+	int frameless = uc->uc_sigmask == ZV_MASK_UNKNOWN;
+	zv_exec_frameless_mask(t, uc, NULL);
 	zv_proc.seccomp_fd = zv_seccomp_save();
 	if (zv_proc.seccomp_fd < 0 && zv_proc.seccomp.mode) {
 		/* The guest's filters could not be carried over: never let a
@@ -211,7 +257,8 @@ static long do_exec(struct zv_thread *t, struct zv_ucontext *uc, const char *pat
 	if (zv_proc.tree_fd >= 0)
 		zv_close(zv_proc.tree_fd);
 	zv_proc.tree_fd = -1;
-	zv_host_set_mask(saved, NULL);
+	/* frameless, no sigreturn restores the guest's: the mask it had */
+	zv_host_set_mask(frameless ? uc->uc_sigmask : saved, NULL);
 	zv_kunmap(nv, vsize);
 	if (zv_proc.carry_fd >= 0)
 		zv_close(zv_proc.carry_fd);

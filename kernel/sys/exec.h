@@ -17,13 +17,17 @@
 /* The ELF file and its interpreter as the resolution opened them (O_CLOEXEC;
  * -1 when not kept), for the loader of an exec made in this process: one
  * open and one header read per file, not two. */
+#define ZV_EXEC_HEAD 1024 /* the first bytes of each, read once: headers and PT_INTERP */
 struct zv_exec_files {
 	int fd, ifd;
 	uint64_t size, isize;
+	const char *head, *ihead; /* their first bytes (headn, iheadn of them), or NULL */
+	long headn, iheadn;
 };
 
 struct zv_resolved {
 	struct zv_exec_files files; /* kept only by zv_exec_resolve_keep */
+	char head[ZV_EXEC_HEAD], ihead[ZV_EXEC_HEAD]; /* files.head's and files.ihead's bytes */
 	/* For a #! script, argv' = prefix[0..nprefix) followed by argv[1..]:
 	 * prefix is [interp, optional-arg, ..., path] as the host builds it.
 	 * nprefix == 0: not a script, argv is used unchanged. */

@@ -203,8 +203,15 @@ static long elf_read(struct elf *e, void *buf, size_t n, uint64_t off)
  * there (up to HEAD_BYTES). */
 long read_ehdr(struct elf *e)
 {
+	read_head(e);
+	return ehdr_from_head(e);
+}
+
+/* The same from the e->headn bytes already in e->head. */
+long ehdr_from_head(struct elf *e)
+{
+	long r = e->headn;
 	memset(&e->eh, 0, sizeof e->eh);
-	long r = read_head(e);
 	if (r > 0)
 		memcpy(&e->eh, e->head, (size_t)r < sizeof e->eh ? (size_t)r : sizeof e->eh);
 	return r;
@@ -343,18 +350,19 @@ static int check_loads(struct elf *e, char *why, size_t wl)
 int open_interp(const char *ipath, struct elf *e, int checked, char *why, size_t wl)
 {
 	e->fd = checked ? open_regular(ipath, &e->size) : open_exec(ipath, &e->size);
+	e->headn = -1; /* not read yet */
 	if (e->fd < 0)
 		return fail(why, wl, e->fd, "interpreter %s: %s", ipath, zv_strerror(-e->fd));
 	return check_interp(ipath, e, why, wl);
 }
 
-/* The checks of open_interp on an interpreter already open in e->fd;
- * closes it on failure. */
+/* The checks of open_interp on an interpreter already open in e->fd (its
+ * first e->headn bytes in e->head, if not -1); closes it on failure. */
 int check_interp(const char *ipath, struct elf *e, char *why, size_t wl)
 {
 	char sub[128];
 	int err;
-	long r = read_ehdr(e);
+	long r = e->headn >= 0 ? ehdr_from_head(e) : read_ehdr(e);
 	if (r < 0) {
 		err = fail(why, wl, (int)r, "interpreter %s: %s", ipath, zv_strerror((int)-r));
 		goto out;
@@ -409,6 +417,7 @@ int check_exe(struct elf *e, char *why, size_t wl)
 		if (!err) {
 			e->ifd = e->fd;
 			e->isize = e->size;
+			e->iheadn = e->headn;
 		}
 		e->fd = exe_fd;
 		e->size = exe_size;

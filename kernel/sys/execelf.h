@@ -27,7 +27,7 @@
 
 /* 28 KiB, on the stack: what every load uses comes first, so that a file
  * with few headers touches (and faults in) one page of it, not two. */
-#define HEAD_BYTES 1024 /* read at once at offset 0: the headers and PT_INTERP of most files */
+#define HEAD_BYTES ZV_EXEC_HEAD /* read at once at offset 0: the headers and PT_INTERP of most files */
 struct elf {
 	int fd;
 	int ifd;       /* check_exe: the interpreter, left open (-1: none) */
@@ -36,6 +36,7 @@ struct elf {
 	/* from check_loads(): the page-aligned span of the PT_LOAD segments */
 	uint64_t lo, hi, align;
 	long headn; /* bytes of head read from fd (-1: none yet) */
+	long iheadn; /* check_exe: the interpreter's headn (its head is then in head) */
 	Elf64_Ehdr eh;
 	char head[HEAD_BYTES];
 	Elf64_Phdr ph[MAX_PHNUM];
@@ -49,6 +50,7 @@ int open_regular_mode(const char *path, uint64_t *size, unsigned *mode); /* and 
 int open_exec_mode(const char *path, uint64_t *size, unsigned *mode);
 int check_ehdr(const Elf64_Ehdr *eh, char *why, size_t wl);
 long read_ehdr(struct elf *e);
+long ehdr_from_head(struct elf *e);
 int read_phdrs(struct elf *e, char *why, size_t wl);
 int check_extra(struct elf *e, char *why, size_t wl);
 int get_interp(struct elf *e, char *out, char *why, size_t wl);

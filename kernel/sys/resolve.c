@@ -125,14 +125,23 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r, in
 		memcpy(&e.eh, buf, sizeof e.eh);
 		if (n < (long)sizeof e.eh && !memcmp(buf, ELFMAG, SELFMAG))
 			err = fail(sub, sizeof sub, -ENOEXEC, "truncated ELF header (%ld bytes)", n);
-		else
+		else {
+			if (keep) /* the interpreter's take e.head's place */
+				memcpy(r->head, e.head, (size_t)n);
 			err = check_exe(&e, sub, sizeof sub);
+		}
 		if (err || !keep) {
 			zv_close(e.fd);
 			if (!err && e.ifd >= 0)
 				zv_close(e.ifd);
 		} else {
-			r->files = (struct zv_exec_files){ e.fd, e.ifd, e.size, e.isize };
+			/* the program's first bytes, and the interpreter's (e.head's now) */
+			r->files = (struct zv_exec_files){ e.fd, e.ifd, e.size, e.isize, r->head, NULL, n, -1 };
+			if (e.ifd >= 0 && e.iheadn >= 0) {
+				memcpy(r->ihead, e.head, (size_t)e.iheadn);
+				r->files.ihead = r->ihead;
+				r->files.iheadn = e.iheadn;
+			}
 		}
 		if (err)
 			return fail(r->why, sizeof r->why, err, "%s%s%s%s", who, wname, sep, sub);
@@ -147,7 +156,7 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r, in
 
 static int resolve_keep(const char *path, int host_checked, struct zv_resolved *r, int keep)
 {
-	r->files = (struct zv_exec_files){ -1, -1, 0, 0 };
+	r->files = (struct zv_exec_files){ -1, -1, 0, 0, NULL, NULL, -1, -1 };
 	r->nprefix = 0;
 	r->setid = 0;
 	r->elf[0] = 0;

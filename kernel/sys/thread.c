@@ -126,15 +126,15 @@ void zv_thread_fork_child(struct zv_thread *t)
 
 static struct zv_thread *fresh_block(void)
 {
-	char *raw = zv_kmap(ZV_BLOCK_SIZE, ZV_BLOCK_SIZE, -1);
-	if (zv_is_err((long)raw))
-		return NULL;
 	/* Guard page below the stack: a hole, not a PROT_NONE page, which would
 	 * be a mapping of its own and one more for every fork to copy. The
 	 * first block starts the window's first chunk (lib/kmem.c), so its
-	 * guard only moves that mapping's start. Nothing maps into the hole:
-	 * the window is reserved from the guest, and zv_kmap never goes back. */
-	zv_munmap(raw, ZV_BLOCK_GUARD);
+	 * guard only moves that mapping's start (no munmap). Nothing maps into
+	 * the hole: the window is reserved from the guest, and zv_kmap never
+	 * goes back. */
+	char *raw = zv_kmap_guarded(ZV_BLOCK_SIZE, ZV_BLOCK_SIZE, ZV_BLOCK_GUARD);
+	if (zv_is_err((long)raw))
+		return NULL;
 	return (struct zv_thread *)(raw + ZV_THREAD_OFF);
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -20,6 +21,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +106,19 @@ int main(int argc, char **argv)
 	timer_create(CLOCK_MONOTONIC, &sev, &timer);
 	struct itimerspec far = { { 0, 0 }, { 100, 0 } };
 	timer_settime(timer, 0, &far, NULL);
+	int pm = posix_openpt(O_RDWR | O_NOCTTY); /* a pty pair: master and terminal both ours */
+	grantpt(pm);
+	unlockpt(pm);
+	int ps = open(ptsname(pm), O_RDWR | O_NOCTTY);
+	struct termios tt;
+	tcgetattr(ps, &tt);
+	tt.c_cc[VERASE] = 8;
+	tcsetattr(ps, TCSANOW, &tt);
+	struct winsize ws = { .ws_row = 25, .ws_col = 90 };
+	ioctl(pm, TIOCSWINSZ, &ws);
+	int one = 1;
+	ioctl(pm, TIOCPKT, &one); /* packet mode, and locked: no one else opens it by name */
+	ioctl(pm, TIOCSPTLCK, &one);
 	umask(027);
 	chdir(argv[1]);
 
@@ -142,6 +157,23 @@ int main(int argc, char **argv)
 	struct itimerspec left;
 	timer_gettime(timer, &left);
 	printf("timer: %s\n", left.it_value.tv_sec >= 90 ? "armed" : "wrong");
+	memset(&tt, 0, sizeof tt);
+	memset(&ws, 0, sizeof ws);
+	tcgetattr(ps, &tt);
+	ioctl(ps, TIOCGWINSZ, &ws);
+	write(ps, "pty!\n", 5);
+	memset(b, 0, sizeof b);
+	char pkt[64];
+	ssize_t pn;
+	for (size_t k = 0; (k == 0 || b[k - 1] != '\n') && (pn = read(pm, pkt, sizeof pkt)) > 0;)
+		for (ssize_t i = 1; i < pn && k < sizeof b - 1; i++) /* packet mode: a status byte first */
+			if (pkt[i] != '\r')
+				b[k++] = pkt[i];
+	int lk = 0, pk = 0;
+	ioctl(pm, TIOCGPTLCK, &lk);
+	ioctl(pm, TIOCGPKT, &pk);
+	printf("pty: %s, erase %d, %dx%d, a terminal %d, locked %d, packet mode %d\n", strtok(b, "\n"), tt.c_cc[VERASE],
+	       ws.ws_row, ws.ws_col, isatty(ps), lk, pk);
 	mode_t m = umask(0);
 	char cwd[512];
 	printf("umask %03o, cwd %s\n", m, strcmp(getcwd(cwd, sizeof cwd), argv[1]) == 0 ? "kept" : cwd);
