@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from guestdesc import built, get
-from zvtest import PLATFORMS, compare
+from zvtest import PLATFORMS, compare, run, run_zv
 
 GDB_DIR = Path(__file__).resolve().parent / "gdb"
 
@@ -24,6 +24,8 @@ SCRIPTS = {
     "forkchild": ["hit Breakpoint 1, g (x=3)", "$1 = 3", "child 45"],
     "registers": ["rip ", "$1 = 1", "eflags"],
     "threads": ["hit Breakpoint 1, g (x=7)", "* 2    Thread", "killed]"],
+    "catchexec": ["(forked process ", "is executing new program: /usr/bin/echo", "exe = '/usr/bin/echo'",
+                  "exec'd"],
 }
 
 
@@ -49,3 +51,22 @@ def test_gdb_script(script, build, platform):
     argv = ["gdb", "-batch", "-nx", "-x", str(GDB_DIR / (script + ".gdb")), str(built(build))]
     compare(argv, platform, normalize=normalize, normalize_stderr=normalize, expect_native=expect(SCRIPTS[script]),
             timeout=120)
+
+
+def mapped_files(text):
+    """The paths `info proc mappings` shows, as a set."""
+    return {l.split()[-1] for l in text.splitlines() if re.match(r"^\s+0x[0-9a-f]+\s+0x", l) and "/" in l.split()[-1]}
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_gdb_mappings(platform):
+    """A tracee's /proc/PID/maps, read by its tracer, is the program's view
+    of itself: its files, none of zvisor's (the layout of anonymous memory
+    may differ, as it does between kernels)."""
+    argv = ["gdb", "-batch", "-nx", "-ex", "break main", "-ex", "run", "-ex", "info proc mappings",
+            str(built("gdbprog"))]
+    native = run(argv, timeout=120)
+    zv = run_zv(argv, platform, timeout=120)
+    want, got = mapped_files(native.stdout), mapped_files(zv.stdout)
+    assert any("libc.so" in p for p in want), native.stdout
+    assert got == want, zv.stdout

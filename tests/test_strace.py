@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from guestdesc import built
-from trace_parity import calls, comparable
+from trace_parity import calls, comparable, normalise
 from zvtest import PLATFORMS, run, run_zv
 
 # name -> the traced command
@@ -26,13 +26,14 @@ CASES = {
 }
 
 
-def strace_lines(argv, platform, opts):
-    """strace's -o file of argv, natively (platform None) or inside zvisor."""
+def strace_lines(argv, platform, opts, status=0):
+    """strace's -o file of argv, natively (platform None) or inside zvisor;
+    status: argv's (and so strace's) exit status natively."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "s.txt")
         cmd = ["strace"] + opts + ["-o", out, "--"] + argv
         res = run_zv(cmd, platform, timeout=120) if platform else run(cmd, timeout=120)
-        assert res.returncode == 0 or platform, "native strace failed: %s" % (res.stderr,)
+        assert res.returncode == status or platform, "native strace failed: %s" % (res.stderr,)
         return res, Path(out).read_text(errors="surrogateescape")
 
 
@@ -73,3 +74,45 @@ def test_strace_c(platform):
     want, got = summary(native), summary(zv)
     assert want and got == want
     assert re.search(r"^100\.00 +[\d.]+ ", zv, re.M), "no times:\n" + zv
+
+
+# name -> (strace's options, the traced command): how strace is used
+# beyond -f, each a case zvisor once got wrong
+OPTION_CASES = {
+    # without -f: the threads are not traced, and one's exit must not end
+    # the traced process in its tracer's eyes
+    "threads-nofollow": (["-e", "trace=execve,exit_group", "-e", "signal=none"], [str(built("threads"))]),
+    # the parent ends before its fork child runs: the child is traced all
+    # the same, and strace waits for it
+    "parent-exits": (["-f", "-e", "trace=execve,write,exit_group"], ["/bin/sh", "-c", "/bin/echo child & exit 0"]),
+    # strace's own seccomp filter (SECCOMP_RET_TRACE): PTRACE_EVENT_SECCOMP
+    # stops, resumed with PTRACE_CONT between them
+    "seccomp-bpf": (["-f", "--seccomp-bpf", "-e", "trace=execve,write,wait4"], CASES["sh"]),
+    # stack traces: strace reads the tracee's /proc/PID/maps, which must
+    # name the program's files, not zvisor's shared text
+    "stack-trace": (["-k", "-e", "trace=write"], ["/bin/echo", "hi"]),
+    # a static Go program (exits 4): its other threads end with exit_group,
+    # stopped or not, and are not shown in a call they never finish
+    "go": (["-f", "-e", "trace=execve,exit_group", "-e", "signal=none"], [str(built("goguest")), "goroutines"]),
+}
+
+STATUS = {"go": 4}
+
+
+def plain_lines(text, follow):
+    """The calls of -o output, each normalised; with -f, the set of them
+    (how many threads a Go program starts varies from run to run)."""
+    if follow:
+        return sorted(set(comparable(calls(text))))
+    return [normalise(l) for l in text.splitlines()]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("case", sorted(OPTION_CASES))
+def test_strace_options(case, platform):
+    opts, argv = OPTION_CASES[case]
+    status = STATUS.get(case, 0)
+    _, native = strace_lines(argv, None, opts, status)
+    res, zv = strace_lines(argv, platform, opts, status)
+    assert res.returncode == status and "unavailable" not in res.stderr, res.stderr
+    assert plain_lines(zv, "-f" in opts) == plain_lines(native, "-f" in opts)

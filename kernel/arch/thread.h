@@ -65,6 +65,7 @@ struct zv_thread {
 	uint64_t host_held;            /* deferred signals the host keeps blocked until delivery (sys/signal.c) */
 	int forking;                   /* the pid of the process that forks, until its child is set up (sys/proc.c) */
 	int exec_exit;                 /* another thread execs: exit on the way out (sys/exec_reset.c) */
+	int exit_alone;                /* its exit(2) ends this thread only, not the process (its exit event) */
 	uint64_t fork_own;             /* signals deferred in that child meanwhile */
 	int fork_pid;                  /* where the host writes a fork child's pid (CLONE_CHILD_SETTID) */
 	struct zv_stack guest_ss;      /* the guest's sigaltstack (virtual) */

@@ -36,6 +36,7 @@ long zv_pt_area_new(int *fdp)
 	a->magic = ZV_PT_MAGIC;
 	a->hpid = (int)zv_getpid();
 	a->pid = zv_proc.pid;
+	zv_strlcpy(a->exe, zv_proc.exe_path, sizeof a->exe);
 	zv_pt_me.area = a;
 	*fdp = (int)fd;
 	return 0;

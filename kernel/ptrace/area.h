@@ -36,6 +36,7 @@ enum zv_pt_kind {
 	ZV_PT_SYSCALL_ENTRY,
 	ZV_PT_SYSCALL_EXIT,
 	ZV_PT_EVENT,         /* PTRACE_EVENT_* and the legacy exec SIGTRAP */
+	ZV_PT_SECCOMP,       /* PTRACE_EVENT_SECCOMP: a filter's SECCOMP_RET_TRACE, before the call */
 };
 
 /* How the tracer resumes a thread. */
@@ -50,7 +51,7 @@ enum zv_pt_cmd {
 	ZV_PT_CMD_GETFP,      /* the xsave image into buf (standard format, as NT_X86_XSTATE); ret: its size */
 	ZV_PT_CMD_SETFP,      /* arg0: bytes of buf, arg1: 1 if only the fxsave part */
 	ZV_PT_CMD_DEBUGREG,   /* arg0: register 0..7, arg1: value; ret: 0 or -errno */
-	ZV_PT_CMD_PROCFILE,   /* the guest's view of a /proc file: buf holds its name under /proc/PID; ret: bytes */
+	ZV_PT_CMD_PROCFILE,   /* the guest's view of /proc/PID/<buf>: maps, smaps, numa_maps into buf; ret: bytes */
 	ZV_PT_CMD_KILL,       /* end the process with SIGKILL */
 };
 
@@ -61,6 +62,7 @@ struct zv_pt_syscall_info { /* struct ptrace_syscall_info */
 	union {
 		struct { uint64_t nr, args[6]; } entry;
 		struct { int64_t rval; uint8_t is_error; } exit;
+		struct { uint64_t nr, args[6]; uint32_t ret_data; } seccomp;
 	};
 };
 
@@ -106,7 +108,9 @@ struct zv_pt_area {
 	int32_t hpid, pid;           /* the address space's first process */
 	volatile int32_t nslots;     /* slots handed out so far: the tracer looks up to here */
 	volatile int32_t lock;
+	char exe[2048];              /* its program, as its /proc/PID/exe shows it to the tracer */
 };
+_Static_assert(sizeof(struct zv_pt_area) <= ZV_PT_SLOT_BYTES, "area header");
 
 /* The tracer's page, mapped by each of its tracees. */
 struct zv_pt_bell {

@@ -166,12 +166,15 @@ static void serve_join(struct zv_thread *t, int fd, const void *msg, size_t n, i
 		old = from;
 	if (q->reason == ZV_PT_JOIN_TRACEME && parent_of(q->hpid) != zv_proc.hpid)
 		goto out;
-	if (q->reason == ZV_PT_JOIN_CHILD && (!from || parent_of(q->hpid) != q->parent))
+	/* a child its parent's fork event announced: the parent may have
+	 * ended since (and the child gone to another parent) */
+	const struct zv_pt_expect *e = q->reason != ZV_PT_JOIN_TRACEME ? zv_pt_expected_one(q->pid) : NULL;
+	if (q->reason == ZV_PT_JOIN_CHILD && !e && (!from || parent_of(q->hpid) != q->parent))
 		goto out;
-	if (q->reason == ZV_PT_JOIN_EXEC && !old && !zv_pt_expected(q->pid))
+	if (q->reason == ZV_PT_JOIN_EXEC && !old && !e)
 		goto out;
-	a.options = from ? from->s->options : 0;
-	a.seized = from ? from->s->seized : 0;
+	a.options = from ? from->s->options : e ? e->options : 0;
+	a.seized = from ? from->s->seized : e ? e->seized : 0;
 	if (q->reason == ZV_PT_JOIN_EXEC) /* the old image's threads are gone with it */
 		for (int i = zv_pt_tracer.n - 1; i >= 0; i--)
 			if (zv_pt_tracer.tr[i].hpid == q->hpid)

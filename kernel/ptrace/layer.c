@@ -71,6 +71,46 @@ static int handler_pending(struct zv_thread *t)
 	return 0;
 }
 
+/* The exit stop of call nr (args a), which returned r: what the host's
+ * tracer sees before a restart or a handler decides, ERESTART* for a call
+ * a signal interrupted. Returns the call's result (the tracer's, if it
+ * changed rax). */
+static long exit_stop(struct zv_thread *t, struct zv_ucontext *uc, long nr, const long *a, long r, int st)
+{
+	long shown = r;
+	if (r == ZV_NORESULT)
+		shown = (long)uc->mc.rax;
+	else if (r == -EINTR && t->fast.sig_pending && zv_sys_restart_code(nr, a))
+		shown = -zv_sys_restart_code(nr, a);
+	uc->mc.rax = (uint64_t)shown;
+	t->pt.orig_rax = nr;
+	int sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_EXIT, st, NULL, 0);
+	if ((long)uc->mc.rax != shown)
+		r = (long)uc->mc.rax; /* the tracer's result */
+	if (sig)
+		post(t, sig, SI_USER, 0);
+	return r;
+}
+
+/* SECCOMP_RET_TRACE of the guest's filter: PTRACE_EVENT_SECCOMP if the
+ * tracer asked for it (PTRACE_O_TRACESECCOMP), rax -ENOSYS and orig_rax
+ * the call, as the host stops; the tracer may change or skip the call. */
+static long pt_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data)
+{
+	struct zv_pt_slot *s = t->pt.slot;
+	if (!s || !(s->options & PT_O_TRACESECCOMP))
+		return ZV_SECCOMP_UNTRACED;
+	uint64_t rax = uc->mc.rax;
+	uc->mc.rax = (uint64_t)-ENOSYS;
+	t->pt.orig_rax = nr;
+	t->pt.seccomp_stopped = 1;
+	zv_pt_stop(t, uc, ZV_PT_SECCOMP, zv_pt_event_status(PT_EVENT_SECCOMP), NULL, data);
+	long now = t->pt.slot ? t->pt.orig_rax : nr; /* (detached: the call as it was) */
+	if (now >= 0 && uc->mc.rax == (uint64_t)-ENOSYS)
+		uc->mc.rax = rax;
+	return now;
+}
+
 static long syscall_stops(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
@@ -85,12 +125,19 @@ static long syscall_stops(struct zv_call *c)
 	}
 	int mode = t->pt.mode;
 	t->pt.orig_rax = c->nr;
-	long r;
+	t->pt.seccomp_stopped = 0;
+	long r, nr = c->nr;
+	int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f, sig = 0;
 	if (mode != ZV_PT_SYSCALL && mode != ZV_PT_SYSEMU && mode != ZV_PT_SYSEMU_STEP) {
 		r = inner(c);
+		/* resumed with PTRACE_SYSCALL from a seccomp stop: the exit stop */
+		if (t->pt.seccomp_stopped && t->pt.slot && t->pt.mode == ZV_PT_SYSCALL) {
+			const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
+					    (long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9 };
+			r = exit_stop(t, uc, t->pt.orig_rax, a, r, st);
+		}
 		goto out;
 	}
-	int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f, sig = 0;
 	uint64_t rax = uc->mc.rax;
 	/* The call a deferred signal stopped before it began, made again
 	 * after the handler: the tracer saw its entry already (natively it
@@ -107,7 +154,7 @@ static long syscall_stops(struct zv_call *c)
 		r = (long)uc->mc.rax; /* not made: what the tracer left in rax */
 		goto out;
 	}
-	long nr = t->pt.orig_rax;
+	nr = t->pt.orig_rax;
 	long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
 		      (long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9 };
 	if (nr == -1)
@@ -129,22 +176,9 @@ static long syscall_stops(struct zv_call *c)
 		t->pt.again_depth = t->handler_depth;
 		goto out;
 	}
-	/* The exit stop: what the host's tracer sees before a restart or
-	 * a handler decides, ERESTART* for a call a signal interrupted. */
-	long shown = r;
-	if (r == ZV_NORESULT)
-		shown = (long)uc->mc.rax;
-	else if (r == -EINTR && t->fast.sig_pending && zv_sys_restart_code(nr, a))
-		shown = -zv_sys_restart_code(nr, a);
-	uc->mc.rax = (uint64_t)shown;
-	t->pt.orig_rax = nr;
-	sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_EXIT, st, NULL, 0);
-	if ((long)uc->mc.rax != shown)
-		r = (long)uc->mc.rax; /* the tracer's result */
-	else if (r == ZV_NORESULT)
-		r = ZV_NORESULT;
-	if (sig)
-		post(t, sig, SI_USER, 0);
+	if (t->pt.seccomp_stopped)
+		nr = t->pt.orig_rax; /* as the tracer left it at the seccomp stop */
+	r = exit_stop(t, uc, nr, a, r, st);
 out:
 	if (stepped && t->pt.slot && r != ZV_NORESULT)
 		post(t, SIGTRAP_, TRAP_BRKPT, uc->mc.rip);
@@ -426,8 +460,11 @@ static void pt_exit(struct zv_thread *t, int code, int sig)
 	int status = sig ? sig & 0xff : (code & 0xff) << 8;
 	if (t->pt.slot && event_on(t->pt.slot, PT_EVENT_EXIT) && t->sys_uc)
 		event_stop(t, t->sys_uc, PT_EVENT_EXIT, (uint64_t)status);
-	int whole = sig || (t->is_thread && t->pt.orig_rax != __NR_exit);
-	if (whole && zv_pt_me.area) {
+	/* exit_group or a fatal signal, from any thread: the other traced
+	 * threads of the process end with it (stopped ones too, which the
+	 * host kills without a word) */
+	int whole = sig || (t->is_thread && !t->exit_alone);
+	if ((sig || !t->exit_alone) && zv_pt_me.area) {
 		struct zv_pt_area *a = zv_pt_me.area;
 		for (int i = 0; i < a->nslots; i++) {
 			struct zv_pt_slot *s = zv_pt_slot_at(a, i);
@@ -516,6 +553,7 @@ ZV_LAYER(ptrace, 050) = {
 	.kwork = pt_kwork,
 	.sigsys = pt_sigsys,
 	.arrive = pt_arrive,
+	.seccomp_trace = pt_seccomp_trace,
 	.clone_before = pt_clone_before,
 	.clone_after = pt_clone_after,
 	.task_start = pt_task_start,

@@ -74,6 +74,7 @@ struct zv_call;
 #define PT_EVENT_EXEC 4
 #define PT_EVENT_VFORK_DONE 5
 #define PT_EVENT_EXIT 6
+#define PT_EVENT_SECCOMP 7
 #define PT_EVENT_STOP 128
 
 #define SIGTRAP_ 5
@@ -180,7 +181,10 @@ struct zv_pt_tracer {
 	int n;
 	struct zv_pt_tracee_ref *tr; /* ZV_PT_MAX_TRACEES entries */
 	volatile int lock;
-	int expect[16];      /* children announced by a fork event, not joined yet */
+	struct zv_pt_expect {
+		int pid, seized;
+		uint64_t options;
+	} expect[16];        /* children announced by a fork event, not joined yet, and their parent's options */
 	struct { int hpid; struct zv_pt_area *a; } areas[64]; /* the tracees' areas, by process */
 };
 extern struct zv_pt_tracer zv_pt_tracer;
@@ -196,7 +200,8 @@ void zv_pt_scan_areas(void);          /* threads a tracee's area gained (auto-at
 long zv_pt_cmd(struct zv_pt_tracee_ref *r, int cmd, uint64_t a0, uint64_t a1);
 int zv_pt_alive(int hpid, int htid);
 long zv_pt_complete(struct zv_pt_tracee_ref *r, int ms); /* a pending attach */
-void zv_pt_expect(int pid);
+void zv_pt_expect(int pid, const struct zv_pt_slot *parent);
+const struct zv_pt_expect *zv_pt_expected_one(int pid);
 int zv_pt_expected(int pid);
 
 /* procmem.c: a tracer's /proc/PID/mem of a tracee */

@@ -164,7 +164,7 @@ static long regset(struct zv_pt_tracee_ref *r, int set, long type, void *iovp)
 static long syscall_info(struct zv_pt_tracee_ref *r, uint64_t size, void *out)
 {
 	const struct zv_pt_syscall_info *i = &r->s->sc;
-	uint64_t actual = i->op == 1 ? 80 : i->op == 2 ? 33 : 24;
+	uint64_t actual = i->op == 1 ? 80 : i->op == 2 ? 33 : i->op == 3 ? 84 : 24;
 	uint64_t n = size < actual ? size : actual;
 	if (n && put(out, i, n))
 		return -EFAULT;

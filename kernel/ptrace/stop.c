@@ -23,11 +23,14 @@ static void syscall_info(struct zv_thread *t, struct zv_pt_slot *s, int kind)
 	i->arch = 0xc000003e; /* AUDIT_ARCH_X86_64 */
 	i->ip = s->regs.rip;
 	i->sp = s->regs.rsp;
-	if (kind == ZV_PT_SYSCALL_ENTRY) {
-		i->op = 1;
+	if (kind == ZV_PT_SYSCALL_ENTRY || kind == ZV_PT_SECCOMP) {
+		/* (seccomp's nr and args lie where entry's do) */
+		i->op = kind == ZV_PT_SECCOMP ? 3 : 1;
 		i->entry.nr = s->regs.orig_rax;
 		const uint64_t a[6] = { s->regs.rdi, s->regs.rsi, s->regs.rdx, s->regs.r10, s->regs.r8, s->regs.r9 };
 		memcpy(i->entry.args, a, sizeof a);
+		if (kind == ZV_PT_SECCOMP)
+			i->seccomp.ret_data = (uint32_t)s->msg;
 	} else if (kind == ZV_PT_SYSCALL_EXIT) {
 		i->op = 2;
 		i->exit.rval = (int64_t)s->regs.rax;
@@ -48,6 +51,11 @@ static long serve(struct zv_thread *t, struct zv_ucontext *uc, struct zv_pt_slot
 		return s->arg[0] > ZV_PT_BUF ? -EINVAL : zv_pt_fp_set(uc, s->buf, s->arg[0], (int)s->arg[1]);
 	case ZV_PT_CMD_DEBUGREG:
 		return zv_pt_debugreg_set(t, (int)s->arg[0], s->arg[1]);
+	case ZV_PT_CMD_PROCFILE: {
+		char name[16];
+		zv_strlcpy(name, (const char *)s->buf, sizeof name);
+		return zv_event_own_text(name, (char *)s->buf, ZV_PT_BUF);
+	}
 	case ZV_PT_CMD_KILL:
 		zv_die_by_signal(SIGKILL_);
 	default:

@@ -14,9 +14,12 @@
 
 struct zv_pt_tracer zv_pt_tracer = { .bell_fd = -1 };
 
+/* Tracees, or a child announced and not joined yet: its tracer's waits
+ * must go on past the end of every tracee it knows (strace -f of a parent
+ * that exits before its fork child runs). */
 int zv_pt_tracing(void)
 {
-	return zv_pt_tracer.n > 0;
+	return zv_pt_tracer.n > 0 || zv_pt_expected(0);
 }
 
 struct zv_pt_tracee_ref *zv_pt_find(int tid)
@@ -55,8 +58,8 @@ struct zv_pt_tracee_ref *zv_pt_add(int tid, int pid, int htid, int hpid, struct 
 	*r = (struct zv_pt_tracee_ref){ .tid = tid, .pid = pid, .htid = htid, .hpid = hpid, .s = s, .area = a,
 					.listener = -1 };
 	for (int i = 0; i < 16; i++) /* an announced child that came */
-		if (zv_pt_tracer.expect[i] == tid)
-			zv_pt_tracer.expect[i] = 0;
+		if (zv_pt_tracer.expect[i].pid == tid)
+			zv_pt_tracer.expect[i].pid = 0;
 	/* one of this process's children on the host: its exit comes from the host's wait */
 	char buf[512];
 	const char *f = zv_procfs_stat_fields(hpid, buf, sizeof buf);
@@ -172,23 +175,35 @@ long zv_pt_cmd(struct zv_pt_tracee_ref *r, int cmd, uint64_t a0, uint64_t a1)
 	}
 }
 
-/* Children a tracee's fork event announced (GETEVENTMSG): their join comes. */
-void zv_pt_expect(int pid)
+/* Children a tracee's fork event announced (GETEVENTMSG): their join
+ * comes, with the options they inherit (their parent may be gone by then,
+ * its end reaped: natively the child was attached at the fork). */
+void zv_pt_expect(int pid, const struct zv_pt_slot *parent)
 {
+	struct zv_pt_expect *e = &zv_pt_tracer.expect[pid & 15];
 	for (int i = 0; i < 16; i++)
-		if (!zv_pt_tracer.expect[i] || zv_pt_tracer.expect[i] == pid) {
-			zv_pt_tracer.expect[i] = pid;
-			return;
+		if (!zv_pt_tracer.expect[i].pid || zv_pt_tracer.expect[i].pid == pid) {
+			e = &zv_pt_tracer.expect[i];
+			break;
 		}
-	zv_pt_tracer.expect[pid & 15] = pid;
+	*e = (struct zv_pt_expect){ .pid = pid, .seized = parent->seized, .options = parent->options };
+}
+
+const struct zv_pt_expect *zv_pt_expected_one(int pid)
+{
+	for (int i = 0; i < 16; i++) {
+		struct zv_pt_expect *e = &zv_pt_tracer.expect[i];
+		if (e->pid && zv_sys2(__NR_kill, e->pid, 0) == -ESRCH)
+			e->pid = 0; /* it died before it could join */
+		if (e->pid && (pid <= 0 || e->pid == pid))
+			return e;
+	}
+	return NULL;
 }
 
 int zv_pt_expected(int pid)
 {
-	for (int i = 0; i < 16; i++)
-		if (zv_pt_tracer.expect[i] && (pid <= 0 || zv_pt_tracer.expect[i] == pid))
-			return 1;
-	return 0;
+	return zv_pt_expected_one(pid) != NULL;
 }
 
 /* The areas of the processes traced, kept mapped while they live: a

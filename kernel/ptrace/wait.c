@@ -124,7 +124,7 @@ static long tracee_event(const struct want *w, int *any, int look_dead)
 		int st = s->status;
 		int ev = st >> 16;
 		if ((ev == PT_EVENT_FORK || ev == PT_EVENT_VFORK || ev == PT_EVENT_CLONE) && !zv_pt_find((int)s->msg))
-			zv_pt_expect((int)s->msg); /* its join comes */
+			zv_pt_expect((int)s->msg, s); /* its join comes */
 		long ret = report(w, r, st, 1);
 		if (!(w->options & WNOWAIT))
 			r->reported = stops;

@@ -98,6 +98,14 @@ struct zv_layer {
 	/* A queued signal (si_code SI_QUEUE) as the host hands it over: a
 	 * layer may make it what it stands for (another kernel's SIGCHLD). */
 	void (*arrive)(struct zv_thread *t, int sig, zv_siginfo *si);
+	/* The guest's seccomp filter said SECCOMP_RET_TRACE (data: its
+	 * SECCOMP_RET_DATA) for call nr: a tracer's stop. Returns the call to
+	 * make then (-1: none, its result in rax), or ZV_SECCOMP_UNTRACED. */
+	long (*seccomp_trace)(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data);
+	/* This process's own /proc/self/<name> as the guest sees it, for
+	 * another process that asks (its tracer): its length in out, or
+	 * -errno (-ENOENT: not this layer's file). */
+	long (*own_text)(const char *name, char *out, size_t cap);
 	/* clone, fork, vfork: before (child: the new task's block when it
 	 * shares this memory, else NULL) and after, in the parent (child: its
 	 * pid, or -errno). */
@@ -159,6 +167,9 @@ int zv_event_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext
 int zv_call_restarts(struct zv_thread *t);
 long zv_guest_id(long x);
 int zv_event_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc);
+#define ZV_SECCOMP_UNTRACED (-2L)
+long zv_event_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data);
+long zv_event_own_text(const char *name, char *out, size_t cap);
 void zv_event_kwork(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_event_arrive(struct zv_thread *t, int sig, zv_siginfo *si);
 void zv_event_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags);

@@ -4,6 +4,7 @@
 #include "zvisor.h"
 #include "sys/layer.h"
 #include <asm/unistd_64.h>
+#include <linux/errno.h>
 
 /* The layers in order: each feature's ZV_LAYER, sorted by the linker. At
  * most 32 (the per-call masks are 32 bits: kernel/zvisor.ld checks). */
@@ -119,6 +120,28 @@ void zv_event_opened(struct zv_thread *t, const char *path, long fd) { EACH_LAYE
 void zv_event_to_guest(struct zv_thread *t, struct zv_ucontext *uc) { EACH_LAYER(to_guest, t, uc); }
 void zv_event_own_signal(struct zv_thread *t, int sig, struct zv_ucontext *uc) { EACH_LAYER(own_signal, t, sig, uc); }
 void zv_event_image(struct zv_thread *t, const char *path) { EACH_LAYER(image, t, path); }
+
+long zv_event_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->seccomp_trace) {
+			long r = layers[i]->seccomp_trace(t, uc, nr, data);
+			if (r != ZV_SECCOMP_UNTRACED)
+				return r;
+		}
+	return ZV_SECCOMP_UNTRACED;
+}
+
+long zv_event_own_text(const char *name, char *out, size_t cap)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->own_text) {
+			long r = layers[i]->own_text(name, out, cap);
+			if (r != -ENOENT)
+				return r;
+		}
+	return -ENOENT;
+}
 
 int zv_event_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc)
 {

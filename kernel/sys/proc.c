@@ -417,6 +417,7 @@ long zv_sys_exit(struct zv_call *c)
 		for (;;) /* a vfork-style child: its parent frees the block */
 			zv_sys1(__NR_exit, a[0]);
 	}
+	t->exit_alone = 1;
 	zv_event_exit(t, (int)a[0], 0); /* strace -f shows each thread's end */
 	if (__atomic_sub_fetch(&zv_proc.nthreads, 1, __ATOMIC_ACQ_REL) == 0)
 		zv_report_at_exit();

@@ -130,7 +130,7 @@ static int add(int fd, int kind, int tid, uint64_t dev, uint64_t ino)
 	return 0; /* more than MAX_MARKS open at once: this one stays the host's */
 }
 
-static int kind_of_name(const char *s)
+int zv_pv_kind_of_name(const char *s)
 {
 	if (!zv_strcmp(s, "maps"))
 		return ZV_PV_MAPS;
@@ -165,7 +165,7 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	if (fd < 0 || !path)
 		return;
 	const char *base = zv_strrchr(path, '/');
-	if (!kind_of_name(base ? base + 1 : path))
+	if (!zv_pv_kind_of_name(base ? base + 1 : path))
 		return; /* the common case: nothing more */
 	/* What the host opened, whatever the path's form: /proc/<pid>/<file>
 	 * or /proc/<pid>/task/<tid>/<file>, of this process. */
@@ -188,7 +188,7 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	} else if (pid != zv_proc.hpid && pid != t->htid && !zv_thread_find((int)pid)) {
 		return; /* another process's */
 	}
-	int kind = kind_of_name(s);
+	int kind = zv_pv_kind_of_name(s);
 	uint64_t dev, ino;
 	if (!kind || file_id((int)fd, &dev, &ino) < 0)
 		return;
@@ -559,5 +559,5 @@ static void pv_fork_child(struct zv_thread *t)
 
 ZV_LAYER(procview, 500) = {
 	.name = "procview", .sees = pv_sees, .active = pv_on, .call = pv_call, .fork_child = pv_fork_child,
-	.opened = zv_procview_opened,
+	.opened = zv_procview_opened, .own_text = zv_pv_give,
 };

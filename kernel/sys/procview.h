@@ -41,6 +41,12 @@ static inline const char *zv_pv_next_line(struct zv_pv_lines *it, size_t *n, int
 }
 /* The whole file at fd (read from offset 0) into b, 0-terminated. */
 int zv_pv_read_all(int fd, struct zv_pv_buf *b);
+int zv_pv_kind_of_name(const char *s); /* the kind of /proc/PID/<s>, or 0 */
+
+/* sys/procview_give.c: this process's own maps, smaps or numa_maps (name)
+ * as it sees them, into out: its length, -E2BIG if over cap, or -errno
+ * (the layer's own_text). */
+long zv_pv_give(const char *name, char *out, size_t cap);
 
 /* An open of path by the guest returned fd: marks fd if it is one of the
  * files above. */

@@ -7,6 +7,7 @@
 #include "sys/layer.h"
 #include "sys/tsc.h"
 #include "lib/syscall.h"
+#include "lib/string.h"
 #include <linux/prctl.h>
 #include <linux/audit.h>
 
@@ -101,9 +102,13 @@ static long sandbox_call(struct zv_call *c)
 		if (t->gsud.on && zv_guest_sud_traps(t, c->uc, c->nr))
 			return c->nr; /* not made: rax keeps the number, as the host leaves it */
 		if (zv_proc.seccomp.mode) {
-			long r = zv_seccomp_check(t, c->uc, c->nr, c->a);
+			long nr = c->nr, a[6];
+			memcpy(a, c->a, sizeof a);
+			long r = zv_seccomp_check(t, c->uc, &nr, a);
 			if (r != ZV_SECCOMP_GO)
 				return r;
+			if (nr != c->nr || memcmp(a, c->a, sizeof a))
+				return zv_next_as(c, nr, a); /* as its tracer changed it */
 		}
 	}
 	return zv_next(c);

@@ -232,10 +232,38 @@ long zv_prctl_seccomp(long mode, long arg)
 	return -EINVAL;
 }
 
-/* Applies the guest's seccomp to call nr. Returns ZV_SECCOMP_GO to run it,
- * or the call's result when seccomp decides it. */
-long zv_seccomp_check(struct zv_thread *t, struct zv_ucontext *uc, long nr, const long *a)
+static long check(struct zv_thread *t, struct zv_ucontext *uc, long *nrp, long *a, int recheck);
+
+/* SECCOMP_RET_TRACE: its tracer's PTRACE_EVENT_SECCOMP stop, else ENOSYS.
+ * The tracer may change the call (*nr, a) or skip it; a changed call is
+ * checked again, where RET_TRACE lets it run (the host's recheck). */
+static long traced(struct zv_thread *t, struct zv_ucontext *uc, long *nr, long *a, uint32_t data)
 {
+	long now = zv_event_seccomp_trace(t, uc, *nr, data);
+	if (now == ZV_SECCOMP_UNTRACED)
+		return -ENOSYS;
+	if (now < 0)
+		return (long)uc->mc.rax; /* skipped: the tracer's result */
+	const long b[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
+			    (long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9 };
+	if (now == *nr && !memcmp(a, b, sizeof b))
+		return ZV_SECCOMP_GO;
+	*nr = now;
+	memcpy(a, b, sizeof b);
+	return check(t, uc, nr, a, 1);
+}
+
+/* Applies the guest's seccomp to call *nr. Returns ZV_SECCOMP_GO to run it
+ * (as *nr and a say: a tracer may have changed them), or the call's result
+ * when seccomp decides it. */
+long zv_seccomp_check(struct zv_thread *t, struct zv_ucontext *uc, long *nr, long *a)
+{
+	return check(t, uc, nr, a, 0);
+}
+
+static long check(struct zv_thread *t, struct zv_ucontext *uc, long *nrp, long *a, int recheck)
+{
+	long nr = *nrp;
 	struct zv_seccomp *sc = &zv_proc.seccomp;
 	if (sc->mode == SECCOMP_MODE_STRICT) {
 		if (zv_row(nr)->strict)
@@ -260,8 +288,9 @@ long zv_seccomp_check(struct zv_thread *t, struct zv_ucontext *uc, long nr, cons
 	case SECCOMP_RET_ERRNO:
 		return -(long)(data > 4095 ? 4095 : data);
 	case SECCOMP_RET_TRACE:
+		return recheck ? ZV_SECCOMP_GO : traced(t, uc, nrp, a, data);
 	case SECCOMP_RET_USER_NOTIF:
-		return -ENOSYS; /* no tracer, no listener */
+		return -ENOSYS; /* no listener */
 	case SECCOMP_RET_TRAP: {
 		zv_siginfo si = { .si_signo = 31, .si_errno = (int)data, .si_code = 1 /* SYS_SECCOMP */ };
 		si.sys.call_addr = uc->mc.rip;

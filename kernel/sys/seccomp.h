@@ -18,7 +18,7 @@ struct zv_seccomp {
 };
 
 #define ZV_SECCOMP_GO (-4096L - 2) /* seccomp lets the call run */
-long zv_seccomp_check(struct zv_thread *t, struct zv_ucontext *uc, long nr, const long *a);
+long zv_seccomp_check(struct zv_thread *t, struct zv_ucontext *uc, long *nr, long *a);
 long zv_prctl_seccomp(long mode, long arg);
 int zv_seccomp_save(void);      /* the filters into a memfd for execve, or -1 */
 void zv_seccomp_restore(int fd); /* and back, in the exec'd image */

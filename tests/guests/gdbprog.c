@@ -77,6 +77,16 @@ int main(int argc, char **argv)
 		waitpid(c, NULL, 0);
 		return 0;
 	}
+	if (!strcmp(m, "exec")) {
+		fflush(stdout);
+		pid_t c = fork();
+		if (c == 0) {
+			execl("/bin/echo", "echo", "exec'd", (char *)NULL);
+			_exit(127);
+		}
+		waitpid(c, NULL, 0);
+		return 0;
+	}
 	if (!strcmp(m, "threads")) {
 		pthread_t t;
 		char c;
