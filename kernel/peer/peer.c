@@ -216,21 +216,25 @@ long zv_peer_accept(struct zv_peer_wait *w, int ms)
  * never served. So an unanswered knock is sent again, every KNOCK_AGAIN; a
  * knock served twice connects once: the listener is gone for the second. */
 #define KNOCK_AGAIN 500000000UL
+long zv_peer_await(struct zv_peer_wait *w, int htid, int ms)
+{
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000UL;
+	long r;
+	for (;;) {
+		uint64_t t = now_ns(), until = t + KNOCK_AGAIN < end ? t + KNOCK_AGAIN : end;
+		r = accept_until(w, until);
+		if (r != -ETIMEDOUT || until == end || (r = send_knock(w, htid)) < 0)
+			break;
+	}
+	zv_peer_cancel(w);
+	return r;
+}
+
 long zv_peer_open(int hpid, int htid, int ms)
 {
 	struct zv_peer_wait w;
 	long r = zv_peer_knock(hpid, htid, &w);
-	if (r < 0)
-		return r;
-	uint64_t end = now_ns() + (uint64_t)ms * 1000000UL;
-	for (;;) {
-		uint64_t t = now_ns(), until = t + KNOCK_AGAIN < end ? t + KNOCK_AGAIN : end;
-		r = accept_until(&w, until);
-		if (r != -ETIMEDOUT || until == end || (r = send_knock(&w, htid)) < 0)
-			break;
-	}
-	zv_peer_cancel(&w);
-	return r;
+	return r < 0 ? r : zv_peer_await(&w, htid, ms);
 }
 
 long zv_peer_send(int fd, const void *buf, size_t n, const int *fds, int nfds)

@@ -76,6 +76,10 @@ long zv_peer_knock(int hpid, int htid, struct zv_peer_wait *w);
  * listener unless -EAGAIN. */
 long zv_peer_accept(struct zv_peer_wait *w, int ms);
 void zv_peer_cancel(struct zv_peer_wait *w);
+/* As zv_peer_accept, knocking again (thread htid, or any when 0) while
+ * unanswered: a knock that came during a host execve or to a vfork child
+ * is lost. Closes the listener. */
+long zv_peer_await(struct zv_peer_wait *w, int htid, int ms);
 /* Both at once: a connected fd or -errno (-ETIMEDOUT). */
 long zv_peer_open(int hpid, int htid, int ms);
 

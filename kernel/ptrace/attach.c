@@ -286,7 +286,7 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 		ref->options = options;
 		return 0;
 	}
-	long fd = zv_peer_accept(&w, 5000);
+	long fd = zv_peer_await(&w, tid, 5000);
 	if (fd < 0)
 		return -EPERM;
 	r = finish_attach((int)fd, tid, seize, options, may, 0);
