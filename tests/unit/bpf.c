@@ -18,6 +18,10 @@ long zv_host_call(struct zv_thread *t, long nr, long a, long b, long c, long d, 
 void *zv_kmap(size_t size, size_t align, int fd) { UNIT_UNREACHED("zv_kmap"); }
 void zv_sandbox_on(void) { UNIT_UNREACHED("zv_sandbox_on"); }
 long zv_sys_exit(struct zv_call *c) { UNIT_UNREACHED("zv_sys_exit"); }
+long zv_event_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data)
+{
+	UNIT_UNREACHED("zv_event_seccomp_trace");
+}
 
 #define N(a) (sizeof (a) / sizeof (a)[0])
 #define S(code, k) BPF_STMT(code, k)
