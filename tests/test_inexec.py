@@ -113,7 +113,7 @@ def test_setid_exec_takes_the_files_ids(tmp_path, platform, how):
     """A set-user-ID and a set-group-ID program (copies of id and env owned
     by nobody) run by root: the exec gives the file's ids as effective and
     saved ids, and a secure exec (AT_SECURE: the dynamic loader drops
-    LD_LIBRARY_PATH), whether zvisor starts the program or a shell execs it
+    LD_LIBRARY_PATH), and none for a plain program it execs, whether zvisor starts the program or a shell execs it
     (Go's TestSUID). A nosuid mount and no_new_privs are not covered here."""
     from zvtest import runs_as_root
     if not runs_as_root():
@@ -126,6 +126,7 @@ def test_setid_exec_takes_the_files_ids(tmp_path, platform, how):
         os.chmod(tmp_path / name, mode)
     d = str(tmp_path)
     script = ("cd %s && ./suid && ./sgid && LD_LIBRARY_PATH=/none ./suenv | grep -c LD_LIBRARY_PATH; "
+              "./suenv LD_LIBRARY_PATH=/none /usr/bin/env | grep -c LD_LIBRARY_PATH; "
               "./suenv grep -E '^(Uid|Gid)' /proc/self/status" % d)
     compare(sh(script), platform, ["--exec=" + how], expect_native=native_ok())
     compare([d + "/suid"], platform, ["--exec=" + how], expect_native=native_ok())
