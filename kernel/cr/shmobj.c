@@ -48,6 +48,52 @@ long zv_cr_sysv_describe(struct zv_cr_out *o, uint64_t id, struct zv_cr_vma *v)
 	return 0;
 }
 
+/* Each attachment of a segment is one mapping of it (the host counts
+ * mappings: a split one counts twice), so the mappings in the saved
+ * processes' maps must be all its shm_nattch; the restore checks the same
+ * (make_sysv), this says so before anything is written. */
+struct attached { int id; unsigned n; };
+
+long zv_cr_sysv_outside(const int *hpids, int n, char *why, size_t len)
+{
+	struct zv_cr_buf seen = { 0 };
+	struct zv_cr_mapline m;
+	long r = 0;
+	for (int i = 0; i < n; i++) {
+		char path[48];
+		uint64_t maplen;
+		zv_snprintf(path, sizeof path, "/proc/%d/maps", hpids[i]);
+		char *maps = zv_cr_read_maps(path, &maplen);
+		const char *p = maps;
+		while (maps && zv_cr_maps_next(&p, &m) == 0) {
+			if (!zv_startswith(m.path, "/SYSV"))
+				continue;
+			struct attached *a = (void *)seen.p, *hit = NULL;
+			for (size_t k = 0; k < seen.len / sizeof *a; k++)
+				if (a[k].id == (int)m.inode)
+					hit = &a[k];
+			if (hit)
+				hit->n++;
+			else
+				zv_cr_buf_put(&seen, &(struct attached){ (int)m.inode, 1 }, sizeof(struct attached));
+		}
+		if (maps)
+			zv_kunmap(maps, maplen);
+	}
+	struct attached *a = (void *)seen.p;
+	for (size_t k = 0; k < seen.len / sizeof *a && r == 0; k++) {
+		struct shmid64_ds ds; /* unreadable: the process's dump says so */
+		if (zv_sys3(__NR_shmctl, a[k].id, IPC_STAT_, &ds) == 0 && ds.shm_nattch > a[k].n) {
+			zv_snprintf(why, len, "SysV shared memory %d (key 0x%x) has %lu attachments, %u of them in the "
+				    "saved processes: it is shared with others", a[k].id, (unsigned)ds.shm_perm.key,
+				    (unsigned long)ds.shm_nattch, a[k].n);
+			r = -1;
+		}
+	}
+	zv_cr_buf_free(&seen);
+	return r;
+}
+
 static int sysv_part(const struct zv_cr_vma *v, int sysv_only)
 {
 	return v->kind == ZV_CR_SYSV || (!sysv_only && (v->kind == ZV_CR_SHANON || v->kind == ZV_CR_SHDEL));
