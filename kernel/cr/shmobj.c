@@ -139,19 +139,21 @@ static long make_sysv(struct zv_cr_shanon *s, char *why, size_t n)
 	int taken = 0;
 	for (int tries = 0; id == -EEXIST;) { /* the original's, if it is left unused */
 		struct shmid64_ds ds;
+		const char *how = "";
 		id = zv_sys3(__NR_shmget, key, 0, 0);
-		if (id >= 0 && zv_sys3(__NR_shmctl, id, IPC_STAT_, &ds) == 0 && ds.shm_segsz == s->size) {
-			if (ds.shm_nattch == 0) {
+		if (id >= 0 && zv_sys3(__NR_shmctl, id, IPC_STAT_, &ds) == 0) {
+			if (ds.shm_segsz == s->size && ds.shm_nattch == 0) {
 				taken = 1;
 				break;
 			}
-			if (zv_cr_retry(&tries)) {
+			if (ds.shm_segsz == s->size && zv_cr_retry(&tries)) {
 				id = -EEXIST;
 				continue;
 			}
+			how = ds.shm_segsz != s->size ? ", of another size" : ", attached";
 		}
 		zv_snprintf(why, n, "SysV shared memory key 0x%x: another segment has it%s (ipcrm -M 0x%x removes it)",
-			    key, id >= 0 ? ", attached" : "", key);
+			    key, how, key);
 		return -1;
 	}
 	if (id < 0) {
