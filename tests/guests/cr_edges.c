@@ -72,6 +72,8 @@ static int shm(const char *key)
 			       ds.shm_perm.__key == k ? "ok" : "FAIL");
 	if (key)
 		printf("the segment by its key: %s\n", shmget(k, 0, 0) == id ? "ok" : "FAIL");
+	printf("its creator and last attacher: %s\n",
+	       ds.shm_cpid == getpid() && ds.shm_lpid == getpid() ? "this process" : "FAIL");
 	shmdt(p);
 	if (key)
 		shmctl(id, IPC_RMID, NULL);
