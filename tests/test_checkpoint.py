@@ -563,6 +563,18 @@ def edges_native(mode, *args):
     return argv, nat
 
 
+def edges_cut(argv, platform, tmp_path, running, what):
+    """The cr_edges guest checkpointed after its first line, then restored:
+    the original's output and the restore's, joined."""
+    g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
+    g.wait_first_line()
+    image = tmp_path / "image"
+    checkpoint(g.pid, image, as_user=cr.user(), what=what)
+    orig = g.finish(timeout=30)
+    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+    return zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+
+
 @pytest.mark.parametrize("platform", [None, "stubs"])
 def test_sysv_shm_comes_back(platform, tmp_path, running):
     """A SysV shared memory segment (shmat, removed while attached) is
@@ -571,13 +583,7 @@ def test_sysv_shm_comes_back(platform, tmp_path, running):
     id it knows still names it (shmctl IPC_STAT; the host's is new)."""
     need_core()
     argv, nat = edges_native("shm")
-    g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
-    g.wait_first_line()
-    image = tmp_path / "image"
-    checkpoint(g.pid, image, as_user=cr.user(), what="a SysV shm segment")
-    orig = g.finish(timeout=30)
-    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
-    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    joined = edges_cut(argv, platform, tmp_path, running, "a SysV shm segment")
     zvtest.assert_same(nat, joined, "a SysV shm segment, restored")
 
 
@@ -612,15 +618,9 @@ def test_sysv_key_taken_over(tmp_path, running):
     key = shm_key()
     try:
         argv, nat = edges_native("shmkey", "%x" % key)
-        g = running(zv_run_argv(argv, None), cwd=str(tmp_path))
-        g.wait_first_line()
-        image = tmp_path / "image"
-        checkpoint(g.pid, image, as_user=cr.user(), what="a SysV shm segment with a key")
-        orig = g.finish(timeout=30)
-        rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+        joined = edges_cut(argv, None, tmp_path, running, "a SysV shm segment with a key")
     finally:
         shm_remove(key)
-    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
     zvtest.assert_same(nat, joined, "a SysV shm segment with a key, taken over")
 
 
@@ -665,13 +665,7 @@ def test_shared_file_mapping(platform, tmp_path, running):
     if cr.user():
         zvtest.chown_tree(str(tmp_path), cr.user())
     argv, nat = edges_native("shfile", tmp_path)
-    g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
-    g.wait_first_line()
-    image = tmp_path / "image"
-    checkpoint(g.pid, image, as_user=cr.user(), what="a MAP_SHARED file mapping")
-    orig = g.finish(timeout=30)
-    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
-    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    joined = edges_cut(argv, platform, tmp_path, running, "a MAP_SHARED file mapping")
     zvtest.assert_same(nat, joined, "a MAP_SHARED file mapping, restored")
 
 
