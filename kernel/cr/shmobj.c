@@ -13,7 +13,9 @@
  * translates in shmget, shmat and shmctl as it does pids. A segment whose
  * key another segment holds at restore is taken over if no process has it
  * attached and it has the size (the checkpointed program's own, left by
- * its end), else the restore is refused. */
+ * its end), else the restore is refused. A segment also attached outside
+ * the saved processes is refused by the checkpoint already
+ * (zv_cr_sysv_outside), and by the restore of an image made without. */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "cr/memory.h"
