@@ -552,11 +552,27 @@ def test_checkpoint_with_an_outside_pipe(tmp_path, tmp_path_factory, running):
 EDGES = "cr_edges"
 
 
+def edges_argv(mode, *args):
+    return [zvtest.guest(EDGES), mode] + [str(a) for a in args]
+
+
 def edges_native(mode, *args):
-    argv = [zvtest.guest(EDGES), mode] + [str(a) for a in args]
+    argv = edges_argv(mode, *args)
     nat = zvtest.run_native(argv)
     guestdesc.get(EDGES).run(mode).check(nat)
     return argv, nat
+
+
+def edges_cut(argv, platform, tmp_path, running, what):
+    """The cr_edges guest checkpointed after its first line, then restored:
+    the original's output and the restore's, joined."""
+    g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
+    g.wait_first_line()
+    image = tmp_path / "image"
+    checkpoint(g.pid, image, as_user=cr.user(), what=what)
+    orig = g.finish(timeout=30)
+    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+    return zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
 
 
 @pytest.mark.parametrize("platform", [None, "stubs"])
@@ -567,14 +583,77 @@ def test_sysv_shm_comes_back(platform, tmp_path, running):
     id it knows still names it (shmctl IPC_STAT; the host's is new)."""
     need_core()
     argv, nat = edges_native("shm")
-    g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
-    g.wait_first_line()
-    image = tmp_path / "image"
-    checkpoint(g.pid, image, as_user=cr.user(), what="a SysV shm segment")
-    orig = g.finish(timeout=30)
-    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
-    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    joined = edges_cut(argv, platform, tmp_path, running, "a SysV shm segment")
     zvtest.assert_same(nat, joined, "a SysV shm segment, restored")
+
+
+# SysV calls of the test itself, for the segment a restore meets in place.
+_LIBC = None
+
+
+def _sysv(name, *args):
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+        _LIBC = ctypes.CDLL(None, use_errno=True)
+        _LIBC.shmat.restype = ctypes.c_void_p
+    return getattr(_LIBC, name)(*args)
+
+
+def shm_key():
+    """A key of this test run's own."""
+    return 0x5a560000 | (os.getpid() & 0xffff)
+
+
+def shm_remove(key):
+    subprocess.run(["ipcrm", "-M", "0x%x" % key], stderr=subprocess.DEVNULL)
+
+
+def test_sysv_key_taken_over(tmp_path, running):
+    """A segment with a key, left by the checkpointed original (killed, no
+    process attached, the same size), is emptied and taken over by the
+    restore: the program goes on with the image's contents, finds it by its
+    id and its key, and removes it at its end as natively."""
+    need_core()
+    key = shm_key()
+    try:
+        argv, nat = edges_native("shmkey", "%x" % key)
+        joined = edges_cut(argv, None, tmp_path, running, "a SysV shm segment with a key")
+    finally:
+        shm_remove(key)
+    zvtest.assert_same(nat, joined, "a SysV shm segment with a key, taken over")
+
+
+@pytest.mark.parametrize("other", ["attached", "size"])
+def test_sysv_key_in_use(other, tmp_path, running):
+    """The key is held at restore by a segment the restore cannot take: one
+    still attached (here by the test), or one of another size: refused with
+    one line naming the key and how to free it."""
+    need_core()
+    key = shm_key()
+    at = None
+    try:
+        g = running(zv_run_argv(edges_argv("shmkey", "%x" % key), None), cwd=str(tmp_path))
+        g.wait_first_line()
+        image = tmp_path / "image"
+        checkpoint(g.pid, image, as_user=cr.user(), what="a SysV shm segment with a key")
+        g.finish(timeout=30)
+        sid = _sysv("shmget", key, 0, 0)
+        if other == "attached":
+            at = _sysv("shmat", sid, None, 0)
+            assert at not in (None, 2**64 - 1)
+        else:
+            _sysv("shmctl", sid, 0, None)  # IPC_RMID
+            assert _sysv("shmget", key, 4096, 0o1666) >= 0  # IPC_CREAT
+        rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
+    finally:
+        if at:
+            _sysv("shmdt", at)
+        shm_remove(key)
+    how = "attached" if other == "attached" else "of another size"
+    assert rest.returncode == 1 and rest.stdout == "", rest
+    assert rest.stderr == ("zvisor: restore: SysV shared memory key 0x%x: another segment has it, %s "
+                           "(ipcrm -M 0x%x removes it)\n" % (key, how, key)), rest.stderr
 
 
 @pytest.mark.parametrize("platform", [None, "stubs"])
@@ -586,13 +665,7 @@ def test_shared_file_mapping(platform, tmp_path, running):
     if cr.user():
         zvtest.chown_tree(str(tmp_path), cr.user())
     argv, nat = edges_native("shfile", tmp_path)
-    g = running(zv_run_argv(argv, platform), cwd=str(tmp_path))
-    g.wait_first_line()
-    image = tmp_path / "image"
-    checkpoint(g.pid, image, as_user=cr.user(), what="a MAP_SHARED file mapping")
-    orig = g.finish(timeout=30)
-    rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
-    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    joined = edges_cut(argv, platform, tmp_path, running, "a MAP_SHARED file mapping")
     zvtest.assert_same(nat, joined, "a MAP_SHARED file mapping, restored")
 
 

@@ -198,6 +198,19 @@ static void freeze_tree(int root)
 	}
 }
 
+/* A SysV segment attached outside the saved processes cannot be made
+ * again as theirs: said now rather than at the restore. */
+static void check_sysv(void)
+{
+	int pids[MAX_PROCS], n = 0;
+	char why[256];
+	for (int i = 0; i < C.n; i++)
+		if (!C.p[i].zombie)
+			pids[n++] = C.p[i].hpid;
+	if (zv_cr_sysv_outside(pids, n, why, sizeof why) < 0)
+		fail("%s", why);
+}
+
 /* One process alone: it writes DIR itself. */
 static void dump_one(void)
 {
@@ -384,6 +397,7 @@ void zv_cr_coordinate(const struct zv_cr_request *req, int pid, int compress)
 	if (zv_is_err((long)C.p))
 		fail("out of memory");
 	freeze_tree(pid);
+	check_sysv();
 	if (C.n == 1)
 		dump_one();
 	else

@@ -80,7 +80,7 @@ static int overlaps(uint64_t lo, uint64_t hi)
 static void make_anonymous(uint64_t lo, uint64_t hi, int keep)
 {
 	uint64_t maplen;
-	char *maps = zv_cr_read_maps(&maplen);
+	char *maps = zv_cr_read_maps("/proc/self/maps", &maplen);
 	if (!maps)
 		return;
 	struct zv_cr_mapline m;

@@ -106,15 +106,16 @@ int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m)
 	return 0;
 }
 
-/* Reads all of /proc/self/maps into kernel memory (*len bytes mapped). */
-char *zv_cr_read_maps(uint64_t *maplen)
+/* Reads all of a maps file (/proc/self/maps, or another process's) into
+ * kernel memory (*len bytes mapped). */
+char *zv_cr_read_maps(const char *path, uint64_t *maplen)
 {
 	uint64_t cap = 1UL << 20;
 	for (;;) {
 		char *buf = zv_kmap(cap, 4096, -1);
 		if (zv_is_err((long)buf))
 			return NULL;
-		long fd = zv_openat(-100, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+		long fd = zv_openat(-100, path, O_RDONLY | O_CLOEXEC, 0);
 		uint64_t used = 0;
 		long n = 0;
 		while (fd >= 0 && used + 4096 < cap && (n = zv_read((int)fd, buf + used, cap - 1 - used)) > 0)
@@ -403,7 +404,7 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	zv_cr_image_layout(&l);
 	struct saver s = { .o = o, .maxruns = 1UL << 16 };
 	uint64_t maplen = 0, pmlen = PM_CHUNK * 8, runlen = 2 * s.maxruns * sizeof *s.runs;
-	char *maps = zv_cr_read_maps(&maplen);
+	char *maps = zv_cr_read_maps("/proc/self/maps", &maplen);
 	s.pm = zv_kmap(pmlen + PAGE + PM_CHUNK, 4096, -1);
 	s.runs = zv_kmap(runlen, 4096, -1);
 	s.bounce = (uint8_t *)s.pm + pmlen;

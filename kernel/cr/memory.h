@@ -75,7 +75,7 @@ struct zv_cr_mapline {
 	char perms[5];
 	char path[4096];
 };
-char *zv_cr_read_maps(uint64_t *maplen);
+char *zv_cr_read_maps(const char *path, uint64_t *maplen);
 int zv_cr_maps_next(const char **s, struct zv_cr_mapline *m);
 
 struct zv_cr_stat {
@@ -88,6 +88,9 @@ int zv_cr_stat_path(const char *path, struct zv_cr_stat *st);
  * id, size, key and mode; 0, or -1 refused. */
 struct zv_cr_out;
 long zv_cr_sysv_describe(struct zv_cr_out *o, uint64_t id, struct zv_cr_vma *v);
+/* Whether a SysV segment the processes hpids[0..n) attach is attached by
+ * others too: -1 with why naming it, else 0. */
+long zv_cr_sysv_outside(const int *hpids, int n, char *why, size_t len);
 /* Kernel memory the checkpoint itself uses: left out of the image. */
 void zv_cr_scratch(void *p, uint64_t len);
 #endif

@@ -19,6 +19,8 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include <asm/unistd_64.h>
+#include <asm/ipcbuf.h>
+#include <asm/shmbuf.h>
 
 #define TIOCGPGRP_ 0x540f
 #define TIOCSPGRP_ 0x5410
@@ -94,8 +96,21 @@ static long host_shmid(long x)
 	return e ? e->hid : x;
 }
 
+/* The creator's and last attacher's pids in a segment's description, as
+ * the program knows them (the host's are new after a restore). */
+static void shm_pids(uint64_t buf)
+{
+	struct shmid64_ds ds;
+	if (zv_guest_copy(&ds, (const void *)buf, sizeof ds, buf) < 0)
+		return;
+	ds.shm_cpid = (int)zv_cr_guest_id(ds.shm_cpid);
+	ds.shm_lpid = (int)zv_cr_guest_id(ds.shm_lpid);
+	zv_guest_copy((void *)buf, &ds, sizeof ds, buf);
+}
+
 /* shmget's answer, shmat's and shmctl's segment (not an index: IPC_INFO,
- * SHM_INFO, SHM_STAT, SHM_STAT_ANY). */
+ * SHM_INFO, SHM_STAT, SHM_STAT_ANY), and the pids IPC_STAT, SHM_STAT and
+ * SHM_STAT_ANY answer. */
 static long shm_call(struct zv_call *c)
 {
 	if (c->nr == __NR_shmget) {
@@ -103,10 +118,16 @@ static long shm_call(struct zv_call *c)
 		return r >= 0 ? zv_cr_guest_shmid(r) : r;
 	}
 	int cmd = (int)c->a[1] & ~0x100 /* IPC_64 */;
-	if (c->nr == __NR_shmctl && (cmd == 3 || cmd == 14 || cmd == 13 || cmd == 15))
-		return zv_next(c);
-	long a[6] = { host_shmid((int)c->a[0]), c->a[1], c->a[2], c->a[3], c->a[4], c->a[5] };
-	return zv_next_with(c, a);
+	long r;
+	if (c->nr == __NR_shmctl && (cmd == 3 || cmd == 14 || cmd == 13 || cmd == 15)) {
+		r = zv_next(c);
+	} else {
+		long a[6] = { host_shmid((int)c->a[0]), c->a[1], c->a[2], c->a[3], c->a[4], c->a[5] };
+		r = zv_next_with(c, a);
+	}
+	if (c->nr == __NR_shmctl && r >= 0 && (cmd == 2 || cmd == 13 || cmd == 15))
+		shm_pids(c->a[2]);
+	return r;
 }
 
 void zv_cr_ids_add(int vid, int hid, int group)

@@ -13,7 +13,9 @@
  * translates in shmget, shmat and shmctl as it does pids. A segment whose
  * key another segment holds at restore is taken over if no process has it
  * attached and it has the size (the checkpointed program's own, left by
- * its end), else the restore is refused. */
+ * its end), else the restore is refused. A segment also attached outside
+ * the saved processes is refused by the checkpoint already
+ * (zv_cr_sysv_outside), and by the restore of an image made without. */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "cr/memory.h"
@@ -46,6 +48,52 @@ long zv_cr_sysv_describe(struct zv_cr_out *o, uint64_t id, struct zv_cr_vma *v)
 	v->mtime_ns = (int64_t)((uint64_t)(uint32_t)ds.shm_perm.key << 32 | (ds.shm_perm.mode & 0xffff));
 	v->nattch = (uint32_t)ds.shm_nattch;
 	return 0;
+}
+
+/* Each attachment of a segment is one mapping of it (the host counts
+ * mappings: a split one counts twice), so the mappings in the saved
+ * processes' maps must be all its shm_nattch; the restore checks the same
+ * (make_sysv), this says so before anything is written. */
+struct attached { int id; unsigned n; };
+
+long zv_cr_sysv_outside(const int *hpids, int n, char *why, size_t len)
+{
+	struct zv_cr_buf seen = { 0 };
+	struct zv_cr_mapline m;
+	long r = 0;
+	for (int i = 0; i < n; i++) {
+		char path[48];
+		uint64_t maplen;
+		zv_snprintf(path, sizeof path, "/proc/%d/maps", hpids[i]);
+		char *maps = zv_cr_read_maps(path, &maplen);
+		const char *p = maps;
+		while (maps && zv_cr_maps_next(&p, &m) == 0) {
+			if (!zv_startswith(m.path, "/SYSV"))
+				continue;
+			struct attached *a = (void *)seen.p, *hit = NULL;
+			for (size_t k = 0; k < seen.len / sizeof *a; k++)
+				if (a[k].id == (int)m.inode)
+					hit = &a[k];
+			if (hit)
+				hit->n++;
+			else
+				zv_cr_buf_put(&seen, &(struct attached){ (int)m.inode, 1 }, sizeof(struct attached));
+		}
+		if (maps)
+			zv_kunmap(maps, maplen);
+	}
+	struct attached *a = (void *)seen.p;
+	for (size_t k = 0; k < seen.len / sizeof *a && r == 0; k++) {
+		struct shmid64_ds ds; /* unreadable: the process's dump says so */
+		if (zv_sys3(__NR_shmctl, a[k].id, IPC_STAT_, &ds) == 0 && ds.shm_nattch > a[k].n) {
+			zv_snprintf(why, len, "SysV shared memory %d (key 0x%x) has %lu attachments, %u of them in the "
+				    "saved processes: it is shared with others", a[k].id, (unsigned)ds.shm_perm.key,
+				    (unsigned long)ds.shm_nattch, a[k].n);
+			r = -1;
+		}
+	}
+	zv_cr_buf_free(&seen);
+	return r;
 }
 
 static int sysv_part(const struct zv_cr_vma *v, int sysv_only)
@@ -93,19 +141,21 @@ static long make_sysv(struct zv_cr_shanon *s, char *why, size_t n)
 	int taken = 0;
 	for (int tries = 0; id == -EEXIST;) { /* the original's, if it is left unused */
 		struct shmid64_ds ds;
+		const char *how = "";
 		id = zv_sys3(__NR_shmget, key, 0, 0);
-		if (id >= 0 && zv_sys3(__NR_shmctl, id, IPC_STAT_, &ds) == 0 && ds.shm_segsz == s->size) {
-			if (ds.shm_nattch == 0) {
+		if (id >= 0 && zv_sys3(__NR_shmctl, id, IPC_STAT_, &ds) == 0) {
+			if (ds.shm_segsz == s->size && ds.shm_nattch == 0) {
 				taken = 1;
 				break;
 			}
-			if (zv_cr_retry(&tries)) {
+			if (ds.shm_segsz == s->size && zv_cr_retry(&tries)) {
 				id = -EEXIST;
 				continue;
 			}
+			how = ds.shm_segsz != s->size ? ", of another size" : ", attached";
 		}
 		zv_snprintf(why, n, "SysV shared memory key 0x%x: another segment has it%s (ipcrm -M 0x%x removes it)",
-			    key, id >= 0 ? ", attached" : "", key);
+			    key, how, key);
 		return -1;
 	}
 	if (id < 0) {

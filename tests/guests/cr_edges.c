@@ -1,6 +1,8 @@
 /* cr_edges.c: the checkpoint's edge cases (tests/test_checkpoint.py).
  *   cr_edges shm          a SysV shared memory segment attached (removed):
  *                         prints "ready", 8 steps of 100 ms, then reads it by its id
+ *   cr_edges shmkey KEY   the same with a segment of key KEY (hex), left in place
+ *                         until the end (a restore takes the original's over)
  *   cr_edges shfile DIR   a MAP_SHARED mapping of DIR/shared: "ready", 8 steps,
  *                         then a write through it must be in the file
  *   cr_edges futex        two threads in 2 s futex waits, one relative
@@ -51,21 +53,30 @@ static void steps(const char *p)
 	}
 }
 
-static int shm(void)
+static int shm(const char *key)
 {
-	int id = shmget(IPC_PRIVATE, 1 << 16, IPC_CREAT | 0600);
+	key_t k = key ? (key_t)strtoul(key, NULL, 16) : IPC_PRIVATE;
+	int id = shmget(k, 1 << 16, IPC_CREAT | 0600);
 	char *p = id < 0 ? (void *)-1 : shmat(id, NULL, 0);
 	if (p == (void *)-1) {
 		printf("FAIL: shmget/shmat: %s\n", strerror(errno));
 		return 1;
 	}
-	shmctl(id, IPC_RMID, NULL); /* gone with its last detach, even if killed */
+	if (!key)
+		shmctl(id, IPC_RMID, NULL); /* gone with its last detach, even if killed */
 	strcpy(p, "shared");
 	steps(p);
 	struct shmid_ds ds; /* the id the program knows still names it */
 	printf("the segment by its id: %s\n",
-	       shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_segsz == 1 << 16 && ds.shm_nattch == 1 ? "ok" : "FAIL");
+	       shmctl(id, IPC_STAT, &ds) == 0 && ds.shm_segsz == 1 << 16 && ds.shm_nattch == 1 &&
+			       ds.shm_perm.__key == k ? "ok" : "FAIL");
+	if (key)
+		printf("the segment by its key: %s\n", shmget(k, 0, 0) == id ? "ok" : "FAIL");
+	printf("its creator and last attacher: %s\n",
+	       ds.shm_cpid == getpid() && ds.shm_lpid == getpid() ? "this process" : "FAIL");
 	shmdt(p);
+	if (key)
+		shmctl(id, IPC_RMID, NULL);
 	return 0;
 }
 
@@ -240,7 +251,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *mode = argc > 1 ? argv[1] : "";
 	if (!strcmp(mode, "shm"))
-		return shm();
+		return shm(NULL);
+	if (!strcmp(mode, "shmkey") && argc > 2)
+		return shm(argv[2]);
 	if (!strcmp(mode, "shfile") && argc > 2)
 		return shfile(argv[2]);
 	if (!strcmp(mode, "futex"))
