@@ -5,6 +5,7 @@
 #include "zvisor.h"
 #include "image.h"
 #include "sys/layer.h"
+#include "sys/setid.h"
 #include "intercept/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -63,6 +64,7 @@ void zv_image_load(struct zv_thread *t, const char *path, const char *elf, const
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
 	zv_vdso_cover(t);
 	zv_strlcpy(zv_proc.exe_path, img->exe_path, sizeof zv_proc.exe_path); /* the string: each page copied is a fault */
+	zv_setid_image(t, elf);
 	zv_event_image(t, elf); /* before the auxv: it may say who the program runs as */
 	set_comm(execfn);
 	zv_brk_init(img->brk_start);

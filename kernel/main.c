@@ -7,6 +7,7 @@
 #include "intercept/sitecache.h"
 #include "sys/layer.h"
 #include "sys/execstate.h"
+#include "sys/setid.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -196,6 +197,7 @@ __attribute__((noreturn)) static void start_here(void *arg)
 
 	struct zv_image *img = alloc(sizeof *img);
 	zv_sitecache_init(envp, zv_proc.first_image ? (zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2) : -1);
+	zv_setid_host_image = 1;
 	zv_image_load(t, path, r->elf, execfn, img);
 
 	/* The guest's stack replaces ours at the top of the host's stack. */

@@ -105,3 +105,28 @@ def test_make_j2(tmp_path, platform):
         "clean:\n\t@rm -f *.o prog\n" % objs)
     clean = lambda: run(["make", "-s", "clean"], cwd=str(tmp_path), user=TEST_USER)
     compare(["make", "-s", "-j2"], platform, cwd=str(tmp_path), setup=clean, expect_native=native_ok())
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_setid_exec_takes_the_files_ids(tmp_path, platform, how):
+    """A set-user-ID and a set-group-ID program (copies of id and env owned
+    by nobody) run by root: the exec gives the file's ids as effective and
+    saved ids, and a secure exec (AT_SECURE: the dynamic loader drops
+    LD_LIBRARY_PATH), and none for a plain program it execs, whether zvisor starts the program or a shell execs it
+    (Go's TestSUID). A nosuid mount and no_new_privs are not covered here."""
+    from zvtest import runs_as_root
+    if not runs_as_root():
+        pytest.skip("taking another user's ids needs root, natively and here")
+    os.chmod(tmp_path, 0o755)
+    for name, src, mode in (("suid", "/usr/bin/id", 0o4755), ("sgid", "/usr/bin/id", 0o2755),
+                            ("suenv", "/usr/bin/env", 0o4755)):
+        shutil.copy(src, tmp_path / name)
+        os.chown(tmp_path / name, 65534, 65534)
+        os.chmod(tmp_path / name, mode)
+    d = str(tmp_path)
+    script = ("cd %s && ./suid && ./sgid && LD_LIBRARY_PATH=/none ./suenv | grep -c LD_LIBRARY_PATH; "
+              "./suenv LD_LIBRARY_PATH=/none /usr/bin/env | grep -c LD_LIBRARY_PATH; "
+              "./suenv grep -E '^(Uid|Gid)' /proc/self/status" % d)
+    compare(sh(script), platform, ["--exec=" + how], expect_native=native_ok())
+    compare([d + "/suid"], platform, ["--exec=" + how], expect_native=native_ok())

@@ -10,6 +10,7 @@
 #include "lib/string.h"
 #include "lib/syscall.h"
 #include "lib/random.h"
+#include "sys/setid.h"
 #include <linux/auxvec.h>
 
 struct aux_values {
@@ -22,6 +23,10 @@ uint64_t (*zv_aux_hook)(uint64_t type, uint64_t value);
 /* The value the guest sees for auxv entry type (orig: the host's). */
 static uint64_t aux_value(const struct aux_values *av, uint64_t type, uint64_t orig)
 {
+	if (zv_setid_secure && type == AT_SECURE)
+		orig = 1;
+	else if (zv_setid_secure && (type == AT_EUID || type == AT_EGID))
+		orig = (uint64_t)zv_sys0(type == AT_EUID ? __NR_geteuid : __NR_getegid);
 	if (zv_aux_hook)
 		orig = zv_aux_hook(type, orig);
 	switch (type) {

@@ -1,0 +1,52 @@
+/* A new image's credentials as exec makes them. A set-user-ID or
+ * set-group-ID program always reaches the host's execve, which runs zvisor,
+ * a file without such bits: the ids the program's file would give are
+ * taken here with the host's own setresgid and setresuid, which allow what
+ * a privileged (or owner-matching) caller may take. Natively exec takes
+ * them whoever calls; where the host refuses here (an unprivileged caller
+ * and another owner), the program runs with the caller's ids, as under
+ * no_new_privs. Virtual ids (fakeid) compute their own. */
+#include "zvisor.h"
+#include "sys/setid.h"
+#include "lib/syscall.h"
+#include <linux/prctl.h>
+#include <sys/stat.h>
+
+int zv_setid_secure, zv_setid_host_image;
+
+static void take_file_ids(const char *elf)
+{
+	struct stat st;
+	if (zv_sys4(__NR_newfstatat, -100 /* AT_FDCWD */, elf, &st, 0) < 0 || !(st.st_mode & (S_ISUID | S_ISGID)))
+		return;
+	struct { uint64_t type, bsize, blocks, bfree, bavail, files, ffree, fsid, namelen, frsize, flags, spare[4]; } fs;
+	if (zv_sys2(__NR_statfs, elf, &fs) < 0 || (fs.flags & 2 /* ST_NOSUID */) ||
+	    zv_sys2(__NR_prctl, PR_GET_NO_NEW_PRIVS, 0) == 1)
+		return;
+	/* group first: after the uid changes, the gid may no longer be ours to take */
+	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		zv_sys3(__NR_setresgid, -1, st.st_gid, st.st_gid);
+	if (st.st_mode & S_ISUID)
+		zv_sys3(__NR_setresuid, -1, st.st_uid, st.st_uid);
+}
+
+void zv_setid_image(struct zv_thread *t, const char *elf)
+{
+	zv_setid_secure = 0;
+	if (zv_proc.cred_virtual)
+		return;
+	if (zv_setid_host_image) { /* set-id files never stay in the process (sys/exec.c) */
+		zv_setid_host_image = 0;
+		take_file_ids(elf);
+		t->cred_valid = 0;
+	}
+	uint32_t r[3], g[3];
+	if (t->cred_valid) { /* an exec made in the process: no set-id file, the ids known */
+		r[0] = t->cred.uid, r[1] = t->cred.euid, g[0] = t->cred.gid, g[1] = t->cred.egid;
+	} else if (zv_sys3(__NR_getresuid, &r[0], &r[1], &r[2]) < 0 ||
+		   zv_sys3(__NR_getresgid, &g[0], &g[1], &g[2]) < 0) {
+		return;
+	}
+	/* the host's secure exec (is_setid): effective ids other than the real */
+	zv_setid_secure = r[1] != r[0] || g[1] != g[0];
+}
