@@ -197,7 +197,7 @@ __attribute__((noreturn)) static void start_here(void *arg)
 
 	struct zv_image *img = alloc(sizeof *img);
 	zv_sitecache_init(envp, zv_proc.first_image ? (zv_proc.err_fd >= 0 ? zv_proc.err_fd : 2) : -1);
-	zv_setid_host_image = 1;
+	zv_setid_host_image = r->setid ? ZV_SETID_HOST_FILE : ZV_SETID_HOST_PLAIN;
 	zv_image_load(t, path, r->elf, execfn, img);
 
 	/* The guest's stack replaces ours at the top of the host's stack. */
@@ -318,6 +318,7 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	if (x.resolved) { /* an ELF file, checked by the exec'ing image */
 		r->nprefix = 0;
 		r->why[0] = 0;
+		r->setid = x.resolved == 2;
 		zv_strlcpy(r->elf, path, sizeof r->elf);
 	} else {
 		long err = zv_exec_resolve(path, 0, r);

@@ -195,7 +195,7 @@ static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *p
 	char carried_path[ZV_PATH_MAX];
 	if (err == 0)
 		path = carry_fd(path, r, carried_path, sizeof carried_path, &zv_proc.carry_fd, &err);
-	int resolved = r->nprefix == 0;
+	int resolved = r->nprefix == 0 ? 1 + r->setid : 0; /* 2: a set-id file (sys/setid.c) */
 	if (err < 0) {
 		zv_exec_files_close(&r->files);
 		return err;

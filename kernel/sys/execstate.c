@@ -61,7 +61,7 @@ static const char *decode_ignored(const char *s, struct zv_exec_carry *x)
  * not make them again (a file changed since fails at load, status 126). */
 static int encode_resolved(char *buf, size_t n, const struct zv_exec_carry *x)
 {
-	return x->resolved ? zv_snprintf(buf, n, "1") : -1;
+	return x->resolved ? zv_snprintf(buf, n, "%d", x->resolved) : -1;
 }
 
 static const char *decode_resolved(const char *s, struct zv_exec_carry *x)
@@ -92,7 +92,7 @@ static const struct field fields[] = {
 	{ 'm', NULL, encode_mask, decode_mask },     /* sys/signal.c: the guest's mask */
 	{ 's', NULL, encode_sigsys, decode_sigsys }, /* sys/signal.c: SIGSYS as the guest sees it */
 	{ 'i', NULL, encode_ignored, decode_ignored }, /* sys/signal.c: the ignored signals */
-	{ 'o', NULL, encode_resolved, decode_resolved }, /* sys/exec.c: the file was resolved */
+	{ 'o', NULL, encode_resolved, decode_resolved }, /* sys/exec.c: the file was resolved (2: set-id) */
 	NUM('c', count_fd),          /* trace/count.c: --count's shared table */
 	NUM('e', err_fd),            /* main.c: the kept stderr */
 	{ 'x', &zv_proc.self_fd, encode_self_fd, NULL }, /* sys/fs.c: zvisor's executable */

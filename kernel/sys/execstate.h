@@ -15,7 +15,7 @@ struct zv_exec_carry {
 	int sigsys_blocked;    /* the guest believes SIGSYS is blocked */
 	int ignored_known;     /* the exec'ing image said which signals are ignored: */
 	uint64_t ignored;      /* those the host keeps ignored across execve */
-	int resolved;          /* the path is an ELF file the exec'ing image resolved (no #!) */
+	int resolved;          /* the path is an ELF file the exec'ing image resolved (no #!); 2: set-id */
 };
 
 /* An encoder writes a field's value (without "KEY=") into buf and returns

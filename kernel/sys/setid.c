@@ -36,7 +36,10 @@ void zv_setid_image(struct zv_thread *t, const char *elf)
 	if (zv_proc.cred_virtual)
 		return;
 	if (zv_setid_host_image) { /* set-id files never stay in the process (sys/exec.c) */
+		int setid = zv_setid_host_image == ZV_SETID_HOST_FILE;
 		zv_setid_host_image = 0;
+		if (!setid)
+			return; /* the host's own exec: its auxv's AT_SECURE and ids are this image's */
 		take_file_ids(elf);
 		t->cred_valid = 0;
 	}
