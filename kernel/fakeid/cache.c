@@ -28,6 +28,7 @@
 #include "sys/calls.h"
 #include "sys/execstate.h"
 #include <linux/fcntl.h>
+#include <asm/stat.h>
 
 #define LOCAL_SETS 256
 #define FILE_SETS 32768
@@ -86,18 +87,18 @@ static void *map_file(const char *path)
 	long fd = zv_openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return NULL;
-	struct { uint64_t x[18]; } st; /* struct stat: its size at 48 */
+	struct stat st;
 	void *m = NULL;
 	long r = zv_sys2(__NR_fstat, (int)fd, &st);
-	if (r == 0 && !st.x[6]) {
+	if (r == 0 && !st.st_size) {
 		/* new (two runs making it at once write the same) */
 		struct file_head h = { FILE_MAGIC, sizeof(struct entry), FILE_SETS };
 		r = zv_sys2(__NR_ftruncate, (int)fd, FILE_BYTES);
 		if (r == 0 && zv_sys4(__NR_pwrite64, (int)fd, &h, sizeof h, 0) != (long)sizeof h)
 			r = -EIO;
-		st.x[6] = FILE_BYTES;
+		st.st_size = FILE_BYTES;
 	}
-	if (r == 0 && st.x[6] == FILE_BYTES && (m = map_fd((int)fd))) {
+	if (r == 0 && st.st_size == FILE_BYTES && (m = map_fd((int)fd))) {
 		/* kept (without O_CLOEXEC: zv_hide_fd dup2s) for the images a
 		 * host exec makes, which map it without opening it */
 		file_fd = zv_hide_fd((int)fd);
