@@ -403,16 +403,17 @@ void zv_cr_coordinate(const struct zv_cr_request *req, int pid, int compress)
 	else
 		dump_tree();
 	resume_all(req->leave_running ? ZV_CR_OP_RESUME : ZV_CR_OP_KILL);
-	if (!req->leave_running && C.p[0].pidfd >= 0)
-		readable(C.p[0].pidfd, 10000); /* it ends: return once it has */
 	if (C.n == 1) {
 		zv_cr_compress_pages(req->dir, compress);
-		return;
+	} else {
+		for (int i = 0; i < C.n; i++)
+			if (!C.p[i].zombie) {
+				char dir[4200];
+				zv_snprintf(dir, sizeof dir, "%s/p%d", req->dir, C.p[i].vpid);
+				zv_cr_compress_pages(dir, compress);
+			}
 	}
-	for (int i = 0; i < C.n; i++)
-		if (!C.p[i].zombie) {
-			char dir[4200];
-			zv_snprintf(dir, sizeof dir, "%s/p%d", req->dir, C.p[i].vpid);
-			zv_cr_compress_pages(dir, compress);
-		}
+	/* the sample above overlapped the end, which frees its memory */
+	if (!req->leave_running && C.p[0].pidfd >= 0)
+		readable(C.p[0].pidfd, 10000); /* it ends: return once it has */
 }
