@@ -174,8 +174,8 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 	const char *dir = zv_cr.req.dir;
 	char tmp[4200];
 	zv_snprintf(tmp, sizeof tmp, "%s.tmp.%d", dir, (int)zv_getpid());
-	if (zv_sys3(__NR_faccessat, -100, dir, 0) == 0)
-		return zv_cr_refuse(o, "%s already exists", dir);
+	if (zv_cr_dir_taken(dir))
+		return zv_cr_refuse(o, "%s already exists and is not an empty directory", dir);
 	struct zv_cr_census census = { 0 };
 	long r = zv_cr.tree ? read_census(o, &census) : 0;
 	if (r == 0)
