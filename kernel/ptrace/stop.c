@@ -121,7 +121,7 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 	for (;;) {
 		uint32_t now = __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE);
 		if (now == served) {
-			long r = zv_pt_futex_wait(&s->cmd_seq, served, 500);
+			long r = zv_pt_sleep(&s->cmd_seq, served, &s->sleeping, 500);
 			if (zv_peer_pending())
 				zv_peer_serve_pending(t);
 			/* (a signal deferred meanwhile ends the wait too: a
