@@ -76,12 +76,13 @@ static void orphaned(struct zv_thread *t)
 /* Whether a stop may wait with the host's mask as it is: a syscall stop
  * on the call's own SIGSYS frame (sys_uc), whose handler runs with an
  * empty sa_mask, so the live mask is the guest's, SIGSYS and the faults
- * open (unless the guest held a fault: faults_blocked). A guest signal arriving there interrupts
- * kernel text and is deferred (sys/hostsig.c in_kernel), exactly as when
- * the old mask came back at the stop's end: it is delivered on the way
- * out, after the resume, as a signal pending at a native stop is. Other
- * stops run where the mask is unknown or full (a signal's handler), and
- * zvisor's own signals (--checkpoint-on) must wait for the resume. */
+ * open (unless the guest held a fault: faults_blocked). A guest signal
+ * arriving there interrupts kernel text and is deferred (sys/hostsig.c
+ * in_kernel), exactly as when the held mask came back at the stop's end:
+ * it is delivered on the way out, after the resume, as a signal pending
+ * at a native stop is; one the guest blocks stays pending on the host.
+ * Other stops run where the mask is unknown or full (a signal's handler),
+ * and zvisor's own signals (--checkpoint-on) must wait for the resume. */
 static int keeps_mask(const struct zv_thread *t, const struct zv_ucontext *uc, int kind)
 {
 	return (kind == ZV_PT_SYSCALL_ENTRY || kind == ZV_PT_SYSCALL_EXIT) && t->sys_uc == uc &&
