@@ -408,8 +408,8 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	}
 	if (zv_cr_stream_open(o, &s.mm, "mm") < 0)
 		goto out;
-	/* through the page cache at every size (docs/DESIGN.md section 31): a
-	 * restore right after reads it from there */
+	/* through the page cache at every size (docs/DESIGN.md, "What a
+	 * checkpoint spends its time on"): a restore right after reads it there */
 	if (zv_cr_stream_open(o, &s.pages, "pages") < 0) {
 		zv_close(s.mm.fd);
 		goto out;

@@ -57,7 +57,7 @@ static inline const char *zv_cr_vma_next(const struct zv_cr_vma *v)
 
 /* From this size on, an eager restore reads pages.bin with O_DIRECT
  * (cr/restore.c). The checkpoint writes it through the page cache at every
- * size (docs/DESIGN.md section 31). */
+ * size (docs/DESIGN.md, "What a checkpoint spends its time on"). */
 #define ZV_CR_DIRECT_BYTES (256UL << 20)
 
 struct zv_cr_layout {
