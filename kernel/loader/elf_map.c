@@ -217,7 +217,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	struct elf e;
 	char ipath[ZV_PATH_MAX];
 	uint64_t bias, ibias;
-	int err;
+	int err, efd = -1;
 	long r;
 	struct zv_exec_files f = given;
 	given = ZV_EXEC_FILES_NONE;
@@ -284,7 +284,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	}
 	file_path(e.fd, path, img->exe_path);
 	uint64_t exe_lo = e.lo + bias, exe_span = e.hi - e.lo;
-	zv_close(e.fd);
+	efd = e.fd; /* closed with the interpreter's: one close_range for both */
 	e.fd = -1;
 
 	if (has_interp) {
@@ -320,8 +320,14 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 unmap:
 	zv_munmap((void *)exe_lo, exe_span);
 out:
-	if (e.fd >= 0)
-		zv_close(e.fd);
+	if (efd >= 0 && e.fd == efd + 1)
+		zv_sys3(__NR_close_range, efd, e.fd, 0);
+	else {
+		if (efd >= 0)
+			zv_close(efd);
+		if (e.fd >= 0)
+			zv_close(e.fd);
+	}
 	zv_exec_files_close(&f);
 	if (err && wl)
 		sanitize(why);
