@@ -127,11 +127,13 @@ def test_uncut_under_zvisor(name, platform, tmp_path, tmp_path_factory, running)
 
 # --- cut at a random point -------------------------------------------------------------
 
-def cut_and_restore(case, platform, tmp, running, rng, span, images=1, restore_opts=()):
+def cut_and_restore(case, platform, tmp, running, rng, span, images=1, restore_opts=(),
+                    premade=False):
     """Run the case under zvisor, checkpoint it at a random point (which
     ends it), restore the image `images` times (`zvisor restore
     RESTORE_OPTS DIR`); returns (original's Result, [restore Results],
-    [client transcripts], what happened, for messages)."""
+    [client transcripts], what happened, for messages). premade: DIR is
+    made empty before the checkpoint, as CRIU's users make its -D."""
     argv = case.argv(tmp)
     g = running(zv_run_argv(argv, platform), cwd=tmp)
     g.wait_first_line()
@@ -142,6 +144,10 @@ def cut_and_restore(case, platform, tmp, running, rng, span, images=1, restore_o
     if g.proc.poll() is not None:
         pytest.fail("%s: the guest ended before its checkpoint\n%s" % (where, g.result_text()))
     image = Path(tmp) / "image"
+    if premade:
+        image.mkdir()
+        if cr.user():
+            zvtest.chown_tree(str(image), cr.user())
     checkpoint(g.pid, image, as_user=cr.user(), what=where)
     orig = g.finish(timeout=30)
     assert orig.returncode == -signal.SIGKILL, "%s: the checkpointed original ended with %s" % (
@@ -201,6 +207,18 @@ def test_restore_twice(tmp_path, tmp_path_factory, running, request):
         joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr,
                                rest.returncode)
         zvtest.assert_same(nat, joined, "%s, restore %d of 2" % (where, i + 1))
+
+
+def test_checkpoint_into_empty_dir(tmp_path, tmp_path_factory, running, request):
+    """DIR made empty beforehand (CRIU wants its -D to exist) takes the
+    image: the restore finishes the run as natively."""
+    need_core()
+    case = CASE["counter"]
+    nat, _, span = native(case, tmp_path_factory)
+    orig, (rest,), _, where = cut_and_restore(case, None, str(tmp_path), running,
+                                              cr.rng_for(request.node.nodeid), span, premade=True)
+    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    zvtest.assert_same(nat, joined, where + ", into an empty DIR made first")
 
 
 def assert_suffix(nat, rest, where):
@@ -498,8 +516,8 @@ def test_checkpoint_of_no_process(tmp_path):
 
 
 def test_checkpoint_into_existing_dir(tmp_path, tmp_path_factory, running):
-    """DIR exists: refused with one line, DIR untouched, the guest runs on
-    to its native end."""
+    """DIR exists and holds a file: refused with one line, DIR untouched,
+    the guest runs on to its native end."""
     need_core()
     case = CASE["counter"]
     nat, _, _ = native(case, tmp_path_factory)

@@ -4,21 +4,36 @@
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
+#include "lib/devnum.h"
 #include <linux/fcntl.h>
 #include <asm/stat.h>
 
 #define MAGIC 0x5a564353u /* "ZVCS" */
 
-void zv_cr_census_pipe(struct zv_cr_census *c, uint64_t ino, uint32_t ends)
+static void add_ends(struct zv_cr_buf *b, uint64_t key, uint32_t ends)
 {
-	struct zv_cr_census_pipe *p = (void *)c->pipes.p;
-	for (size_t i = 0; i < c->pipes.len / sizeof *p; i++)
-		if (p[i].ino == ino) {
-			p[i].ends |= ends;
+	struct zv_cr_census_ends *e = (void *)b->p;
+	for (size_t i = 0; i < b->len / sizeof *e; i++)
+		if (e[i].key == key) {
+			e[i].ends |= ends;
 			return;
 		}
-	struct zv_cr_census_pipe n = { ino, ends, 0 };
-	zv_cr_buf_put(&c->pipes, &n, sizeof n);
+	struct zv_cr_census_ends n = { key, ends, 0 };
+	zv_cr_buf_put(b, &n, sizeof n);
+}
+
+static uint32_t ends_of(const struct zv_cr_buf *b, uint64_t key)
+{
+	const struct zv_cr_census_ends *e = (const void *)b->p;
+	for (size_t i = 0; i < b->len / sizeof *e; i++)
+		if (e[i].key == key)
+			return e[i].ends;
+	return 0;
+}
+
+void zv_cr_census_pipe(struct zv_cr_census *c, uint64_t ino, uint32_t ends)
+{
+	add_ends(&c->pipes, ino, ends);
 }
 
 void zv_cr_census_sock(struct zv_cr_census *c, uint64_t ino)
@@ -35,28 +50,17 @@ void zv_cr_census_conn(struct zv_cr_census *c, const struct zv_cr_endpoint *loca
 
 void zv_cr_census_pty(struct zv_cr_census *c, uint32_t index, uint32_t ends)
 {
-	struct zv_cr_census_pty *p = (void *)c->ptys.p;
-	for (size_t i = 0; i < c->ptys.len / sizeof *p; i++)
-		if (p[i].index == index) {
-			p[i].ends |= ends;
-			return;
-		}
-	struct zv_cr_census_pty n = { index, ends };
-	zv_cr_buf_put(&c->ptys, &n, sizeof n);
+	add_ends(&c->ptys, index, ends);
 }
 
 uint32_t zv_cr_census_pty_ends(const struct zv_cr_census *c, uint32_t index)
 {
-	const struct zv_cr_census_pty *p = (const void *)c->ptys.p;
-	for (size_t i = 0; i < c->ptys.len / sizeof *p; i++)
-		if (p[i].index == index)
-			return p[i].ends;
-	return 0;
+	return ends_of(&c->ptys, index);
 }
 
 long zv_cr_pts_index(unsigned long rdev)
 {
-	unsigned long major = (rdev >> 8) & 0xfff, minor = (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
+	unsigned long major = zv_dev_major(rdev), minor = zv_dev_minor(rdev);
 	return major >= 136 && major <= 143 ? (long)((major - 136) << 8 | minor) : -1;
 }
 
@@ -68,11 +72,7 @@ void zv_cr_census_outside(struct zv_cr_census *c, int key, uint64_t dev, uint64_
 
 uint32_t zv_cr_census_pipe_ends(const struct zv_cr_census *c, uint64_t ino)
 {
-	const struct zv_cr_census_pipe *p = (const void *)c->pipes.p;
-	for (size_t i = 0; i < c->pipes.len / sizeof *p; i++)
-		if (p[i].ino == ino)
-			return p[i].ends;
-	return 0;
+	return ends_of(&c->pipes, ino);
 }
 
 int zv_cr_census_has_sock(const struct zv_cr_census *c, uint64_t ino)

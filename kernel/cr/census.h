@@ -17,9 +17,12 @@ struct zv_cr_endpoint {
 	uint16_t port;        /* network order */
 	uint8_t addr[16];     /* AF_INET: the first 4 */
 };
-struct zv_cr_census_pipe {
-	uint64_t ino;
-	uint32_t ends;        /* 1: a reading end among the processes, 2: a writing end */
+/* A pipe's or a pty's ends among the processes. A pipe (key: its inode):
+ * 1 a reading end, 2 a writing end. A pty (key: its number): 1 its master,
+ * 2 its terminal. */
+struct zv_cr_census_ends {
+	uint64_t key;
+	uint32_t ends;
 	uint32_t pad;
 };
 struct zv_cr_census_tcp {
@@ -28,10 +31,6 @@ struct zv_cr_census_tcp {
 struct zv_cr_census_out {
 	int32_t key, pad;     /* 0-2: the restorer's stdio; N: zvisor restore --inherit-fd N */
 	uint64_t dev, ino;
-};
-struct zv_cr_census_pty {
-	uint32_t index;       /* the pty's number */
-	uint32_t ends;        /* 1: its master among the processes, 2: its terminal */
 };
 struct zv_cr_census {
 	struct zv_cr_buf pipes, socks, tcp, out, ptys; /* the arrays above, and socket inodes (uint64_t) */

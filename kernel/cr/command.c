@@ -162,8 +162,8 @@ __attribute__((noreturn)) void zv_cr_checkpoint_main(int argc, char **argv)
 	if (zv_parse_ulong(pos[0], &pid) < 0 || pid == 0 || pid > 0x3fffffff)
 		usage("checkpoint", "'%s' is not a process id", pos[0]);
 	zv_cr_absolute(pos[1], req->dir, sizeof req->dir);
-	if (zv_sys3(__NR_faccessat, -100, req->dir, 0) == 0)
-		die1("checkpoint", "%s already exists%s", req->dir, "");
+	if (zv_cr_dir_taken(req->dir))
+		die1("checkpoint", "%s already exists%s", req->dir, " and is not an empty directory");
 	int zv = zv_peer_hosted((int)pid);
 	if (zv == -ENOENT || zv == -ESRCH)
 		die1("checkpoint", "no process %s%s", pos[0], "");

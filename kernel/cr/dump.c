@@ -10,6 +10,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/devnum.h"
 #include <linux/fcntl.h>
 
 
@@ -160,9 +161,9 @@ static long refuse_own_terminal(struct zv_cr_out *o, const struct zv_cr_census *
 	long pty = zv_cr_pts_index(tty); /* stat's tty_nr is encoded as st_rdev */
 	if (zv_cr.tree && pty >= 0 && (zv_cr_census_pty_ends(census, (uint32_t)pty) & 1))
 		return 0;
-	return zv_cr_refuse(o, "the program leads its session, which has a controlling terminal (%lu:%lu): zvisor restore "
+	return zv_cr_refuse(o, "the program leads its session, which has a controlling terminal (%u:%u): zvisor restore "
 			    "makes it again only for a process tree that holds its pseudo-terminal's master",
-			    (tty >> 8) & 0xfff, (tty & 0xff) | ((tty >> 12) & 0xfff00));
+			    zv_dev_major(tty), zv_dev_minor(tty));
 }
 
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
@@ -173,8 +174,8 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 	const char *dir = zv_cr.req.dir;
 	char tmp[4200];
 	zv_snprintf(tmp, sizeof tmp, "%s.tmp.%d", dir, (int)zv_getpid());
-	if (zv_sys3(__NR_faccessat, -100, dir, 0) == 0)
-		return zv_cr_refuse(o, "%s already exists", dir);
+	if (zv_cr_dir_taken(dir))
+		return zv_cr_refuse(o, "%s already exists and is not an empty directory", dir);
 	struct zv_cr_census census = { 0 };
 	long r = zv_cr.tree ? read_census(o, &census) : 0;
 	if (r == 0)

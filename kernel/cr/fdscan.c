@@ -7,6 +7,7 @@
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
+#include "lib/devnum.h"
 #include <linux/fcntl.h>
 
 #define TIOCGPTN_ 0x80045430
@@ -83,7 +84,7 @@ const char *const zv_cr_dev_names[] = { "/dev/null", "/dev/zero", "/dev/full", "
 
 int zv_cr_dev_index(unsigned long rdev)
 {
-	unsigned major = (rdev >> 8) & 0xfff, minor = (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
+	unsigned major = zv_dev_major(rdev), minor = zv_dev_minor(rdev);
 	for (unsigned i = 0; i < sizeof devs / sizeof devs[0]; i++)
 		if (devs[i].major == major && devs[i].minor == minor)
 			return (int)i;

@@ -9,6 +9,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "lib/dirents.h"
 #include "cr/zstd.h"
 #include "cr/resutil.h"
 #include <asm/stat.h>
@@ -104,6 +105,24 @@ long zv_cr_refuse(struct zv_cr_out *o, const char *fmt, ...)
 	zv_vsnprintf(o->why, sizeof o->why, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+static long any_entry(const char *name, void *arg)
+{
+	(void)arg;
+	return !(name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])));
+}
+
+int zv_cr_dir_taken(const char *dir)
+{
+	if (zv_sys3(__NR_faccessat, AT_FDCWD, dir, 0) != 0)
+		return 0;
+	long fd = zv_openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 1;
+	long r = zv_dirents_each((int)fd, any_entry, NULL);
+	zv_close((int)fd);
+	return r != 0;
 }
 
 static int name_ok(const char *name)

@@ -44,6 +44,10 @@ long zv_cr_put(struct zv_cr_out *o, const char *name, const void *p, uint64_t le
 /* Refuses the checkpoint: sets o->why from fmt (lib/fmt.c's formats), and
  * returns -1. The caller prints `zvisor: checkpoint: WHY` and writes no DIR. */
 long zv_cr_refuse(struct zv_cr_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether DIR is taken for a new image: it exists and is not an empty
+ * directory (an empty one, as CRIU's users make it first, is replaced by
+ * the finished image's rename). */
+int zv_cr_dir_taken(const char *dir);
 /* Section NAME's bytes, read into kernel memory and checked against its
  * size and hash: NULL with *len = 0 when the image has no such section;
  * (void *)-1 with in->why set when the file is damaged. Freed by

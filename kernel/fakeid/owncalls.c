@@ -9,6 +9,7 @@
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
+#include "lib/devnum.h"
 #include <linux/fcntl.h>
 #include <linux/stat.h>
 
@@ -103,7 +104,7 @@ static long do_mknod(struct zv_call *call, const struct zv_creds *c, int dirfd, 
 	int mi = call->nr == __NR_mknod ? 1 : 2;
 	for (int i = 0; i < 6; i++)
 		b[i] = a[i];
-	struct zv_fid_rec node = { 0, 0, type, (dev & 0xfff00) >> 8, (dev & 0xff) | ((dev >> 12) & 0xfff00) };
+	struct zv_fid_rec node = { 0, 0, type, zv_dev_major(dev), zv_dev_minor(dev) };
 	uint32_t lacks = zv_fid_keep_bits(c, S_IFREG) & ~mode;
 	if (type == S_IFCHR || type == S_IFBLK) {
 		if (!zv_fid_capable(c, CAP_MKNOD)) {

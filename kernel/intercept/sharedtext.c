@@ -31,6 +31,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/devnum.h"
 #include "intercept/sitecache.h"
 #include "intercept/sharedtext.h"
 #include "intercept/cachecap.h"
@@ -100,21 +101,15 @@ static int eligible(int fd, uint64_t off, uint64_t len, int prot, int flags, str
 	       k->off + k->len <= ((k->size + 4095) & ~4095UL);
 }
 
-static void dev_nums(uint64_t dev, uint64_t *major, uint64_t *minor)
-{
-	*major = (dev >> 8) & 0xfff;
-	*minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
-}
-
 const char *zv_sharedtext_original(uint64_t cmajor, uint64_t cminor, uint64_t cino, uint64_t *major, uint64_t *minor,
 				   uint64_t *ino)
 {
 	int n = __atomic_load_n(&norigs, __ATOMIC_ACQUIRE);
 	for (int i = 0; i < n; i++) {
-		uint64_t ma, mi;
-		dev_nums(origs[i].cdev, &ma, &mi);
-		if (origs[i].cino == cino && ma == cmajor && mi == cminor) {
-			dev_nums(origs[i].dev, major, minor);
+		uint64_t cdev = origs[i].cdev;
+		if (origs[i].cino == cino && zv_dev_major(cdev) == cmajor && zv_dev_minor(cdev) == cminor) {
+			*major = zv_dev_major(origs[i].dev);
+			*minor = zv_dev_minor(origs[i].dev);
 			*ino = origs[i].ino;
 			return origs[i].path;
 		}
@@ -125,11 +120,9 @@ const char *zv_sharedtext_original(uint64_t cmajor, uint64_t cminor, uint64_t ci
 int zv_sharedtext_still_there(const char *path, const uint64_t *id)
 {
 	struct stat st;
-	uint64_t ma, mi;
 	if (zv_sys4(__NR_newfstatat, AT_FDCWD, path, &st, 0) != 0)
 		return 0;
-	dev_nums(st.st_dev, &ma, &mi);
-	return !id || (ma == id[0] && mi == id[1] && st.st_ino == id[2]);
+	return !id || (zv_dev_major(st.st_dev) == id[0] && zv_dev_minor(st.st_dev) == id[1] && st.st_ino == id[2]);
 }
 
 const char *zv_sharedtext_named(const char *name, size_t n)
@@ -167,10 +160,9 @@ static int original_path(int fd, char *out)
 
 static void remember(uint64_t cdev, uint64_t cino, const struct trailer *t, const char *cpath, const char *path)
 {
-	uint64_t ma, mi, ino, cma, cmi;
-	dev_nums(cdev, &cma, &cmi);
+	uint64_t ma, mi, ino;
 	zv_lock(&origs_lock);
-	if (!zv_sharedtext_original(cma, cmi, cino, &ma, &mi, &ino) && norigs < MAX_ORIGS) {
+	if (!zv_sharedtext_original(zv_dev_major(cdev), zv_dev_minor(cdev), cino, &ma, &mi, &ino) && norigs < MAX_ORIGS) {
 		struct orig *o = &origs[norigs];
 		*o = (struct orig){ cdev, cino, t->key.dev, t->key.ino, "", "" };
 		zv_strlcpy(o->cname, zv_strrchr(cpath, '/') + 1, sizeof o->cname);

@@ -3,6 +3,7 @@
 #include "zvisor.h"
 #include "trace/decode.h"
 #include "lib/string.h"
+#include "lib/devnum.h"
 
 /* ---- files ---------------------------------------------------------------- */
 
@@ -69,8 +70,7 @@ void zv_dec_stat_struct(struct zv_tb *b, uint64_t p, int ok)
 	zv_dec_mode_type(b, st.mode);
 	uint32_t type = st.mode & 0170000;
 	if (type == 0020000 || type == 0060000) {
-		uint32_t major = (uint32_t)(((st.rdev >> 32) & 0xfffff000) | ((st.rdev >> 8) & 0xfff));
-		uint32_t minor = (uint32_t)(((st.rdev >> 12) & 0xffffff00) | (st.rdev & 0xff));
+		uint32_t major = zv_dev_major(st.rdev), minor = zv_dev_minor(st.rdev);
 		tb_printf(b, major ? ", st_rdev=makedev(0x%x, " : ", st_rdev=makedev(%u, ", major);
 		tb_printf(b, minor ? "0x%x)" : "%u)", minor);
 	} else {
