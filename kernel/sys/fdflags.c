@@ -163,8 +163,8 @@ void zv_fdflags_note(struct zv_thread *t, long nr, const long *a, long r)
 		if ((int)a[0] != -1)
 			return; /* an fd changed, not made */
 		break;
-	case __NR_seccomp:
-		if (r > 0) /* a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) */
+	case __NR_seccomp: /* SECCOMP_SET_MODE_FILTER with SECCOMP_FILTER_FLAG_NEW_LISTENER: a listener fd */
+		if (r >= 0 && a[0] == 1 && (a[1] & 8))
 			lose();
 		return;
 	}
