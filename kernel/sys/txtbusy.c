@@ -71,7 +71,7 @@ static int busy(int fd)
 	return zv_sys2(__NR_fstat, fd, &st) == 0 && (st.st_mode & S_IFMT_) == S_IFREG_ && (st.st_mode & 0111);
 }
 
-/* The open's flags (-1: the host refuses the call before any lookup). */
+/* The open's flags (-1: the host's call as it is). */
 static long open_flags(long nr, const long *a, struct open_how *how)
 {
 	switch (nr) {
@@ -79,7 +79,8 @@ static long open_flags(long nr, const long *a, struct open_how *how)
 	case __NR_open: return a[1];
 	case __NR_openat: return a[2];
 	case __NR_openat2:
-		if ((size_t)a[3] < sizeof *how || (size_t)a[3] > 4096 || zv_peek(how, (uint64_t)a[2], sizeof *how) < 0)
+		/* another size: the host's own (its extensions must be zero, or E2BIG, EFAULT) */
+		if ((size_t)a[3] != sizeof *how || zv_peek(how, (uint64_t)a[2], sizeof *how) < 0)
 			return -1;
 		return (long)how->flags;
 	}
@@ -105,7 +106,7 @@ static long open_as(struct zv_thread *t, long nr, const long *a, long fl, struct
 	case __NR_open: return zv_host_call(t, nr, a[0], fl, a[2], 0, 0, 0);
 	case __NR_openat: return zv_host_call(t, nr, a[0], a[1], fl, a[3], 0, 0);
 	}
-	struct open_how h = *how; /* openat2: the guest's extensions past it are zero, or the host refused */
+	struct open_how h = *how; /* openat2, of the size the host knows */
 	h.flags = (uint64_t)fl;
 	return zv_host_call(t, nr, a[0], a[1], (long)&h, sizeof h, 0, 0);
 }
