@@ -23,7 +23,7 @@
 #define F_OFD_SETLK 37
 #endif
 
-static char copy[64], copy2[64];
+static char copy[4200], copy2[4200];
 
 static const char *err(long r)
 {
@@ -116,10 +116,24 @@ static void writes(const char *tag)
 	printf("%s size kept: %d\n", tag, size_of(copy) == before);
 }
 
+/* The copies go beside this program (its directory allows exec). */
+static void name_copies(void)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	self[n > 0 ? n : 0] = 0;
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = 0;
+	else
+		strcpy(self, ".");
+	snprintf(copy, sizeof copy, "%s/txtbusy-%d.tmp", self, getpid());
+	snprintf(copy2, sizeof copy2, "%s/txtbusy2-%d.tmp", self, getpid());
+}
+
 static void run(void)
 {
-	snprintf(copy, sizeof copy, "txtbusy-%d", getpid());
-	snprintf(copy2, sizeof copy2, "txtbusy2-%d", getpid());
+	name_copies();
 	copy_self(copy);
 	int pipefd;
 	pid_t pid = start("child", &pipefd);
@@ -180,7 +194,7 @@ static void run(void)
 
 static void locks(void)
 {
-	snprintf(copy, sizeof copy, "txtbusy-%d", getpid());
+	name_copies();
 	copy_self(copy);
 	int pipefd;
 	pid_t pid = start("child", &pipefd);
