@@ -16,3 +16,11 @@ HOWS = ["inprocess", "host"]
 @pytest.mark.parametrize("name", builds("txtbusy"))
 def test_txtbusy(name, mode, platform, how):
     compare_guest(name, platform, mode, extra_opts=["--exec=" + how])
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_txtbusy_under_a_root(platform, how):
+    """The same under --root, whose layer makes each call in its *at form
+    (openat2 with a struct of its own, truncate of /proc/self/fd/N)."""
+    compare_guest("txtbusy", platform, "run", extra_opts=["--root", "/", "--exec=" + how])

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,7 +213,7 @@ static void locks(void)
 	struct stat st;
 	fstat(fd, &st);
 	char key[64], line[256];
-	snprintf(key, sizeof key, ":%lu ", (unsigned long)st.st_ino);
+	snprintf(key, sizeof key, " %02x:%02x:%lu ", major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino);
 	int n = 0;
 	FILE *f = fopen("/proc/locks", "r");
 	while (f && fgets(line, sizeof line, f))
