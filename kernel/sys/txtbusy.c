@@ -19,6 +19,7 @@
 #include "lib/syscall.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
+#include "lib/maps.h"
 #include <linux/fcntl.h>
 #include <linux/openat2.h>
 #include <linux/mman.h>
@@ -53,6 +54,29 @@ void zv_txt_hold(int fd)
 		return; /* the slot stays as it was: this image holds no mark */
 	struct flock_ fl = { .l_type = F_RDLCK, .l_whence = 0 /* SEEK_SET */, .l_start = TXT_BYTE, .l_len = 1 };
 	zv_sys3(__NR_fcntl, fd, F_OFD_SETLK, &fl);
+}
+
+static int slot_file(const struct zv_map *m, void *path)
+{
+	if (m->lo != slot)
+		return 0;
+	zv_strlcpy(path, m->name, ZV_PATH_MAX);
+	return 1;
+}
+
+/* A restored process: its memory has the slot's mapping again (the
+ * checkpoint saw a file mapping there), but the lock went with the old
+ * process. The file is marked anew through a mapping of its own. */
+void zv_txt_restored(void)
+{
+	static char path[ZV_PATH_MAX];
+	if (!slot || zv_maps_each(slot_file, path) != 1 || path[0] != '/')
+		return;
+	long fd = zv_sys3(__NR_open, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	zv_txt_hold((int)fd);
+	zv_close((int)fd);
 }
 
 int zv_txt_is_mark(short type, long start)

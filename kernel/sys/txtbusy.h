@@ -7,6 +7,8 @@ struct zv_thread;
 /* A new image's program file, open as fd (readable), is marked running
  * for as long as this process runs it. */
 void zv_txt_hold(int fd);
+/* A restored process marks its program file again (cr/restore.c). */
+void zv_txt_restored(void);
 /* open, openat, openat2 or creat (nr, with its arguments a): the host's,
  * with ETXTBSY for a write or truncation of a running program. */
 long zv_txt_open(struct zv_thread *t, long nr, const long *a);
