@@ -188,18 +188,17 @@ long zv_txt_truncate(struct zv_thread *t, const long *a)
 {
 	struct stat st;
 	const char *p = (const char *)a[0];
-	if (p && a[1] >= 0 && zv_sys4(__NR_newfstatat, AT_FDCWD, p, &st, 0) == 0 &&
-	    (st.st_mode & S_IFMT_) == S_IFREG_ && (st.st_mode & 0111)) {
-		long fd = zv_sys3(__NR_open, p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
-		if (fd >= 0) {
-			int b = busy((int)fd);
-			zv_close((int)fd);
-			/* the host's own errors come first (EACCES, EROFS, EPERM) */
-			if (b && zv_sys4(__NR_faccessat2, AT_FDCWD, p, 2 /* W_OK */, AT_EACCESS) == 0)
-				return -ETXTBSY;
-		}
-	}
-	return zv_host_call(t, __NR_truncate, a[0], a[1], 0, 0, 0, 0);
+	if (!p || a[1] < 0 || zv_sys4(__NR_newfstatat, AT_FDCWD, p, &st, 0) < 0 ||
+	    (st.st_mode & S_IFMT_) != S_IFREG_ || !(st.st_mode & 0111))
+		return zv_host_call(t, __NR_truncate, a[0], a[1], 0, 0, 0, 0);
+	/* Opened for writing, as truncate writes: the same permission checks
+	 * and errors first (EACCES, EROFS, EPERM), the same lease break. */
+	long fd = zv_host_call(t, __NR_open, a[0], O_WRONLY | O_CLOEXEC | O_NOCTTY, 0, 0, 0, 0);
+	if (fd < 0)
+		return zv_host_call(t, __NR_truncate, a[0], a[1], 0, 0, 0, 0); /* its own errno */
+	long r = busy((int)fd) ? -ETXTBSY : zv_host_call(t, __NR_ftruncate, fd, a[1], 0, 0, 0, 0);
+	zv_close((int)fd);
+	return r;
 }
 
 long zv_sys_truncate(struct zv_call *c)
