@@ -217,47 +217,26 @@ static long op_lstatlink(long n)
 	return 0;
 }
 
+/* openat()+close() of path, n times. */
+static long open_close(long n, const char *path, long flags)
+{
+	for (long i = 0; i < n; i++) {
+		long fd = rsys4(SYS_openat, AT_FDCWD, (long)path, flags | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return fd;
+		long r = rsys1(SYS_close, fd);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
 /* open(2) in glibc 2.36 is openat(AT_FDCWD, ...). */
-static long op_openclose(long n)
-{
-	for (long i = 0; i < n; i++) {
-		long fd = rsys4(SYS_openat, AT_FDCWD, (long)bench_file, O_RDONLY | O_CLOEXEC, 0);
-		if (fd < 0)
-			return fd;
-		long r = rsys1(SYS_close, fd);
-		if (r != 0)
-			return r;
-	}
-	return 0;
-}
-
+static long op_openclose(long n) { return open_close(n, bench_file, O_RDONLY); }
 /* An open for writing: zvisor asks whether a running program is the file. */
-static long op_openwclose(long n)
-{
-	for (long i = 0; i < n; i++) {
-		long fd = rsys4(SYS_openat, AT_FDCWD, (long)bench_file, O_WRONLY | O_CLOEXEC, 0);
-		if (fd < 0)
-			return fd;
-		long r = rsys1(SYS_close, fd);
-		if (r != 0)
-			return r;
-	}
-	return 0;
-}
-
+static long op_openwclose(long n) { return open_close(n, bench_file, O_WRONLY); }
 /* A shell's `>` onto an existing (empty) file: O_CREAT|O_TRUNC. */
-static long op_opentrunc(long n)
-{
-	for (long i = 0; i < n; i++) {
-		long fd = rsys4(SYS_openat, AT_FDCWD, (long)bench_trunc, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0)
-			return fd;
-		long r = rsys1(SYS_close, fd);
-		if (r != 0)
-			return r;
-	}
-	return 0;
-}
+static long op_opentrunc(long n) { return open_close(n, bench_trunc, O_WRONLY | O_CREAT | O_TRUNC); }
 
 static long op_fcntl(long n)
 {
