@@ -10,7 +10,7 @@
  * or truncating of a file with an execute bit asks the host for that lock
  * (F_OFD_GETLK for a write lock on the byte) and fails with ETXTBSY where
  * some hosted process holds it. The guest's own locks never see it: its
- * F_GETLK and F_OFD_GETLK are answered around it (zv_txt_getlk), and
+ * F_GETLK and F_OFD_GETLK are answered around it (zv_sys_fcntl), and
  * procview leaves it out of /proc/locks. */
 #include "zvisor.h"
 #include "sys/txtbusy.h"
@@ -50,8 +50,10 @@ void zv_txt_hold(int fd)
 	}
 	/* The mapping keeps the open file description, and so the lock. */
 	void *m = zv_mmap((void *)slot, 4096, PROT_NONE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd, 0);
-	if ((uint64_t)m != slot)
-		return; /* the slot stays as it was: this image holds no mark */
+	if ((uint64_t)m != slot) { /* this image holds no mark, nor the last one's */
+		zv_mmap((void *)slot, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+		return;
+	}
 	struct flock_ fl = { .l_type = F_RDLCK, .l_whence = 0 /* SEEK_SET */, .l_start = TXT_BYTE, .l_len = 1 };
 	zv_sys3(__NR_fcntl, fd, F_OFD_SETLK, &fl);
 }
@@ -101,8 +103,8 @@ static long open_flags(long nr, const long *a, struct open_how *how)
 {
 	switch (nr) {
 	case __NR_creat: return O_CREAT | O_WRONLY | O_TRUNC;
-	case __NR_open: return a[1];
-	case __NR_openat: return a[2];
+	case __NR_open: return (long)(unsigned)a[1]; /* an int to the host */
+	case __NR_openat: return (long)(unsigned)a[2];
 	case __NR_openat2:
 		/* another size: the host's own (its extensions must be zero, or E2BIG, EFAULT) */
 		if ((size_t)a[3] != sizeof *how)
@@ -217,7 +219,7 @@ long zv_sys_fcntl(struct zv_call *c)
 {
 	long *a = c->a;
 	struct flock_ q, res;
-	if ((a[1] != F_GETLK && a[1] != F_OFD_GETLK) || zv_peek(&q, (uint64_t)a[2], sizeof q) < 0)
+	if (((unsigned)a[1] != F_GETLK && (unsigned)a[1] != F_OFD_GETLK) || zv_peek(&q, (uint64_t)a[2], sizeof q) < 0)
 		return zv_host_call(c->t, __NR_fcntl, a[0], a[1], a[2], 0, 0, 0);
 	res = q;
 	long r = zv_host_call(c->t, __NR_fcntl, a[0], a[1], (long)&res, 0, 0, 0);
