@@ -6,6 +6,9 @@ every platform gives the same output.
   ptracer   a tracer of our own (tests/guests/ptracer.c): syscall stops,
             registers, exec, signals, memory and breakpoints, single steps,
             attach and seize, fork and exit events
+  ptstops   a tracee at its syscall stops (tests/guests/ptstops.c):
+            signals sent to it there, SIGKILL, its tracer's end, and a
+            tracer's waits mixing an ordinary child with its tracee
 
 A traced process's execve gives its tracer the same exec stop whichever
 exec zvisor makes (--exec=inprocess, the default, or --exec=host): both
@@ -17,11 +20,19 @@ from guestdesc import compare_guest, get
 from zvtest import PLATFORMS
 
 CASES = [(b, m) for b in get("ptracer").builds(subset=True) for m in get("ptracer").modes]
+STOPS = get("ptstops")
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("build,mode", CASES)
 def test_ptracer(build, mode, platform):
+    compare_guest(build, platform, mode)
+
+
+@pytest.mark.parametrize("build,mode,platform", [
+    STOPS.param(p, m, b, m, p, id="%s-%s-%s" % (b, m, p))
+    for b in STOPS.builds(subset=True) for m in STOPS.modes for p in PLATFORMS])
+def test_at_syscall_stops(build, mode, platform):
     compare_guest(build, platform, mode)
 
 

@@ -22,6 +22,25 @@ void zv_pt_futex_wake(volatile uint32_t *w)
 	zv_sys3(__NR_futex, w, FUTEX_WAKE, 0x7fffffff);
 }
 
+/* A futex sleep on *w while it is v, counted in *sleepers. The count's
+ * increment and the waker's change of *w are both sequentially consistent
+ * read-modify-writes: either the waker sees the count and wakes, or its
+ * change came first and the futex, which compares *w with v under its
+ * lock, does not sleep. */
+long zv_pt_sleep(volatile uint32_t *w, uint32_t v, volatile uint32_t *sleepers, long ms)
+{
+	__atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+	long r = zv_pt_futex_wait(w, v, ms);
+	__atomic_sub_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+	return r;
+}
+
+void zv_pt_wake_sleepers(volatile uint32_t *w, volatile uint32_t *sleepers)
+{
+	if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST))
+		zv_pt_futex_wake(w);
+}
+
 long zv_pt_area_new(int *fdp)
 {
 	long fd = zv_sys2(__NR_memfd_create, "zvisor-ptrace", 1 /* MFD_CLOEXEC */);
@@ -126,8 +145,8 @@ void zv_pt_ring(struct zv_pt_bell *b)
 {
 	if (!b)
 		return;
-	__atomic_add_fetch(&b->ring, 1, __ATOMIC_RELEASE);
-	zv_pt_futex_wake(&b->ring);
+	__atomic_add_fetch(&b->ring, 1, __ATOMIC_SEQ_CST);
+	zv_pt_wake_sleepers(&b->ring, &b->sleepers);
 }
 
 /* A stop the tracer's guest would learn of by SIGCHLD: a queued SIGCHLD

@@ -6,8 +6,10 @@
  * tracee maps: a futex wake. The tracer's requests are commands in the
  * slot, which the stopped thread serves in its own process (memory, the
  * vector state, debug registers) while registers are read and written in
- * the slot directly; a resume is one more command. So a stop and its
- * resume cost two futex wakes and waits, no socket and no signal. */
+ * the slot directly; a resume is one more command. A side that sleeps on
+ * a futex says so (the slot's sleeping, the bell's sleepers), and a wake
+ * is made only for a sleeper: no socket, no signal, and no futex call
+ * when the other side has not gone to sleep yet. */
 #ifndef ZV_PTRACE_AREA_H
 #define ZV_PTRACE_AREA_H
 #include <stdint.h>
@@ -94,6 +96,7 @@ struct zv_pt_slot {
 	/* commands: the tracer writes cmd and arg, then bumps cmd_seq; the
 	 * tracee answers in ret and bumps ans_seq (both futexes) */
 	volatile uint32_t cmd_seq, ans_seq;
+	volatile uint32_t sleeping;  /* the stopped thread sleeps on cmd_seq: a command wakes it */
 	int32_t cmd;
 	uint64_t arg[4];
 	int64_t ret;
@@ -120,6 +123,7 @@ struct zv_pt_bell {
 	volatile int32_t notify;     /* its guest would see SIGCHLD: a stop queues it one */
 	volatile int32_t rusage;     /* its guest's waits ask for struct rusage (strace -c): stops give it */
 	volatile int32_t gone;       /* the tracer ended: tracees go on untraced */
+	volatile uint32_t sleepers;  /* the tracer's threads asleep on ring: a stop wakes them */
 };
 
 static inline struct zv_pt_slot *zv_pt_slot_at(struct zv_pt_area *a, int i)

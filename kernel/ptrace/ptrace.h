@@ -114,6 +114,8 @@ void zv_pt_set_bounce(struct zv_thread *t);
 void zv_pt_wake_thread(struct zv_thread *x, int want); /* asks another thread of this process to stop */
 long zv_pt_futex_wait(volatile uint32_t *w, uint32_t v, long ms);
 void zv_pt_futex_wake(volatile uint32_t *w);
+long zv_pt_sleep(volatile uint32_t *w, uint32_t v, volatile uint32_t *sleepers, long ms);
+void zv_pt_wake_sleepers(volatile uint32_t *w, volatile uint32_t *sleepers); /* after a seq_cst change of *w */
 int zv_pt_tracer_alive(void);
 
 /* stop.c: reports a stop of kind with wait status status, serves the

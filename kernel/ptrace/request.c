@@ -49,8 +49,8 @@ static long resume(struct zv_pt_tracee_ref *r, int mode, long sig)
 	s->arg[0] = (uint64_t)mode;
 	s->arg[1] = (uint64_t)sig;
 	__atomic_store_n(&s->state, ZV_PT_RUNNING, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&s->cmd_seq, 1, __ATOMIC_ACQ_REL);
-	zv_pt_futex_wake(&s->cmd_seq);
+	__atomic_add_fetch(&s->cmd_seq, 1, __ATOMIC_SEQ_CST);
+	zv_pt_wake_sleepers(&s->cmd_seq, &s->sleeping);
 	return 0;
 }
 

@@ -1,9 +1,10 @@
 /* A tracee's stop: the thread writes its registers and the stop into its
  * slot, rings the tracer's bell, and serves the tracer's commands until it
  * is resumed; then the registers the tracer changed go back into the
- * guest's frame. The thread waits on a futex in the slot with every host
- * signal held but the faults (its memory reads are guarded) and SIGSYS
- * (another kernel's knock, served here). */
+ * guest's frame. The thread waits on a futex in the slot with the faults
+ * (its memory reads are guarded) and SIGSYS (another kernel's knock,
+ * served here) open, and every other host signal either held or, at a
+ * syscall stop, deferred (keeps_mask). */
 #include "zvisor.h"
 #include "ptrace/ptrace.h"
 #include "peer/peer.h"
@@ -72,13 +73,31 @@ static void orphaned(struct zv_thread *t)
 	zv_pt_untraced(t);
 }
 
+/* Whether a stop may wait with the host's mask as it is: a syscall stop
+ * on the call's own SIGSYS frame (sys_uc), whose handler runs with an
+ * empty sa_mask, so the live mask is the guest's, SIGSYS and the faults
+ * open (unless the guest held a fault: faults_blocked). A guest signal
+ * arriving there interrupts kernel text and is deferred (sys/hostsig.c
+ * in_kernel), exactly as when the held mask came back at the stop's end:
+ * it is delivered on the way out, after the resume, as a signal pending
+ * at a native stop is; one the guest blocks stays pending on the host.
+ * Other stops run where the mask is unknown or full (a signal's handler),
+ * and zvisor's own signals (--checkpoint-on) must wait for the resume. */
+static int keeps_mask(const struct zv_thread *t, const struct zv_ucontext *uc, int kind)
+{
+	return (kind == ZV_PT_SYSCALL_ENTRY || kind == ZV_PT_SYSCALL_EXIT) && t->sys_uc == uc &&
+	       !t->faults_blocked && !(zv_kernel_signals() & ~ZV_SIGBIT(31));
+}
+
 int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status, const zv_siginfo *si, uint64_t msg)
 {
 	struct zv_pt_slot *s = t->pt.slot;
 	if (!s)
 		return si ? si->si_signo : 0;
 	uint64_t mask;
-	zv_host_set_mask(~(ZV_FAULT_SIGNALS | ZV_SIGBIT(31)), &mask);
+	int keep = keeps_mask(t, uc, kind);
+	if (!keep)
+		zv_host_set_mask(~(ZV_FAULT_SIGNALS | ZV_SIGBIT(31)), &mask);
 	zv_pt_step_end(t, uc);
 	zv_pt_regs_from(t, uc, &s->regs);
 	s->regs_dirty = 0;
@@ -103,13 +122,16 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 	for (;;) {
 		uint32_t now = __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE);
 		if (now == served) {
-			long r = zv_pt_futex_wait(&s->cmd_seq, served, 500);
+			long r = zv_pt_sleep(&s->cmd_seq, served, &s->sleeping, 500);
 			if (zv_peer_pending())
 				zv_peer_serve_pending(t);
-			if (r == -ETIMEDOUT && !zv_pt_tracer_alive()) {
+			/* (a signal deferred meanwhile ends the wait too: a
+			 * stream of them must not hide the tracer's end) */
+			if ((r == -ETIMEDOUT || r == -EINTR) && !zv_pt_tracer_alive()) {
 				orphaned(t);
 				sig = kind == ZV_PT_SIGNAL && si ? si->si_signo : 0;
-				zv_host_set_mask(mask, NULL);
+				if (!keep)
+					zv_host_set_mask(mask, NULL);
 				return sig;
 			}
 			continue;
@@ -140,7 +162,8 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 			zv_pt_step_begin(t, uc);
 		zv_pt_set_bounce(t);
 	}
-	zv_host_set_mask(mask, NULL);
+	if (!keep)
+		zv_host_set_mask(mask, NULL);
 	return sig;
 }
 

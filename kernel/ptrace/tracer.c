@@ -162,8 +162,8 @@ long zv_pt_cmd(struct zv_pt_tracee_ref *r, int cmd, uint64_t a0, uint64_t a1)
 	s->cmd = cmd;
 	s->arg[0] = a0;
 	s->arg[1] = a1;
-	uint32_t seq = __atomic_add_fetch(&s->cmd_seq, 1, __ATOMIC_ACQ_REL);
-	zv_pt_futex_wake(&s->cmd_seq);
+	uint32_t seq = __atomic_add_fetch(&s->cmd_seq, 1, __ATOMIC_SEQ_CST);
+	zv_pt_wake_sleepers(&s->cmd_seq, &s->sleeping);
 	for (;;) {
 		uint32_t ans = __atomic_load_n(&s->ans_seq, __ATOMIC_ACQUIRE);
 		if (ans == seq)

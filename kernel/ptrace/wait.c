@@ -2,8 +2,9 @@
  * slots) merged with the host's children, as the host merges a tracer's
  * ptrace children with its own. Every tracee is eligible whatever
  * __WCLONE says, as natively. A wait that must block sleeps on the bell
- * every tracee rings, and the host's SIGCHLD (zvisor catches it while it
- * traces) ends that sleep for the host's children. */
+ * every tracee rings (counted in its sleepers), and the host's SIGCHLD
+ * (zvisor catches it while it traces) ends that sleep for the host's
+ * children. */
 #include "zvisor.h"
 #include "ptrace/ptrace.h"
 #include "peer/peer.h"
@@ -228,10 +229,16 @@ long zv_pt_wait(struct zv_call *c)
 			poll |= !(q->host_child && q->tid == q->pid) || q->pending;
 		}
 		poll |= zv_pt_expected(w.pid);
+		struct zv_pt_bell *b = zv_pt_tracer.bell;
 		struct { long s, ns; } ts = { 0, 100000000L };
-		long f = zv_pt_tracer.bell ? zv_host_call(t, __NR_futex, (long)&zv_pt_tracer.bell->ring, FUTEX_WAIT, ring,
-							  poll ? (long)&ts : 0, 0, 0)
-					   : zv_host_call(t, __NR_futex, (long)&ring, FUTEX_WAIT, ring, (long)&ts, 0, 0);
+		long f;
+		if (b) {
+			__atomic_add_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST); /* (zv_pt_sleep's protocol) */
+			f = zv_host_call(t, __NR_futex, (long)&b->ring, FUTEX_WAIT, ring, poll ? (long)&ts : 0, 0, 0);
+			__atomic_sub_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST);
+		} else {
+			f = zv_host_call(t, __NR_futex, (long)&ring, FUTEX_WAIT, ring, (long)&ts, 0, 0);
+		}
 		look_dead = f == -ETIMEDOUT; /* non-child tracees that died silently, after a while */
 		if (f == -EINTR) { /* a signal: perhaps a child's end (its SIGCHLD) */
 			any = 0;

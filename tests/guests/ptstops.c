@@ -1,0 +1,262 @@
+/* A tracee at its syscall stops, and what comes to it there: signals sent
+ * while it is stopped, SIGKILL, its tracer's end, and a tracer's waits
+ * mixing an ordinary child with its tracee (tests/test_ptrace.py runs it
+ * natively and under zvisor, tracer and tracee both guests). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char b[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(b, sizeof b, fmt, ap);
+	va_end(ap);
+	if (write(1, b, n) < 0)
+		_exit(99);
+}
+
+#define CHECK(x) do { if (!(x)) { say("FAIL %s:%d %s (errno %d)\n", __FILE__, __LINE__, #x, errno); exit(1); } } while (0)
+
+static void pause_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* A child that stops for its tracer, then runs body. */
+static pid_t traced_child(void (*body)(void))
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		CHECK(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0);
+		raise(SIGSTOP);
+		body();
+		_exit(0);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFSTOPPED(st));
+	CHECK(ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD) == 0);
+	return pid;
+}
+
+/* At a syscall stop of getppid: its number (counted at entries), or 0 for
+ * another call; *entry says which stop. */
+static int getppid_stop(pid_t pid, int *n, int *entry)
+{
+	struct user_regs_struct r;
+	CHECK(ptrace(PTRACE_GETREGS, pid, 0, &r) == 0);
+	if (r.orig_rax != SYS_getppid)
+		return 0;
+	*entry = (long)r.rax == -ENOSYS;
+	return *entry ? ++*n : *n;
+}
+
+static void report_end(int st)
+{
+	if (WIFEXITED(st))
+		say("exited %d\n", WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		say("killed by %s\n", strsignal(WTERMSIG(st)));
+	else
+		say("status %#x\n", st);
+}
+
+/* --- stopsig: signals sent to a tracee stopped at a syscall stop */
+static void on_usr1(int sig, siginfo_t *si, void *uc)
+{
+	say("handler %s, code %d\n", strsignal(sig), si->si_code);
+}
+
+static void stopsig_body(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO };
+	sigaction(SIGUSR1, &sa, NULL);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &s, NULL);
+	syscall(SYS_getppid); /* 1: SIGUSR1 comes at its exit stop */
+	syscall(SYS_getppid); /* 2: SIGUSR2, blocked, at its entry stop */
+	sigset_t p;
+	sigemptyset(&p);
+	sigpending(&p);
+	say("SIGUSR2 pending: %s\n", sigismember(&p, SIGUSR2) ? "yes" : "no");
+	syscall(SYS_getppid); /* 3: SIGKILL at its entry stop */
+	say("survived SIGKILL\n");
+}
+
+/* entrysig: a handled signal sent at the entry stop of a call that does
+ * not block: the call is made, its exit stop shows its result, then the
+ * signal-delivery stop. */
+static void entrysig_body(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO };
+	sigaction(SIGUSR1, &sa, NULL);
+	for (int i = 0; i < 3; i++)
+		syscall(SYS_getppid);
+	say("tracee done\n");
+}
+
+/* Runs a tracee with PTRACE_SYSCALL, printing its getppid stops and its
+ * signal-delivery stops (the signal given back), and sending sends[i] at
+ * getppid k's entry (i = 2k - 2) or exit (i = 2k - 1) stop. */
+static void run_stops(void (*body)(void), const int sends[8])
+{
+	pid_t pid = traced_child(body);
+	int n = 0;
+	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+	for (;;) {
+		int st, give = 0, entry = 0;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		if (!WIFSTOPPED(st)) {
+			report_end(st);
+			return;
+		}
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+			int k = getppid_stop(pid, &n, &entry);
+			int sig = k > 0 && k <= 4 ? sends[2 * (k - 1) + !entry] : 0;
+			if (k)
+				say("%s getppid %d\n", entry ? "entry" : "exit", k);
+			if (sig) {
+				CHECK(kill(pid, sig) == 0);
+				if (sig == SIGKILL)
+					continue; /* its end is the next report */
+				pause_ms(20); /* it has surely come meanwhile */
+			}
+		} else {
+			say("signal stop %s\n", strsignal(WSTOPSIG(st)));
+			give = WSTOPSIG(st);
+		}
+		CHECK(ptrace(PTRACE_SYSCALL, pid, 0, give) == 0);
+	}
+}
+
+static void mode_stopsig(void)
+{
+	const int sends[8] = { 0, SIGUSR1, SIGUSR2, 0, SIGKILL, 0, 0, 0 };
+	run_stops(stopsig_body, sends);
+}
+
+static void mode_entrysig(void)
+{
+	const int sends[8] = { SIGUSR1, 0, 0, 0, 0, 0, 0, 0 };
+	run_stops(entrysig_body, sends);
+}
+
+/* --- orphan: the tracer ends while its tracee is at a syscall stop; the
+ * tracee goes on untraced */
+static int orphan_pipe[2];
+
+static void orphan_body(void)
+{
+	syscall(SYS_getppid);
+	CHECK(write(orphan_pipe[1], "x", 1) == 1); /* (no output: the order against its tracer's end is free) */
+}
+
+static void mode_orphan(void)
+{
+	CHECK(pipe(orphan_pipe) == 0);
+	pid_t t = fork();
+	CHECK(t >= 0);
+	if (t == 0) {
+		pid_t pid = traced_child(orphan_body);
+		int n = 0, entry = 0;
+		for (;;) {
+			int st;
+			CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+			CHECK(waitpid(pid, &st, 0) == pid && WIFSTOPPED(st));
+			if (WSTOPSIG(st) == (SIGTRAP | 0x80) && getppid_stop(pid, &n, &entry) == 1 && entry)
+				break;
+		}
+		say("tracer ends at the entry stop\n");
+		_exit(0);
+	}
+	int st;
+	CHECK(waitpid(t, &st, 0) == t);
+	report_end(st);
+	char c;
+	CHECK(read(orphan_pipe[0], &c, 1) == 1);
+	say("tracee's word came\n");
+}
+
+/* --- mixed: waits of a tracer with an ordinary child beside its tracee */
+static void mixed_body(void)
+{
+	for (int i = 0; i < 50; i++)
+		syscall(SYS_getppid);
+	_exit(5);
+}
+
+static void mode_mixed(void)
+{
+	pid_t pid = traced_child(mixed_body);
+	pid_t o = fork();
+	CHECK(o >= 0);
+	if (o == 0) {
+		pause_ms(30);
+		_exit(3);
+	}
+	int st;
+	CHECK(waitpid(o, &st, WNOHANG) == 0);
+	say("ordinary child running: WNOHANG gives 0\n");
+	int stops = 0, ended = 0, o_status = -1, t_status = -1;
+	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+	while (ended < 2) {
+		pid_t w = waitpid(-1, &st, 0);
+		CHECK(w == pid || w == o);
+		if (w == o) {
+			o_status = st;
+			ended++;
+		} else if (WIFSTOPPED(st)) {
+			CHECK(WSTOPSIG(st) == (SIGTRAP | 0x80));
+			stops++;
+			if (stops % 20 == 0)
+				pause_ms(2); /* the ordinary child ends now and then between stops */
+			CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+		} else {
+			t_status = st;
+			ended++;
+		}
+	}
+	say("ordinary child: ");
+	report_end(o_status);
+	say("tracee: ");
+	report_end(t_status);
+	say("tracee's stops: %s\n", stops >= 100 ? "at least 100" : "too few");
+	errno = 0;
+	CHECK(waitpid(-1, &st, WNOHANG) == -1 && errno == ECHILD);
+	say("then ECHILD\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+	if (!strcmp(m, "--list"))
+		say("stopsig\nentrysig\norphan\nmixed\n");
+	else if (!strcmp(m, "stopsig"))
+		mode_stopsig();
+	else if (!strcmp(m, "entrysig"))
+		mode_entrysig();
+	else if (!strcmp(m, "orphan"))
+		mode_orphan();
+	else if (!strcmp(m, "mixed"))
+		mode_mixed();
+	else
+		say("usage: ptstops MODE (--list)\n");
+	return 0;
+}
