@@ -36,6 +36,10 @@ struct flock_ {
 	int l_pid;
 };
 
+#define F_CREATED_QUERY_ 1028 /* F_LINUX_SPECIFIC_BASE + 4 */
+/* The host answers F_CREATED_QUERY, until it says otherwise. */
+static int created_query = 1;
+
 /* The page of the window that maps the program file (0: none yet). A fork
  * child inherits it; a CLONE_VM child shares it but execs on the host. */
 static uint64_t slot;
@@ -148,10 +152,13 @@ long zv_txt_open(struct zv_thread *t, long nr, const long *a)
 	long fl = open_flags(nr, a, &how);
 	if (!may_meet(fl))
 		goto plain;
-	if ((fl & O_TRUNC) && (fl & O_CREAT)) {
-		/* A new file cannot be running and takes no truncation: an
-		 * open that creates it is the whole call. An existing one
-		 * (EEXIST) is opened below; any other error is the call's own. */
+	/* A new file cannot be running and takes no truncation: an open with
+	 * O_CREAT and O_TRUNC that creates it is the whole call. The host says
+	 * whether this one did (F_CREATED_QUERY, Linux 6.12); an older host is
+	 * asked with O_EXCL first (EEXIST: an existing file, opened below; any
+	 * other error is the call's own), a path walk more. */
+	int creates = (fl & O_TRUNC) && (fl & O_CREAT);
+	if (creates && !created_query) {
 		long r = open_as(t, nr, a, fl | O_EXCL, &how);
 		if (r >= 0)
 			return r;
@@ -162,6 +169,13 @@ long zv_txt_open(struct zv_thread *t, long nr, const long *a)
 	long fd = open_as(t, nr, a, fl & ~(long)O_TRUNC, &how);
 	if (fd < 0)
 		return fd;
+	if (creates && created_query) {
+		long made = zv_sys3(__NR_fcntl, fd, F_CREATED_QUERY_, 0);
+		if (made == 1)
+			return fd;
+		if (made < 0)
+			created_query = 0; /* not known this once: truncated as an old file */
+	}
 	if (busy((int)fd)) {
 		zv_close((int)fd);
 		return -ETXTBSY;
