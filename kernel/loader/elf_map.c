@@ -10,6 +10,7 @@
 #include "loader/loader.h"
 #include "sys/viewhook.h"
 #include "sys/calls.h"
+#include "sys/txtbusy.h"
 
 static uint64_t random_pages(void)
 {
@@ -284,6 +285,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	}
 	file_path(e.fd, path, img->exe_path);
 	uint64_t exe_lo = e.lo + bias, exe_span = e.hi - e.lo;
+	zv_txt_hold(e.fd); /* the program file is this image's: writes to it fail (ETXTBSY) */
 	efd = e.fd; /* closed with the interpreter's: one close_range for both */
 	e.fd = -1;
 
