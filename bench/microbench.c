@@ -122,7 +122,7 @@ static char detail[128];
 
 /* State shared by the operations; set up once per process. */
 static int fd_zero = -1, fd_null = -1;
-static char bench_file[64], bench_link[68];
+static char bench_file[64], bench_link[68], bench_trunc[68];
 static int bench_fd = -1;
 static int nsel;		/* number of fds in the select set */
 static int sel_nfds;
@@ -217,15 +217,32 @@ static long op_lstatlink(long n)
 	return 0;
 }
 
-/* open(2) in glibc 2.36 is openat(AT_FDCWD, ...). */
-static long op_openclose(long n)
+/* openat()+close() of path, n times. */
+static long open_close(long n, const char *path, long flags)
 {
 	for (long i = 0; i < n; i++) {
-		long fd = rsys4(SYS_openat, AT_FDCWD, (long)bench_file, O_RDONLY | O_CLOEXEC, 0);
+		long fd = rsys4(SYS_openat, AT_FDCWD, (long)path, flags | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return fd;
 		long r = rsys1(SYS_close, fd);
 		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* open(2) in glibc 2.36 is openat(AT_FDCWD, ...). */
+static long op_openclose(long n) { return open_close(n, bench_file, O_RDONLY); }
+/* An open for writing: zvisor asks whether a running program is the file. */
+static long op_openwclose(long n) { return open_close(n, bench_file, O_WRONLY); }
+/* A shell's `>` onto an existing (empty) file: O_CREAT|O_TRUNC. */
+static long op_opentrunc(long n) { return open_close(n, bench_trunc, O_WRONLY | O_CREAT | O_TRUNC); }
+
+static long op_fcntl(long n)
+{
+	for (long i = 0; i < n; i++) {
+		long r = rsys3(SYS_fcntl, bench_fd, F_GETFL, 0);
+		if (r < 0)
 			return r;
 	}
 	return 0;
@@ -430,6 +447,8 @@ static void cleanup_file(void)
 		unlink(bench_file);
 	if (bench_link[0])
 		unlink(bench_link);
+	if (bench_trunc[0])
+		unlink(bench_trunc);
 }
 
 /* A small file of our own, so the stat and open rows do not depend on what
@@ -453,6 +472,13 @@ static void setup_file(void)
 	if (write(fd, "zvisor\n", 7) != 7)
 		die("write bench file", -errno);
 	bench_fd = fd;
+	snprintf(bench_trunc, sizeof bench_trunc, "%s.t", bench_file);
+	int tfd = open(bench_trunc, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (tfd < 0) {
+		bench_trunc[0] = 0;
+		die("cannot make a second file beside the bench file", -errno);
+	}
+	close(tfd);
 	snprintf(bench_link, sizeof bench_link, "%s.l", bench_file);
 	if (symlink(bench_file, bench_link) != 0) {
 		bench_link[0] = 0;
@@ -505,6 +531,9 @@ static const struct op ops[] = {
 	{"fstat", op_fstat, 0, 1, "fstat() of an open small file"},
 	{"lstatlink", op_lstatlink, 0, 1, "newfstatat(AT_SYMLINK_NOFOLLOW) of a symlink in /tmp"},
 	{"openclose", op_openclose, 0, 1, "openat()+close() of a small file in /tmp"},
+	{"openwclose", op_openwclose, 0, 1, "openat(O_WRONLY)+close() of a small file in /tmp"},
+	{"opentrunc", op_opentrunc, 0, 1, "openat(O_WRONLY|O_CREAT|O_TRUNC)+close() of an empty file in /tmp"},
+	{"fcntl", op_fcntl, 0, 1, "fcntl(F_GETFL) of an open file"},
 	{"clock_gettime", op_clock_gettime, 0, 0, "libc clock_gettime(CLOCK_MONOTONIC) (vDSO)"},
 	{"select10", op_select, 10, 0, "select() on 10 /dev/null fds, zero timeout"},
 	{"select100", op_select, 100, 0, "select() on 100 /dev/null fds, zero timeout"},

@@ -7,6 +7,8 @@
 #include "sys/layer.h"
 #include "sys/setid.h"
 #include "intercept/platform.h"
+#include "intercept/stubs.h"
+#include "sys/exec.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -16,9 +18,11 @@
  * as mapped (intercept/) by the thread that loads them. */
 static struct zv_thread *loading_thread;
 
-static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot)
+static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id)
 {
+	zv_stubs_loader_ident = (const uint64_t *)id; /* the site cache's key without another fstat */
 	zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot, MAP_PRIVATE | MAP_FIXED);
+	zv_stubs_loader_ident = NULL;
 }
 
 /* The process's name (/proc/self/comm, ps), as the host's execve sets it:

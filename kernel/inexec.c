@@ -267,7 +267,7 @@ static long exec_here(struct zv_exec_req *q)
 	struct zv_image img;
 	/* an ELF named through a close-on-exec fd is loaded through its copy */
 	zv_load_elf_given(&q->r->files); /* the files the resolution opened and read */
-	q->r->files = (struct zv_exec_files){ -1, -1, 0, 0, NULL, NULL, -1, -1 };
+	q->r->files = ZV_EXEC_FILES_NONE;
 	zv_image_load(t, x.path, q->r->nprefix ? q->r->elf : x.path, x.execfn, &img);
 	uint64_t sp = zv_build_stack(NULL, top - keep_lo, top, x.argv, x.envp, &img, x.execfn, zv_proc.host_auxv);
 	if (!sp)

@@ -5,6 +5,7 @@
 #include "cr/cr.h"
 #include "intercept/platform.h"
 #include "intercept/sitecache.h"
+#include "sys/fdflags.h"
 #include "sys/layer.h"
 #include "sys/execstate.h"
 #include "sys/setid.h"
@@ -174,6 +175,7 @@ __attribute__((noreturn)) static void start_here(void *arg)
 		       zv_strerror((int)-e),
 		       zv_proc.platform != ZV_PLAT_SECCOMP ? " (Syscall User Dispatch needs Linux >= 5.11; try --platform=seccomp)" : "");
 	zv_proc.nthreads = 1;
+	zv_fdflags_exact(); /* the host's execve closed every close-on-exec fd */
 	t->is_thread = 1;
 	t->trace.traced = (zv_proc.trace.on || zv_proc.trace.summary) && zv_proc.trace.exec_traced;
 	if (zv_proc.first_image && t->trace.traced) {

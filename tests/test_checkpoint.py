@@ -799,3 +799,32 @@ def test_checkpoint_on_images_compressed(platform, stored, tmp_path, running):
     rest = zv("restore", image, as_user=cr.user(), cwd=str(tmp_path))
     joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
     zvtest.assert_same(nat, joined, "--checkpoint-on=SIGUSR2 of a compressible heap")
+
+
+def test_restored_program_file_stays_busy(tmp_path, running):
+    """A restored process marks its program file again (sys/txtbusy.c): a
+    hosted writer gets ETXTBSY from it as from the original, and none once
+    the restored process is gone."""
+    need_core()
+    prog = tmp_path / "counter"
+    shutil.copy(zvtest.guest("cr_counter"), prog)
+    os.chmod(tmp_path, 0o777)
+
+    def write_it():
+        r = zvtest.run(zvtest.zv_argv(["sh", "-c", "exec 3>>counter && echo writable"]), user=cr.user(),
+                       cwd=str(tmp_path))
+        return r.stdout + r.stderr
+
+    g = running(zv_run_argv([str(prog), "400", "25"]), cwd=str(tmp_path))
+    g.wait_first_line()
+    assert "Text file busy" in write_it()
+    image = tmp_path / "image"
+    checkpoint(g.pid, image, as_user=cr.user())
+    g.finish(timeout=30)
+    assert "writable" in write_it()
+    rest = running([str(zvtest.ZVISOR), "restore", str(image)], cwd=str(tmp_path))
+    rest.wait_first_line()
+    assert "Text file busy" in write_it()
+    rest.kill()
+    rest.finish(timeout=30)
+    assert "writable" in write_it()

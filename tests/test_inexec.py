@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from guestdesc import built, builds, compare_guest, get
-from zvtest import PLATFORMS, TEST_USER, assert_same, compare, native_ok, run, run_zv
+from zvtest import PLATFORMS, TEST_USER, ZVISOR, assert_same, compare, native_ok, run, run_zv
 
 EXECRESET = get("execreset")
 HOWS = ["inprocess", "host"]
@@ -37,6 +37,35 @@ def test_exec_resets(name, platform, how):
 @pytest.mark.parametrize("name", builds("execreset", subset=True))
 def test_exec_resets_modes(name, mode, platform, how):
     compare_guest(name, platform, mode, extra_opts=["--exec=" + how])
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode", ["", "range", "recv", "high"])
+@pytest.mark.parametrize("name", builds("cloexecfds"))
+def test_close_on_exec_fds(name, mode, platform, how):
+    """Fds made and marked by every kind of call, through a fork child's
+    exec and a chain: the new image has the fds a native exec leaves, each
+    with its flag (sys/fdflags.c follows them; what it cannot follow, the
+    exec lists)."""
+    compare_guest(name, platform, mode, extra_opts=["--exec=" + how])
+
+
+def test_close_on_exec_fds_without_listing():
+    """Where every call was followed, the exec closes the close-on-exec fds
+    a run at a time and never lists /proc/self/fd; where one was not
+    (CLOSE_RANGE_CLOEXEC, fds above 1024, MSG_CMSG_CLOEXEC), it lists."""
+    if not shutil.which("strace"):
+        pytest.skip("needs strace")
+    name = built("cloexecfds")
+    for mode, lists in (("", False), ("range", True), ("high", True), ("recv", True)):
+        res = run(["strace", "-f", "-e", "trace=openat,close_range", "-o", "/dev/stderr",
+                   str(ZVISOR), "run", "--", name] + ([mode] if mode else []))
+        assert res.returncode == 0, res.stderr
+        listed = '"/proc/self/fd"' in res.stderr
+        assert listed == lists, (mode, res.stderr[-3000:])
+        if not lists:
+            assert "close_range(" in res.stderr, res.stderr[-3000:]
 
 
 # (mode, the leader's in-process execs): the fallbacks make none

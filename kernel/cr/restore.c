@@ -13,12 +13,14 @@
 #include "cr/stream.h"
 #include "cr/restore.h"
 #include "cr/lazy.h"
+#include "sys/fdflags.h"
 #include "sys/layer.h"
 #include "intercept/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "sys/txtbusy.h"
 #include <linux/mman.h>
 #include <linux/fcntl.h>
 #include <linux/futex.h>
@@ -511,6 +513,8 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.restored = 1;
 	zv_cr.session = -1;
 	zv_proc.exec_needs_host |= ZV_EXEC_NEEDS_HOST_RESTORED; /* its stack and ids are not an image's */
+	zv_fdflags_lose(); /* its fds are remade, not followed call by call */
+	zv_txt_restored(); /* its program file refuses writes again */
 	zv_cr.area = (uint64_t)r->tree.area;
 	zv_cr.area_len = r->tree.area_len;
 	cur_tree = &r->tree; /* the image's statics replaced this module's too */

@@ -56,6 +56,10 @@ struct zv_stub_batch {
 };
 
 struct zv_stub_batch *zv_stubs_batch_new(void);
+/* The identity of the file the loader maps now (sys/exec.h's zv_file_id:
+ * the fstat of its open), set around the platform's code_mapped (image.c):
+ * a new batch takes it as its key's, instead of asking the host again. */
+extern const uint64_t *zv_stubs_loader_ident;
 /* Whether the syscall at offset s of code is a signal restorer's
  * rt_sigreturn, which stays in place (unwinders match its bytes). */
 int zv_stubs_is_restorer(const uint8_t *code, uint64_t s);

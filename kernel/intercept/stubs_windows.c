@@ -28,6 +28,8 @@ static int32_t s32(const uint8_t *p) { return (int32_t)(p[0] | p[1] << 8 | p[2] 
  * of an exec would each map, fault in and unmap half a megabyte. */
 static struct zv_stub_batch *spare;
 
+const uint64_t *zv_stubs_loader_ident;
+
 struct zv_stub_batch *zv_stubs_batch_new(void)
 {
 	struct zv_stub_batch *b = __atomic_exchange_n(&spare, NULL, __ATOMIC_ACQUIRE);
@@ -48,6 +50,10 @@ struct zv_stub_batch *zv_stubs_batch_new(void)
 	b->pairs = b->inside + MAX_INSIDE;
 	b->maxpairs = MAX_PAIRS;
 	b->verdict = -1;
+	if (zv_stubs_loader_ident) {
+		memcpy(b->ident, zv_stubs_loader_ident, sizeof b->ident);
+		b->has_ident = 1;
+	}
 	return b;
 }
 

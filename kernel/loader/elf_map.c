@@ -10,6 +10,7 @@
 #include "loader/loader.h"
 #include "sys/viewhook.h"
 #include "sys/calls.h"
+#include "sys/txtbusy.h"
 
 static uint64_t random_pages(void)
 {
@@ -51,7 +52,7 @@ static void unmap_holes(const struct elf *e, uint64_t bias)
 	}
 }
 
-void (*zv_exec_mapped)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot);
+void (*zv_exec_mapped)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id);
 
 static int prot_of(uint32_t flags)
 {
@@ -152,7 +153,7 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 			if (zv_is_err(r))
 				goto bad;
 			if ((prot & PROT_EXEC) && zv_exec_mapped)
-				zv_exec_mapped(e->fd, pstart, PAGE_UP(fend) - pstart, PAGE_DOWN(p->p_offset), prot);
+				zv_exec_mapped(e->fd, pstart, PAGE_UP(fend) - pstart, PAGE_DOWN(p->p_offset), prot, &e->id);
 			anon = PAGE_UP(fend);
 			/* The rest of the last file page is .bss: zero it (the host
 			 * does so only when the segment is writable). */
@@ -205,7 +206,7 @@ static void file_path(int fd, const char *path, char *out)
 
 /* The files an exec's resolution left open (zv_load_elf_given), taken by
  * the next zv_load_elf. */
-static struct zv_exec_files given = { -1, -1, 0, 0, NULL, NULL, -1, -1 };
+static struct zv_exec_files given = { .fd = -1, .ifd = -1, .headn = -1, .iheadn = -1 };
 
 void zv_load_elf_given(const struct zv_exec_files *f)
 {
@@ -217,18 +218,19 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	struct elf e;
 	char ipath[ZV_PATH_MAX];
 	uint64_t bias, ibias;
-	int err;
+	int err, efd = -1;
 	long r;
 	struct zv_exec_files f = given;
-	given = (struct zv_exec_files){ -1, -1, 0, 0, NULL, NULL, -1, -1 };
+	given = ZV_EXEC_FILES_NONE;
 	if (wl)
 		why[0] = 0;
 	/* not the path's 4 KiB: clearing them would touch a second page */
 	memset(img, 0, __builtin_offsetof(struct zv_image, exe_path));
 	img->exe_path[0] = 0;
-	e.fd = f.fd >= 0 ? f.fd : open_regular(path, &e.size);
+	e.fd = f.fd >= 0 ? f.fd : open_regular(path, &e.id);
 	if (f.fd >= 0)
-		e.size = f.size;
+		e.id = f.id;
+	e.size = e.id.size;
 	if (e.fd < 0) {
 		zv_exec_files_close(&f);
 		return fail(why, wl, e.fd, "%s", zv_strerror(-e.fd));
@@ -283,7 +285,8 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	}
 	file_path(e.fd, path, img->exe_path);
 	uint64_t exe_lo = e.lo + bias, exe_span = e.hi - e.lo;
-	zv_close(e.fd);
+	zv_txt_hold(e.fd); /* the program file is this image's: writes to it fail (ETXTBSY) */
+	efd = e.fd; /* closed with the interpreter's: one close_range for both */
 	e.fd = -1;
 
 	if (has_interp) {
@@ -291,6 +294,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 		if (f.ifd >= 0) {
 			e.fd = f.ifd;
 			e.size = f.isize;
+			e.id = f.iid;
 			e.headn = -1;
 			if (f.ihead && f.iheadn >= 0 && f.iheadn <= HEAD_BYTES) {
 				e.headn = f.iheadn;
@@ -318,8 +322,14 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 unmap:
 	zv_munmap((void *)exe_lo, exe_span);
 out:
-	if (e.fd >= 0)
-		zv_close(e.fd);
+	if (efd >= 0 && e.fd == efd + 1)
+		zv_sys3(__NR_close_range, efd, e.fd, 0);
+	else {
+		if (efd >= 0)
+			zv_close(efd);
+		if (e.fd >= 0)
+			zv_close(e.fd);
+	}
 	zv_exec_files_close(&f);
 	if (err && wl)
 		sanitize(why);

@@ -18,12 +18,21 @@
  * -1 when not kept), for the loader of an exec made in this process: one
  * open and one header read per file, not two. */
 #define ZV_EXEC_HEAD 1024 /* the first bytes of each, read once: headers and PT_INTERP */
+/* A file's identity as its fstat gave it when opened, in the site cache's
+ * key order (intercept/sitecache.c): the loader's code mappings take it
+ * instead of an fstat each. */
+struct zv_file_id {
+	uint64_t dev, ino, size, mtime, mtime_ns, ctime, ctime_ns;
+};
 struct zv_exec_files {
 	int fd, ifd;
 	uint64_t size, isize;
 	const char *head, *ihead; /* their first bytes (headn, iheadn of them), or NULL */
 	long headn, iheadn;
+	struct zv_file_id id, iid; /* fd's and ifd's */
 };
+#define ZV_EXEC_FILES_NONE ((struct zv_exec_files){ .fd = -1, .ifd = -1, .headn = -1, .iheadn = -1 })
+_Static_assert(sizeof(struct zv_file_id) == 7 * sizeof(uint64_t), "the site cache's seven words");
 
 struct zv_resolved {
 	struct zv_exec_files files; /* kept only by zv_exec_resolve_keep */

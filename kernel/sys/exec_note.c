@@ -8,6 +8,7 @@
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/exec_reset.h"
+#include "sys/fdflags.h"
 #include "lib/syscall.h"
 #include <linux/sched.h>
 
@@ -145,6 +146,10 @@ void zv_exec_note_clone(uint64_t flags)
 		zv_exec_needs_host(ZV_EXEC_NEEDS_HOST_SHARED);
 	if ((flags & CLONE_FILES) && !(flags & CLONE_THREAD))
 		zv_proc.files_shared = 1;
+	/* another task on this memory notes its calls too, perhaps out of
+	 * order with ours; a pidfd is close-on-exec (sys/fdflags.c) */
+	if ((flags & CLONE_PIDFD) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK)))
+		zv_fdflags_lose();
 }
 
 /* In a fork child (flags: its clone's): none of the parent's timers, aio

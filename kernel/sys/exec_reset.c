@@ -8,6 +8,7 @@
  * signals, rlimits, the seccomp filters, the cwd and umask) is left alone. */
 #include "zvisor.h"
 #include "sys/exec_reset.h"
+#include "sys/fdflags.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "sys/calls.h"
@@ -110,7 +111,32 @@ static void delete_posix_timers(void)
 
 int zv_exec_fd_dir(void)
 {
+	if (zv_fdflags_usable())
+		return ZV_EXEC_FD_BITMAP; /* no listing: sys/fdflags.c knows them */
 	return (int)zv_openat(AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+}
+
+/* The fds sys/fdflags.c knows to be close-on-exec, closed a run at a time
+ * (zvisor's own and the exec's files are never among them: their numbers
+ * were free when it noted the guest's). */
+static void close_known(const struct zv_exec_files *keep)
+{
+	int lo = -1;
+	for (int fd = 0; fd <= ZV_CLOEXEC_FDS; fd++) {
+		int on = fd < ZV_CLOEXEC_FDS && (zv_proc.cloexec_fds[fd >> 6] >> (fd & 63) & 1) &&
+			 !zv_is_kernel_fd(fd) && fd != keep->fd && fd != keep->ifd;
+		if (on && lo < 0)
+			lo = fd;
+		if (!on && lo >= 0) {
+			if (fd - lo == 1)
+				zv_close(lo);
+			else
+				zv_sys3(__NR_close_range, lo, fd - 1, 0);
+			lo = -1;
+		}
+		if (fd < ZV_CLOEXEC_FDS && !(fd & 63) && !zv_proc.cloexec_fds[fd >> 6] && lo < 0)
+			fd += 63; /* a word with none */
+	}
 }
 
 struct dirent64 { uint64_t ino; int64_t off; uint16_t reclen; uint8_t type; char name[]; };
@@ -240,7 +266,11 @@ void zv_exec_reset(struct zv_thread *t, int fd_dir, const struct zv_exec_files *
 		zv_sys1(__NR_unshare, CLONE_FILES);
 		zv_proc.files_shared = 0;
 	}
-	close_on_exec(fd_dir, keep);
+	if (fd_dir == ZV_EXEC_FD_BITMAP)
+		close_known(keep);
+	else
+		close_on_exec(fd_dir, keep);
+	zv_fdflags_exact(); /* every fd left is kept by the next exec too */
 	if (zv_proc.dumpable_set) {
 		zv_sys2(__NR_prctl, 4 /* PR_SET_DUMPABLE */, 1);
 		zv_proc.dumpable_set = 0;

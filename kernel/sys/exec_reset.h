@@ -9,8 +9,10 @@ struct zv_thread;
 struct zv_call;
 
 /* /proc/self/fd opened for the close-on-exec pass (before the point of no
- * return: without it the exec goes to the host), or -errno. */
+ * return: without it the exec goes to the host), ZV_EXEC_FD_BITMAP when
+ * sys/fdflags.c knows the close-on-exec fds, or -errno. */
 int zv_exec_fd_dir(void);
+#define ZV_EXEC_FD_BITMAP 0x7fffffff /* zv_exec_fd_dir: no listing needed (sys/fdflags.c) */
 /* The other threads exit (the exec'ing thread t leads the process); a
  * SIGSYS asks each (zv_exec_kill_sigsys, from the catch-all: 1 if it was
  * that request), which leaves on its way out of the kernel if it was in it

@@ -60,7 +60,7 @@ long pread_full(int fd, void *buf, size_t n, uint64_t off)
 /* Opens the file at (at->dirfd, at->name) for reading if it is a regular
  * file (as open_exec, without its checks: for a file they have passed);
  * *mode: its st_mode. */
-static int open_regular_at(const struct zv_at *at, uint64_t *size, unsigned *mode)
+static int open_regular_at(const struct zv_at *at, struct zv_file_id *id, unsigned *mode)
 {
 	struct stat st;
 	int nofollow = at->at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0;
@@ -72,33 +72,34 @@ static int open_regular_at(const struct zv_at *at, uint64_t *size, unsigned *mod
 		zv_close(fd);
 		return r < 0 ? (int)r : -EACCES;
 	}
-	*size = (uint64_t)st.st_size;
+	*id = (struct zv_file_id){ st.st_dev, st.st_ino, (uint64_t)st.st_size, (uint64_t)st.st_mtime, st.st_mtime_nsec,
+				   (uint64_t)st.st_ctime, st.st_ctime_nsec };
 	*mode = st.st_mode;
 	return fd;
 }
 
 /* The path as the guest names it (through a root of its own, if it has
  * one: sys/viewhook.h). */
-int open_regular_mode(const char *path, uint64_t *size, unsigned *mode)
+int open_regular_mode(const char *path, struct zv_file_id *id, unsigned *mode)
 {
 	struct zv_at at;
 	long r = zv_at_lookup(path, 0, &at);
 	if (r == 0)
-		r = open_regular_at(&at, size, mode);
+		r = open_regular_at(&at, id, mode);
 	zv_at_release(&at);
 	return (int)r;
 }
 
-int open_regular(const char *path, uint64_t *size)
+int open_regular(const char *path, struct zv_file_id *id)
 {
 	unsigned mode;
-	return open_regular_mode(path, size, &mode);
+	return open_regular_mode(path, id, &mode);
 }
 
 /* Opens path as the host's open_exec() judges it for execve: the lookup's
  * errors, then EACCES for anything but a regular file the caller may execute.
  * Returns the fd (O_CLOEXEC), the file size and st_mode, or -errno. */
-int open_exec_mode(const char *path, uint64_t *size, unsigned *mode)
+int open_exec_mode(const char *path, struct zv_file_id *id, unsigned *mode)
 {
 	/* The host looks "" up as the current directory (an interpreter named
 	 * by PT_INTERP or #! can be empty): EACCES. */
@@ -123,15 +124,15 @@ int open_exec_mode(const char *path, uint64_t *size, unsigned *mode)
 	if (r == 0 && !IS_REG(st.st_mode))
 		r = -EACCES;
 	if (r == 0)
-		r = open_regular_at(&at, size, mode);
+		r = open_regular_at(&at, id, mode);
 	zv_at_release(&at);
 	return (int)r;
 }
 
-int open_exec(const char *path, uint64_t *size)
+int open_exec(const char *path, struct zv_file_id *id)
 {
 	unsigned mode;
-	return open_exec_mode(path, size, &mode);
+	return open_exec_mode(path, id, &mode);
 }
 
 /* ---- ELF headers ------------------------------------------------------- */
@@ -349,7 +350,8 @@ static int check_loads(struct elf *e, char *why, size_t wl)
  * bad one; zvisor also refuses one that itself names an interpreter. */
 int open_interp(const char *ipath, struct elf *e, int checked, char *why, size_t wl)
 {
-	e->fd = checked ? open_regular(ipath, &e->size) : open_exec(ipath, &e->size);
+	e->fd = checked ? open_regular(ipath, &e->id) : open_exec(ipath, &e->id);
+	e->size = e->id.size;
 	e->headn = -1; /* not read yet */
 	if (e->fd < 0)
 		return fail(why, wl, e->fd, "interpreter %s: %s", ipath, zv_strerror(-e->fd));
@@ -413,14 +415,17 @@ int check_exe(struct elf *e, char *why, size_t wl)
 	if (has_interp) {
 		int exe_fd = e->fd;
 		uint64_t exe_size = e->size;
+		struct zv_file_id exe_id = e->id;
 		err = open_interp(ipath, e, 0, why, wl);
 		if (!err) {
 			e->ifd = e->fd;
 			e->isize = e->size;
+			e->iid = e->id;
 			e->iheadn = e->headn;
 		}
 		e->fd = exe_fd;
 		e->size = exe_size;
+		e->id = exe_id;
 		e->headn = -1; /* the interpreter's */
 		if (err)
 			return err;

@@ -6,6 +6,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "sys/txtbusy.h"
 #include <linux/fcntl.h>
 #include <linux/openat2.h>
 
@@ -99,7 +100,7 @@ long zv_sys_path_call(struct zv_call *c)
 			return readlink_exe((char *)a[pi + 1], a[pi + 2]);
 		a[pi] = (long)q;
 	}
-	long r = zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long r = row->opens ? zv_txt_open(t, nr, a) : zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (r >= 0 && row->opens)
 		zv_event_opened(t, q, r); /* procview marks maps and status, served as the guest's */
 	return r;

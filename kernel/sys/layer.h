@@ -11,6 +11,7 @@
  * the linker sorts by order (three digits, kernel/zvisor.ld) and the core
  * walks (sys/layers.c). The orders in use, outermost first:
  *   050 ptrace (its stops see the call as the guest made it)
+ *   060 fdflags (the close-on-exec fds, noted from the call that is made)
  *   100 trace (it times the rest)   200 inject     300 sandbox
  *   400 fdguard     450 fsview       500 procview   550 fakeid
  *   600 cr_pids     650 cr (events only)            700 cr_waits

@@ -17,6 +17,7 @@ enum zv_vdso_mode { ZV_VDSO_AUTO, ZV_VDSO_KERNEL, ZV_VDSO_NONE };
 enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE, ZV_REWRITE_LOAD };
 /* --exec: how a guest execve replaces the image (sys/exec.c). */
 enum zv_exec_mode { ZV_EXEC_INPROCESS, ZV_EXEC_HOST };
+#define ZV_CLOEXEC_FDS 1024 /* fds whose close-on-exec flag the bitmap follows */
 #define ZV_HOST_AUXV 48 /* pairs of the host's auxv kept for in-process execs */
 
 /* What the guest did that an in-process exec could not undo, so the next
@@ -79,6 +80,8 @@ struct zv_proc {
 	uint64_t rlim_stack;          /* RLIMIT_STACK's soft limit at the image's start (execve's E2BIG) */
 	unsigned exec_needs_host;     /* ZV_EXEC_NEEDS_HOST_* */
 	int files_shared;             /* a CLONE_FILES child that is not a thread: execve unshares the table */
+	int cloexec_exact;            /* cloexec_fds says which guest fds are close-on-exec (sys/fdflags.c) */
+	uint64_t cloexec_fds[ZV_CLOEXEC_FDS / 64];
 	int dumpable_set;             /* PR_SET_DUMPABLE was called: execve sets it back */
 	int mlocked;                  /* mlockall was called: execve's new mm has nothing locked */
 	int timers_made;              /* timer_create succeeded: execve deletes the POSIX timers */

@@ -146,6 +146,8 @@ int zv_pv_kind_of_name(const char *s)
 		return ZV_PV_MOUNTINFO;
 	if (zv_view_mounts && !zv_strcmp(s, "mounts"))
 		return ZV_PV_MOUNTS;
+	if (!zv_strcmp(s, "locks"))
+		return ZV_PV_LOCKS; /* /proc/locks only (zv_procview_opened) */
 	return 0;
 }
 
@@ -168,7 +170,7 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	if (!zv_pv_kind_of_name(base ? base + 1 : path))
 		return; /* the common case: nothing more */
 	/* What the host opened, whatever the path's form: /proc/<pid>/<file>
-	 * or /proc/<pid>/task/<tid>/<file>, of this process. */
+	 * or /proc/<pid>/task/<tid>/<file>, of this process, or /proc/locks. */
 	char link[64], fdpath[32];
 	zv_snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", (int)fd);
 	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, fdpath, link, sizeof link - 1);
@@ -179,9 +181,13 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 		return;
 	const char *s = link + 6;
 	long pid = number(&s), tid = pid;
-	if (*s++ != '/')
+	if (pid < 0) {
+		if (zv_strcmp(s, "locks"))
+			return;
+		tid = 0; /* /proc/locks: the host's list of every lock */
+	} else if (*s++ != '/' || !zv_strcmp(s, "locks")) {
 		return;
-	if (zv_startswith(s, "task/")) {
+	} else if (zv_startswith(s, "task/")) {
 		s += 5;
 		if (pid != zv_proc.hpid || (tid = number(&s)) < 0 || *s++ != '/')
 			return;
@@ -231,7 +237,8 @@ static int put_text(void *ctx, const char *s, size_t n) { return zv_pv_put(ctx, 
  * record each), mountinfo and mounts (lines). */
 static int whole_kind(int kind)
 {
-	return kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_MOUNTINFO || kind == ZV_PV_MOUNTS;
+	return kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_MOUNTINFO || kind == ZV_PV_MOUNTS ||
+	       kind == ZV_PV_LOCKS;
 }
 
 /* status and smaps_rollup: one record, made whole from the host's;
@@ -244,6 +251,8 @@ static int make_whole(struct zv_call *c, struct mark *m, int src)
 	m->text.len = 0;
 	if (m->kind == ZV_PV_MOUNTINFO || m->kind == ZV_PV_MOUNTS)
 		r = zv_view_mounts(m->kind == ZV_PV_MOUNTINFO, raw.p, raw.len, put_text, &m->text);
+	else if (m->kind == ZV_PV_LOCKS)
+		r = zv_pv_filter_locks(raw.p, raw.len, &m->text);
 	else
 		r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, raw.p, raw.len, &m->text)
 					    : zv_pv_filter_rollup(raw.p, raw.len, &m->text);

@@ -11,7 +11,8 @@ struct zv_thread;
 struct zv_call;
 
 enum zv_pv_kind { ZV_PV_MAPS = 1, ZV_PV_SMAPS, ZV_PV_ROLLUP, ZV_PV_NUMA, ZV_PV_STATUS,
-		  ZV_PV_MOUNTINFO, ZV_PV_MOUNTS /* only under a view's hook (sys/viewhook.h) */ };
+		  ZV_PV_MOUNTINFO, ZV_PV_MOUNTS /* only under a view's hook (sys/viewhook.h) */,
+		  ZV_PV_LOCKS /* /proc/locks */ };
 
 /* A growing buffer in kernel memory. */
 struct zv_pv_buf {
@@ -103,6 +104,9 @@ size_t zv_pv_record_end(int kind, const char *text, size_t len, size_t at);
 /* smaps_rollup's whole text raw into out, the hidden mappings' fields
  * taken off. */
 int zv_pv_filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
+/* sys/procview_locks.c: /proc/locks's text raw into out, without the
+ * running programs' marks (sys/txtbusy.h). */
+int zv_pv_filter_locks(const char *raw, size_t len, struct zv_pv_buf *out);
 /* sys/procview_status.c: the host's status text raw into out, with the
  * signal fields of the guest's view; tid is the thread it shows (host's). */
 int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const char *raw, size_t len,

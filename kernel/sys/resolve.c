@@ -89,8 +89,9 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r, in
 		const char *sep = depth ? ": " : "";
 		const char *wname = depth ? cur : "";
 		unsigned mode = 0;
-		e.fd = depth == 0 && host_checked ? open_regular_mode(cur, &e.size, &mode)
-						  : open_exec_mode(cur, &e.size, &mode);
+		e.fd = depth == 0 && host_checked ? open_regular_mode(cur, &e.id, &mode)
+						  : open_exec_mode(cur, &e.id, &mode);
+		e.size = e.id.size;
 		if (e.fd < 0)
 			return fail(r->why, sizeof r->why, e.fd, "%s%s%s%s", who, wname, sep, zv_strerror(-e.fd));
 		if (depth > ZV_SCRIPT_DEPTH) {
@@ -136,7 +137,7 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r, in
 				zv_close(e.ifd);
 		} else {
 			/* the program's first bytes, and the interpreter's (e.head's now) */
-			r->files = (struct zv_exec_files){ e.fd, e.ifd, e.size, e.isize, r->head, NULL, n, -1 };
+			r->files = (struct zv_exec_files){ e.fd, e.ifd, e.size, e.isize, r->head, NULL, n, -1, e.id, e.iid };
 			if (e.ifd >= 0 && e.iheadn >= 0) {
 				memcpy(r->ihead, e.head, (size_t)e.iheadn);
 				r->files.ihead = r->ihead;
@@ -156,7 +157,7 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r, in
 
 static int resolve_keep(const char *path, int host_checked, struct zv_resolved *r, int keep)
 {
-	r->files = (struct zv_exec_files){ -1, -1, 0, 0, NULL, NULL, -1, -1 };
+	r->files = ZV_EXEC_FILES_NONE;
 	r->nprefix = 0;
 	r->setid = 0;
 	r->elf[0] = 0;

@@ -10,9 +10,25 @@
 #include "sys/setid.h"
 #include "lib/syscall.h"
 #include <linux/prctl.h>
+#include <linux/auxvec.h>
 #include <sys/stat.h>
 
 int zv_setid_secure, zv_setid_host_image;
+
+/* Whether this process's effective ids differ from its real ones, as the
+ * last image the host exec'd found them (its auxv) or set them (a set-id
+ * file): an exec made in the process follows only an image whose ids did
+ * not change since (a change sends the exec to the host: sys/exec_note.c),
+ * so it takes this without asking the host again. A fork child has it. */
+static int ids_known, ids_secure;
+
+static uint64_t host_aux(uint64_t type)
+{
+	for (const uint64_t *a = zv_proc.host_auxv; a[0] != AT_NULL; a += 2)
+		if (a[0] == type)
+			return a[1];
+	return ~0UL;
+}
 
 static void take_file_ids(const char *elf)
 {
@@ -38,18 +54,27 @@ void zv_setid_image(struct zv_thread *t, const char *elf)
 	if (zv_setid_host_image) { /* set-id files never stay in the process (sys/exec.c) */
 		int setid = zv_setid_host_image == ZV_SETID_HOST_FILE;
 		zv_setid_host_image = 0;
-		if (!setid)
-			return; /* the host's own exec: its auxv's AT_SECURE and ids are this image's */
+		if (!setid) { /* the host's own exec: its auxv's AT_SECURE and ids are this image's */
+			uint64_t uid = host_aux(AT_UID), euid = host_aux(AT_EUID), gid = host_aux(AT_GID), egid = host_aux(AT_EGID);
+			ids_known = uid != ~0UL && euid != ~0UL && gid != ~0UL && egid != ~0UL;
+			ids_secure = euid != uid || egid != gid;
+			return;
+		}
 		take_file_ids(elf);
 		t->cred_valid = 0;
 	}
 	uint32_t r[3], g[3];
 	if (t->cred_valid) { /* an exec made in the process: no set-id file, the ids known */
 		r[0] = t->cred.uid, r[1] = t->cred.euid, g[0] = t->cred.gid, g[1] = t->cred.egid;
+	} else if (ids_known && !zv_proc.no_cred_cache && !(zv_proc.exec_needs_host & ZV_EXEC_NEEDS_HOST_CREDS)) {
+		zv_setid_secure = ids_secure;
+		return;
 	} else if (zv_sys3(__NR_getresuid, &r[0], &r[1], &r[2]) < 0 ||
 		   zv_sys3(__NR_getresgid, &g[0], &g[1], &g[2]) < 0) {
 		return;
 	}
 	/* the host's secure exec (is_setid): effective ids other than the real */
 	zv_setid_secure = r[1] != r[0] || g[1] != g[0];
+	ids_known = !zv_proc.no_cred_cache;
+	ids_secure = zv_setid_secure;
 }

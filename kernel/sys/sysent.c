@@ -69,6 +69,7 @@
 #include "sys/sysent.h"
 #include "sys/exec_reset.h"
 #include "sys/vtime.h"
+#include "sys/txtbusy.h"
 #include "sysnames.h"
 #include <asm/unistd_64.h>
 
@@ -188,11 +189,11 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(msgsnd, N(4, IPC), .restart = ZV_RS_NOHAND),
 	ROW(msgrcv, N(5, IPC), .restart = ZV_RS_NOHAND),
 	ROW(msgctl, N(3, IPC)),
-	ROW(fcntl, DR(3, DESC, fcntl, '=', fcntl_ret), .fds = A(0), .quiet = ZV_QUIET_FDCMD, .fdop = ZV_FDOP_FCNTL),
+	ROW(fcntl, DR(3, DESC, fcntl, '=', fcntl_ret), .handler = zv_sys_fcntl, .fds = A(0), .quiet = ZV_QUIET_FDCMD, .fdop = ZV_FDOP_FCNTL),
 	ROW(flock, D(2, DESC, flock), .fds = A(0), .restart = ZV_RS_SYS),
 	ROW(fsync, S(DESC, "f"), .fds = A(0)),
 	ROW(fdatasync, S(DESC, "f"), .fds = A(0)),
-	ROW(truncate, S(F, "sD"), PATH1(FP(0, FOLLOW))),
+	ROW(truncate, S(F, "sD"), .handler = zv_sys_truncate, PATH1(FP(0, FOLLOW))),
 	ROW(ftruncate, S(DESC, "fD"), .fds = A(0)),
 	ROW(getdents, D(3, DESC, getdents64), .fds = A(0), .quiet = ZV_QUIET_YES), /* the same d_reclen offset */
 	ROW(getcwd, D(2, F, getcwd), .quiet = ZV_QUIET_YES, FSV(CWD)),
@@ -201,7 +202,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(rename, S(F, "ss"), PATH2(FP(0, CREATE), FP(1, CREATE))),
 	ROW(mkdir, S(F, "sm"), PATH1(FP(0, CREATE))),
 	ROW(rmdir, S(F, "s"), PATH1(FP(0, CREATE))),
-	ROW(creat, S(F | DESC, "sm"), .opens = 1, PATH1(FP(0, OPEN))),
+	ROW(creat, S(F | DESC, "sm"), .handler = zv_sys_path_call, .path = A(0), .opens = 1, PATH1(FP(0, OPEN))),
 	ROW(link, S(F, "ss"), PATH2(FP(0, NOFOLLOW), FP(1, CREATE))),
 	ROW(unlink, S(F, "s"), PATH1(FP(0, CREATE))),
 	ROW(symlink, S(F, "ss"), PATH1(FP(1, CREATE))),
