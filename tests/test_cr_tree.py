@@ -23,6 +23,7 @@ import os
 import re
 import select
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -173,6 +174,30 @@ def test_leave_running_tree(name, tmp_path):
     rest, orig = cr.tree_cut(zvtest.zv_argv(argv()), n, tmp, leave_running=True)
     same(nat, orig, "the %s after a --leave-running checkpoint" % name)
     assert (rest.stdout, rest.returncode) == (nat.stdout, nat.returncode), zvtest.explain(nat, rest, "its restore")
+
+
+@pytest.mark.parametrize("name,reads", [("forkpipe", False), ("tcp", True)])
+def test_census_tcp_tables(name, reads, tmp_path):
+    """The census reads /proc/PID/net/tcp and tcp6 (each read walks the
+    host's whole connection table) only when a saved process holds a
+    socket: not for a pipe between parent and child, and for the TCP pair,
+    whose restore (test_tree) needs them."""
+    cr.need_core()
+    if not shutil.which("strace"):
+        pytest.skip("no strace")
+    tmp = cr.workdir(tmp_path)
+    argv, n = CASES[name]
+    g = cr.Running(zvtest.zv_argv(argv()), cwd=tmp)
+    log = Path(tmp) / "strace.log"
+    try:
+        assert g.wait_for(cr.readies(n), 120, stderr=True), g.result_text()
+        res = zvtest.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", str(log), zvtest.ZVISOR,
+                          "checkpoint", str(g.pid), str(Path(tmp) / "image")], timeout=120)
+    finally:
+        g.kill()
+    assert res.returncode == 0 and (Path(tmp) / "image" / "index.json").is_file(), res.stderr
+    opened = re.findall(r'openat\(AT_FDCWD, "/proc/\d+/net/tcp6?"', log.read_text())
+    assert len(opened) == (2 if reads else 0), opened
 
 
 def test_sysv_shared_outside(tmp_path):

@@ -35,6 +35,7 @@ struct zv_cr_census_out {
 struct zv_cr_census {
 	struct zv_cr_buf pipes, socks, tcp, out, ptys; /* the arrays above, and socket inodes (uint64_t) */
 	int self;             /* of one process, by itself: its own fds 0-2 are the outside's */
+	int tcp_held;         /* a process holds a TCP socket (not in the file) */
 };
 
 void zv_cr_census_pipe(struct zv_cr_census *c, uint64_t ino, uint32_t ends);

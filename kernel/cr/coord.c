@@ -157,44 +157,64 @@ static void add_proc(int hpid, int hppid, int vpid)
 	C.n++;
 }
 
-/* Freezes every process of the tree, top-down. */
+/* Asks process i to freeze (its answer: collect). */
+static void ask_freeze(int i)
+{
+	struct proc *p = &C.p[i];
+	int ppid;
+	char state = (char)proc_stat(p->hpid, &ppid, &p->status);
+	if (i && state == 'Z') {
+		p->zombie = 1;
+		return;
+	}
+	int zv = zv_peer_hosted(p->hpid);
+	if (zv <= 0) {
+		if (!i)
+			fail("process %d does not run under zvisor", p->hpid);
+		char comm[64] = "?";
+		char path[64];
+		zv_snprintf(path, sizeof path, "/proc/%d/comm", p->hpid);
+		long n = zv_cr_read_file(path, comm, sizeof comm);
+		if (n > 0 && comm[n - 1] == '\n')
+			comm[n - 1] = 0;
+		fail("process %d (%s), a descendant of %d, does not run under zvisor", p->vpid, comm, C.p[0].hpid);
+	}
+	p->pidfd = (int)zv_sys2(__NR_pidfd_open, p->hpid, 0);
+	long fd = zv_peer_open(p->hpid, 0, 20000);
+	if (fd < 0)
+		fail("process %d did not answer: %s", i ? p->vpid : p->hpid, zv_strerror((int)-fd));
+	p->fd = (int)fd;
+	struct zv_cr_ask a = { ZV_PEER_HDR_MAGIC, ZV_PEER_VERSION, ZV_PEER_CHECKPOINT, ZV_CR_OP_FREEZE, 0 };
+	if (zv_peer_send(p->fd, &a, sizeof a, NULL, 0) < 0)
+		fail("the channel to process %d broke", p->hpid);
+}
+
+/* Process i frozen: its children are the next to ask. */
+static void collect(int i)
+{
+	struct proc *p = &C.p[i];
+	if (p->zombie)
+		return;
+	answer(p, &p->f, sizeof p->f);
+	if (p->f.err)
+		fail("%s", p->f.why);
+	p->vpid = p->f.vpid;
+	for (int k = 0; k < p->f.nchildren; k++)
+		add_proc(p->f.children[k].hpid, p->hpid, p->f.children[k].vpid);
+}
+
+/* Freezes every process of the tree, top-down: each process is asked once
+ * its parent is frozen (so it can fork no more), the children of one
+ * generation all at once, so that they park in parallel. */
 static void freeze_tree(int root)
 {
 	add_proc(root, 0, 0);
-	for (int i = 0; i < C.n; i++) {
-		struct proc *p = &C.p[i];
-		int ppid;
-		char state = (char)proc_stat(p->hpid, &ppid, &p->status);
-		if (i && state == 'Z') {
-			p->zombie = 1;
-			continue;
-		}
-		int zv = zv_peer_hosted(p->hpid);
-		if (zv <= 0) {
-			if (!i)
-				fail("process %d does not run under zvisor", p->hpid);
-			char comm[64] = "?";
-			char path[64];
-			zv_snprintf(path, sizeof path, "/proc/%d/comm", p->hpid);
-			long n = zv_cr_read_file(path, comm, sizeof comm);
-			if (n > 0 && comm[n - 1] == '\n')
-				comm[n - 1] = 0;
-			fail("process %d (%s), a descendant of %d, does not run under zvisor", p->vpid, comm, C.p[0].hpid);
-		}
-		p->pidfd = (int)zv_sys2(__NR_pidfd_open, p->hpid, 0);
-		long fd = zv_peer_open(p->hpid, 0, 20000);
-		if (fd < 0)
-			fail("process %d did not answer: %s", i ? p->vpid : p->hpid, zv_strerror((int)-fd));
-		p->fd = (int)fd;
-		struct zv_cr_ask a = { ZV_PEER_HDR_MAGIC, ZV_PEER_VERSION, ZV_PEER_CHECKPOINT, ZV_CR_OP_FREEZE, 0 };
-		if (zv_peer_send(p->fd, &a, sizeof a, NULL, 0) < 0)
-			fail("the channel to process %d broke", p->hpid);
-		answer(p, &p->f, sizeof p->f);
-		if (p->f.err)
-			fail("%s", p->f.why);
-		p->vpid = p->f.vpid;
-		for (int k = 0; k < p->f.nchildren; k++)
-			add_proc(p->f.children[k].hpid, p->hpid, p->f.children[k].vpid);
+	for (int start = 0, end; start < C.n; start = end) {
+		end = C.n;
+		for (int i = start; i < end; i++)
+			ask_freeze(i);
+		for (int i = start; i < end; i++)
+			collect(i);
 	}
 }
 
@@ -403,16 +423,17 @@ void zv_cr_coordinate(const struct zv_cr_request *req, int pid, int compress)
 	else
 		dump_tree();
 	resume_all(req->leave_running ? ZV_CR_OP_RESUME : ZV_CR_OP_KILL);
-	if (!req->leave_running && C.p[0].pidfd >= 0)
-		readable(C.p[0].pidfd, 10000); /* it ends: return once it has */
 	if (C.n == 1) {
 		zv_cr_compress_pages(req->dir, compress);
-		return;
+	} else {
+		for (int i = 0; i < C.n; i++)
+			if (!C.p[i].zombie) {
+				char dir[4200];
+				zv_snprintf(dir, sizeof dir, "%s/p%d", req->dir, C.p[i].vpid);
+				zv_cr_compress_pages(dir, compress);
+			}
 	}
-	for (int i = 0; i < C.n; i++)
-		if (!C.p[i].zombie) {
-			char dir[4200];
-			zv_snprintf(dir, sizeof dir, "%s/p%d", req->dir, C.p[i].vpid);
-			zv_cr_compress_pages(dir, compress);
-		}
+	/* the sample above overlapped the end, which frees its memory */
+	if (!req->leave_running && C.p[0].pidfd >= 0)
+		readable(C.p[0].pidfd, 10000); /* it ends: return once it has */
 }

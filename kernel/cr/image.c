@@ -136,15 +136,13 @@ static int name_ok(const char *name)
 	return 1;
 }
 
-static long stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name, int direct)
+long zv_cr_stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name)
 {
 	if (!name_ok(name) || o->nsec >= ZV_CR_MAX_SECTIONS)
 		return zv_cr_refuse(o, "bad section name %s", name);
 	char file[64];
 	zv_snprintf(file, sizeof file, "%s.bin", name);
-	long fd = zv_openat(o->dirfd, file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
-	if (fd == -EINVAL && direct) /* a filesystem without O_DIRECT (tmpfs) */
-		fd = zv_openat(o->dirfd, file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	long fd = zv_openat(o->dirfd, file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return zv_cr_refuse(o, "cannot create %s: %s", file, zv_strerror((int)-fd));
 	s->fd = (int)fd;
@@ -154,19 +152,6 @@ static long stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char 
 	zv_strlcpy(s->name, name, sizeof s->name);
 	zv_cr_hash_init(&s->h, 0);
 	return 0;
-}
-
-long zv_cr_stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name)
-{
-	return stream_open(o, s, name, 0);
-}
-
-/* For whole pages only: written past the page cache, whose every new page
- * costs more than the copy on these VMs (1.2 GB/s steady against 0.2-1.9
- * GB/s buffered for 1 GiB here), and which the image would fill twice. */
-long zv_cr_stream_open_direct(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name)
-{
-	return stream_open(o, s, name, 1);
 }
 
 long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len)

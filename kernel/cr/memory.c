@@ -158,23 +158,6 @@ void zv_cr_scratch(void *p, uint64_t len)
 
 /* --- saving --- */
 
-/* The process's resident memory (/proc/self/statm), which the pages about
- * make up. */
-static uint64_t resident_bytes(void)
-{
-	char buf[128];
-	long fd = zv_openat(-100, "/proc/self/statm", O_RDONLY | O_CLOEXEC, 0);
-	long n = fd >= 0 ? zv_read((int)fd, buf, sizeof buf - 1) : -1;
-	if (fd >= 0)
-		zv_close((int)fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *p = buf;
-	zv_parse_dec(p, &p); /* size, then resident */
-	return (uint64_t)zv_parse_dec(p + 1, &p) * PAGE;
-}
-
 struct saver {
 	struct zv_cr_out *o;
 	struct zv_cr_holes holes; /* the image a restore mapped memory from */
@@ -184,7 +167,7 @@ struct saver {
 	uint8_t *core;           /* mincore's, as many */
 	struct zv_cr_run *runs;  /* one mapping's runs */
 	uint64_t maxruns;        /* as many again for the holes zero pages leave */
-	uint8_t *bounce;         /* a page, aligned for O_DIRECT */
+	uint8_t *bounce;         /* a page: the checkpointing thread's own, copied */
 };
 #define PM_CHUNK 8192UL
 
@@ -425,8 +408,9 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	}
 	if (zv_cr_stream_open(o, &s.mm, "mm") < 0)
 		goto out;
-	if ((resident_bytes() >= ZV_CR_DIRECT_BYTES ? zv_cr_stream_open_direct(o, &s.pages, "pages")
-						    : zv_cr_stream_open(o, &s.pages, "pages")) < 0) {
+	/* through the page cache at every size (docs/DESIGN.md, "What a
+	 * checkpoint spends its time on"): a restore right after reads it there */
+	if (zv_cr_stream_open(o, &s.pages, "pages") < 0) {
 		zv_close(s.mm.fd);
 		goto out;
 	}

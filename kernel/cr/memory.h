@@ -55,9 +55,9 @@ static inline const char *zv_cr_vma_next(const struct zv_cr_vma *v)
 	return (const char *)(zv_cr_vma_runs(v) + v->nruns);
 }
 
-/* From this size on, the pages are written and read with O_DIRECT (paired
- * with CRIU, bench/checkpoint.py: below it the page cache was faster, 6.8
- * against 14.5 ms for 10 MiB; for 1 GiB direct was, 0.46 s against 1.0). */
+/* From this size on, an eager restore reads pages.bin with O_DIRECT
+ * (cr/restore.c). The checkpoint writes it through the page cache at every
+ * size (docs/DESIGN.md, "What a checkpoint spends its time on"). */
 #define ZV_CR_DIRECT_BYTES (256UL << 20)
 
 struct zv_cr_layout {

@@ -22,7 +22,6 @@ struct zv_cr_stream {
 	struct zv_cr_hasher h;
 };
 long zv_cr_stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name);
-long zv_cr_stream_open_direct(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name);
 long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len);
 /* Leaves a hole of len bytes (not hashed; read back as zeros). */
 long zv_cr_stream_skip(struct zv_cr_stream *s, uint64_t len);
