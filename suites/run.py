@@ -21,6 +21,7 @@ has a scratch directory of its own as TMPDIR; what it leaves mounted there
 is unmounted after it (never another running test's mounts), and what the
 suite left mounted elsewhere when the suite is done."""
 import argparse
+import atexit
 import fnmatch
 import json
 import os
@@ -267,6 +268,41 @@ class Ltp(Suite):
         return {name: "pass" if code == 0 else "skip" if code == 32 else "fail"}
 
 
+# Host tunables a suite's test may change (LTP's fcntl30 and fcntl37 lower
+# fs/pipe-max-size, others keys, inotify or mqueue limits) and restore only
+# when it ends normally: a unit killed at its timeout would leave them.
+TUNABLE_DIRS = ("fs", "kernel", "vm")
+VOLATILE = re.compile(r"^(kernel/(ns_last_pid|random/.*|hung_task_.*)|vm/(drop_caches|compact_memory|stat_refresh)"
+                      r"|fs/binfmt_misc/.*)$")
+
+
+def host_tunables():
+    """{path: value} of the writable files under /proc/sys/{fs,kernel,vm}."""
+    values = {}
+    for top in TUNABLE_DIRS:
+        for root, _, files in os.walk("/proc/sys/" + top):
+            for f in files:
+                path = os.path.join(root, f)
+                if VOLATILE.match(os.path.relpath(path, "/proc/sys")) or not os.access(path, os.W_OK):
+                    continue
+                try:
+                    values[path] = Path(path).read_text()
+                except OSError:
+                    pass
+    return values
+
+
+def restore_tunables(before):
+    """Writes back what the run changed, and says so."""
+    for path, value in before.items():
+        try:
+            if Path(path).read_text() != value:
+                Path(path).write_text(value)
+                log("check-suites: %s was changed by a test; restored to %s" % (path, value.strip()))
+        except OSError:
+            pass
+
+
 def unit_name(unit):
     """A unit's name: an LTP test's or a Go package's (tuples), else itself."""
     return unit[0] if isinstance(unit, tuple) else unit
@@ -291,6 +327,8 @@ def main():
     if not ZVISOR.exists():
         sys.exit("check-suites: %s is missing: run `make` first" % ZVISOR)
     platforms = args.platform or PLATFORMS
+    atexit.register(restore_tunables, host_tunables())
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     suites = [StressNg(), GoStd(), CPython(), Ltp(args.ltp_root)]
     wanted = args.suite or [s.name for s in suites]
     report = {"platforms": platforms, "suites": {}, "losses": [], "flaky": []}
