@@ -17,8 +17,9 @@
  *   - anything this file cannot follow exactly makes it false, and the
  *     exec asks the host as before: a call that may make close-on-exec
  *     fds it cannot see (MSG_CMSG_CLOEXEC's SCM_RIGHTS, bpf, io_uring,
- *     a seccomp listener, close_range's CLOSE_RANGE_CLOEXEC,
- *     an ioctl other than the terminal's, a call newer than this table),
+ *     a seccomp listener, a fanotify group whose events bring close-on-exec
+ *     fds, close_range's CLOSE_RANGE_CLOEXEC, an ioctl other than the
+ *     terminal's, a call newer than this table),
  *     a close-on-exec fd above the bitmap, a second thread or another
  *     task on this memory (calls of two tasks may be noted out of order;
  *     sys/exec_note.c's clone note), a clone's pidfd,
@@ -32,7 +33,7 @@
 #include "lib/syscall.h"
 #include <linux/fcntl.h>
 
-#define O_CLOEXEC_ 02000000L /* = SOCK_CLOEXEC, EFD_, SFD_, TFD_, EPOLL_, IN_CLOEXEC, and the mq_open and open flags */
+#define O_CLOEXEC_ 02000000L /* = SOCK_CLOEXEC, EFD_, SFD_, TFD_, EPOLL_, IN_CLOEXEC and the open flags */
 #define MSG_CMSG_CLOEXEC_ 0x40000000L
 #define CLOSE_RANGE_CLOEXEC_ 4L
 #define FIONCLEX_ 0x5450L
@@ -174,19 +175,25 @@ void zv_fdflags_note(struct zv_thread *t, long nr, const long *a, long r)
 	switch (nr) {
 	case __NR_open: flags = a[1] & O_CLOEXEC_; break;
 	case __NR_openat: case __NR_open_by_handle_at: case __NR_dup3: flags = a[2] & O_CLOEXEC_; break;
-	case __NR_socket: case __NR_mq_open: case __NR_eventfd2: case __NR_timerfd_create: flags = a[1] & O_CLOEXEC_; break;
+	case __NR_socket: case __NR_eventfd2: case __NR_timerfd_create: flags = a[1] & O_CLOEXEC_; break;
 	case __NR_accept4: flags = a[3] & O_CLOEXEC_; break;
 	case __NR_signalfd4: flags = a[3] & O_CLOEXEC_; break;
 	case __NR_epoll_create1: case __NR_inotify_init1: case __NR_userfaultfd: case __NR_memfd_secret:
 		flags = a[0] & O_CLOEXEC_;
 		break;
-	case __NR_fanotify_init: flags = a[0] & 1 /* FAN_CLOEXEC */; break;
+	case __NR_fanotify_init:
+		if (a[1] & O_CLOEXEC_) { /* the fds its events bring are close-on-exec: made by read */
+			lose();
+			return;
+		}
+		flags = a[0] & 1 /* FAN_CLOEXEC */;
+		break;
 	case __NR_memfd_create: flags = a[1] & 1 /* MFD_CLOEXEC */; break;
 	case __NR_perf_event_open: flags = a[4] & 8 /* PERF_FLAG_FD_CLOEXEC */; break;
 	case __NR_fsopen: case __NR_fsmount: flags = a[1] & 1 /* FSOPEN_, FSMOUNT_CLOEXEC */; break;
 	case __NR_fspick: flags = a[2] & 1 /* FSPICK_CLOEXEC */; break;
 	case __NR_open_tree: flags = a[2] & O_CLOEXEC_ /* OPEN_TREE_CLOEXEC */; break;
-	case __NR_pidfd_open: case __NR_pidfd_getfd: flags = 1; break; /* always */
+	case __NR_pidfd_open: case __NR_pidfd_getfd: case __NR_mq_open: flags = 1; break; /* always */
 	case __NR_openat2: { /* its flags are in guest memory another call may change: the host says */
 		long fl = zv_sys2(__NR_fcntl, r, F_GETFD);
 		if (fl < 0)

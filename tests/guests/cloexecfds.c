@@ -2,7 +2,8 @@
  * open, openat, openat2, dup, dup2 and dup3 (over close-on-exec fds too),
  * F_DUPFD and F_DUPFD_CLOEXEC, F_SETFD both ways, FIOCLEX and FIONCLEX,
  * pipe and pipe2, socket, socketpair, accept4, eventfd2, epoll_create1,
- * inotify_init1, memfd_create, timerfd_create, signalfd4, pidfd_open, fds
+ * inotify_init1, memfd_create, timerfd_create, signalfd4, pidfd_open,
+ * mq_open (close-on-exec always), fds
  * received with and without MSG_CMSG_CLOEXEC, close_range plain and with
  * CLOSE_RANGE_CLOEXEC, fds above 1024, fds a fork child made before its
  * exec; then a second exec after more of them (a chain). The new image
@@ -105,6 +106,10 @@ static void make_many(void)
 	sigaddset(&m, SIGUSR2);
 	signalfd(-1, &m, SFD_CLOEXEC);
 	syscall(SYS_pidfd_open, getpid(), 0);
+	char q[40];                    /* a message queue's fd is close-on-exec without asking */
+	snprintf(q, sizeof q, "cloexecfds-%d", getpid());
+	if (syscall(SYS_mq_open, q, O_CREAT | O_RDWR, 0600, NULL) >= 0)
+		syscall(SYS_mq_unlink, q);
 	/* a listening socket and an accept4 */
 	int l = socket(AF_UNIX, SOCK_STREAM, 0);
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
