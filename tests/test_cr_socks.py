@@ -51,6 +51,8 @@ class Server:
         self.sock.listen()
         self.port = self.sock.getsockname()[1]
         self.conns = []
+        self.lock = threading.Lock()
+        self.closed = False
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -60,12 +62,24 @@ class Server:
                 c, _ = self.sock.accept()
             except OSError:
                 return
-            c.sendall(b"hello\n")
-            self.conns.append(c)
+            # Kept before the greeting: once the client is greeted, close()
+            # must find the connection.
+            with self.lock:
+                if self.closed:
+                    c.close()
+                    return
+                self.conns.append(c)
+            try:
+                c.sendall(b"hello\n")
+            except OSError:
+                pass
 
     def close(self):
-        for c in self.conns:
-            c.close()
+        with self.lock:
+            self.closed = True
+            for c in self.conns:
+                c.close()
+            self.conns = []
         self.sock.close()
 
 
