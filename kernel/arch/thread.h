@@ -73,6 +73,7 @@ struct zv_thread {
 	uint64_t kernel_blocked;       /* the other kernel signals (--checkpoint-on's) it believes blocked */
 	int sigsys_held;               /* a SIGSYS sent while it was: pending in sigsys_info (sys/signal.c) */
 	int faults_blocked;            /* the guest blocks SIGSEGV or SIGBUS (see zv_unblock_faults) */
+	uint64_t faults_open;          /* those of them a fast call opened on the host (zv_open_faults) */
 	uint64_t delivery_mask_set;    /* set while sigsuspend & co. apply a temporary mask */
 	uint64_t delivery_mask;
 	struct zv_ucontext *sys_uc;    /* guest context of the current kernel entry */

@@ -50,6 +50,8 @@ long zv_sys_sigmask_arg(struct zv_call *c);
 long zv_sys_rt_sigpending(struct zv_call *c);
 uint64_t zv_guest_mask(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc);
+int zv_open_faults(struct zv_thread *t);
+void zv_close_faults(struct zv_thread *t);
 void zv_host_set_mask(uint64_t mask, uint64_t *old);
 __attribute__((noreturn)) void zv_die_by_signal(int sig);
 void zv_clear_handlers(struct zv_sighand *sh);

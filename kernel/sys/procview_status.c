@@ -37,7 +37,8 @@ static uint64_t own_mask(struct zv_thread *t, struct zv_call *c)
 		return zv_guest_mask(t, c->uc);
 	uint64_t m = 0;
 	zv_sys4(__NR_rt_sigprocmask, 0 /* SIG_BLOCK */, NULL, &m, 8);
-	return (m & ~t->host_held & ~zv_kernel_signals()) | t->kernel_blocked | (t->sigsys_blocked ? SIGSYS_BIT : 0);
+	return (m & ~t->host_held & ~zv_kernel_signals()) | t->faults_open | t->kernel_blocked |
+	       (t->sigsys_blocked ? SIGSYS_BIT : 0);
 }
 
 static uint64_t hex_value(const char *p)
@@ -63,7 +64,8 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 		struct zv_thread *o = own ? t : zv_thread_find(tid);
 		uint64_t m = own ? own_mask(t, c) : hex_value(v) & ~zv_kernel_signals();
 		if (o && !own) /* the bits the kernel keeps virtual */
-			m |= o->kernel_blocked | (o->sigsys_blocked ? SIGSYS_BIT : 0);
+			m |= __atomic_load_n(&o->faults_open, __ATOMIC_RELAXED) | o->kernel_blocked |
+			     (o->sigsys_blocked ? SIGSYS_BIT : 0);
 		return zv_snprintf(buf, size, "SigBlk:\t%016lx", (unsigned long)m);
 	}
 	if (KEY("SigPnd:") && own) {

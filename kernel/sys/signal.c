@@ -80,8 +80,8 @@ void zv_signal_set_mask(struct zv_thread *t, struct zv_ucontext *uc, uint64_t m)
  * sigreturn puts the guest's mask back; one that is sent to the guest
  * meanwhile is deferred, and on the way out goes back to the host, pending,
  * as the guest blocks it. One already pending stays blocked: unblocked, it
- * would arrive at every entry and cancel the call again and again. (The
- * fast path bounces here while they are blocked.) */
+ * would arrive at every entry and cancel the call again and again. (A
+ * fast call opens them for itself: zv_open_faults.) */
 void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	t->faults_blocked = (uc->uc_sigmask & ZV_FAULT_SIGNALS) != 0;
@@ -92,6 +92,34 @@ void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc)
 	uint64_t unblock = uc->uc_sigmask & ZV_FAULT_SIGNALS & ~pending;
 	if (unblock)
 		zv_host_set_mask(uc->uc_sigmask & ~unblock, NULL);
+}
+
+/* The same for a fast call, which has no frame and no sigreturn: the
+ * fault signals the guest blocks are opened on the host for the call alone
+ * and closed again before the way out (zv_close_faults), whose bounce, if a
+ * signal was deferred meanwhile, gives a fault signal back to the host,
+ * pending, as the guest blocks it (zv_signals_on_exit). 0 when one is
+ * pending on the host already: the call bounces, and the frame keeps it
+ * blocked. */
+int zv_open_faults(struct zv_thread *t)
+{
+	uint64_t pending = 0, old = 0;
+	const uint64_t faults = ZV_FAULT_SIGNALS;
+	zv_sys2(__NR_rt_sigpending, &pending, 8);
+	if (pending & ZV_FAULT_SIGNALS)
+		return 0;
+	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_UNBLOCK, &faults, &old, 8);
+	t->faults_open = old & ZV_FAULT_SIGNALS;
+	return 1;
+}
+
+/* Blocks again what zv_open_faults opened. Only those bits: a signal
+ * deferred during the call may have added its own to the live mask
+ * (zv_signal_defer_held), which must stay until its delivery. */
+void zv_close_faults(struct zv_thread *t)
+{
+	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_BLOCK, &t->faults_open, NULL, 8);
+	t->faults_open = 0;
 }
 
 /* With --count a fatal signal must still let the leader print its report, so
