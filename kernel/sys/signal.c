@@ -255,10 +255,17 @@ int altstack_flags(struct zv_thread *t, uint64_t sp)
 	return (on_guest_altstack(t, sp) ? ZV_SS_ONSTACK : 0) | (ss->ss_flags & ZV_SS_AUTODISARM);
 }
 
-/* Queues sig for this thread on the host again, pending while blocked. */
+/* Queues sig for this thread on the host again, pending while blocked. A
+ * SIGSEGV or SIGBUS from kill() (SI_USER) went to the process: one caught
+ * while the kernel opened them for a call (zv_unblock_faults,
+ * zv_open_faults) goes back to the process, where another thread may take
+ * it, as natively it never left. */
 static void give_back(struct zv_thread *t, int sig, const zv_siginfo *si)
 {
 	long pid = zv_getpid(); /* not zv_proc.pid: a vfork child shares it */
+	if ((ZV_SIGBIT(sig) & ZV_FAULT_SIGNALS) && si->si_code == 0 /* SI_USER */ &&
+	    zv_sys3(__NR_rt_sigqueueinfo, pid, sig, si) == 0)
+		return;
 	if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->htid, sig, si) < 0)
 		zv_sys3(__NR_tgkill, pid, t->htid, sig);
 }

@@ -11,7 +11,19 @@
  *             itself reads or writes (sigaction, sigprocmask, sigaltstack,
  *             clone3, a path, readlink of /proc/self/exe) fail with EFAULT
  *   pending   SIGSEGV and SIGBUS blocked and raised stay pending until
- *             unblocked, then reach their handler */
+ *             unblocked, then reach their handler
+ * The following block every signal first, as posix_spawn's and vfork's
+ * children and a new thread's start do (zvisor makes their calls on its
+ * fast path, with the fault signals opened on the host for each call):
+ *   badbuf    reads into a bad buffer, the kernel's own copies among them
+ *             (/proc/self/status), and sigaction with a bad act: EFAULT
+ *   killed    kill(self, SIGSEGV) stays pending through many calls, the
+ *             status file shows it pending and every signal blocked,
+ *             sigtimedwait takes it; then a SIGBUS and a SIGSEGV sent
+ *             reach their handlers when unblocked
+ *   nullall   a NULL read: death by SIGSEGV
+ *   spawn     a posix_spawn child (mode spawned) with every signal blocked
+ *             sees its mask whole and gets EFAULT from a bad pointer */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <signal.h>
@@ -22,6 +34,8 @@
 #include <errno.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 static sigjmp_buf env;
 static volatile void *fault_addr;
@@ -42,6 +56,60 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	fault_addr = si->si_addr;
 	fault_code = si->si_code;
 	siglongjmp(env, 1);
+}
+
+/* The line "KEY:\t..." of /proc/self/status, printed. */
+static void status_line(const char *key)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0)
+		return;
+	buf[n] = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, key, strlen(key))) {
+			printf("%.*s\n", (int)strcspn(l, "\n"), l);
+			return;
+		}
+}
+
+static void block_all(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+}
+
+/* Calls that never need a signal frame, many of them. */
+static void fast_calls(void)
+{
+	long sum = 0;
+	for (int i = 0; i < 200; i++)
+		sum += syscall(SYS_getppid) > 0;
+	show("getppid calls", sum);
+}
+
+static void pending_faults(void)
+{
+	sigset_t pend;
+	sigpending(&pend);
+	printf("pending: SIGSEGV %d SIGBUS %d\n", sigismember(&pend, SIGSEGV), sigismember(&pend, SIGBUS));
+}
+
+static void bad_buffers(void)
+{
+	int p[2], fd = open("/proc/self/status", O_RDONLY);
+	char *volatile bad = (char *)8;
+	show("read status into a bad buffer", read(fd, bad, 64));
+	close(fd);
+	show("pipe", pipe(p));
+	show("write", write(p[1], "abc", 3));
+	show("read pipe into a bad buffer", read(p[0], bad + 8, 3));
+	show("rt_sigaction bad act", syscall(SYS_rt_sigaction, SIGUSR1, (void *)8, NULL, 8));
+	show("rt_sigaction bad oact", syscall(SYS_rt_sigaction, SIGUSR1, NULL, (void *)8, 8));
+	show("readlink into a bad buffer", syscall(SYS_readlink, "/proc/self/exe", (void *)0x3000, 100));
 }
 
 int main(int argc, char **argv)
@@ -115,6 +183,71 @@ int main(int argc, char **argv)
 		sigprocmask(SIG_UNBLOCK, &set, NULL);
 		printf("unblocked\n");
 		return 0;
+	} else if (!strcmp(mode, "badbuf")) {
+		block_all();
+		bad_buffers();
+		status_line("SigBlk:");
+		return 0;
+	} else if (!strcmp(mode, "killed")) {
+		struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO };
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGBUS, &sa, NULL);
+		block_all();
+		show("kill SIGSEGV", kill(getpid(), SIGSEGV));
+		fast_calls();
+		pending_faults();
+		status_line("SigBlk:");
+		status_line("SigPnd:");
+		status_line("ShdPnd:");
+		sigset_t segv;
+		siginfo_t si;
+		sigemptyset(&segv);
+		sigaddset(&segv, SIGSEGV);
+		struct timespec zero = { 0, 0 };
+		int got = sigtimedwait(&segv, &si, &zero);
+		printf("sigtimedwait: %d, SI_USER %d, from self %d\n", got, si.si_code == SI_USER, si.si_pid == getpid());
+		pending_faults();
+		show("tgkill SIGBUS", syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGBUS));
+		show("kill SIGSEGV", kill(getpid(), SIGSEGV));
+		fast_calls();
+		pending_faults();
+		fflush(stdout);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGSEGV);
+		sigaddset(&set, SIGBUS);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		printf("unblocked\n");
+		return 0;
+	} else if (!strcmp(mode, "nullall")) {
+		block_all();
+		fast_calls();
+		fflush(stdout);
+		return *nullp;
+	} else if (!strcmp(mode, "spawn")) {
+		block_all();
+		posix_spawnattr_t attr;
+		sigset_t all;
+		sigfillset(&all);
+		posix_spawnattr_init(&attr);
+		posix_spawnattr_setsigmask(&attr, &all);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+		char *args[] = { argv[0], "spawned", NULL };
+		pid_t pid;
+		fflush(stdout);
+		int r = posix_spawn(&pid, "/proc/self/exe", NULL, &attr, args, NULL);
+		int st = 0;
+		waitpid(pid, &st, 0);
+		printf("posix_spawn %d, child exited %d with %d\n", r, WIFEXITED(st), WEXITSTATUS(st));
+		return 0;
+	} else if (!strcmp(mode, "spawned")) {
+		sigset_t now;
+		sigprocmask(SIG_BLOCK, NULL, &now);
+		printf("spawned: SIGSEGV blocked %d SIGBUS blocked %d SIGUSR1 blocked %d\n", sigismember(&now, SIGSEGV),
+		       sigismember(&now, SIGBUS), sigismember(&now, SIGUSR1));
+		status_line("SigBlk:");
+		bad_buffers();
+		return 3;
 	} else if (!strcmp(mode, "ignored")) {
 		signal(SIGSEGV, SIG_IGN);
 		*nullp = 1;
