@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,6 +378,24 @@ static long op_exec(long n)
 	return 0;
 }
 
+/* glibc's posix_spawn (clone(CLONE_VM|CLONE_VFORK) with every signal
+ * blocked; the child resets each disposition, then execs), then wait4. */
+static long op_spawn(long n)
+{
+	static char *const argv[] = {"true", NULL};
+	for (long i = 0; i < n; i++) {
+		pid_t pid;
+		int status = 0, r = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ);
+		if (r)
+			return -r;
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			snprintf(detail, sizeof detail, "the spawned child's status is %#x", status);
+			return -ECHILD;
+		}
+	}
+	return 0;
+}
+
 static long op_sh(long n)
 {
 	static char *const argv[] = {"sh", "-c", "true", NULL};
@@ -544,6 +563,7 @@ static const struct op ops[] = {
 	{"fork", op_fork, 0, 0, "fork + child exit + wait4"},
 	{"exec", op_exec, 0, 0, "fork + execve /bin/true + wait4"},
 	{"sh", op_sh, 0, 0, "fork + execve /bin/sh -c true + wait4"},
+	{"spawn", op_spawn, 0, 0, "posix_spawn /bin/true + waitpid"},
 	{"ptracestop", op_ptracestop, 0, 0, "a traced child's getppid: its entry and exit stops (PTRACE_SYSCALL)"},
 };
 

@@ -7,7 +7,7 @@ quietest moment each reached), and the ratios' spread. A row whose spread
 (highest minus lowest ratio) exceeds its distance from 1.0 is marked '~':
 noise as large as the effect.
 
-  python3 bench/paired.py [--reps 9] [--ops fork,exec,sh,getppid]
+  python3 bench/paired.py [--reps 9] [--ops fork,exec,sh,spawn,getppid]
       [--runner NAME=COMMAND ...]   (default: zvisor=build/zvisor run --)
       [--user NAME=USER ...] [--counts] [--idle-thread] [--analysis]
 
@@ -42,7 +42,7 @@ MICRO = os.path.join(HERE, "..", "build", "bench", "microbench")
 ZVISOR = os.path.join(HERE, "..", "build", "zvisor")
 
 
-PROCESS_OPS = ("fork", "exec", "sh")
+PROCESS_OPS = ("fork", "exec", "sh", "spawn")
 IDLE = False  # --idle-thread
 
 
@@ -70,9 +70,11 @@ def as_user(user, cmd):
 
 
 # Operation counts for --counts: (few, many); the difference cancels start-up.
-COUNT_OPS = {"fork": (1000, 3000), "exec": (100, 300), "sh": (100, 300), "getppid": (100000, 300000),
+COUNT_OPS = {"fork": (1000, 3000), "exec": (100, 300), "sh": (100, 300), "spawn": (100, 300),
+             "getppid": (100000, 300000),
              "ptracestop": (10000, 30000)}
-CALL_OPS = {"fork": (200, 600), "exec": (20, 60), "sh": (20, 60), "getppid": (10000, 30000),
+CALL_OPS = {"fork": (200, 600), "exec": (20, 60), "sh": (20, 60), "spawn": (20, 60),
+            "getppid": (10000, 30000),
             "ptracestop": (1000, 3000)}
 
 
@@ -179,7 +181,7 @@ def main():
             sys.exit("paired.py: --user takes NAME=USER, not %r" % spec)
         users.append((name, user))
         runners.append((name, as_user(user, [ZVISOR, "run", "--"]), as_user(user, [])))
-    iters = {"fork": 200, "exec": 100, "sh": 50, "ptracestop": 20000}
+    iters = {"fork": 200, "exec": 100, "sh": 50, "spawn": 100, "ptracestop": 20000}
     print("| op | runner | native min (µs) | runner min (µs) | median ratio | ratio range | |")
     print("|---|---|---|---|---|---|---|")
     for op in args.ops.split(","):
