@@ -189,6 +189,12 @@ void fsv_memo_set(struct fsv_dref from, const char *key, size_t n, const struct 
 int fsv_memo_get(struct fsv_dref from, const char *key, size_t n, struct fsv_res *res);
 size_t fsv_memo_prefix(const char *path, size_t len, int mode);
 void fsv_memo_fork_child(void);
+/* The guest opened directory path (n bytes, absolute, resolved by the host
+ * alone) as fd; the generation of the pseudo entry FSV_DC_GUEST while that
+ * fd serves walks (0: not), given the cache root's; and none serves. */
+void fsv_memo_guest_dir(const char *path, size_t n, int fd);
+uint32_t fsv_memo_guest_gen(uint32_t root_gen);
+void fsv_memo_guest_drop(void);
 /* Finds out whether res's last component is a symlink and follows it if so
  * (for calls that cannot tell by their result). */
 long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve);
