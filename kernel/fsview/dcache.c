@@ -321,6 +321,8 @@ void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
 
 void fsv_dc_mode_changed(struct fsv_dref d, const char *c, size_t n)
 {
+	/* it may lie on the path to the guest's directory, which no entry holds */
+	fsv_memo_guest_drop();
 	int dir = n == 1 && c[0] == '.' && d.slot != FSV_DC_NONE;
 	zv_lock(&lock);
 	if (!dir && holds(d.slot)) {

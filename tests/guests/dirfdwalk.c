@@ -146,6 +146,28 @@ int main(int argc, char **argv)
 	unlink(at("a"));
 	rename(at("a.old"), at("a"));
 
+	/* search permission taken from the directory above it (seen by a
+	 * user other than root), a directory another process made */
+	fflush(stdout);
+	if (fork() == 0) {
+		mkdir(at("p"), 0755);
+		mkdir(at("p/q"), 0755);
+		put("p/q/f", "four");
+		_exit(0);
+	}
+	wait(NULL);
+	stat(base, &st); /* (a walk: what the view had to learn is learnt) */
+	fd = opendir_fd("p/q");
+	show("perm before", "p/q/f");
+	chmod(at("p"), 0);
+	show("perm none", "p/q/f");
+	chmod(at("p"), 0755);
+	show("perm back", "p/q/f");
+	chmod(at("p/q"), 0);
+	show("perm own none", "p/q/f");
+	chmod(at("p/q"), 0755);
+	close(fd);
+
 	/* a thread closes it and opens another at its number */
 	fd = opendir_fd("a");
 	show("thread before", "a/f");
