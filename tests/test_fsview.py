@@ -295,7 +295,8 @@ def test_held_directory_fd(platform, exec_mode, tmp_path):
     """Names in a directory the process opened by its absolute path (a walk
     may start at the process's own fd, DESIGN "Walks from the guest's
     directory fd"): the fd closed and its number reused, dup2'd over, the
-    directory renamed or replaced by a symlink, a thread, a fork and a vfork
+    directory renamed or replaced by a symlink, search permission taken from
+    its parent, a thread, a child sharing the fd table, a fork and a vfork
     child, an exec, a deep tree, fds up to RLIMIT_NOFILE
     (tests/guests/dirfdwalk.c): as natively."""
     (tmp_path / "w").mkdir()

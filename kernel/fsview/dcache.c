@@ -263,6 +263,8 @@ int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fdp, struct 
 	/* out of the guest's way first (a host call: not under the lock); kept
 	 * open across exec, which hands the cache on (fsv_dc_save) */
 	*fdp = fsv_fd_high(*fdp, 0);
+	if (!fsv_fd_is_high(*fdp))
+		return 0; /* (RLIMIT_NOFILE below 256): kept, it would take a number of the guest's */
 	zv_lock(&lock);
 	if (gen_of(d.slot) != d.gen || find_locked(d, c, n) || *fdp < 0) {
 		zv_unlock(&lock); /* gone, or another thread kept it: walk on without */

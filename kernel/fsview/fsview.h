@@ -210,6 +210,8 @@ void fsv_res_high(struct fsv_res *res);
 /* fd moved above the guest's range (closed, the new number returned; the
  * same when it cannot move). */
 int fsv_fd_high(int fd, int cloexec);
+/* Whether fd lies above the guest's range (no: a limit below 256 has none). */
+int fsv_fd_is_high(int fd);
 /* A copy of the guest's string at p: 0, -EFAULT, or -ENAMETOOLONG. */
 long fsv_copy_path(const char *p, char *out, size_t n);
 /* The view path of the directory behind the guest's dirfd (AT_FDCWD: its

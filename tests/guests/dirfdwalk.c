@@ -2,15 +2,18 @@
  * does, then names files in it by that path and a '/' (stat, lstat,
  * access, readlink, fstatat), while the directory fd, the directory and
  * the path change under it: closed and the number reused, dup2'd over,
- * the directory renamed or replaced by a symlink, another process or
- * thread in between, an exec in between, a deep tree, fds up to
- * RLIMIT_NOFILE. Each name must be what the path names now, whatever the
+ * the directory renamed or replaced by a symlink, search permission taken
+ * from the directory above it, another process or thread in between (one
+ * that shares the fd table and not the memory too), an exec in between, a
+ * deep tree, fds up to RLIMIT_NOFILE. Each name must be what the path names now, whatever the
  * fd holds. All under BASE (argv[1], an empty directory given by an
  * absolute path); prints what each lookup found. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +72,47 @@ static void *closer(void *arg)
 	if (k != fd)
 		printf("FAIL thread: fd %d, not %d\n", k, fd);
 	return NULL;
+}
+
+struct table_child {
+	int go;
+	const char *what;
+};
+
+/* Waits for its parent's word, then names a file in the directory. */
+static int table_child(void *arg)
+{
+	struct table_child *tc = arg;
+	char x;
+	if (read(tc->go, &x, 1) != 1)
+		printf("FAIL read: %s\n", strerror(errno));
+	show(tc->what, "a/f");
+	fflush(stdout);
+	return 0;
+}
+
+static void clone_files(void)
+{
+	int fd = opendir_fd("a"), k;
+	int go[2];
+	if (pipe(go))
+		printf("FAIL pipe: %s\n", strerror(errno));
+	static char stack[65536];
+	struct table_child tc = { go[0], "files child a/f" };
+	fflush(stdout);
+	pid_t tpid = clone(table_child, stack + sizeof stack, CLONE_FILES | SIGCHLD, &tc);
+	if (tpid < 0)
+		printf("FAIL clone: %s\n", strerror(errno));
+	close(fd);
+	k = open("c", O_RDONLY | O_DIRECTORY);
+	printf("files: same number %s\n", k == fd ? "yes" : "no");
+	fflush(stdout);
+	if (write(go[1], "x", 1) != 1)
+		printf("FAIL write: %s\n", strerror(errno));
+	waitpid(tpid, NULL, 0);
+	close(k);
+	close(go[0]);
+	close(go[1]);
 }
 
 static void after_exec(int fd)
@@ -177,6 +221,17 @@ int main(int argc, char **argv)
 	show("thread after", "a/f");
 	close(fd);
 
+	/* a child that shares the fd table, not the memory: the parent closes
+	 * the fd and opens another directory at its number (in a process of
+	 * its own: one whose table was shared stays careful) */
+	fflush(stdout);
+	if (fork() == 0) {
+		clone_files();
+		fflush(stdout);
+		_exit(0);
+	}
+	wait(NULL);
+
 	/* a child: its own fd table, this memory's copy */
 	fd = opendir_fd("a");
 	fflush(stdout);
@@ -231,11 +286,25 @@ int main(int argc, char **argv)
 	printf("deep: %d levels seen\n", deep);
 
 	/* fds up to the limit: directories opened until EMFILE, their names stat'ed */
+	for (int i = 0; i < 40; i++) {
+		char m[32];
+		snprintf(m, sizeof m, "m%d", i);
+		mkdir(at(m), 0755);
+		snprintf(m, sizeof m, "m%d/f", i);
+		put(m, "x");
+	}
 	struct rlimit rl = { 40, 40 };
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		printf("FAIL setrlimit: %s\n", strerror(errno));
 	int opened = 0, first = -1, last = -1, err = 0;
 	for (int i = 0; i < 100; i++) {
+		char m[32];
+		snprintf(m, sizeof m, "m%d/f", i % 40);
+		int probe = dup(0);
+		if (probe >= 0) { /* a directory entered by the walk alone, which needs a free number */
+			close(probe);
+			show("limit m/f", m);
+		}
 		int dfd = opendir_fd(i % 2 ? "a" : "c");
 		if (dfd < 0) {
 			err = errno;
