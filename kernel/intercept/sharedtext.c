@@ -12,7 +12,8 @@
  * entry, which is part of the key). A hit maps that range privately over
  * the guest's mapping, with its stubs mapped from the same file at the
  * recorded offset (the jumps are relative), once the stubs the windows
- * make there are checked equal to the mapped ones: open, fstat, one read
+ * make there are checked equal to the mapped ones (unless the copy's mark
+ * holds: zvisor wrote it so, every window made, and nothing since): open, fstat, one read
  * of the trailer (two for a large one), the readlink of the guest's fd
  * (the name this process shows), the two mmaps and close. The stub pages are then the page
  * cache's: no anonymous memory, and no page table entries a fork copies.
@@ -320,7 +321,8 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 	/* Written since it was made, or a copy of one made elsewhere (its mark,
 	 * the mtime set from its own inode, is gone): used only if its code
 	 * is the original's with these windows, and marked again. */
-	if (!why && !zv_sitecache_marked(&st, &k)) {
+	int marked = !why && zv_sitecache_marked(&st, &k);
+	if (!why && !marked) {
 		if (same_as_original(cfd, fd, off, len, addr, addr + (uint64_t)head.region, b))
 			zv_sitecache_mark(cfd, &k);
 		else
@@ -330,7 +332,7 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		b->verdict = head.verdict == ~0UL || head.verdict > (1UL << 40) ? -1 : (long)head.verdict;
 		struct mapping m = { addr, len, off, prot, (int)cfd, 0 };
 		uint64_t tlen = page_up(HEAD + head.nw * sizeof *b->w + head.ninside * 8);
-		struct zv_stub_file f = { (int)cfd, off + len + tlen };
+		struct zv_stub_file f = { (int)cfd, off + len + tlen, marked };
 		int made = zv_stubs_commit_at(b, addr, addr + len, addr + (uint64_t)head.region, &f, map_copy, &m);
 		if (made < 0) {
 			/* not the stubs these windows make: the copy is dropped and

@@ -123,10 +123,12 @@ void zv_stubs_window_bytes(uint64_t p, uint64_t s, uint64_t d, uint64_t stub, ui
 /* Where window i of a region at base has its stub. */
 uint64_t zv_stubs_stub_at(uint64_t base, int i);
 /* A copy's file holding a stub region's bytes (intercept/sharedtext.c):
- * fd and their offset there. */
+ * fd and their offset there; trusted when its mark holds (its stubs are
+ * then not compared with those the windows make). */
 struct zv_stub_file {
 	int fd;
 	uint64_t off;
+	int trusted;
 };
 /* Makes the stubs of all of b's windows (in b's order: a shared copy's,
  * intercept/sharedtext.c) in a region at exactly base, without writing the

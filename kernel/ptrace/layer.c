@@ -234,8 +234,9 @@ static int pt_sees(long nr)
 		return 1;
 	if (zv_pt_me.traced)
 		return 1; /* a traced thread stops at every call */
-	return zv_pt_tracing() && (nr == __NR_wait4 || nr == __NR_waitid || nr == __NR_kill || nr == __NR_tkill ||
-				   nr == __NR_tgkill || zv_pt_procmem_sees(nr));
+	/* the number first: the fold asks about every one */
+	return (nr == __NR_wait4 || nr == __NR_waitid || nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill ||
+		zv_pt_procmem_sees(nr)) && zv_pt_tracing();
 }
 
 static long pt_call(struct zv_call *c)
@@ -395,7 +396,8 @@ static void first_stop(struct zv_thread *t)
 static void pt_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags)
 {
 	uint64_t cf = t->pt.clone_flags;
-	t->pt.clone_flags = 0;
+	if (cf) /* written only when set: after a fork the page is the child's too */
+		t->pt.clone_flags = 0;
 	if (!(cf >> 63) || child <= 0 || !t->pt.slot)
 		return;
 	event_stop(t, uc, child_event(flags), (uint64_t)child);
@@ -426,6 +428,12 @@ static void pt_vfork_done(struct zv_thread *t, struct zv_ucontext *uc, long chil
  * child traces nothing. */
 static void pt_fork_child(struct zv_thread *t)
 {
+	/* A parent that neither traced nor was traced leaves nothing to drop
+	 * or fold again: nothing is written, so no page is copied. */
+	if (!t->pt.slot && !zv_pt_me.traced && !zv_pt_me.area && !zv_pt_me.bell && !zv_pt_me.lock &&
+	    !zv_pt_tracing() && !zv_pt_tracer.bell && zv_pt_tracer.bell_fd < 0 && !zv_proc.catch_signals && !t->bounce_all &&
+	    !t->tracer_pid && !t->pt.clone_flags)
+		return;
 	zv_pt_tracer.n = 0;
 	zv_pt_tracer.bell = NULL;
 	zv_pt_tracer.bell_fd = -1; /* (still open here: it is close-on-exec) */

@@ -41,26 +41,25 @@
 #define TIOCGPTPEER_NR 0x41 /* _IO('T', 0x41): the one terminal ioctl that makes an fd */
 #define NR_KNOWN 448 /* calls past this table's own: not followed */
 
-/* The calls noted (each may make, replace, close or mark an fd). */
-static const uint16_t watched[] = {
-	__NR_open, __NR_close, __NR_ioctl, __NR_dup2, __NR_socket, __NR_socketpair, __NR_accept4,
-	__NR_recvmsg, __NR_recvmmsg, __NR_fcntl, __NR_mq_open, __NR_openat,
-	__NR_timerfd_create, __NR_signalfd4, __NR_eventfd2, __NR_epoll_create1, __NR_dup3, __NR_pipe2,
-	__NR_inotify_init1, __NR_perf_event_open, __NR_fanotify_init, __NR_open_by_handle_at,
-	__NR_seccomp, __NR_memfd_create, __NR_bpf, __NR_userfaultfd, __NR_io_uring_setup,
-	__NR_io_uring_enter, __NR_io_uring_register, __NR_open_tree, __NR_fsopen, __NR_fsmount,
-	__NR_fspick, __NR_pidfd_open, __NR_close_range, __NR_openat2, __NR_pidfd_getfd,
-	__NR_landlock_create_ruleset, __NR_memfd_secret,
-};
-
+/* The calls noted (each may make, replace, close or mark an fd): a switch,
+ * since the fold asks about every number at each start and fork. */
 static int fdflags_sees(long nr)
 {
-	if (nr < 0 || nr >= NR_KNOWN)
+	switch (nr) {
+	case __NR_open: case __NR_close: case __NR_ioctl: case __NR_dup2: case __NR_socket:
+	case __NR_socketpair: case __NR_accept4: case __NR_recvmsg: case __NR_recvmmsg: case __NR_fcntl:
+	case __NR_mq_open: case __NR_openat: case __NR_timerfd_create: case __NR_signalfd4:
+	case __NR_eventfd2: case __NR_epoll_create1: case __NR_dup3: case __NR_pipe2:
+	case __NR_inotify_init1: case __NR_perf_event_open: case __NR_fanotify_init:
+	case __NR_open_by_handle_at: case __NR_seccomp: case __NR_memfd_create: case __NR_bpf:
+	case __NR_userfaultfd: case __NR_io_uring_setup: case __NR_io_uring_enter:
+	case __NR_io_uring_register: case __NR_open_tree: case __NR_fsopen: case __NR_fsmount:
+	case __NR_fspick: case __NR_pidfd_open: case __NR_close_range: case __NR_openat2:
+	case __NR_pidfd_getfd: case __NR_landlock_create_ruleset: case __NR_memfd_secret:
 		return 1;
-	for (size_t i = 0; i < sizeof watched / sizeof watched[0]; i++)
-		if (watched[i] == nr)
-			return 1;
-	return 0;
+	default:
+		return nr < 0 || nr >= NR_KNOWN;
+	}
 }
 
 /* The bitmap no longer says it all: the next exec asks the host. */

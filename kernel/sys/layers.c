@@ -37,7 +37,10 @@ void zv_layers_fold(void)
 		if (layers[i]->signals)
 			sigs |= layers[i]->signals();
 	}
-	zv_kernel_sigs = sigs;
+	/* Each value is written only where it changes: a fork child that
+	 * folds the same again copies none of these pages. */
+	if (zv_kernel_sigs != sigs)
+		zv_kernel_sigs = sigs;
 	for (int nr = 0; nr <= 512; nr++) {
 		unsigned m = 0;
 		for (unsigned left = on; left; left &= left - 1) {
@@ -45,17 +48,23 @@ void zv_layers_fold(void)
 			if (layers[i]->sees(nr < 512 ? nr : -1))
 				m |= 1u << i;
 		}
-		seen_by[nr] = m;
-		if (nr == 512)
-			break;
-		const struct zv_sysent *row = &zv_sysent[nr];
-		zv_call_kind[nr] = row->frame ? ZV_KIND_FRAME
-			: row->handler || (m & ~inline_ok) ? ZV_KIND_HANDLER : ZV_KIND_HOST;
+		if (seen_by[nr] != m)
+			seen_by[nr] = m;
 	}
-	zv_check_fds = zv_hidden_fds_exist() && zv_fdguard_layer.sees(__NR_read);
 	/* getpid, gettid: sys/id.c's answers, inline, while nothing watches them */
-	if (!seen_by[__NR_getpid] && !seen_by[__NR_gettid] && zv_proc.count_fd < 0)
-		zv_call_kind[__NR_getpid] = zv_call_kind[__NR_gettid] = ZV_KIND_PID;
+	int pid_inline = !seen_by[__NR_getpid] && !seen_by[__NR_gettid] && zv_proc.count_fd < 0;
+	for (int nr = 0; nr < 512; nr++) {
+		const struct zv_sysent *row = &zv_sysent[nr];
+		uint8_t kind = row->frame ? ZV_KIND_FRAME
+			: row->handler || (seen_by[nr] & ~inline_ok) ? ZV_KIND_HANDLER : ZV_KIND_HOST;
+		if (pid_inline && (nr == __NR_getpid || nr == __NR_gettid))
+			kind = ZV_KIND_PID;
+		if (zv_call_kind[nr] != kind)
+			zv_call_kind[nr] = kind;
+	}
+	int check = zv_hidden_fds_exist() && zv_fdguard_layer.sees(__NR_read);
+	if (zv_check_fds != check)
+		zv_check_fds = check;
 }
 
 long zv_next(struct zv_call *c)
