@@ -274,19 +274,27 @@ def test_changes_seen(platform, tmp_path):
         res.stdout + res.stderr
 
 
+def same_in_root(tmp_path, name, platform, opts=()):
+    """Guest NAME (its static build) on an empty work directory natively,
+    and in a tiny root under --root on the root's /tmp/w: the same output."""
+    (tmp_path / "w").mkdir()
+    native = run_native([guest(name + ".static"), tmp_path / "w"])
+    assert native.returncode == 0 and "FAIL" not in native.stdout, native.stdout + native.stderr
+    root = tiny_root(tmp_path / "root")
+    shutil.copy(guest(name + ".static"), root / "usr/bin" / name)
+    (root / "tmp/w").mkdir()
+    if TEST_USER:
+        chown_tree(root / "tmp/w", TEST_USER)
+    zv = zv_root(root, ["/usr/bin/" + name, "/tmp/w"], platform, opts)
+    assert_same(native, zv, "native vs zvisor --root")
+
+
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_changes_in_process(platform, tmp_path):
     """The process itself renames, removes and remakes directories, replaces
     symlinks and takes search permission away, then uses the same paths
     again, absolute and relative (tests/guests/fschange.c): as natively."""
-    (tmp_path / "w").mkdir()
-    native = run_native([guest("fschange.static"), tmp_path / "w"])
-    assert native.returncode == 0 and "FAIL" not in native.stdout, native.stdout + native.stderr
-    root = tiny_root(tmp_path / "root")
-    shutil.copy(guest("fschange.static"), root / "usr/bin/fschange")
-    (root / "tmp/w").mkdir()
-    zv = zv_root(root, ["/usr/bin/fschange", "/tmp/w"], platform)
-    assert_same(native, zv, "native vs zvisor --root")
+    same_in_root(tmp_path, "fschange", platform)
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
@@ -299,16 +307,7 @@ def test_held_directory_fd(platform, exec_mode, tmp_path):
     its parent, a thread, a child sharing the fd table, a fork and a vfork
     child, an exec, a deep tree, fds up to RLIMIT_NOFILE
     (tests/guests/dirfdwalk.c): as natively."""
-    (tmp_path / "w").mkdir()
-    native = run_native([guest("dirfdwalk.static"), tmp_path / "w"])
-    assert native.returncode == 0 and "FAIL" not in native.stdout, native.stdout + native.stderr
-    root = tiny_root(tmp_path / "root")
-    shutil.copy(guest("dirfdwalk.static"), root / "usr/bin/dirfdwalk")
-    (root / "tmp/w").mkdir()
-    if TEST_USER:
-        chown_tree(root / "tmp/w", TEST_USER)
-    zv = zv_root(root, ["/usr/bin/dirfdwalk", "/tmp/w"], platform, ["--exec=" + exec_mode])
-    assert_same(native, zv, "native vs zvisor --root")
+    same_in_root(tmp_path, "dirfdwalk", platform, ["--exec=" + exec_mode])
 
 
 def host_calls(argv):
