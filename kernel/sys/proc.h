@@ -59,6 +59,7 @@ struct zv_proc {
 	unsigned long stat_inexec;    /* execs made in this process so far (not reset by them) */
 	uint64_t brk_start, brk_cur;
 	volatile int lock;       /* guards brk */
+	volatile int fold_lock;  /* one zv_layers_fold at a time (sys/layers.c) */
 	struct zv_sighand sighand;    /* the dispositions of the first thread */
 	char exe_path[ZV_PATH_MAX];   /* what /proc/self/exe shows the guest */
 	struct zv_seccomp seccomp;
