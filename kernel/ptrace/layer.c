@@ -111,6 +111,28 @@ static long pt_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long n
 	return now;
 }
 
+/* The call as the tracer left it at its entry stop (rax as the guest had it). */
+static long made(struct zv_call *c, long nr, const long *a, uint64_t rax)
+{
+	if (nr != c->nr || memcmp(a, c->a, 6 * sizeof *a))
+		return zv_next_as(c, nr, (long *)a);
+	c->uc->mc.rax = rax;
+	return inner(c);
+}
+
+/* A call that never waits, with a signal that came at its entry stop:
+ * natively it has begun, so it completes and the signal is delivered
+ * after it, where a host call would be stopped before it began
+ * (zv_host_call_args). One arriving meanwhile is kept. */
+static long whole(struct zv_call *c, long nr, const long *a, uint64_t rax)
+{
+	struct zv_thread *t = c->t;
+	t->fast.sig_pending = 0;
+	long r = made(c, nr, a, rax);
+	t->fast.sig_pending = 1;
+	return r;
+}
+
 static long syscall_stops(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
@@ -145,7 +167,12 @@ static long syscall_stops(struct zv_call *c)
 	int again = t->pt.again_nr == c->nr && t->pt.again_rip == uc->mc.rip;
 	if (t->pt.again_nr >= 0 && (again || t->handler_depth <= t->pt.again_depth))
 		t->pt.again_nr = -1;
+	/* natively a sleep made again with no handler run is restart_syscall */
+	long shown_nr = t->pt.block_nr == c->nr && t->pt.block_rip == uc->mc.rip ? __NR_restart_syscall : c->nr;
+	t->pt.block_nr = -1;
+	t->pt.orig_rax = shown_nr;
 	uc->mc.rax = (uint64_t)-ENOSYS;
+	int pending_before = t->fast.sig_pending;
 	if (!again)
 		sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_ENTRY, st, NULL, 0);
 	if (sig)
@@ -154,17 +181,18 @@ static long syscall_stops(struct zv_call *c)
 		r = (long)uc->mc.rax; /* not made: what the tracer left in rax */
 		goto out;
 	}
-	nr = t->pt.orig_rax;
+	nr = t->pt.orig_rax == shown_nr ? c->nr : t->pt.orig_rax;
 	long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
 		      (long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9 };
+	int came = !again && !pending_before && t->fast.sig_pending;
 	if (nr == -1)
 		r = (long)uc->mc.rax; /* skipped by the tracer */
-	else if (nr != c->nr || memcmp(a, c->a, sizeof a))
-		r = zv_next_as(c, nr, a);
-	else {
-		uc->mc.rax = rax;
-		r = inner(c);
-	}
+	else if (came && zv_sys_waits(nr))
+		r = -EINTR; /* begun with the signal pending: interrupted at once */
+	else if (came && zv_sys_nowait(nr))
+		r = whole(c, nr, a, rax);
+	else
+		r = made(c, nr, a, rax);
 	s = t->pt.slot;
 	if (!s || t->pt.mode != ZV_PT_SYSCALL)
 		goto out;
@@ -178,7 +206,7 @@ static long syscall_stops(struct zv_call *c)
 	}
 	if (t->pt.seccomp_stopped)
 		nr = t->pt.orig_rax; /* as the tracer left it at the seccomp stop */
-	r = exit_stop(t, uc, nr, a, r, st);
+	r = exit_stop(t, uc, nr == c->nr ? shown_nr : nr, a, r, st);
 out:
 	if (stepped && t->pt.slot && r != ZV_NORESULT)
 		post(t, SIGTRAP_, TRAP_BRKPT, uc->mc.rip);
@@ -273,6 +301,10 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 		if (t->restarted) {
 			shown_rip = rip + 2;
 			shown_rax = (uint64_t)-(code ? code : 512);
+			if (code == 516) {
+				t->pt.block_nr = t->pt.orig_rax;
+				t->pt.block_rip = shown_rip;
+			}
 		} else if ((long)rax == -EINTR && code) {
 			shown_rax = (uint64_t)-code;
 		}
