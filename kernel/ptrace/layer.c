@@ -133,6 +133,21 @@ static long whole(struct zv_call *c, long nr, const long *a, uint64_t rax)
 	return r;
 }
 
+/* A call that waits, with a signal that came at its entry stop: natively
+ * it returns at once, with what is ready or interrupted. wait4 looks for a
+ * child with WNOHANG (a shell's SIGCHLD comes at its wait4); any other is
+ * interrupted, a read with data ready too. */
+static long at_once(struct zv_call *c, long nr, long *a, uint64_t rax)
+{
+	if (nr != __NR_wait4 || memcmp(a, c->a, 6 * sizeof *a))
+		return -EINTR;
+	long opts = a[2];
+	a[2] = c->a[2] = opts | 1; /* WNOHANG */
+	long r = whole(c, nr, a, rax);
+	a[2] = c->a[2] = opts;
+	return r == 0 ? -EINTR : r;
+}
+
 static long syscall_stops(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
@@ -172,7 +187,7 @@ static long syscall_stops(struct zv_call *c)
 	t->pt.block_nr = -1;
 	t->pt.orig_rax = shown_nr;
 	uc->mc.rax = (uint64_t)-ENOSYS;
-	int pending_before = t->fast.sig_pending;
+	uint64_t held = t->pending_set;
 	if (!again)
 		sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_ENTRY, st, NULL, 0);
 	if (sig)
@@ -184,11 +199,11 @@ static long syscall_stops(struct zv_call *c)
 	nr = t->pt.orig_rax == shown_nr ? c->nr : t->pt.orig_rax;
 	long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
 		      (long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9 };
-	int came = !again && !pending_before && t->fast.sig_pending;
+	int came = !again && (t->pending_set & ~held) != 0; /* a guest signal came at the stop */
 	if (nr == -1)
 		r = (long)uc->mc.rax; /* skipped by the tracer */
 	else if (came && zv_sys_waits(nr))
-		r = -EINTR; /* begun with the signal pending: interrupted at once */
+		r = at_once(c, nr, a, rax);
 	else if (came && zv_sys_nowait(nr))
 		r = whole(c, nr, a, rax);
 	else

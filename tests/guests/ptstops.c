@@ -159,8 +159,8 @@ static void mode_entrysig(void)
 }
 
 /* --- sigat-CALL: each kind of signal sent at the entry stop of a call
- * that does not block (getppid), one that blocks on an empty pipe (read)
- * and one that sleeps (nanosleep): the stops the tracer sees (orig_rax and
+ * that does not block (getppid), one that blocks on an empty pipe (read),
+ * one that sleeps (nanosleep) and a wait4 whose child has ended: the stops the tracer sees (orig_rax and
  * rax at the exit stop), then the call's result in the tracee. */
 enum { HANDLED, RESTART, IGNORED, BLOCKED, KILLED, KINDS };
 static const char *const kind_names[KINDS] = { "handled", "SA_RESTART", "ignored", "blocked", "SIGKILL" };
@@ -195,8 +195,20 @@ static void sigat_body(void)
 		sigprocmask(SIG_BLOCK, &s, NULL);
 	char c = 0;
 	struct timespec ts = { 0, 100 * 1000000L };
+	pid_t child = 0;
+	if (at_call == SYS_wait4) { /* a child already ended */
+		child = fork();
+		if (child == 0)
+			_exit(7);
+		siginfo_t si;
+		CHECK(waitid(P_PID, child, &si, WEXITED | WNOWAIT) == 0);
+	}
+	int wst = 0;
 	long r = at_call == SYS_getppid ? syscall(SYS_getppid) :
-		 at_call == SYS_read ? syscall(SYS_read, at_pipe[0], &c, 1) : syscall(SYS_nanosleep, &ts, &ts);
+		 at_call == SYS_read ? syscall(SYS_read, at_pipe[0], &c, 1) :
+		 at_call == SYS_wait4 ? syscall(SYS_wait4, child, &wst, 0, 0) : syscall(SYS_nanosleep, &ts, &ts);
+	if (at_call == SYS_wait4 && r == child)
+		r = WEXITSTATUS(wst) * 1000; /* (the pid differs from run to run) */
 	int e = errno;
 	if (at_call == SYS_getppid)
 		say("tracee: getppid %s\n", r == getppid() ? "gave the parent" : "FAIL");
@@ -210,6 +222,7 @@ static void sigat_body(void)
 static const char *call_name(long nr)
 {
 	return nr == SYS_getppid ? "getppid" : nr == SYS_read ? "read" : nr == SYS_nanosleep ? "nanosleep" :
+	       nr == SYS_wait4 ? "wait4" :
 	       nr == SYS_restart_syscall ? "restart_syscall" : NULL;
 }
 
@@ -222,8 +235,8 @@ static const char *shown_result(long nr, long rax)
 		       rax == -514 ? "-ERESTARTNOHAND" : "-ERESTART_RESTARTBLOCK";
 	if (rax < 0 && rax > -4096)
 		snprintf(b, sizeof b, "-%s", err_name((int)-rax));
-	else if (nr == SYS_getppid)
-		return "the parent";
+	else if (nr == SYS_getppid || nr == SYS_wait4)
+		return nr == SYS_getppid ? "the parent" : "the child";
 	else
 		snprintf(b, sizeof b, "%ld", rax);
 	return b;
@@ -246,7 +259,7 @@ static void sigat_one(int kind)
 			break;
 		}
 		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
-			say("signal stop %s\n", strsignal(WSTOPSIG(st)));
+			say("signal stop %s\n", WSTOPSIG(st) == SIGCHLD ? "SIGCHLD" : strsignal(WSTOPSIG(st))); /* (musl names it apart) */
 			give = WSTOPSIG(st);
 		} else {
 			struct user_regs_struct r;
@@ -378,7 +391,7 @@ int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 	if (!strcmp(m, "--list"))
-		say("stopsig\nentrysig\nsigat-getppid\nsigat-read\nsigat-nanosleep\norphan\nmixed\n");
+		say("stopsig\nentrysig\nsigat-getppid\nsigat-read\nsigat-nanosleep\nsigat-wait4\norphan\nmixed\n");
 	else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -389,6 +402,8 @@ int main(int argc, char **argv)
 		mode_sigat(SYS_read);
 	else if (!strcmp(m, "sigat-nanosleep"))
 		mode_sigat(SYS_nanosleep);
+	else if (!strcmp(m, "sigat-wait4"))
+		mode_sigat(SYS_wait4);
 	else if (!strcmp(m, "orphan"))
 		mode_orphan();
 	else if (!strcmp(m, "mixed"))
