@@ -133,12 +133,37 @@ static long whole(struct zv_call *c, long nr, const long *a, uint64_t rax)
 	return r;
 }
 
+/* Whether fd is ready now for events (a zero-timeout ppoll). */
+static int ready(long fd, short events)
+{
+	struct { int fd; short events, revents; } p = { (int)fd, events, 0 };
+	struct { long s, ns; } now = { 0, 0 };
+	return zv_sys5(__NR_ppoll, &p, 1, &now, NULL, 8) > 0 && (p.revents & events);
+}
+
+/* Whether call nr (args a) would return at once: a read or receive of a
+ * ready fd, a write or send of at most PIPE_BUF bytes to one (a pipe
+ * with room takes them whole). */
+static int would_not_wait(long nr, const long *a)
+{
+	switch (nr) {
+	case __NR_read: case __NR_readv: case __NR_recvfrom: case __NR_recvmsg:
+		return ready(a[0], 0x1 /* POLLIN */);
+	case __NR_write: case __NR_sendto:
+		return (unsigned long)a[2] <= 4096 && ready(a[0], 0x4 /* POLLOUT */);
+	default:
+		return 0;
+	}
+}
+
 /* A call that waits, with a signal that came at its entry stop: natively
- * it returns at once, with what is ready or interrupted. wait4 looks for a
- * child with WNOHANG (a shell's SIGCHLD comes at its wait4); any other is
- * interrupted, a read with data ready too. */
+ * it returns at once, with what is ready or interrupted (`at_once`). One
+ * that would not wait is made whole; wait4 looks for a child with WNOHANG
+ * (a shell's SIGCHLD comes at its wait4); any other is interrupted. */
 static long at_once(struct zv_call *c, long nr, long *a, uint64_t rax)
 {
+	if (would_not_wait(nr, a))
+		return whole(c, nr, a, rax);
 	if (nr != __NR_wait4 || memcmp(a, c->a, 6 * sizeof *a))
 		return -EINTR;
 	long opts = a[2];
