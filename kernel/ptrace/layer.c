@@ -50,7 +50,7 @@ static void post(struct zv_thread *t, int sig, int code, uint64_t addr)
 
 /* The call itself: a tracer's wait and its tracees' /proc/PID/mem are
  * this feature's too. */
-static long inner(struct zv_call *c)
+long zv_pt_inner(struct zv_call *c)
 {
 	long r;
 	if (zv_pt_tracing()) {
@@ -111,68 +111,6 @@ static long pt_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long n
 	return now;
 }
 
-/* The call as the tracer left it at its entry stop (rax as the guest had it). */
-static long made(struct zv_call *c, long nr, const long *a, uint64_t rax)
-{
-	if (nr != c->nr || memcmp(a, c->a, 6 * sizeof *a))
-		return zv_next_as(c, nr, (long *)a);
-	c->uc->mc.rax = rax;
-	return inner(c);
-}
-
-/* A call that never waits, with a signal that came at its entry stop:
- * natively it has begun, so it completes and the signal is delivered
- * after it, where a host call would be stopped before it began
- * (zv_host_call_args). One arriving meanwhile is kept. */
-static long whole(struct zv_call *c, long nr, const long *a, uint64_t rax)
-{
-	struct zv_thread *t = c->t;
-	t->fast.sig_pending = 0;
-	long r = made(c, nr, a, rax);
-	t->fast.sig_pending = 1;
-	return r;
-}
-
-/* Whether fd is ready now for events (a zero-timeout ppoll). */
-static int ready(long fd, short events)
-{
-	struct { int fd; short events, revents; } p = { (int)fd, events, 0 };
-	struct { long s, ns; } now = { 0, 0 };
-	return zv_sys5(__NR_ppoll, &p, 1, &now, NULL, 8) > 0 && (p.revents & events);
-}
-
-/* Whether call nr (args a) would return at once: a read or receive of a
- * ready fd, a write or send of at most PIPE_BUF bytes to one (a pipe
- * with room takes them whole). */
-static int would_not_wait(long nr, const long *a)
-{
-	switch (nr) {
-	case __NR_read: case __NR_readv: case __NR_recvfrom: case __NR_recvmsg:
-		return ready(a[0], 0x1 /* POLLIN */);
-	case __NR_write: case __NR_sendto:
-		return (unsigned long)a[2] <= 4096 && ready(a[0], 0x4 /* POLLOUT */);
-	default:
-		return 0;
-	}
-}
-
-/* A call that waits, with a signal that came at its entry stop: natively
- * it returns at once, with what is ready or interrupted (`at_once`). One
- * that would not wait is made whole; wait4 looks for a child with WNOHANG
- * (a shell's SIGCHLD comes at its wait4); any other is interrupted. */
-static long at_once(struct zv_call *c, long nr, long *a, uint64_t rax)
-{
-	if (would_not_wait(nr, a))
-		return whole(c, nr, a, rax);
-	if (nr != __NR_wait4 || memcmp(a, c->a, 6 * sizeof *a))
-		return -EINTR;
-	long opts = a[2];
-	a[2] = c->a[2] = opts | 1; /* WNOHANG */
-	long r = whole(c, nr, a, rax);
-	a[2] = c->a[2] = opts;
-	return r == 0 ? -EINTR : r;
-}
-
 static long syscall_stops(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
@@ -191,7 +129,7 @@ static long syscall_stops(struct zv_call *c)
 	long r, nr = c->nr;
 	int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f, sig = 0;
 	if (mode != ZV_PT_SYSCALL && mode != ZV_PT_SYSEMU && mode != ZV_PT_SYSEMU_STEP) {
-		r = inner(c);
+		r = zv_pt_inner(c);
 		/* resumed with PTRACE_SYSCALL from a seccomp stop: the exit stop */
 		if (t->pt.seccomp_stopped && t->pt.slot && t->pt.mode == ZV_PT_SYSCALL) {
 			const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
@@ -227,12 +165,8 @@ static long syscall_stops(struct zv_call *c)
 	int came = !again && (t->pending_set & ~held) != 0; /* a guest signal came at the stop */
 	if (nr == -1)
 		r = (long)uc->mc.rax; /* skipped by the tracer */
-	else if (came && zv_sys_waits(nr))
-		r = at_once(c, nr, a, rax);
-	else if (came && zv_sys_nowait(nr))
-		r = whole(c, nr, a, rax);
 	else
-		r = made(c, nr, a, rax);
+		r = zv_pt_entry_made(c, nr, a, rax, came);
 	s = t->pt.slot;
 	if (!s || t->pt.mode != ZV_PT_SYSCALL)
 		goto out;
@@ -315,7 +249,7 @@ static long pt_call(struct zv_call *c)
 	if ((nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill) && stop_signal(c, &r))
 		return r;
 	if (!c->t->pt.slot)
-		return inner(c);
+		return zv_pt_inner(c);
 	return syscall_stops(c);
 }
 
