@@ -11,17 +11,17 @@
  * by the kernel, and gone (joined through CLONE_CHILD_CLEARTID) before the
  * checkpoint's section is recorded, so before any guest code runs again.
  * Its block (this struct, the queue, its stack) is the checkpoint's own
- * memory, left out of the image. */
+ * memory, left out of the image, and mapped before the dump reads the
+ * mappings (cr/memory.c). */
 #include "zvisor.h"
 #include "cr/hashthread.h"
-#include "cr/memory.h"
+#include "lib/string.h"
 #include "sys/calls.h"
 #include "lib/syscall.h"
-#include "lib/kmem.h"
 #include <linux/futex.h>
 #include <linux/sched.h>
 
-#define QBLOCK (128UL << 10)   /* this struct at its start, the stack above */
+#define QBLOCK ZV_CR_HASHQ_BLOCK /* this struct at its start, the stack above */
 #define QLEN 1024              /* ranges queued at most */
 #define WAKE_BYTES (1UL << 20) /* an idle thread is woken for this much, or half the queue */
 
@@ -81,12 +81,10 @@ __attribute__((noreturn)) static void hash_loop(void)
 		zv_sys1(__NR_exit, 0); /* this thread only; the host clears and wakes tid */
 }
 
-struct zv_cr_hashq *zv_cr_hashq_start(const struct zv_cr_hasher *from)
+struct zv_cr_hashq *zv_cr_hashq_start(void *block, const struct zv_cr_hasher *from)
 {
-	struct zv_cr_hashq *q = zv_kmap(QBLOCK, QBLOCK, -1);
-	if (zv_is_err((long)q))
-		return NULL;
-	zv_cr_scratch(q, QBLOCK);
+	struct zv_cr_hashq *q = block;
+	memset(q, 0, sizeof *q);
 	q->h = *from;
 	uint64_t old;
 	zv_host_set_mask(~0UL, &old); /* the thread starts with every signal blocked */
@@ -94,11 +92,7 @@ struct zv_cr_hashq *zv_cr_hashq_start(const struct zv_cr_hasher *from)
 					CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
 				(char *)q + QBLOCK, (void *)&q->tid, (void *)&q->tid, 0, hash_loop);
 	zv_host_set_mask(old, NULL);
-	if (tid < 0) {
-		zv_kunmap(q, QBLOCK);
-		return NULL;
-	}
-	return q;
+	return tid < 0 ? NULL : q;
 }
 
 static void wake(struct zv_cr_hashq *q)
@@ -151,5 +145,4 @@ void zv_cr_hashq_join(struct zv_cr_hashq *q, struct zv_cr_hasher *to)
 	for (int tid; (tid = __atomic_load_n(&q->tid, __ATOMIC_ACQUIRE)) != 0;)
 		futex(&q->tid, FUTEX_WAIT, tid); /* CLONE_CHILD_CLEARTID wakes it shared */
 	*to = q->h;
-	zv_kunmap(q, QBLOCK);
 }

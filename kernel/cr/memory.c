@@ -169,6 +169,7 @@ struct saver {
 	struct zv_cr_run *runs;  /* one mapping's runs */
 	uint64_t maxruns;        /* as many again for the holes zero pages leave */
 	uint8_t *bounce;         /* the checkpointing thread's own block, copied as written */
+	void *hashq;             /* the hash thread's block (cr/hashthread.h), or an error */
 	int hash_tried;          /* whether a hash thread was asked for */
 };
 #define PM_CHUNK 8192UL
@@ -262,7 +263,8 @@ static long write_run(struct saver *s, uint64_t addr, uint64_t len)
 {
 	if (!s->hash_tried && s->pages.h.total + len >= HASH_THREAD_MIN) {
 		s->hash_tried = 1;
-		s->pages.q = zv_cr_hashq_start(&s->pages.h);
+		if (!zv_is_err((long)s->hashq))
+			s->pages.q = zv_cr_hashq_start(s->hashq, &s->pages.h);
 	}
 	uint64_t self = zv_block_of(zv_current()), end = addr + len;
 	uint64_t lo = addr > self ? addr : self, hi = end < self + ZV_BLOCK_SIZE ? end : self + ZV_BLOCK_SIZE;
@@ -404,9 +406,13 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	struct saver s = { .o = o, .maxruns = 1UL << 16 };
 	uint64_t maplen = 0, pmlen = PM_CHUNK * 8, runlen = 2 * s.maxruns * sizeof *s.runs;
 	uint64_t pmall = pmlen + ZV_BLOCK_SIZE + PM_CHUNK;
-	char *maps = zv_cr_read_maps("/proc/self/maps", &maplen);
+	/* The checkpoint's own memory is mapped before the mappings are read:
+	 * a chunk of kernel memory mapped later (lib/kmem.c) would be missing
+	 * from the image while the kernel's data, saved last, says it is there. */
 	s.pm = zv_kmap(pmall, 4096, -1);
 	s.runs = zv_kmap(runlen, 4096, -1);
+	s.hashq = zv_kmap(ZV_CR_HASHQ_BLOCK, ZV_CR_HASHQ_BLOCK, -1);
+	char *maps = zv_cr_read_maps("/proc/self/maps", &maplen);
 	s.bounce = (uint8_t *)s.pm + pmlen;
 	s.core = s.bounce + ZV_BLOCK_SIZE;
 	long r = -1;
@@ -417,6 +423,8 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	zv_cr_scratch(maps, maplen);
 	zv_cr_scratch(s.pm, pmall);
 	zv_cr_scratch(s.runs, runlen);
+	if (!zv_is_err((long)s.hashq))
+		zv_cr_scratch(s.hashq, ZV_CR_HASHQ_BLOCK);
 	zv_cr_holes_open(&s.holes);
 	s.pagemap = (int)zv_openat(-100, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	if (s.pagemap < 0) {
@@ -486,6 +494,8 @@ out:
 		zv_kunmap(s.pm, pmall);
 	if (!zv_is_err((long)s.runs))
 		zv_kunmap(s.runs, runlen);
+	if (!zv_is_err((long)s.hashq))
+		zv_kunmap(s.hashq, ZV_CR_HASHQ_BLOCK);
 	return r;
 }
 
