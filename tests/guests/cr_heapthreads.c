@@ -1,10 +1,12 @@
 /* cr_heapthreads.c: a large heap and threads that keep counting their
  * process's tasks, for the checkpoint's hash thread (tests/test_cr_hash.py).
  * Fills a heap of MIB MiB and a buffer per thread with a pattern, starts
- * NTHREADS threads that list /proc/self/task every millisecond and keep
- * the fewest and most entries they saw, says "ready" and waits for SIGUSR1
- * (the test cuts it meanwhile); then says whether the heap and buffers
- * still hold the pattern and whether every count was NTHREADS + 1, says
+ * NTHREADS threads that count the process's tasks every millisecond (the
+ * links of /proc/self/task, less two: stat holds no fd, which a checkpoint
+ * would refuse) and keep the fewest and most they saw, says "ready" and
+ * waits for SIGUSR1 (the test cuts it meanwhile); then says whether the
+ * heap and buffers still hold the pattern and whether every count, and a
+ * listing of /proc/self/task, was NTHREADS + 1, says
  * "ready 2", waits again, checks again and exits 0.
  *   cr_heapthreads [MIB [NTHREADS]]   default 48 MiB, 3 threads */
 #define _GNU_SOURCE
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,7 +43,13 @@ static void wait_go(int n)
 
 static uint64_t word(uint64_t seed, size_t i) { return (i + seed) * 0x9e3779b97f4a7c15UL ^ (i >> 7); }
 
-static int tasks(void)
+static int tasks_linked(void)
+{
+	struct stat st;
+	return stat("/proc/self/task", &st) ? -1 : (int)st.st_nlink - 2;
+}
+
+static int tasks_listed(void)
 {
 	DIR *d = opendir("/proc/self/task");
 	int n = 0;
@@ -60,7 +69,7 @@ static void *counter(void *arg)
 	while (!atomic_load(&started)) /* every thread made: counts from then on */
 		usleep(1000);
 	while (!atomic_load(&stop)) {
-		int n = tasks(), f;
+		int n = tasks_linked(), f;
 		while (n < (f = atomic_load(&fewest)) && !atomic_compare_exchange_weak(&fewest, &f, n))
 			;
 		while (n > (f = atomic_load(&most)) && !atomic_compare_exchange_weak(&most, &f, n))
@@ -84,11 +93,11 @@ static void check(const char *when)
 	int c = atomic_load(&counted);
 	while (atomic_load(&counted) < c + 2 * nthreads) /* counted again, after the cut */
 		usleep(1000);
-	int f = atomic_exchange(&fewest, 1 << 30), m = atomic_exchange(&most, 0);
-	if (f == nthreads + 1 && m == nthreads + 1)
+	int f = atomic_exchange(&fewest, 1 << 30), m = atomic_exchange(&most, 0), listed = tasks_listed();
+	if (f == nthreads + 1 && m == nthreads + 1 && listed == nthreads + 1)
 		printf("%s: every count of the tasks: %d\n", when, nthreads + 1);
 	else
-		printf("%s: FAIL: the tasks counted %d to %d, not %d\n", when, f, m, nthreads + 1);
+		printf("%s: FAIL: the tasks counted %d to %d, listed %d, not %d\n", when, f, m, listed, nthreads + 1);
 }
 
 int main(int argc, char **argv)
