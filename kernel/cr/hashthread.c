@@ -101,7 +101,7 @@ static void wake(struct zv_cr_hashq *q)
 	futex(&q->head, FUTEX_WAKE_PRIVATE, 1);
 }
 
-/* Waits until the thread has hashed up to count ranges less than head. */
+/* Waits until at most `below` queued ranges are left to hash. */
 static void wait_below(struct zv_cr_hashq *q, int below)
 {
 	for (;;) {
