@@ -5,6 +5,11 @@ rootfs (scripts/rootfs.sh's dev flavor: Debian 12 minbase with gcc and make):
   chroot    native: chroot as root, in a mount namespace of its own with
             /dev, /proc and /sys mounted (the reference)
   zvisor    zvisor run --root R --fake-root, as nobody
+  zvisor-cold    the same, its attribute cache file (fakeid.cache, DESIGN
+            29) deleted before each run, untimed
+  zvisor-before  the same with another build (--before ZVISOR): a change
+            against the build before it, paired with the same chroot runs
+  zvisor-before-cold  and with its cache file deleted
   proot     PRoot built from source (PROOT_SRC=... scripts/build-proot.sh;
             this script runs it when PROOT is missing), seccomp on,
             proot -0 -r R -b /dev -b /proc -b /sys, as nobody
@@ -35,7 +40,10 @@ path call: microbench's stat and openat+close inside the root, chroot
 against zvisor with and without --root.
 
   python3 bench/rootfs.py [--reps 5] [--only file,exec,dpkg,apt,make]
-      [--runners zvisor,proot,bwrap] [--no-counts] [--out bench/results]
+      [--runners zvisor,proot,bwrap] [--before ZVISOR] [--no-counts]
+      [--out bench/results]
+
+Each zvisor runner has a cache directory of its own (XDG_CACHE_HOME).
 
 Needs root (chroot, and to run the others as nobody). Writes
 bench/results/rootfs.md."""
@@ -94,16 +102,32 @@ mount --bind "$repo" "$r/srv/zvisor-repo"
 exec chroot "$r" "$@"'''
 
 
+def is_zvisor(name):
+    """zvisor with --root: this tree's (zvisor) or another build's
+    (zvisor-before), each also with its attribute cache file deleted before
+    each run (NAME-cold)."""
+    return name in ("zvisor", "zvisor-cold", "zvisor-before", "zvisor-before-cold")
+
+
 class Runner:
-    def __init__(self, name, label, root, repo, zvisor=None):
+    def __init__(self, name, label, root, repo, zvisor=None, cache=None):
         self.name, self.label, self.root, self.repo, self.zvisor = name, label, root, repo, zvisor
+        self.cache = cache  # XDG_CACHE_HOME of its own (zvisor's runners): one's cold file is not another's
+
+    def before_run(self):
+        """Untimed, before each run: a -cold runner starts without fakeid.cache."""
+        if self.name.endswith("-cold"):
+            try:
+                os.unlink(os.path.join(self.cache, "zvisor", "fakeid.cache"))
+            except FileNotFoundError:
+                pass
 
     def argv(self, cmd):
         r, repo = self.root, self.repo
         if self.name == "chroot":
             return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", NATIVE_SH,
                     "sh", r, repo] + cmd
-        if self.name == "zvisor":
+        if is_zvisor(self.name):
             return as_user([self.zvisor, "run", "--root", r, "--fake-root",
                             "--bind", "%s:%s" % (repo, REPO_GUEST), "--"] + cmd)
         if self.name == "zvisor-noroot":  # the view's cost: the same without --root
@@ -118,7 +142,8 @@ class Runner:
         raise ValueError(self.name)
 
     def run(self, cmd, timeout=1800, check=True, prefix=()):
-        rc, out, err, secs = common.run_cmd(list(prefix) + self.argv(cmd), timeout, cwd="/", env=ENV)
+        env = dict(ENV, XDG_CACHE_HOME=self.cache) if self.cache else ENV
+        rc, out, err, secs = common.run_cmd(list(prefix) + self.argv(cmd), timeout, cwd="/", env=env)
         if check and rc != 0:
             raise RuntimeError("%s: %s: %s\n%s" % (self.name, " ".join(cmd), common.status_text(rc),
                                                    (err or out)[-1500:]))
@@ -132,7 +157,7 @@ def prepare(name, tar, base):
     log("  extracting the root for %s" % name)
     if name == "chroot":
         subprocess.run(["tar", "--numeric-owner", "-xpf", tar, "-C", d], check=True)
-    elif name == "zvisor":
+    elif is_zvisor(name):
         chown_user(d)
         subprocess.run(as_user([zvisor_path, "run", "--fake-root", "--", "tar", "--numeric-owner",
                                 "--same-owner", "-xpf", tar, "-C", d]), check=True, cwd="/")
@@ -240,6 +265,7 @@ def measure(runners, names, reps, failed):
                 if reset:
                     chroot.run(sh(reset))
                 try:
+                    r.before_run()
                     z, _ = r.run(sh(cmd))
                     if reset:
                         r.run(sh(reset))
@@ -287,6 +313,7 @@ def strace_counts(runners, names, tmp, failed):
             else:
                 prefix = ["strace", "-o", out, "-c"] + ([] if name == "proot" else ["-f"])
             try:
+                r.before_run()
                 r.run(sh(cmd), prefix=prefix)
             except RuntimeError as e:
                 log("  counting %s %s: %s" % (w, name, e))
@@ -342,7 +369,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--only", default=",".join(WORKLOADS))
-    ap.add_argument("--runners", default="zvisor,proot,bwrap")
+    ap.add_argument("--runners", default="zvisor,proot,bwrap",
+                    help="of zvisor, zvisor-cold (its attribute cache file deleted before each run), "
+                         "zvisor-before (--before's build), zvisor-before-cold, proot, bwrap")
+    ap.add_argument("--before", metavar="ZVISOR", help="another zvisor build for the runner zvisor-before")
     ap.add_argument("--no-counts", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the copies of the root")
     common.add_common_options(ap, "bubblewrap, strace, PRoot (scripts/build-proot.sh), the rootfs")
@@ -355,6 +385,8 @@ def main():
         if w not in WORKLOADS:
             sys.exit("rootfs.py: unknown workload %r (%s)" % (w, ", ".join(WORKLOADS)))
     want = args.runners.split(",")
+    if any(w.startswith("zvisor-before") for w in want) and not args.before:
+        sys.exit("rootfs.py: the runner zvisor-before needs --before ZVISOR")
     allow = not args.no_install
     notes = []
     for tool, pkg in (("bwrap", "bubblewrap"), ("strace", "strace")):
@@ -397,7 +429,13 @@ def main():
                 shutil.copy2(MICRO, os.path.join(d, "usr", "local", "bin", "microbench"))
                 if name != "chroot":
                     chown_user(os.path.join(d, "usr", "local", "bin", "microbench"))
-            runners[name] = Runner(name, name, d, repo, zvisor_path)
+            cache = None
+            if is_zvisor(name):
+                cache = os.path.join(base, "cache-" + name)
+                os.mkdir(cache)
+                chown_user(cache)
+            binary = os.path.abspath(args.before) if name.startswith("zvisor-before") else zvisor_path
+            runners[name] = Runner(name, name, d, repo, binary, cache)
         failed = {}
         results = measure(runners, names, args.reps, failed)
         counts = {} if args.no_counts else strace_counts(runners, names, base, failed)
@@ -417,6 +455,21 @@ def main():
     print(text)
     log("wrote %s" % common.shown_path(path))
     return 0
+
+
+def before_rows(results, names):
+    """zvisor against zvisor-before (and -cold against -before-cold): the
+    median and range of the per-repetition quotients of their ratios."""
+    rows = []
+    for w in names:
+        for new, old in (("zvisor", "zvisor-before"), ("zvisor-cold", "zvisor-before-cold")):
+            a, b = results.get((w, new)), results.get((w, old))
+            if not a or not b or len(a) != len(b):
+                continue
+            q = [(z1 / n1) / (z2 / n2) for (n1, z1), (n2, z2) in zip(a, b)]
+            rows.append([WORKLOADS[w][0], "%s / %s" % (new, old), "%.2fx" % statistics.median(q),
+                         "%.2f-%.2f" % (min(q), max(q))])
+    return rows
 
 
 def report(results, counts, view, names, want, args, notes, secs, load0, tar, failed):
@@ -464,6 +517,14 @@ def report(results, counts, view, names, want, args, notes, secs, load0, tar, fa
                          TARGETS.get(w, "") if name == "zvisor" else ""])
     lines.append(markdown_table(["workload", "runner", "chroot min", "runner min", "median ratio",
                                  "ratio range", "target (zvisor)"], rows))
+    before = before_rows(results, names)
+    if before:
+        lines.append("")
+        lines.append("This build against --before's (%s), per repetition: its ratio to chroot over the "
+                     "other's in the same repetition (each pair of runs back to back):"
+                     % common.shown_path(os.path.abspath(args.before)))
+        lines.append("")
+        lines.append(markdown_table(["workload", "runners", "median", "range"], before))
     if counts:
         lines.append("")
         lines.append("Host system calls of one run (%s; PRoot: the tracer's own calls only under `strace -c`, "

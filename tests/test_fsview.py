@@ -16,7 +16,7 @@ import tempfile
 import pytest
 
 from fsviewroot import dynamic_root, leak_trees, run_chroot, snapshot, tiny_root, busybox_is_static
-from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, run_native, assert_same, TEST_USER, run, chown_tree
+from zvtest import PLATFORMS, REPO, ZVISOR, guest, run_zv, run_native, assert_same, TEST_USER, run, chown_tree, zv_argv
 
 pytestmark = pytest.mark.skipif(not busybox_is_static(), reason="busybox-static is not installed")
 
@@ -274,19 +274,77 @@ def test_changes_seen(platform, tmp_path):
         res.stdout + res.stderr
 
 
+def same_in_root(tmp_path, name, platform, opts=()):
+    """Guest NAME (its static build) on an empty work directory natively,
+    and in a tiny root under --root on the root's /tmp/w: the same output."""
+    (tmp_path / "w").mkdir()
+    native = run_native([guest(name + ".static"), tmp_path / "w"])
+    assert native.returncode == 0 and "FAIL" not in native.stdout, native.stdout + native.stderr
+    root = tiny_root(tmp_path / "root")
+    shutil.copy(guest(name + ".static"), root / "usr/bin" / name)
+    (root / "tmp/w").mkdir()
+    if TEST_USER:
+        chown_tree(root / "tmp/w", TEST_USER)
+    zv = zv_root(root, ["/usr/bin/" + name, "/tmp/w"], platform, opts)
+    assert_same(native, zv, "native vs zvisor --root")
+
+
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_changes_in_process(platform, tmp_path):
     """The process itself renames, removes and remakes directories, replaces
     symlinks and takes search permission away, then uses the same paths
     again, absolute and relative (tests/guests/fschange.c): as natively."""
-    (tmp_path / "w").mkdir()
-    native = run_native([guest("fschange.static"), tmp_path / "w"])
-    assert native.returncode == 0 and "FAIL" not in native.stdout, native.stdout + native.stderr
+    same_in_root(tmp_path, "fschange", platform)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("exec_mode", ["inprocess", "host"])
+def test_held_directory_fd(platform, exec_mode, tmp_path):
+    """Names in a directory the process opened by its absolute path (a walk
+    may start at the process's own fd, DESIGN "Walks from the guest's
+    directory fd"): the fd closed and its number reused, dup2'd over, the
+    directory renamed or replaced by a symlink, search permission taken from
+    its parent, a thread, a child sharing the fd table, a fork and a vfork
+    child, an exec, a deep tree, fds up to RLIMIT_NOFILE
+    (tests/guests/dirfdwalk.c): as natively."""
+    same_in_root(tmp_path, "dirfdwalk", platform, ["--exec=" + exec_mode])
+
+
+def host_calls(argv):
+    """The host calls of argv and its children (strace -f -c's total)."""
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".strace") as log:
+        res = run(["strace", "-f", "-qq", "-c", "-o", log.name] + [str(a) for a in argv])
+        assert res.returncode == 0, res.stderr
+        m = re.search(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(\d+\s+)?total$", log.read(), re.M)
+        return int(m.group(1))
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+def test_directory_walk_host_calls(tmp_path):
+    """ls -lR names each entry by its directory's path text and a '/': under
+    --root that costs the host calls it costs natively, per directory
+    (strace; trees of 20 and 40 directories, the difference per directory),
+    with the view's own fds neither opened nor moved for them."""
     root = tiny_root(tmp_path / "root")
-    shutil.copy(guest("fschange.static"), root / "usr/bin/fschange")
-    (root / "tmp/w").mkdir()
-    zv = zv_root(root, ["/usr/bin/fschange", "/tmp/w"], platform)
-    assert_same(native, zv, "native vs zvisor --root")
+    native_tops = []
+    for n in (20, 40):
+        for top in (root / "tmp" / ("t%d" % n), tmp_path / ("t%d" % n)):
+            for i in range(n):
+                (top / ("d%02d" % i)).mkdir(parents=True)
+                for f in ("f1", "f2"):
+                    (top / ("d%02d" % i) / f).write_text("")
+        native_tops.append(tmp_path / ("t%d" % n))
+    if TEST_USER:
+        chown_tree(root, TEST_USER)
+
+    def zv(n):
+        return zv_argv(["ls", "-lR", "/tmp/t%d" % n], "stubs", ["--root", str(root)])
+    host_calls(zv(20))  # the site cache, warm
+    view = [host_calls(zv(n)) for n in (20, 40)]
+    native = [host_calls([root / "usr/bin/busybox", "ls", "-lR", top]) for top in native_tops]
+    per_dir = (view[1] - view[0]) / 20, (native[1] - native[0]) / 20
+    assert per_dir[0] <= per_dir[1] + 0.5, "host calls per directory (view, native): %s; totals %s %s" % (
+        per_dir, view, native)
 
 
 def exec_root(tmp_path, name="root"):

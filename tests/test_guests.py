@@ -296,6 +296,15 @@ def test_procview_reads(name, mode, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", builds("statusrace"))
+def test_status_read_while_other_threads_mark(name, platform):
+    """Threads reading their own status while other threads' marks come
+    and go: procview's routes include every marked fd's reads before its
+    open returns (sys/procview.c fold_for_mark, sys/layers.c's fold lock)."""
+    compare_guest(name, platform)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("name", builds("forksig"))
 def test_signal_right_after_fork(name, platform):
     """A signal sent to a child at once after fork acts there (sys/proc.c,

@@ -154,13 +154,22 @@ void fsv_dc_end(void)
 	zv_unlock(&lock);
 }
 
-static uint32_t gen_of(int slot) { return slot == FSV_DC_ROOT ? root_gen : ents[slot].gen; }
+/* Whether slot may have entries under it: the root or an entry (not
+ * FSV_DC_NONE, nor FSV_DC_GUEST, the guest's directory). */
+static int holds(int slot) { return slot >= 0 || slot == FSV_DC_ROOT; }
+
+static uint32_t gen_of(int slot)
+{
+	if (slot == FSV_DC_GUEST)
+		return fsv_memo_guest_gen(root_gen);
+	return slot == FSV_DC_ROOT ? root_gen : ents[slot].gen;
+}
 
 struct fsv_dref fsv_dc_root(void) { return (struct fsv_dref){ FSV_DC_ROOT, root_gen }; }
 
 static struct ent *find_locked(struct fsv_dref d, const char *c, size_t n)
 {
-	if (d.slot == FSV_DC_NONE || n > NAME_MAX_ || gen_of(d.slot) != d.gen)
+	if (!holds(d.slot) || n > NAME_MAX_ || gen_of(d.slot) != d.gen)
 		return NULL;
 	uint64_t k = key_of(d.slot, d.gen, c, n);
 	struct ent *set = &ents[(k >> 8) % SETS * WAYS];
@@ -249,11 +258,13 @@ static void make_room(void)
 
 int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fdp, struct fsv_dref *child)
 {
-	if (d.slot == FSV_DC_NONE || n > NAME_MAX_ || !usable())
+	if (!holds(d.slot) || n > NAME_MAX_ || !usable())
 		return 0;
 	/* out of the guest's way first (a host call: not under the lock); kept
 	 * open across exec, which hands the cache on (fsv_dc_save) */
 	*fdp = fsv_fd_high(*fdp, 0);
+	if (!fsv_fd_is_high(*fdp))
+		return 0; /* (RLIMIT_NOFILE below 256): kept, it would take a number of the guest's */
 	zv_lock(&lock);
 	if (gen_of(d.slot) != d.gen || find_locked(d, c, n) || *fdp < 0) {
 		zv_unlock(&lock); /* gone, or another thread kept it: walk on without */
@@ -282,7 +293,7 @@ int fsv_dc_add_dir(struct fsv_dref d, const char *c, size_t n, int *fdp, struct 
 
 void fsv_dc_add_link(struct fsv_dref d, const char *c, size_t n, const char *t, size_t tn)
 {
-	if (d.slot == FSV_DC_NONE || n > NAME_MAX_ || !tn || tn > TARGET_MAX || !usable())
+	if (!holds(d.slot) || n > NAME_MAX_ || !tn || tn > TARGET_MAX || !usable())
 		return;
 	fsv_link_name_seen(c, n);
 	zv_lock(&lock);
@@ -312,13 +323,16 @@ void fsv_dc_gone(struct fsv_dref d, const char *c, size_t n, int kind)
 
 void fsv_dc_mode_changed(struct fsv_dref d, const char *c, size_t n)
 {
+	/* it may lie on the path to the guest's directory, which no entry holds */
+	fsv_memo_guest_drop();
 	int dir = n == 1 && c[0] == '.' && d.slot != FSV_DC_NONE;
 	zv_lock(&lock);
-	if (!dir && d.slot != FSV_DC_NONE) {
+	if (!dir && holds(d.slot)) {
 		struct ent *e = find_locked(d, c, n);
 		dir = e && e->fd >= 0;
 	} else if (!dir) {
-		/* under a directory the cache does not know: any of that name */
+		/* under a directory the cache does not know (or the guest's, which
+		 * an entry may name too): any of that name */
 		for (int i = 0; i < nfds && !dir; i++)
 			dir = ents[fdents[i]].nlen == n && !memcmp(ents[fdents[i]].name, c, n);
 	}

@@ -13,6 +13,7 @@
 
 #define FSV_DC_NONE (-1) /* a directory the cache does not know */
 #define FSV_DC_ROOT (-2) /* the view's root */
+#define FSV_DC_GUEST (-3) /* a directory the guest holds open (memo.c): no entries under it */
 #define FSV_DC_TARGET_MAX 95 /* the longest symlink target it keeps */
 
 struct fsv_dref {

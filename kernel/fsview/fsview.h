@@ -189,6 +189,12 @@ void fsv_memo_set(struct fsv_dref from, const char *key, size_t n, const struct 
 int fsv_memo_get(struct fsv_dref from, const char *key, size_t n, struct fsv_res *res);
 size_t fsv_memo_prefix(const char *path, size_t len, int mode);
 void fsv_memo_fork_child(void);
+/* The guest opened directory path (n bytes, absolute, resolved by the host
+ * alone) as fd; the generation of the pseudo entry FSV_DC_GUEST while that
+ * fd serves walks (0: not), given the cache root's; and none serves. */
+void fsv_memo_guest_dir(const char *path, size_t n, int fd);
+uint32_t fsv_memo_guest_gen(uint32_t root_gen);
+void fsv_memo_guest_drop(void);
 /* Finds out whether res's last component is a symlink and follows it if so
  * (for calls that cannot tell by their result). */
 long fsv_settle_last(struct fsv_res *res, int mode, unsigned resolve);
@@ -204,6 +210,8 @@ void fsv_res_high(struct fsv_res *res);
 /* fd moved above the guest's range (closed, the new number returned; the
  * same when it cannot move). */
 int fsv_fd_high(int fd, int cloexec);
+/* Whether fd lies above the guest's range (no: a limit below 256 has none). */
+int fsv_fd_is_high(int fd);
 /* A copy of the guest's string at p: 0, -EFAULT, or -ENAMETOOLONG. */
 long fsv_copy_path(const char *p, char *out, size_t n);
 /* The view path of the directory behind the guest's dirfd (AT_FDCWD: its

@@ -109,9 +109,11 @@ static void fsv_fork_child(struct zv_thread *t)
 	}
 }
 
-/* The new image is loaded: other processes' /proc/PID/exe (shared.c). */
+/* The new image is loaded: other processes' /proc/PID/exe (shared.c); the
+ * old image's directory fds serve no walk (memo.c). */
 static void fsv_image(struct zv_thread *t, const char *path)
 {
+	fsv_memo_guest_drop();
 	zv_fsv_image_started();
 }
 

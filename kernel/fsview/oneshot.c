@@ -94,5 +94,8 @@ long fsv_open_oneshot(struct zv_call *c, int dirfd, const char *path, const stru
 		.resolve = RESOLVE_BENEATH | (inbind ? 0 : RESOLVE_NO_SYMLINKS),
 	};
 	long b[6] = { start, (long)rel, (long)&h, sizeof h };
-	return zv_next_as(c, __NR_openat2, b);
+	long r = zv_next_as(c, __NR_openat2, b);
+	if (r >= 0 && (flags & O_DIRECTORY) && path[0] == '/' && !inbind)
+		fsv_memo_guest_dir(path, len, (int)r); /* the names in it walk from there (memo.c) */
+	return r;
 }

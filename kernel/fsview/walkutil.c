@@ -19,9 +19,10 @@ static int fd_floor(void)
 	return top < 256 ? -1 : (int)top - 192;
 }
 
+static int floor;
+
 int fsv_fd_high(int fd, int cloexec)
 {
-	static int floor;
 	if (!floor)
 		floor = fd_floor();
 	if (floor < 0 || fd >= floor)
@@ -34,6 +35,11 @@ int fsv_fd_high(int fd, int cloexec)
 		return fd;
 	zv_close(fd);
 	return (int)hi;
+}
+
+int fsv_fd_is_high(int fd)
+{
+	return floor > 0 && fd >= floor;
 }
 
 void fsv_res_high(struct fsv_res *res)

@@ -162,7 +162,9 @@ void zv_exec_note_fork_child(struct zv_thread *t, uint64_t flags)
 		zv_proc.naio = 0;
 	if (zv_proc.mlocked)
 		zv_proc.mlocked = 0;
-	if (zv_proc.files_shared && !(flags & CLONE_FILES))
+	if (flags & CLONE_FILES) /* the parent's table: its closes are not noted here */
+		zv_proc.files_shared = 1;
+	else if (zv_proc.files_shared)
 		zv_proc.files_shared = 0;
 	/* the CLONE_VM child shares the parent's memory, not this one */
 	if (zv_proc.exec_needs_host & (ZV_EXEC_NEEDS_HOST_SHARED | ZV_EXEC_NEEDS_HOST_AIO))

@@ -270,6 +270,7 @@ void zv_exec_reset(struct zv_thread *t, int fd_dir, const struct zv_exec_files *
 		close_known(keep);
 	else
 		close_on_exec(fd_dir, keep);
+	zv_proc.fd_gen++;
 	zv_fdflags_exact(); /* every fd left is kept by the next exec too */
 	if (zv_proc.dumpable_set) {
 		zv_sys2(__NR_prctl, 4 /* PR_SET_DUMPABLE */, 1);

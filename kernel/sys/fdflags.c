@@ -207,9 +207,24 @@ void zv_fdflags_note(struct zv_thread *t, long nr, const long *a, long r)
 	set_fd(r, flags != 0);
 }
 
+/* Whether call nr may close an fd or put another file at its number: what
+ * zv_proc.fd_gen counts (an fd number kept while it stands names the same
+ * open file; exec and the fd table's sharing are the keeper's to judge). */
+static int may_replace(long nr)
+{
+	switch (nr) {
+	case __NR_close: case __NR_close_range: case __NR_dup2: case __NR_dup3:
+	case __NR_io_uring_enter: case __NR_io_uring_register:
+		return 1;
+	}
+	return nr < 0 || nr >= NR_KNOWN;
+}
+
 static long fdflags_call(struct zv_call *c)
 {
 	long r = zv_next(c);
+	if (may_replace(c->nr))
+		zv_proc.fd_gen++;
 	zv_fdflags_note(c->t, c->nr, c->a, r);
 	return r;
 }

@@ -150,6 +150,9 @@ long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *
 /* Recomputes which layers see each call and the fast path's kinds: at
  * start-up and whenever a layer's state changes. */
 void zv_layers_fold(void);
+/* Whether the routes route nr through layer l, once a fold under way has
+ * ended. */
+int zv_layer_routed(const struct zv_layer *l, long nr);
 
 void zv_event_fork_child(struct zv_thread *t);
 void zv_event_exec(struct zv_thread *t, long nr, const long *a);

@@ -24,8 +24,19 @@ uint8_t zv_call_kind[512] __attribute__((aligned(64)));
 int zv_check_fds;
 
 /* Runs at every start and whenever an option changes: only the layers that
- * are on are asked, about each number (two by default, of nine). */
+ * are on are asked, about each number (two by default, of nine). One at a
+ * time: two threads' folds interleaved (one after procview's first mark,
+ * one after another thread's last) could leave each route as either wrote
+ * it; in turn, the last one asks after the last change. */
+static void fold(void);
 void zv_layers_fold(void)
+{
+	zv_lock(&zv_proc.fold_lock);
+	fold();
+	zv_unlock(&zv_proc.fold_lock);
+}
+
+static void fold(void)
 {
 	unsigned inline_ok = 0, on = 0;
 	uint64_t sigs = ZV_SIGBIT(31);
@@ -65,6 +76,18 @@ void zv_layers_fold(void)
 	int check = zv_hidden_fds_exist() && zv_fdguard_layer.sees(__NR_read);
 	if (zv_check_fds != check)
 		zv_check_fds = check;
+}
+
+/* Under the fold's lock: a fold another thread has begun has ended. */
+int zv_layer_routed(const struct zv_layer *l, long nr)
+{
+	int r = 0;
+	zv_lock(&zv_proc.fold_lock);
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i] == l)
+			r = (seen_by[(unsigned long)nr < 512 ? nr : 512] >> i) & 1;
+	zv_unlock(&zv_proc.fold_lock);
+	return r;
 }
 
 long zv_next(struct zv_call *c)

@@ -115,6 +115,8 @@ static void after_fork_child(struct zv_thread *t, uint64_t parent_held, int pid)
 	zv_proc.pid = zv_proc.hpid = pid > 0 ? pid : (int)zv_getpid();
 	if (zv_proc.lock) /* locks are written only when held: a page written costs a copy */
 		zv_proc.lock = 0;
+	if (zv_proc.fold_lock)
+		zv_proc.fold_lock = 0;
 	if (t->sighand->lock)
 		t->sighand->lock = 0;
 	zv_thread_forget_dead();

@@ -59,6 +59,7 @@ struct zv_proc {
 	unsigned long stat_inexec;    /* execs made in this process so far (not reset by them) */
 	uint64_t brk_start, brk_cur;
 	volatile int lock;       /* guards brk */
+	volatile int fold_lock;  /* one zv_layers_fold at a time (sys/layers.c) */
 	struct zv_sighand sighand;    /* the dispositions of the first thread */
 	char exe_path[ZV_PATH_MAX];   /* what /proc/self/exe shows the guest */
 	struct zv_seccomp seccomp;
@@ -80,6 +81,7 @@ struct zv_proc {
 	uint64_t rlim_stack;          /* RLIMIT_STACK's soft limit at the image's start (execve's E2BIG) */
 	unsigned exec_needs_host;     /* ZV_EXEC_NEEDS_HOST_* */
 	int files_shared;             /* a CLONE_FILES child that is not a thread: execve unshares the table */
+	uint32_t fd_gen;              /* moves at each guest call that may close or replace an fd (sys/fdflags.c) */
 	int cloexec_exact;            /* cloexec_fds says which guest fds are close-on-exec (sys/fdflags.c) */
 	uint64_t cloexec_fds[ZV_CLOEXEC_FDS / 64];
 	int dumpable_set;             /* PR_SET_DUMPABLE was called: execve sets it back */

@@ -39,10 +39,12 @@ struct mark {
 	uint64_t next_lo;  /* and its address */
 	uint64_t read_pos; /* where the last read ended (seq_file's read_pos) */
 	size_t bufsz;      /* seq_file's buffer: the most a read gives past a record's rest */
+	uint64_t seq;      /* which mark this is: a close drops only the one it closed */
 };
 
 static struct mark marks[MAX_MARKS] = { [0 ... MAX_MARKS - 1] = { .fd = -1 } };
 static int nmarks;
+static uint64_t marks_made;
 static volatile int pv_lock;
 static struct zv_pv_buf raw; /* the host's text, under pv_lock */
 
@@ -120,7 +122,7 @@ static int add(int fd, int kind, int tid, uint64_t dev, uint64_t ino)
 		for (int i = 0; i < MAX_MARKS; i++)
 			if (marks[i].fd < 0) {
 				marks[i] = (struct mark){ .fd = fd, .kind = kind, .tid = tid, .dev = dev, .ino = ino,
-							  .bufsz = 4096 };
+							  .bufsz = 4096, .seq = ++marks_made };
 				return ++nmarks == 1;
 			}
 		for (int i = 0; i < MAX_MARKS; i++)
@@ -160,6 +162,18 @@ static long number(const char **s)
 		return -1;
 	*s = e;
 	return v;
+}
+
+/* After a mark is added: the layer must see the fd's reads before the call
+ * returns. The first mark folds; a later one may come while another
+ * thread's fold is under way (its first mark's, or one after the last
+ * mark's drop that found none): it waits for that fold's end and folds if
+ * the routes still leave the layer out. */
+extern const struct zv_layer zv_procview_layer;
+static void fold_for_mark(int first)
+{
+	if (first || !zv_layer_routed(&zv_procview_layer, __NR_read))
+		zv_layers_fold();
 }
 
 void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
@@ -206,8 +220,7 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	zv_lock(&pv_lock);
 	int fold = add((int)fd, kind, (int)tid, dev, ino);
 	zv_unlock(&pv_lock);
-	if (fold)
-		zv_layers_fold();
+	fold_for_mark(fold);
 }
 
 int zv_pv_read_all(int fd, struct zv_pv_buf *b)
@@ -514,13 +527,23 @@ static int is_dup(int fdop, const long *a)
 static long pv_call(struct zv_call *c)
 {
 	long *a = c->a, r;
-	int fold = 0, fdop = zv_row(c->nr)->fdop;
+	int fold = 0, added = 0, fdop = zv_row(c->nr)->fdop;
 	if (fdop == ZV_FDOP_CLOSE || fdop == ZV_FDOP_CLOSE_RANGE || is_dup(fdop, a)) {
+		/* Another thread may open a file that gets this number (and its
+		 * mark) between the host's close and the drop: the close drops
+		 * only the mark that was there before it. */
+		uint64_t was = 0;
+		if (fdop == ZV_FDOP_CLOSE) {
+			zv_lock(&pv_lock);
+			struct mark *m = find((int)a[0]);
+			was = m ? m->seq : 0;
+			zv_unlock(&pv_lock);
+		}
 		r = zv_next(c);
 		zv_lock(&pv_lock);
 		if (fdop == ZV_FDOP_CLOSE) {
 			struct mark *m = find((int)a[0]);
-			if (m && r != -EBADF)
+			if (m && m->seq == was && r != -EBADF)
 				drop(m), fold = nmarks == 0;
 		} else if (fdop == ZV_FDOP_CLOSE_RANGE) {
 			if (r == 0 && !(a[2] & 4 /* CLOSE_RANGE_CLOEXEC */))
@@ -531,11 +554,15 @@ static long pv_call(struct zv_call *c)
 		} else if (r >= 0 && r != a[0]) {
 			struct mark *m = valid_mark((int)a[0], &fold), *old = find((int)r);
 			if (m)
-				fold = add((int)r, m->kind, m->tid, m->dev, m->ino);
+				fold = add((int)r, m->kind, m->tid, m->dev, m->ino), added = 1;
 			else if (old)
 				drop(old), fold = nmarks == 0;
 		}
 		zv_unlock(&pv_lock);
+		if (added) {
+			fold_for_mark(fold);
+			return r;
+		}
 	} else {
 		zv_lock(&pv_lock);
 		struct mark *m = valid_mark((int)a[0], &fold);
