@@ -1,8 +1,8 @@
 """The checkpoint's hash thread (kernel/cr/hashthread.c, docs/DESIGN.md
 "What a checkpoint spends its time on"): the pages of a large heap are
 hashed on a second host thread beside their write. The guest cr_heapthreads
-(a heap, a buffer per thread, and threads that list /proc/self/task every
-millisecond) is cut twice on each platform and restored each time; its
+(a heap, a buffer per thread, and threads that count /proc/self/task's
+links every millisecond; the main thread lists it after each cut) is cut twice on each platform and restored each time; its
 output joined over the cuts must be the native one: memory back exactly,
 and no count of its tasks ever saw a thread of the kernel's. With
 --leave-running, the host's task list holds the guest's threads alone once
