@@ -170,6 +170,7 @@ long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self)
 {
 	(void)self;
 	memset(o, 0, sizeof *o);
+	memset(zv_cr.scratch, 0, sizeof zv_cr.scratch); /* an earlier checkpoint's is unmapped */
 	zv_cr_scratch(o, sizeof *o);
 	const char *dir = zv_cr.req.dir;
 	char tmp[4200];

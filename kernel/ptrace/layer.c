@@ -50,7 +50,7 @@ static void post(struct zv_thread *t, int sig, int code, uint64_t addr)
 
 /* The call itself: a tracer's wait and its tracees' /proc/PID/mem are
  * this feature's too. */
-static long inner(struct zv_call *c)
+long zv_pt_inner(struct zv_call *c)
 {
 	long r;
 	if (zv_pt_tracing()) {
@@ -129,7 +129,7 @@ static long syscall_stops(struct zv_call *c)
 	long r, nr = c->nr;
 	int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f, sig = 0;
 	if (mode != ZV_PT_SYSCALL && mode != ZV_PT_SYSEMU && mode != ZV_PT_SYSEMU_STEP) {
-		r = inner(c);
+		r = zv_pt_inner(c);
 		/* resumed with PTRACE_SYSCALL from a seccomp stop: the exit stop */
 		if (t->pt.seccomp_stopped && t->pt.slot && t->pt.mode == ZV_PT_SYSCALL) {
 			const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
@@ -145,7 +145,12 @@ static long syscall_stops(struct zv_call *c)
 	int again = t->pt.again_nr == c->nr && t->pt.again_rip == uc->mc.rip;
 	if (t->pt.again_nr >= 0 && (again || t->handler_depth <= t->pt.again_depth))
 		t->pt.again_nr = -1;
+	/* natively a sleep made again with no handler run is restart_syscall */
+	long shown_nr = t->pt.block_nr == c->nr && t->pt.block_rip == uc->mc.rip ? __NR_restart_syscall : c->nr;
+	t->pt.block_nr = -1;
+	t->pt.orig_rax = shown_nr;
 	uc->mc.rax = (uint64_t)-ENOSYS;
+	uint64_t held = t->pending_set;
 	if (!again)
 		sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_ENTRY, st, NULL, 0);
 	if (sig)
@@ -154,17 +159,14 @@ static long syscall_stops(struct zv_call *c)
 		r = (long)uc->mc.rax; /* not made: what the tracer left in rax */
 		goto out;
 	}
-	nr = t->pt.orig_rax;
+	nr = t->pt.orig_rax == shown_nr ? c->nr : t->pt.orig_rax;
 	long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx,
 		      (long)uc->mc.r10, (long)uc->mc.r8, (long)uc->mc.r9 };
+	int came = !again && (t->pending_set & ~held) != 0; /* a guest signal came at the stop */
 	if (nr == -1)
 		r = (long)uc->mc.rax; /* skipped by the tracer */
-	else if (nr != c->nr || memcmp(a, c->a, sizeof a))
-		r = zv_next_as(c, nr, a);
-	else {
-		uc->mc.rax = rax;
-		r = inner(c);
-	}
+	else
+		r = zv_pt_entry_made(c, nr, a, rax, came);
 	s = t->pt.slot;
 	if (!s || t->pt.mode != ZV_PT_SYSCALL)
 		goto out;
@@ -178,7 +180,7 @@ static long syscall_stops(struct zv_call *c)
 	}
 	if (t->pt.seccomp_stopped)
 		nr = t->pt.orig_rax; /* as the tracer left it at the seccomp stop */
-	r = exit_stop(t, uc, nr, a, r, st);
+	r = exit_stop(t, uc, nr == c->nr ? shown_nr : nr, a, r, st);
 out:
 	if (stepped && t->pt.slot && r != ZV_NORESULT)
 		post(t, SIGTRAP_, TRAP_BRKPT, uc->mc.rip);
@@ -247,7 +249,7 @@ static long pt_call(struct zv_call *c)
 	if ((nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill) && stop_signal(c, &r))
 		return r;
 	if (!c->t->pt.slot)
-		return inner(c);
+		return zv_pt_inner(c);
 	return syscall_stops(c);
 }
 
@@ -273,6 +275,10 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 		if (t->restarted) {
 			shown_rip = rip + 2;
 			shown_rax = (uint64_t)-(code ? code : 512);
+			if (code == 516) {
+				t->pt.block_nr = t->pt.orig_rax;
+				t->pt.block_rip = shown_rip;
+			}
 		} else if ((long)rax == -EINTR && code) {
 			shown_rax = (uint64_t)-code;
 		}

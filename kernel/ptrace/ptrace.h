@@ -106,6 +106,8 @@ extern struct zv_pt_tracee zv_pt_me;
 long zv_pt_area_new(int *fd);           /* a new area, mapped; its memfd in *fd (the caller closes it) */
 struct zv_pt_slot *zv_pt_slot_take(struct zv_thread *x);
 void zv_pt_traced(struct zv_thread *x, struct zv_pt_slot *s, int tracer_pid); /* x is traced from now on */
+long zv_pt_inner(struct zv_call *c); /* the call itself, a tracer's waits and /proc/PID/mem its own */
+long zv_pt_entry_made(struct zv_call *c, long nr, long *a, uint64_t rax, int came); /* (entrycall.c) */
 void zv_pt_untraced(struct zv_thread *x);
 void zv_pt_ring(struct zv_pt_bell *b);
 void zv_pt_bell_notify(struct zv_thread *t);

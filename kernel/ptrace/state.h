@@ -17,6 +17,8 @@ struct zv_pt_thread {
 	uint64_t again_rip;       /* a call a deferred signal stopped before it began (made again after */
 	long again_nr;            /* the handler): where and which, its entry stop already seen; -1: none */
 	int again_depth;          /* (the handler depth it waits at) */
+	uint64_t block_rip;       /* a call with ERESTART_RESTARTBLOCK made again with no handler run: */
+	long block_nr;            /* its entry, shown as restart_syscall's; -1: none */
 	int seccomp_stopped;      /* the call being made had a seccomp stop (its exit stop follows) */
 	uint64_t clone_flags;     /* of the clone being made (clone_before to fork_child) */
 	int perf_fd[4];           /* the debug registers' breakpoints, + 1 (0: none) */

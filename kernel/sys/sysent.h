@@ -26,6 +26,8 @@ enum zv_restart {
 	ZV_RS_BLOCK,  /* ERESTART_RESTARTBLOCK: never restarted after a handler */
 	ZV_RS_EINTR,  /* returns EINTR itself: never restarted */
 	ZV_RS_FUTEX,  /* ERESTARTSYS, or with a timeout (argument 3) ERESTART_RESTARTBLOCK */
+	ZV_RS_NOWAIT, /* never waits for anything a signal interrupts: one pending as it
+		       * begins is delivered after it (a traced call's entry stop) */
 };
 
 #define ZV_FDS_MMAP 0x80 /* in fds: the fd argument counts only without MAP_ANONYMOUS (mmap) */
@@ -212,6 +214,8 @@ static inline int zv_arg_index(unsigned mask) { return mask ? __builtin_ctz(mask
 const char *zv_sysname(long nr); /* its name, or NULL */
 int zv_sys_restart_code(long nr, const long *a); /* ERESTART* code strace shows for EINTR, or 0 */
 int zv_sys_never_restarted(long nr, const long *a);
+static inline int zv_sys_nowait(long nr) { return zv_row(nr)->restart == ZV_RS_NOWAIT; }
+static inline int zv_sys_waits(long nr) { int rs = zv_row(nr)->restart; return rs != ZV_RS_PLAIN && rs != ZV_RS_NOWAIT; }
 int zv_sys_i386_refused(uint32_t nr);
 /* Whether the call returned r in a child it started (fork, vfork, clone). */
 static inline int zv_sys_in_child(long nr, long r) { return r == 0 && zv_row(nr)->task; }

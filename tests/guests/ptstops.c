@@ -158,6 +158,150 @@ static void mode_entrysig(void)
 	run_stops(entrysig_body, sends);
 }
 
+/* --- sigat-CALL: each kind of signal sent at the entry stop of a call
+ * that does not block (getppid), one that blocks on an empty pipe (read),
+ * one that sleeps (nanosleep) and a wait4 whose child has ended: the stops the tracer sees (orig_rax and
+ * rax at the exit stop), then the call's result in the tracee. */
+enum { HANDLED, RESTART, IGNORED, BLOCKED, KILLED, KINDS };
+static const char *const kind_names[KINDS] = { "handled", "SA_RESTART", "ignored", "blocked", "SIGKILL" };
+static int at_call, at_kind, at_pipe[2];
+
+static void on_usr1_short(int sig)
+{
+	say("handler %s\n", strsignal(sig));
+}
+
+static const char *err_name(int e)
+{
+	static char b[16];
+	if (e == EINTR)
+		return "EINTR";
+	snprintf(b, sizeof b, "errno %d", e);
+	return b;
+}
+
+static void sigat_body(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1_short };
+	if (at_kind == RESTART)
+		sa.sa_flags = SA_RESTART;
+	if (at_kind == IGNORED)
+		sa.sa_handler = SIG_IGN;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	if (at_kind == BLOCKED)
+		sigprocmask(SIG_BLOCK, &s, NULL);
+	char c = 0;
+	struct timespec ts = { 0, 100 * 1000000L };
+	pid_t child = 0;
+	if (at_call == SYS_wait4) { /* a child already ended */
+		child = fork();
+		if (child == 0)
+			_exit(7);
+		siginfo_t si;
+		CHECK(waitid(P_PID, child, &si, WEXITED | WNOWAIT) == 0);
+	}
+	int wst = 0;
+	long r = at_call == SYS_getppid ? syscall(SYS_getppid) :
+		 at_call == SYS_read ? syscall(SYS_read, at_pipe[0], &c, 1) :
+		 at_call == SYS_wait4 ? syscall(SYS_wait4, child, &wst, 0, 0) : syscall(SYS_nanosleep, &ts, &ts);
+	if (at_call == SYS_wait4 && r == child)
+		r = WEXITSTATUS(wst) * 1000; /* (the pid differs from run to run) */
+	int e = errno;
+	if (at_call == SYS_getppid)
+		say("tracee: getppid %s\n", r == getppid() ? "gave the parent" : "FAIL");
+	else
+		say("tracee: result %ld%s%s\n", r, r < 0 ? ", " : "", r < 0 ? err_name(e) : "");
+	if (at_kind == BLOCKED)
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+	say("tracee done\n");
+}
+
+static const char *call_name(long nr)
+{
+	return nr == SYS_getppid ? "getppid" : nr == SYS_read ? "read" : nr == SYS_nanosleep ? "nanosleep" :
+	       nr == SYS_wait4 ? "wait4" :
+	       nr == SYS_restart_syscall ? "restart_syscall" : NULL;
+}
+
+/* rax at an exit stop: the result, a kernel-only restart code by name */
+static const char *shown_result(long nr, long rax)
+{
+	static char b[32];
+	if (rax == -512 || rax == -513 || rax == -514 || rax == -516)
+		return rax == -512 ? "-ERESTARTSYS" : rax == -513 ? "-ERESTARTNOINTR" :
+		       rax == -514 ? "-ERESTARTNOHAND" : "-ERESTART_RESTARTBLOCK";
+	if (rax < 0 && rax > -4096)
+		snprintf(b, sizeof b, "-%s", err_name((int)-rax));
+	else if (nr == SYS_getppid || nr == SYS_wait4)
+		return nr == SYS_getppid ? "the parent" : "the child";
+	else
+		snprintf(b, sizeof b, "%ld", rax);
+	return b;
+}
+
+static void sigat_one(int kind)
+{
+	at_kind = kind;
+	say("-- %s\n", kind_names[kind]);
+	if (at_call == SYS_read)
+		CHECK(pipe(at_pipe) == 0);
+	pid_t pid = traced_child(sigat_body);
+	int entries = 0, wrote = 0;
+	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+	for (;;) {
+		int st, give = 0;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		if (!WIFSTOPPED(st)) {
+			report_end(st);
+			break;
+		}
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			say("signal stop %s\n", WSTOPSIG(st) == SIGCHLD ? "SIGCHLD" : strsignal(WSTOPSIG(st))); /* (musl names it apart) */
+			give = WSTOPSIG(st);
+		} else {
+			struct user_regs_struct r;
+			CHECK(ptrace(PTRACE_GETREGS, pid, 0, &r) == 0);
+			const char *name = call_name((long)r.orig_rax);
+			int entry = (long)r.rax == -ENOSYS;
+			if (name && entry)
+				say("entry %s\n", name);
+			else if (name)
+				say("exit %s: %s\n", name, shown_result((long)r.orig_rax, (long)r.rax));
+			if (name && entry && !strcmp(name, call_name(at_call)) && ++entries == 1) {
+				CHECK(kill(pid, kind == KILLED ? SIGKILL : SIGUSR1) == 0);
+				if (kind == KILLED)
+					continue; /* its end is the next report */
+				pause_ms(20); /* it has surely come meanwhile */
+			} else if (name && entry && at_call == SYS_read && !wrote) {
+				CHECK(write(at_pipe[1], "x", 1) == 1); /* the read made again finds a byte */
+				wrote = 1;
+			}
+			if (at_call == SYS_read && kind == BLOCKED && entries == 1 && !wrote) {
+				CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+				pause_ms(100); /* the read blocks meanwhile, the signal held */
+				CHECK(write(at_pipe[1], "x", 1) == 1);
+				wrote = 1;
+				continue;
+			}
+		}
+		CHECK(ptrace(PTRACE_SYSCALL, pid, 0, give) == 0);
+	}
+	if (at_call == SYS_read) {
+		close(at_pipe[0]);
+		close(at_pipe[1]);
+	}
+}
+
+static void mode_sigat(int nr)
+{
+	at_call = nr;
+	for (int k = 0; k < KINDS; k++)
+		sigat_one(k);
+}
+
 /* --- orphan: the tracer ends while its tracee is at a syscall stop; the
  * tracee goes on untraced */
 static int orphan_pipe[2];
@@ -247,11 +391,19 @@ int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 	if (!strcmp(m, "--list"))
-		say("stopsig\nentrysig\norphan\nmixed\n");
+		say("stopsig\nentrysig\nsigat-getppid\nsigat-read\nsigat-nanosleep\nsigat-wait4\norphan\nmixed\n");
 	else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
 		mode_entrysig();
+	else if (!strcmp(m, "sigat-getppid"))
+		mode_sigat(SYS_getppid);
+	else if (!strcmp(m, "sigat-read"))
+		mode_sigat(SYS_read);
+	else if (!strcmp(m, "sigat-nanosleep"))
+		mode_sigat(SYS_nanosleep);
+	else if (!strcmp(m, "sigat-wait4"))
+		mode_sigat(SYS_wait4);
 	else if (!strcmp(m, "orphan"))
 		mode_orphan();
 	else if (!strcmp(m, "mixed"))
