@@ -334,6 +334,20 @@ def signals_held(pid, timeout=30):
         time.sleep(0.002)
 
 
+_native_once = {}
+
+
+def staged_native_once(guest, markers, cwd):
+    """The guest's staged native run as the test user, made once per test
+    process (its output does not depend on the directory), checked to end
+    well."""
+    if guest not in _native_once:
+        res = staged_native([zvtest.guest(guest)], markers, cwd, as_user=user())
+        assert res.returncode == 0 and "FAIL" not in res.stdout, zvtest.explain(res, res)
+        _native_once[guest] = res
+    return _native_once[guest]
+
+
 def staged_native(argv, markers, cwd, as_user=None, sig=signal.SIGUSR1, timeout=60):
     """argv run natively: each time it says the next of markers (a whole
     line), it is sent sig. Its Result."""

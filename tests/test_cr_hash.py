@@ -23,15 +23,8 @@ GUEST = "cr_heapthreads"
 MARKERS = ["ready", "ready 2"]
 TASKS = 4  # the guest's main thread and its three counters
 
-_native = {}
-
-
 def native(tmp):
-    if "r" not in _native:
-        res = cr.staged_native([zvtest.guest(GUEST)], MARKERS, tmp, as_user=cr.user())
-        assert res.returncode == 0 and "FAIL" not in res.stdout, zvtest.explain(res, res)
-        _native["r"] = res
-    return _native["r"]
+    return cr.staged_native_once(GUEST, MARKERS, tmp)
 
 
 def host_tasks(pid):

@@ -21,15 +21,8 @@ GUEST = "cr_lazy"
 MARKERS = ["ready", "ready 2"]
 
 
-_native = {}
-
-
 def native(tmp):
-    if "r" not in _native:
-        res = cr.staged_native([zvtest.guest(GUEST)], MARKERS, tmp, as_user=cr.user())
-        assert res.returncode == 0 and "FAIL" not in res.stdout, zvtest.explain(res, res)
-        _native["r"] = res
-    return _native["r"]
+    return cr.staged_native_once(GUEST, MARKERS, tmp)
 
 
 def mapped_from_image(pid):
