@@ -1,14 +1,15 @@
-"""The checkpoint's hash thread (kernel/cr/hashthread.c, docs/DESIGN.md
-"What a checkpoint spends its time on"): the pages of a large heap are
-hashed on a second host thread beside their write. The guest cr_heapthreads
-(a heap, a buffer per thread, and threads that count /proc/self/task's
-links every millisecond; the main thread lists it after each cut) is cut twice on each platform and restored each time; its
-output joined over the cuts must be the native one: memory back exactly,
-and no count of its tasks ever saw a thread of the kernel's. With
---leave-running, the host's task list holds the guest's threads alone once
-the command returns, at the first checkpoint and at the next. An image the
-thread hashed restores with --eager (which checks the hash of every page),
-and a byte flipped in pages.bin is then refused with one line."""
+"""A large heap and threads across checkpoints (docs/DESIGN.md "What a
+checkpoint spends its time on": the dump's own memory mapped before the
+maps are read, its list emptied at each checkpoint). The guest
+cr_heapthreads (a heap, a buffer per thread, and threads that count
+/proc/self/task's links every millisecond; the main thread lists it after
+each cut) is cut twice on each platform and restored each time; its output
+joined over the cuts must be the native one: memory back exactly, and no
+count of its tasks ever saw a thread of the kernel's. With --leave-running,
+the host's task list holds the guest's threads alone once the command
+returns, at the first checkpoint and at the next. The image restores with
+--eager (which checks the hash of every page), and a byte flipped in
+pages.bin is then refused with one line."""
 import os
 import shutil
 import signal

@@ -5,7 +5,6 @@
 #include "zvisor.h"
 #include "cr/image.h"
 #include "cr/stream.h"
-#include "cr/hashthread.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -152,16 +151,12 @@ long zv_cr_stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *
 	s->mode = 0;
 	zv_strlcpy(s->name, name, sizeof s->name);
 	zv_cr_hash_init(&s->h, 0);
-	s->q = NULL;
 	return 0;
 }
 
 long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len)
 {
-	if (s->q)
-		zv_cr_hashq_add(s->q, p, len); /* hashed beside the write */
-	else
-		zv_cr_hash_update(&s->h, p, len);
+	zv_cr_hash_update(&s->h, p, len);
 	const char *c = p;
 	while (len) {
 		long n = zv_write(s->fd, c, len > (1UL << 30) ? 1UL << 30 : len);
@@ -190,9 +185,6 @@ long zv_cr_stream_skip(struct zv_cr_stream *s, uint64_t len)
 long zv_cr_stream_close(struct zv_cr_stream *s)
 {
 	struct zv_cr_out *o = s->o;
-	if (s->q)
-		zv_cr_hashq_join(s->q, &s->h);
-	s->q = NULL;
 	/* a hole at the end: the file still has the size */
 	if (s->h.total != s->off && zv_sys2(__NR_ftruncate, s->fd, (long)s->off) < 0) {
 		zv_close(s->fd);

@@ -11,7 +11,6 @@
 #include "cr/memory.h"
 #include "cr/stream.h"
 #include "cr/lazy.h"
-#include "cr/hashthread.h"
 #include "sys/filemem.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -168,9 +167,7 @@ struct saver {
 	uint8_t *core;           /* mincore's, as many */
 	struct zv_cr_run *runs;  /* one mapping's runs */
 	uint64_t maxruns;        /* as many again for the holes zero pages leave */
-	uint8_t *bounce;         /* the checkpointing thread's own block, copied as written */
-	void *hashq;             /* the hash thread's block (cr/hashthread.h), or an error */
-	int hash_tried;          /* whether a hash thread was asked for */
+	uint8_t *bounce;         /* a page: the checkpointing thread's own, copied */
 };
 #define PM_CHUNK 8192UL
 
@@ -250,32 +247,19 @@ static int zero_page(const struct saver *s, int kind, int prot, uint64_t a, uint
 	return 1;
 }
 
-/* From this many bytes of pages on, a second thread hashes them beside
- * their write (cr/hashthread.c); fewer are hashed in line, as the thread
- * would cost more than it saves. */
-#define HASH_THREAD_MIN (2UL << 20)
-
 /* Pages go to the file as they are, except the checkpointing thread's own
  * block, whose stack changes under the writes (the hash would not match
- * the bytes written): copied first, each page to its own place in bounce,
- * which does not change until the hash thread is joined. */
+ * the bytes written): copied first. */
 static long write_run(struct saver *s, uint64_t addr, uint64_t len)
 {
-	if (!s->hash_tried && s->pages.h.total + len >= HASH_THREAD_MIN) {
-		s->hash_tried = 1;
-		if (!zv_is_err((long)s->hashq))
-			s->pages.q = zv_cr_hashq_start(s->hashq, &s->pages.h);
-	}
-	uint64_t self = zv_block_of(zv_current()), end = addr + len;
-	uint64_t lo = addr > self ? addr : self, hi = end < self + ZV_BLOCK_SIZE ? end : self + ZV_BLOCK_SIZE;
-	if (lo >= hi)
+	uint64_t self = zv_block_of(zv_current());
+	if (addr >= self + ZV_BLOCK_SIZE || addr + len <= self)
 		return zv_cr_stream_write(&s->pages, (const void *)addr, len);
-	uint8_t *copy = s->bounce + (lo - self);
-	memcpy(copy, (const void *)lo, hi - lo);
-	if ((lo > addr && zv_cr_stream_write(&s->pages, (const void *)addr, lo - addr) < 0) ||
-	    zv_cr_stream_write(&s->pages, copy, hi - lo) < 0 ||
-	    (end > hi && zv_cr_stream_write(&s->pages, (const void *)hi, end - hi) < 0))
-		return -1;
+	for (uint64_t done = 0; done < len; done += PAGE) {
+		memcpy(s->bounce, (const void *)(addr + done), PAGE);
+		if (zv_cr_stream_write(&s->pages, s->bounce, PAGE) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -392,8 +376,6 @@ static long save_one(struct saver *s, const struct zv_cr_mapline *m, int kind)
 	}
 	if (r == 0 && (v.flags & ZV_CR_VMA_PLACED))
 		r = zv_cr_stream_skip(&s->pages, v.pages_off + (m->hi - m->lo) - s->pages.off);
-	if (unreadable && s->pages.q)
-		zv_cr_hashq_drain(s->pages.q); /* the thread reads it still */
 	if (unreadable)
 		zv_mprotect((void *)m->lo, m->hi - m->lo, v.prot);
 	return r;
@@ -405,26 +387,22 @@ long zv_cr_save_memory(struct zv_cr_out *o)
 	zv_cr_image_layout(&l);
 	struct saver s = { .o = o, .maxruns = 1UL << 16 };
 	uint64_t maplen = 0, pmlen = PM_CHUNK * 8, runlen = 2 * s.maxruns * sizeof *s.runs;
-	uint64_t pmall = pmlen + ZV_BLOCK_SIZE + PM_CHUNK;
 	/* The checkpoint's own memory is mapped before the mappings are read:
 	 * a chunk of kernel memory mapped later (lib/kmem.c) would be missing
 	 * from the image while the kernel's data, saved last, says it is there. */
-	s.pm = zv_kmap(pmall, 4096, -1);
+	s.pm = zv_kmap(pmlen + PAGE + PM_CHUNK, 4096, -1);
 	s.runs = zv_kmap(runlen, 4096, -1);
-	s.hashq = zv_kmap(ZV_CR_HASHQ_BLOCK, ZV_CR_HASHQ_BLOCK, -1);
 	char *maps = zv_cr_read_maps("/proc/self/maps", &maplen);
 	s.bounce = (uint8_t *)s.pm + pmlen;
-	s.core = s.bounce + ZV_BLOCK_SIZE;
+	s.core = s.bounce + PAGE;
 	long r = -1;
 	if (!maps || zv_is_err((long)s.pm) || zv_is_err((long)s.runs)) {
 		zv_cr_refuse(o, "out of memory reading the mappings");
 		goto out;
 	}
 	zv_cr_scratch(maps, maplen);
-	zv_cr_scratch(s.pm, pmall);
+	zv_cr_scratch(s.pm, pmlen + PAGE + PM_CHUNK);
 	zv_cr_scratch(s.runs, runlen);
-	if (!zv_is_err((long)s.hashq))
-		zv_cr_scratch(s.hashq, ZV_CR_HASHQ_BLOCK);
 	zv_cr_holes_open(&s.holes);
 	s.pagemap = (int)zv_openat(-100, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
 	if (s.pagemap < 0) {
@@ -491,11 +469,9 @@ out:
 	if (maps)
 		zv_kunmap(maps, maplen);
 	if (!zv_is_err((long)s.pm))
-		zv_kunmap(s.pm, pmall);
+		zv_kunmap(s.pm, pmlen + PAGE + PM_CHUNK);
 	if (!zv_is_err((long)s.runs))
 		zv_kunmap(s.runs, runlen);
-	if (!zv_is_err((long)s.hashq))
-		zv_kunmap(s.hashq, ZV_CR_HASHQ_BLOCK);
 	return r;
 }
 

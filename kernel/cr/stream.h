@@ -20,7 +20,6 @@ struct zv_cr_stream {
 	uint64_t off;          /* where the next byte goes (holes included) */
 	int mode;              /* the file's mode once closed */
 	struct zv_cr_hasher h;
-	struct zv_cr_hashq *q; /* a thread hashing for it (cr/hashthread.h), or NULL: h here */
 };
 long zv_cr_stream_open(struct zv_cr_out *o, struct zv_cr_stream *s, const char *name);
 long zv_cr_stream_write(struct zv_cr_stream *s, const void *p, uint64_t len);
