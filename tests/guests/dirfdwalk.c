@@ -22,25 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-static char base[512];
-
-static const char *at(const char *rel)
-{
-	static char p[4][4096];
-	static int k;
-	char *s = p[k++ % 4];
-	snprintf(s, sizeof p[0], "%s/%s", base, rel);
-	return s;
-}
-
-static void put(const char *rel, const char *text)
-{
-	int fd = open(at(rel), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, text, strlen(text)) < 0)
-		printf("FAIL write %s: %s\n", rel, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-}
+#include "basedir.h"
 
 static int opendir_fd(const char *rel)
 {
