@@ -436,6 +436,9 @@ static void pt_task_start(struct zv_thread *t, struct zv_ucontext *uc)
 	s->htid = t->htid;
 	s->pid = t->pid;
 	s->hpid = (int)zv_getpid();
+	uint64_t e = __atomic_load_n(&zv_pt_me.ending, __ATOMIC_SEQ_CST);
+	if (e && !t->is_thread && (int)(e >> 32) == s->hpid) /* a CLONE_VM child process with an ended one's pid */
+		__atomic_compare_exchange_n(&zv_pt_me.ending, &e, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->tid, t->tid, __ATOMIC_RELEASE);
 	zv_pt_futex_wake((volatile uint32_t *)&s->tid); /* (child_started) */
 	zv_pt_set_bounce(t);
@@ -499,10 +502,13 @@ static void pt_exit(struct zv_thread *t, int code, int sig)
 	int whole = sig || (t->is_thread && !t->exit_alone);
 	if ((sig || !t->exit_alone) && zv_pt_me.area) {
 		struct zv_pt_area *a = zv_pt_me.area;
-		__atomic_store_n(&zv_pt_me.ending, 0x10000 | status, __ATOMIC_SEQ_CST); /* no thread stops from now on */
+		/* (the host's pid: a CLONE_VM child process shares zv_proc) */
+		uint32_t me = (uint32_t)zv_getpid();
+		/* no thread of this process stops from now on */
+		__atomic_store_n(&zv_pt_me.ending, (uint64_t)me << 32 | 0x10000 | (uint32_t)status, __ATOMIC_SEQ_CST);
 		for (int i = 0; i < a->nslots; i++) {
 			struct zv_pt_slot *s = zv_pt_slot_at(a, i);
-			if (s->tid > 0 && s->hpid == zv_proc.hpid && s != t->pt.slot &&
+			if (s->tid > 0 && s->hpid == (int)me && s != t->pt.slot &&
 			    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED)
 				zv_pt_slot_end(s, status);
 		}

@@ -99,7 +99,8 @@ struct zv_pt_tracee {
 	int traced;                  /* threads with a slot */
 	int ptracer;                 /* PR_SET_PTRACER: the host pid allowed to attach, -1 any, 0 none */
 	volatile int lock;
-	int ending;                  /* the process ends as a whole: 0x10000 | its wait status */
+	uint64_t ending;             /* a process ends as a whole: its host pid << 32 | 0x10000 | its wait status
+	                              * (per process: a CLONE_VM child process shares this memory) */
 };
 extern struct zv_pt_tracee zv_pt_me;
 
