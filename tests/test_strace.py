@@ -116,3 +116,38 @@ def test_strace_options(case, platform):
     res, zv = strace_lines(argv, platform, opts, status)
     assert res.returncode == status and "unavailable" not in res.stderr, res.stderr
     assert plain_lines(zv, "-f" in opts) == plain_lines(native, "-f" in opts)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_strace_sigkilled_threads(platform):
+    """strace's child SIGKILLed while its threads run calls: each thread's
+    end is reported before the process's own, and strace ends killed too
+    (its lines vary natively: where each thread was when killed)."""
+    opts = ["-f", "-e", "trace=exit_group", "-e", "signal=none"]
+    argv = [str(built("exitrace")), "selfkill"]
+    for _ in range(3):
+        res, _ = strace_lines(argv, platform, opts, -9)
+        assert res.returncode == -9 and res.stderr == "", res.stderr
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_strace_exit_group_racing_threads(platform):
+    """strace's child calls exit_group while its threads run calls and one
+    starts: natively strace reports all 4 threads' ends and exits with the
+    child's status. The race differs from run to run, so it runs 10 times;
+    each once lost a thread's end (strace's "wait4(__WALL): No child
+    processes"), or a stop came in its place. A thread killed before its
+    first stop is still missed in about 1 run of 400 (DESIGN 39): one run
+    of the 10 may show 3 ends."""
+    argv = [str(built("exitrace")), "self"]
+    opts = ["-f", "-e", "trace=exit_group", "-e", "signal=none"]
+    _, native = strace_lines(argv, None, opts, 4)
+    assert native.count("+++ exited with 4 +++") == 4, native
+    short = 0
+    for _ in range(10):
+        res, zv = strace_lines(argv, platform, opts, 4)
+        assert res.returncode == 4 and res.stderr == "", res.stderr
+        ends = zv.count("+++ exited with 4 +++")
+        assert ends in (3, 4), zv
+        short += ends == 3
+    assert short <= 1

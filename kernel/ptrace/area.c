@@ -85,6 +85,21 @@ struct zv_pt_slot *zv_pt_slot_take(struct zv_thread *x)
 	return s;
 }
 
+/* The end of a thread that exit_group or a fatal signal ended, written
+ * by another thread or the tracer: a stop the tracer saw stays readable
+ * (its registers, siginfo and syscall info) until its end is reported,
+ * as natively the tracer reads them before the kill lands. */
+void zv_pt_slot_end(struct zv_pt_slot *s, int status)
+{
+	s->end_status = status;
+	s->listening = 0;
+	uint32_t was = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	do /* (against the thread's own stop, which may come at the same time: ptrace/stop.c) */
+		s->ended_in_stop = was == ZV_PT_STOPPED;
+	while (!__atomic_compare_exchange_n(&s->state, &was, ZV_PT_EXITED, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE));
+	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
+}
+
 /* Every signal goes through zvisor first while a thread is traced (the
  * tracer sees them all), and the tracer's SIGCHLD wakes its waits. */
 static void catch_all(int on)
@@ -196,4 +211,5 @@ void zv_pt_forget(void)
 	zv_pt_me.bell = NULL;
 	zv_pt_me.traced = 0;
 	zv_pt_me.lock = 0;
+	zv_pt_me.ending = 0;
 }

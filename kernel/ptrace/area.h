@@ -76,9 +76,11 @@ struct zv_pt_slot {
 	volatile uint32_t state;     /* enum zv_pt_state */
 	volatile uint32_t stops;     /* stops and the exit so far: each reported once */
 	int32_t status;              /* what wait reports of it */
+	int32_t end_status;          /* what wait reports of its end (apart: a stop may be on its way at once) */
 	int32_t kind;                /* enum zv_pt_kind */
 	int32_t has_si;              /* GETSIGINFO has something to show */
 	int32_t listening;           /* PTRACE_LISTEN: stopped, but a new event is reported */
+	int32_t ended_in_stop;       /* the process's end came in a stop: its registers stay readable */
 	zv_siginfo si;               /* the stop's siginfo (SETSIGINFO writes it) */
 	uint64_t msg;                /* GETEVENTMSG */
 	struct zv_pt_regs regs;      /* the guest's registers (SETREGS writes them) */

@@ -381,8 +381,22 @@ static void pt_clone_before(struct zv_thread *t, struct zv_thread *child, uint64
 		child->tracer_pid = t->tracer_pid;
 		child->pt.dr6 = 0xffff0ff0UL;
 		s->tracer_pid = t->tracer_pid;
+		t->pt.child_slot = s;
 		__atomic_add_fetch(&zv_pt_me.traced, 1, __ATOMIC_ACQ_REL);
 	}
+}
+
+/* Natively a traced thread's child is a tracee when the clone returns: the
+ * parent's event stop waits until the child is one here too (its tid in
+ * its slot), so that an exit_group right after still shows the child's
+ * end to the tracer. Nothing stops a new thread before that but the end
+ * of the whole process; the bound (2 s) is against the unforeseen. */
+static void child_started(struct zv_thread *t)
+{
+	struct zv_pt_slot *s = t->pt.child_slot;
+	t->pt.child_slot = NULL;
+	for (int i = 0; s && i < 200 && __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) == -1; i++)
+		zv_pt_futex_wait((volatile uint32_t *)&s->tid, (uint32_t)-1, 10);
 }
 
 /* The first stop of an auto-attached task: SIGSTOP, or PTRACE_EVENT_STOP
@@ -404,8 +418,12 @@ static void pt_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long chi
 	uint64_t cf = t->pt.clone_flags;
 	if (cf) /* written only when set: after a fork the page is the child's too */
 		t->pt.clone_flags = 0;
-	if (!(cf >> 63) || child <= 0 || !t->pt.slot)
+	if (!(cf >> 63) || child <= 0 || !t->pt.slot) {
+		if (t->pt.child_slot)
+			t->pt.child_slot = NULL;
 		return;
+	}
+	child_started(t);
 	event_stop(t, uc, child_event(flags), (uint64_t)child);
 }
 
@@ -418,7 +436,11 @@ static void pt_task_start(struct zv_thread *t, struct zv_ucontext *uc)
 	s->htid = t->htid;
 	s->pid = t->pid;
 	s->hpid = (int)zv_getpid();
+	uint64_t e = __atomic_load_n(&zv_pt_me.ending, __ATOMIC_SEQ_CST);
+	if (e && !t->is_thread && (int)(e >> 32) == s->hpid) /* a CLONE_VM child process with an ended one's pid */
+		__atomic_compare_exchange_n(&zv_pt_me.ending, &e, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->tid, t->tid, __ATOMIC_RELEASE);
+	zv_pt_futex_wake((volatile uint32_t *)&s->tid); /* (child_started) */
 	zv_pt_set_bounce(t);
 	first_stop(t);
 }
@@ -480,14 +502,15 @@ static void pt_exit(struct zv_thread *t, int code, int sig)
 	int whole = sig || (t->is_thread && !t->exit_alone);
 	if ((sig || !t->exit_alone) && zv_pt_me.area) {
 		struct zv_pt_area *a = zv_pt_me.area;
+		/* (the host's pid: a CLONE_VM child process shares zv_proc) */
+		uint32_t me = (uint32_t)zv_getpid();
+		/* no thread of this process stops from now on */
+		__atomic_store_n(&zv_pt_me.ending, (uint64_t)me << 32 | 0x10000 | (uint32_t)status, __ATOMIC_SEQ_CST);
 		for (int i = 0; i < a->nslots; i++) {
 			struct zv_pt_slot *s = zv_pt_slot_at(a, i);
-			if (s->tid > 0 && s->hpid == zv_proc.hpid && s != t->pt.slot &&
-			    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED) {
-				s->status = status;
-				__atomic_store_n(&s->state, ZV_PT_EXITED, __ATOMIC_RELEASE);
-				__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
-			}
+			if (s->tid > 0 && s->hpid == (int)me && s != t->pt.slot &&
+			    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED)
+				zv_pt_slot_end(s, status);
 		}
 	}
 	zv_pt_exited(t, status);

@@ -99,12 +99,15 @@ struct zv_pt_tracee {
 	int traced;                  /* threads with a slot */
 	int ptracer;                 /* PR_SET_PTRACER: the host pid allowed to attach, -1 any, 0 none */
 	volatile int lock;
+	uint64_t ending;             /* a process ends as a whole: its host pid << 32 | 0x10000 | its wait status
+	                              * (per process: a CLONE_VM child process shares this memory) */
 };
 extern struct zv_pt_tracee zv_pt_me;
 
 /* area.c */
 long zv_pt_area_new(int *fd);           /* a new area, mapped; its memfd in *fd (the caller closes it) */
 struct zv_pt_slot *zv_pt_slot_take(struct zv_thread *x);
+void zv_pt_slot_end(struct zv_pt_slot *s, int status); /* its thread ended with its process */
 void zv_pt_traced(struct zv_thread *x, struct zv_pt_slot *s, int tracer_pid); /* x is traced from now on */
 long zv_pt_inner(struct zv_call *c); /* the call itself, a tracer's waits and /proc/PID/mem its own */
 long zv_pt_entry_made(struct zv_call *c, long nr, long *a, uint64_t rax, int came); /* (entrycall.c) */

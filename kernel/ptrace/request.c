@@ -25,6 +25,13 @@ static long get(void *dst, const void *src, size_t n)
 	return zv_guest_copy(dst, src, n, (uint64_t)src);
 }
 
+/* A request that only reads what the slot keeps of the stop. */
+static int reads_stop(long req, uint64_t addr)
+{
+	return req == PT_GETREGS || req == PT_PEEKUSR || req == PT_GETSIGINFO || req == PT_GETSIGMASK ||
+	       req == PT_GETEVENTMSG || req == PT_GET_SYSCALL_INFO || (req == PT_GETREGSET && addr == NT_PRSTATUS);
+}
+
 static int stopped(struct zv_pt_tracee_ref *r)
 {
 	if (r->pending || !r->s)
@@ -224,7 +231,8 @@ static long sys_ptrace(struct zv_call *c)
 		}
 		return 0;
 	}
-	if (!stopped(r))
+	if (!stopped(r) && !(reads_stop(req, addr) && __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == ZV_PT_EXITED &&
+			     s->ended_in_stop))
 		return -ESRCH;
 	switch (req) {
 	case PT_PEEKTEXT:

@@ -21,6 +21,7 @@ struct zv_pt_thread {
 	long block_nr;            /* its entry, shown as restart_syscall's; -1: none */
 	int seccomp_stopped;      /* the call being made had a seccomp stop (its exit stop follows) */
 	uint64_t clone_flags;     /* of the clone being made (clone_before to fork_child) */
+	struct zv_pt_slot *child_slot; /* a traced thread being made: its slot (clone_before to clone_after) */
 	int perf_fd[4];           /* the debug registers' breakpoints, + 1 (0: none) */
 	uint64_t dr6;             /* what DR6 reads: the breakpoint that hit */
 	uint64_t dr7;             /* as the tracer wrote it */

@@ -73,6 +73,31 @@ static void orphaned(struct zv_thread *t)
 	zv_pt_untraced(t);
 }
 
+/* 0x10000 | the wait status of this process's end, once exit_group or a
+ * fatal signal ends it as a whole; 0 until then. */
+static int process_ending(void)
+{
+	uint64_t e = __atomic_load_n(&zv_pt_me.ending, __ATOMIC_SEQ_CST);
+	return e && (int)(e >> 32) == (int)zv_getpid() ? (int)(uint32_t)e : 0;
+}
+
+/* A stop that comes while the process ends does not happen, as natively
+ * (a killed thread does not stop): the thread's end is in its slot, and
+ * it waits for the host to end it. */
+static void __attribute__((noreturn)) ended(struct zv_thread *t, int ending)
+{
+	struct zv_pt_slot *s = t->pt.slot;
+	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED) {
+		zv_pt_slot_end(s, ending & 0xffff);
+		zv_pt_bell_notify(t);
+	}
+	zv_host_set_mask(~0UL, NULL);
+	for (;;) {
+		struct { long s, ns; } ts = { 1, 0 };
+		zv_sys2(__NR_nanosleep, &ts, 0);
+	}
+}
+
 /* Whether a stop may wait with the host's mask as it is: a syscall stop
  * on the call's own SIGSYS frame (sys_uc), whose handler runs with an
  * empty sa_mask, so the live mask is the guest's, SIGSYS and the faults
@@ -115,7 +140,14 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 		zv_pt_rusage(s->ru);
 	uint32_t served = __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&s->ans_seq, served, __ATOMIC_RELEASE);
-	__atomic_store_n(&s->state, ZV_PT_STOPPED, __ATOMIC_RELEASE);
+	uint32_t was = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	int ending = process_ending();
+	if (ending || was == ZV_PT_EXITED ||
+	    !__atomic_compare_exchange_n(&s->state, &was, ZV_PT_STOPPED, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE)) {
+		if ((ending = process_ending()))
+			ended(t, ending); /* (the process's end marked this slot's, or does so next) */
+		__atomic_store_n(&s->state, ZV_PT_STOPPED, __ATOMIC_RELEASE);
+	}
 	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
 	zv_pt_bell_notify(t);
 	int mode = ZV_PT_CONT, sig = 0;
@@ -194,7 +226,7 @@ void zv_pt_exited(struct zv_thread *t, int status)
 		return;
 	if (zv_pt_me.bell && zv_pt_me.bell->rusage)
 		zv_pt_rusage(s->ru);
-	s->status = status;
+	s->end_status = status;
 	s->kind = -1;
 	__atomic_store_n(&s->state, ZV_PT_EXITED, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);

@@ -115,7 +115,7 @@ static long tracee_event(const struct want *w, int *any, int look_dead)
 			/* the leader of a child of ours: the host's wait reports it */
 			if (r->host_child && r->tid == r->pid)
 				continue;
-			long ret = report(w, r, s->status, 0);
+			long ret = report(w, r, s->end_status, 0);
 			if (!(w->options & WNOWAIT))
 				zv_pt_drop(r);
 			return ret;
@@ -143,12 +143,55 @@ static void gone(int pid)
 	zv_pt_area_gone(pid);
 }
 
+/* A host child that ended, seen without reaping it (WNOWAIT): its
+ * traced threads whose end the tracer has not seen end with it, with the
+ * process's status, for the waits to report before its leader (natively
+ * every traced thread's end is reported, the leader's last). A thread
+ * that started or was resumed while exit_group or a SIGKILL ended the
+ * process never wrote its end. 1 if some did now. */
+static int threads_end_first(struct zv_thread *t, struct zv_call *c, const struct want *w)
+{
+	int threads = 0;
+	for (int i = 0; i < zv_pt_tracer.n; i++)
+		threads |= zv_pt_tracer.tr[i].host_child && zv_pt_tracer.tr[i].tid != zv_pt_tracer.tr[i].pid;
+	if (!threads)
+		return 0;
+	const long *a = c->a;
+	long idtype = a[0], id = a[1], opts = a[3];
+	if (!w->waitid) {
+		idtype = w->pid == -1 ? P_ALL : w->pid > 0 ? P_PID : P_PGID;
+		id = w->pid < -1 ? -w->pid : w->pid > 0 ? w->pid : 0;
+		opts = WEXITED | (w->options & (WSTOPPED | WCONTINUED | 0xe0000000));
+	}
+	zv_siginfo si;
+	memset(&si, 0, sizeof si);
+	long r = zv_host_call(t, __NR_waitid, idtype, id, (long)&si, opts | WNOHANG | WNOWAIT, 0, 0);
+	int pid = si.kill.pid, st;
+	if (r < 0 || pid <= 0 || si.si_code < CLD_EXITED || si.si_code > CLD_DUMPED)
+		return 0;
+	memcpy(&st, si.bytes + 8, 4);
+	int status = si.si_code == CLD_EXITED ? (st & 0xff) << 8 : (st & 0x7f) | (si.si_code == CLD_DUMPED ? 0x80 : 0);
+	zv_pt_scan_areas();
+	int ended = 0;
+	for (int i = 0; i < zv_pt_tracer.n; i++) {
+		struct zv_pt_tracee_ref *q = &zv_pt_tracer.tr[i];
+		if (q->hpid != pid || (q->host_child && q->tid == q->pid) || !matches(w, q) || q->pending || !q->s ||
+		    __atomic_load_n(&q->s->state, __ATOMIC_ACQUIRE) == ZV_PT_EXITED)
+			continue;
+		zv_pt_slot_end(q->s, status);
+		ended = 1;
+	}
+	return ended;
+}
+
 /* The host's children, without blocking: > 0 a pid reported, 0 nothing
- * yet, -errno. */
+ * yet, -EAGAIN tracees to report first, -errno. */
 static long host_event(struct zv_thread *t, struct zv_call *c, const struct want *w)
 {
 	const long *a = c->a;
 	long r;
+	if (threads_end_first(t, c, w))
+		return -EAGAIN;
 	if (!w->waitid) {
 		r = zv_host_call(t, __NR_wait4, a[0], a[1], a[2] | WNOHANG, a[3], 0, 0);
 	} else {
@@ -214,6 +257,8 @@ long zv_pt_wait(struct zv_call *c)
 		r = host_event(t, c, &w);
 		if (r > 0)
 			return w.waitid ? 0 : r;
+		if (r == -EAGAIN)
+			continue;
 		if (r < 0 && r != -ECHILD)
 			return r;
 		if (r == -ECHILD && !any && !zv_pt_expected(w.pid))
@@ -248,6 +293,8 @@ long zv_pt_wait(struct zv_call *c)
 			r = host_event(t, c, &w);
 			if (r > 0)
 				return w.waitid ? 0 : r;
+			if (r == -EAGAIN)
+				continue;
 			return -EINTR;
 		}
 	}
