@@ -114,6 +114,20 @@ def test_tar_round_trip(pair, platform):
     two_runs(pair, platform, first.format(d=d), second.format(d=d))
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_cp_preserve(pair, platform):
+    """cp -a and cp -p of files and directories another user owns: cp
+    creates them 0700/0600, chowns, then sets the mode by writing the
+    access ACL (system.posix_acl_access), which the program sees as the mode
+    in the next run as in this one."""
+    d = "/tmp/cp-" + platform
+    first = ("set -e; rm -rf {d}; mkdir -p {d}/src/sub; cd {d}; echo x > src/sub/f; echo y > src/g; "
+             "chmod 640 src/g; chmod 4755 src/sub/f; chown -R 1234:5678 src; chmod 750 src/sub; "
+             "cp -a src a; cp -p src/g p; cp -pR src r; find a p r -printf '%p %U:%G %m\n' | sort")
+    second = "cd {d}; find a p r -printf '%p %U:%G %m\n' | sort"
+    two_runs(pair, platform, first.format(d=d), second.format(d=d))
+
+
 # --- packages ------------------------------------------------------------------------
 
 # The native runs of the package scenarios, made once for every platform.

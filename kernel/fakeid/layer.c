@@ -12,6 +12,8 @@
 #define NR_fchmodat2 452
 #define NR_getxattrat 464
 #define NR_listxattrat 465
+#define NR_setxattrat 463
+#define NR_removexattrat 466
 
 static zv_hook *handler_of(long nr)
 {
@@ -39,6 +41,9 @@ static zv_hook *handler_of(long nr)
 		return zv_fid_dents_call;
 	case __NR_getxattr: case __NR_lgetxattr: case __NR_fgetxattr: case NR_getxattrat:
 	case __NR_listxattr: case __NR_llistxattr: case __NR_flistxattr: case NR_listxattrat:
+	case __NR_setxattr: case __NR_lsetxattr: case __NR_fsetxattr:
+	case __NR_removexattr: case __NR_lremovexattr: case __NR_fremovexattr:
+	case NR_setxattrat: case NR_removexattrat:
 		return zv_fid_xattr_call;
 	default:
 		return NULL;
