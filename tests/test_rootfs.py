@@ -128,6 +128,20 @@ def test_cp_preserve(pair, platform):
     two_runs(pair, platform, first.format(d=d), second.format(d=d))
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_setgid_directory_group(pair, platform):
+    """A set-gid directory (chmod 2775 and its group set in the run, so the
+    bit and group are zvisor's records alone): files, links, FIFOs, devices
+    and directories made in it take its group, and a directory the set-gid
+    bit, by absolute and relative paths, seen again in the next run."""
+    d = "/tmp/sgid-" + platform
+    first = ("set -e; rm -rf {d}; mkdir {d}; chmod 2775 {d}; chown :50 {d}; touch {d}/f; mkdir {d}/d; "
+             "mkfifo {d}/p; ln -s f {d}/l; mknod {d}/c c 1 3; cd {d}; touch rel; mkdir -m 700 rd; "
+             "mkdir d/deeper; touch d/deeper/g; find {d} -printf '%p %U:%G %m\n' | sort")
+    second = "find {d} -printf '%p %U:%G %m\n' | sort"
+    two_runs(pair, platform, first.format(d=d), second.format(d=d))
+
+
 # --- packages ------------------------------------------------------------------------
 
 # The native runs of the package scenarios, made once for every platform.

@@ -23,22 +23,71 @@ uint32_t zv_fid_keep_bits(const struct zv_creds *c, uint32_t type)
 }
 
 /* The file just made at (dirfd, path, flags) by a call that asked for
- * mode and got lacks more on the host: its record. dev: a device node's
- * type and number in place of the host's regular file, or NULL. */
+ * mode and got lacks more on the host: its record, with the bits adds.
+ * dev: a device node's type and number in place of the host's regular
+ * file, or NULL. */
 long zv_fid_created(const struct zv_creds *c, int dirfd, const char *path, int flags, uint32_t lacks,
-		    const struct zv_fid_rec *dev)
+		    uint32_t adds, const struct zv_fid_rec *dev)
 {
 	struct zv_fid_stat host;
 	long e = zv_fid_fstatat(dirfd, path, flags, &host);
 	if (e < 0)
 		return e;
-	struct zv_fid_rec r = { c->fsuid, c->fsgid, (host.mode & S_IFMT) | ((host.mode & 07777) & ~lacks), 0, 0 };
+	struct zv_fid_rec r = { c->fsuid, c->fsgid, (host.mode & S_IFMT) | (((host.mode & 07777) & ~lacks) | adds), 0, 0 };
 	if (dev) {
 		r.mode = (dev->mode & S_IFMT) | (r.mode & 07777);
 		r.major = dev->major;
 		r.minor = dev->minor;
 	}
 	return zv_fid_store(dirfd, path, flags, &host, &r);
+}
+
+/* Whether the directory that a file made at (dirfd, path) goes into is
+ * set-gid as the view shows it, and its group (*gid). Natively the new
+ * file takes that group, and a new directory the set-gid bit too; the host
+ * cannot do it when the group is the record's alone. One host stat of the
+ * parent per file made; its record is read only when the host's bit is
+ * set (chmod sets a directory's bit on the host too: owncalls.c). */
+int zv_fid_setgid_dir(int dirfd, uint64_t path, uint32_t *gid)
+{
+	char p[4096];
+	size_t n = 0;
+	for (;;) { /* the path, in pieces that do not cross a page */
+		if (n == sizeof p)
+			return 0;
+		size_t piece = 4096 - ((path + n) & 4095);
+		if (piece > sizeof p - n)
+			piece = sizeof p - n;
+		if (zv_fid_arg_copy(p + n, path + n, piece) < 0)
+			return 0;
+		size_t got = 0;
+		while (got < piece && p[n + got])
+			got++;
+		if (got < piece)
+			break;
+		n += piece;
+	}
+	size_t cut = zv_strlen(p);
+	while (cut > 1 && p[cut - 1] == '/')
+		cut--;
+	while (cut > 0 && p[cut - 1] != '/')
+		cut--;
+	int flags = 0;
+	if (!cut) {
+		flags = AT_EMPTY_PATH; /* (dirfd itself, or the cwd) */
+	} else {
+		while (cut > 1 && p[cut - 1] == '/')
+			cut--;
+		p[cut] = 0;
+	}
+	struct zv_fid_stat s;
+	if (zv_fid_fstatat(dirfd, cut ? p : "", flags, &s) < 0 || !(s.mode & S_ISGID))
+		return 0;
+	zv_fid_view(dirfd, cut ? p : "", flags, &s);
+	if ((s.mode & S_IFMT) != S_IFDIR || !(s.mode & S_ISGID))
+		return 0;
+	*gid = s.gid;
+	return 1;
 }
 
 /* Whether a file made by c with the bits lacks added needs a record. */
@@ -49,7 +98,8 @@ static int needs_record(const struct zv_creds *c, uint32_t lacks)
 
 long zv_fid_create_call(struct zv_call *call)
 {
-	const struct zv_creds *c = &call->t->cred;
+	struct zv_creds own = call->t->cred;
+	const struct zv_creds *c = &own;
 	long a[6];
 	memcpy(a, call->a, sizeof a);
 	int dirfd = AT_FDCWD, pi = 0, mi = -1, oflags = O_CREAT | O_EXCL;
@@ -73,8 +123,10 @@ long zv_fid_create_call(struct zv_call *call)
 	if (type == S_IFREG && !(oflags & O_CREAT) && !tmpfile)
 		return zv_next(call);
 	uint32_t mode = call->nr == __NR_openat2 ? (uint32_t)how.mode : mi >= 0 ? (uint32_t)a[mi] : 0777;
-	uint32_t lacks = zv_fid_keep_bits(c, type) & ~mode;
-	if (!needs_record(c, lacks))
+	uint32_t lacks = zv_fid_keep_bits(c, type) & ~mode, adds = 0;
+	if (!tmpfile && zv_fid_setgid_dir(dirfd, (uint64_t)a[pi], &own.fsgid))
+		adds = type == S_IFDIR ? S_ISGID : 0;
+	if (!needs_record(c, lacks) && !adds)
 		return zv_next(call);
 	const char *path = (const char *)a[pi];
 	struct zv_fid_stat old;
@@ -91,8 +143,8 @@ long zv_fid_create_call(struct zv_call *call)
 	if (r < 0 || existed)
 		return r;
 	if (type == S_IFREG)
-		zv_fid_created(c, (int)r, "", AT_EMPTY_PATH, lacks, NULL);
+		zv_fid_created(c, (int)r, "", AT_EMPTY_PATH, lacks, 0, NULL);
 	else
-		zv_fid_created(c, dirfd, path, AT_SYMLINK_NOFOLLOW, lacks, NULL);
+		zv_fid_created(c, dirfd, path, AT_SYMLINK_NOFOLLOW, lacks, adds, NULL);
 	return r;
 }

@@ -145,7 +145,8 @@ long zv_fid_arg_copy(void *dst, uint64_t p, size_t n);
 /* create.c: what a new file gets */
 uint32_t zv_fid_keep_bits(const struct zv_creds *c, uint32_t type);
 long zv_fid_created(const struct zv_creds *c, int dirfd, const char *path, int flags, uint32_t lacks,
-		    const struct zv_fid_rec *dev);
+		    uint32_t adds, const struct zv_fid_rec *dev);
+int zv_fid_setgid_dir(int dirfd, uint64_t path, uint32_t *gid); /* the new file's directory is set-gid: its group */
 
 /* The layer's handlers. */
 struct zv_call;

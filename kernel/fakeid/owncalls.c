@@ -83,11 +83,16 @@ static long do_chmod(const struct zv_creds *c, long nr, int dirfd, const char *p
 	mode &= 07777;
 	if (!in_group_or_capable(c, v.gid))
 		mode &= ~S_ISGID;
-	uint32_t hmode = (mode & 0777) | zv_fid_keep_bits(c, host.mode & S_IFMT);
+	/* a directory's set-gid bit goes to the host too, so that a new file's
+	 * one stat of its parent tells (create.c zv_fid_setgid_dir) */
+	uint32_t dir_sgid = (host.mode & S_IFMT) == S_IFDIR ? mode & S_ISGID : 0;
+	uint32_t hmode = (mode & 0777) | dir_sgid | zv_fid_keep_bits(c, host.mode & S_IFMT);
 	e = host_chmod(nr, dirfd, path, flags, hmode);
-	if (e == 0)
+	if (e == 0 && dir_sgid)
+		e = zv_fid_fstatat(dirfd, path, flags, &host); /* (the host may clear the bit) */
+	else if (e == 0)
 		host.mode = (host.mode & S_IFMT) | hmode;
-	else if (e != -EPERM) /* a file of another host user's: the record only */
+	if (e < 0 && e != -EPERM) /* EPERM: a file of another host user's: the record only */
 		return e;
 	struct zv_fid_stat n = v;
 	n.mode = (v.mode & S_IFMT) | mode;
@@ -96,9 +101,12 @@ static long do_chmod(const struct zv_creds *c, long nr, int dirfd, const char *p
 	return zv_fid_store(dirfd, path, flags, &host, &r);
 }
 
-static long do_mknod(struct zv_call *call, const struct zv_creds *c, int dirfd, const char *path, uint32_t mode,
+static long do_mknod(struct zv_call *call, const struct zv_creds *cred, int dirfd, const char *path, uint32_t mode,
 		     uint32_t dev)
 {
+	struct zv_creds own = *cred;
+	const struct zv_creds *c = &own;
+	int sgid = zv_fid_setgid_dir(dirfd, (uint64_t)path, &own.fsgid);
 	uint32_t type = mode & S_IFMT;
 	long *a = call->a, b[6];
 	int mi = call->nr == __NR_mknod ? 1 : 2;
@@ -115,7 +123,7 @@ static long do_mknod(struct zv_call *call, const struct zv_creds *c, int dirfd, 
 		b[mi + 1] = 0;
 	} else if (type == 0 || type == S_IFREG || type == S_IFIFO || type == S_IFSOCK) {
 		b[mi] = (long)(mode | lacks);
-		if (!lacks && c->fsuid == zv_fid.uid && c->fsgid == zv_fid.gid)
+		if (!lacks && !sgid && c->fsuid == zv_fid.uid && c->fsgid == zv_fid.gid)
 			return zv_next(call);
 	} else {
 		return zv_next(call); /* EINVAL, or EPERM for a directory, from the host */
@@ -123,7 +131,7 @@ static long do_mknod(struct zv_call *call, const struct zv_creds *c, int dirfd, 
 	long r = zv_next_with(call, b);
 	if (r < 0)
 		return r;
-	zv_fid_created(c, dirfd, path, AT_SYMLINK_NOFOLLOW, lacks, type == S_IFCHR || type == S_IFBLK ? &node : NULL);
+	zv_fid_created(c, dirfd, path, AT_SYMLINK_NOFOLLOW, lacks, 0, type == S_IFCHR || type == S_IFBLK ? &node : NULL);
 	return r;
 }
 
