@@ -188,7 +188,9 @@ int zv_pt_tracer_alive(void)
 	struct zv_pt_bell *b = zv_pt_me.bell;
 	if (!b || __atomic_load_n(&b->gone, __ATOMIC_ACQUIRE))
 		return 0;
-	return zv_sys2(__NR_kill, b->tracer_hpid, 0) != -ESRCH;
+	/* a tracer killed before it could say so: gone, or a zombie its
+	 * parent has not reaped (which may be waiting for this tracee) */
+	return zv_sys2(__NR_kill, b->tracer_hpid, 0) != -ESRCH && zv_pt_alive(b->tracer_hpid, b->tracer_hpid);
 }
 
 /* Another thread x of this process must look at pt.want: a queued SIGSYS
