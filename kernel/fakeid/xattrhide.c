@@ -20,10 +20,16 @@
 #define NR_setxattrat 463
 #define NR_removexattrat 466
 
+/* Whether the guest's attribute name at name is want (len bytes with its NUL). */
+static int name_is(uint64_t name, const char *want, size_t len)
+{
+	char buf[64];
+	return len <= sizeof buf && zv_fid_arg_copy(buf, name, len) == 0 && !memcmp(buf, want, len);
+}
+
 static int is_ours(uint64_t name)
 {
-	char buf[NAME_LEN];
-	return zv_fid_arg_copy(buf, name, NAME_LEN) == 0 && !memcmp(buf, ZV_FID_XATTR, NAME_LEN);
+	return name_is(name, ZV_FID_XATTR, NAME_LEN);
 }
 
 /* The list of names at buf (n bytes) without ours; its new length. */
@@ -73,10 +79,9 @@ static long list(struct zv_call *call, int li)
 static long acl_set(struct zv_call *call)
 {
 	static const char acl[] = "system.posix_acl_access";
-	char buf[sizeof acl];
 	long nr = call->nr, r = zv_next(call);
 	int at = nr == NR_setxattrat || nr == NR_removexattrat;
-	if (r < 0 || zv_fid_arg_copy(buf, (uint64_t)call->a[at ? 3 : 1], sizeof buf) < 0 || memcmp(buf, acl, sizeof acl))
+	if (r < 0 || !name_is((uint64_t)call->a[at ? 3 : 1], acl, sizeof acl))
 		return r;
 	int fdcall = nr == __NR_fsetxattr || nr == __NR_fremovexattr;
 	int dirfd = fdcall || at ? (int)call->a[0] : AT_FDCWD;

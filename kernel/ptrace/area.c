@@ -89,15 +89,20 @@ struct zv_pt_slot *zv_pt_slot_take(struct zv_thread *x)
  * by another thread or the tracer: a stop the tracer saw stays readable
  * (its registers, siginfo and syscall info) until its end is reported,
  * as natively the tracer reads them before the kill lands. */
-void zv_pt_slot_end(struct zv_pt_slot *s, int status)
+int zv_pt_slot_end(struct zv_pt_slot *s, int status)
 {
+	uint32_t was = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (was == ZV_PT_EXITED)
+		return 0;
 	s->end_status = status;
 	s->listening = 0;
-	uint32_t was = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-	do /* (against the thread's own stop, which may come at the same time: ptrace/stop.c) */
+	do { /* (against the thread's own stop, which may come at the same time: ptrace/stop.c) */
+		if (was == ZV_PT_EXITED)
+			return 0;
 		s->ended_in_stop = was == ZV_PT_STOPPED;
-	while (!__atomic_compare_exchange_n(&s->state, &was, ZV_PT_EXITED, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE));
+	} while (!__atomic_compare_exchange_n(&s->state, &was, ZV_PT_EXITED, 0, __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE));
 	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
+	return 1;
 }
 
 /* Every signal goes through zvisor first while a thread is traced (the
@@ -188,9 +193,14 @@ int zv_pt_tracer_alive(void)
 	struct zv_pt_bell *b = zv_pt_me.bell;
 	if (!b || __atomic_load_n(&b->gone, __ATOMIC_ACQUIRE))
 		return 0;
-	/* a tracer killed before it could say so: gone, or a zombie its
-	 * parent has not reaped (which may be waiting for this tracee) */
-	return zv_sys2(__NR_kill, b->tracer_hpid, 0) != -ESRCH && zv_pt_alive(b->tracer_hpid, b->tracer_hpid);
+	/* A tracer killed before it could say so is gone, or a zombie its
+	 * parent has not reaped (which may be waiting for this tracee). A
+	 * read of its memory says ESRCH for both, and for nothing else (it
+	 * may fail otherwise: EFAULT, or EPERM under Yama); unlike a /proc
+	 * read it takes no fd, which another guest thread would see. */
+	char c;
+	struct { void *base; uint64_t len; } mine = { &c, 1 }, its = { (void *)4096, 1 };
+	return zv_sys6(__NR_process_vm_readv, b->tracer_hpid, (long)&mine, 1, (long)&its, 1, 0) != -ESRCH;
 }
 
 /* Another thread x of this process must look at pt.want: a queued SIGSYS

@@ -508,8 +508,7 @@ static void pt_exit(struct zv_thread *t, int code, int sig)
 		__atomic_store_n(&zv_pt_me.ending, (uint64_t)me << 32 | 0x10000 | (uint32_t)status, __ATOMIC_SEQ_CST);
 		for (int i = 0; i < a->nslots; i++) {
 			struct zv_pt_slot *s = zv_pt_slot_at(a, i);
-			if (s->tid > 0 && s->hpid == (int)me && s != t->pt.slot &&
-			    __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED)
+			if (s->tid > 0 && s->hpid == (int)me && s != t->pt.slot)
 				zv_pt_slot_end(s, status);
 		}
 	}

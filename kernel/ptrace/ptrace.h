@@ -107,7 +107,7 @@ extern struct zv_pt_tracee zv_pt_me;
 /* area.c */
 long zv_pt_area_new(int *fd);           /* a new area, mapped; its memfd in *fd (the caller closes it) */
 struct zv_pt_slot *zv_pt_slot_take(struct zv_thread *x);
-void zv_pt_slot_end(struct zv_pt_slot *s, int status); /* its thread ended with its process */
+int zv_pt_slot_end(struct zv_pt_slot *s, int status); /* its thread ended with its process; 0: it had ended */
 void zv_pt_traced(struct zv_thread *x, struct zv_pt_slot *s, int tracer_pid); /* x is traced from now on */
 long zv_pt_inner(struct zv_call *c); /* the call itself, a tracer's waits and /proc/PID/mem its own */
 long zv_pt_entry_made(struct zv_call *c, long nr, long *a, uint64_t rax, int came); /* (entrycall.c) */

@@ -87,10 +87,8 @@ static int process_ending(void)
 static void __attribute__((noreturn)) ended(struct zv_thread *t, int ending)
 {
 	struct zv_pt_slot *s = t->pt.slot;
-	if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED) {
-		zv_pt_slot_end(s, ending & 0xffff);
+	if (zv_pt_slot_end(s, ending & 0xffff))
 		zv_pt_bell_notify(t);
-	}
 	zv_host_set_mask(~0UL, NULL);
 	for (;;) {
 		struct { long s, ns; } ts = { 1, 0 };

@@ -175,11 +175,9 @@ static int threads_end_first(struct zv_thread *t, struct zv_call *c, const struc
 	int ended = 0;
 	for (int i = 0; i < zv_pt_tracer.n; i++) {
 		struct zv_pt_tracee_ref *q = &zv_pt_tracer.tr[i];
-		if (q->hpid != pid || (q->host_child && q->tid == q->pid) || !matches(w, q) || q->pending || !q->s ||
-		    __atomic_load_n(&q->s->state, __ATOMIC_ACQUIRE) == ZV_PT_EXITED)
+		if (q->hpid != pid || (q->host_child && q->tid == q->pid) || !matches(w, q) || q->pending || !q->s)
 			continue;
-		zv_pt_slot_end(q->s, status);
-		ended = 1;
+		ended |= zv_pt_slot_end(q->s, status);
 	}
 	return ended;
 }
