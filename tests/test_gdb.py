@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from guestdesc import built, get
+from guestdesc import built, cpu_has, get
 from zvtest import PLATFORMS, compare, run, run_zv
 
 GDB_DIR = Path(__file__).resolve().parent / "gdb"
@@ -46,8 +46,12 @@ def expect(lines):
 @pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("build", get("gdbprog").builds())
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
-def test_gdb_script(script, build, platform):
+def test_gdb_script(script, build, platform, request):
     assert shutil.which("gdb"), "gdb is not installed (scripts/install-deps.sh installs it)"
+    if script == "crash" and platform.startswith("zpoline") and not cpu_has("pku"):
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason=(
+            "zpoline maps page 0, readable without protection keys (no 'pku' in /proc/cpuinfo): "
+            "the program's NULL read does not fault")))
     argv = ["gdb", "-batch", "-nx", "-x", str(GDB_DIR / (script + ".gdb")), str(built(build))]
     compare(argv, platform, normalize=normalize, normalize_stderr=normalize, expect_native=expect(SCRIPTS[script]),
             timeout=120)

@@ -140,9 +140,12 @@ def test_inherited_ignored_signals(platform):
     assert_same(native, zv, "signals sigaction started with HUP, USR2 and PIPE ignored")
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
-@pytest.mark.parametrize("mode", list(get("sigsegv").modes))
-@pytest.mark.parametrize("name", builds("sigsegv"))
+SIGSEGV = get("sigsegv")
+
+
+@pytest.mark.parametrize("name,mode,platform", [
+    SIGSEGV.param(platform, mode, name, mode, platform, id="%s-%s-%s" % (name, mode, platform))
+    for name in SIGSEGV.builds() for mode in SIGSEGV.modes for platform in PLATFORMS])
 def test_fatal_signals(name, mode, platform):
     """raise(SIGSEGV), a NULL write, a NULL call and abort() kill the guest
     with the native signal; a handler recovers from a NULL write."""

@@ -97,7 +97,7 @@ OPTION_CASES = {
     # the same program's every mode, os/exec's children among them: a
     # CLONE_VM|CLONE_VFORK child's exit_group once ended its parent's threads
     # in the tracer's eyes, and strace waited for ever
-    "go-exec": (["-f", "-e", "trace=execve,exit_group", "-e", "signal=none"], [str(built("goguest"))]),
+    "go-exec": (["-f", "-e", "trace=execve,exit_group", "-e", "signal=none"], [str(built("goguest")), "exec"]),
 }
 
 STATUS = {"go": 4, "go-exec": 4}
