@@ -68,6 +68,16 @@ def test_kernel_fds_hidden(name, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode", ["madvise", "mremap", "code", "fork", "limit", "spawn"])
+@pytest.mark.parametrize("name", builds("fdorder"))
+def test_fd_numbers_while_kernel_reads_maps(name, mode, platform):
+    """A guest thread's open takes the lowest free number while another
+    thread's calls make the kernel read /proc/self/maps, and the kernel's
+    own fds give way at the fd limit (DESIGN 40)."""
+    compare_guest(name, platform, mode)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("name", builds("fds", subset=True))
 def test_kernel_fds_hidden_with_count(name, platform):
     """With --count zvisor holds fds of its own (the counter table and a copy

@@ -4,6 +4,7 @@
 #include "cr/fdent.h"
 #include "cr/procfile.h"
 #include "cr/census.h"
+#include "sys/procself.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
@@ -37,7 +38,8 @@ static int grow(struct zv_cr_ents *s)
 	return 0;
 }
 
-/* The fd numbers in /proc/self/fd but dirfd and skip, ascending, into s. */
+/* The fd numbers in /proc/self/fd but dirfd, skip and the kernel's own
+ * /proc/self files (made anew after a restore), ascending, into s. */
 static long list_fds(struct zv_cr_ents *s, int skip, int skip2)
 {
 	long dfd = zv_openat(AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
@@ -50,7 +52,8 @@ static long list_fds(struct zv_cr_ents *s, int skip, int skip2)
 			const char *name = buf + off + 19; /* struct linux_dirent64's d_name */
 			off += *(unsigned short *)(buf + off + 16);
 			unsigned long fd;
-			if (zv_parse_ulong(name, &fd) < 0 || (long)fd == dfd || (long)fd == skip || (long)fd == skip2)
+			if (zv_parse_ulong(name, &fd) < 0 || (long)fd == dfd || (long)fd == skip || (long)fd == skip2 ||
+			    zv_procself_is_kept((int)fd))
 				continue;
 			if (grow(s) < 0) {
 				zv_close((int)dfd);

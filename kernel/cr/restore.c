@@ -15,6 +15,7 @@
 #include "cr/lazy.h"
 #include "sys/fdflags.h"
 #include "sys/layer.h"
+#include "sys/procself.h"
 #include "intercept/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -466,6 +467,8 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 		fail(r->in);
 	map_memfds(r);
 	zv_close(r->in->dirfd);
+	if (zv_cr.nthreads > 1)
+		zv_procself_before_sharing(); /* while the other threads wait */
 	if (r->relocated) {
 		zv_vdso_relocated(leader, (uint8_t *)r->guest_vdso, (uint8_t *)r->host_vdso);
 		zv_time_continue(r->meta.mono, r->meta.boot);
@@ -514,6 +517,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.session = -1;
 	zv_proc.exec_needs_host |= ZV_EXEC_NEEDS_HOST_RESTORED; /* its stack and ids are not an image's */
 	zv_fdflags_lose(); /* its fds are remade, not followed call by call */
+	zv_procself_restored(); /* the dumper's /proc/self fds were left out */
 	zv_txt_restored(); /* its program file refuses writes again */
 	zv_cr.area = (uint64_t)r->tree.area;
 	zv_cr.area_len = r->tree.area_len;

@@ -13,7 +13,7 @@
 #include "lib/string.h"
 #include "intercept/sites.h"
 #include "lib/mutex.h"
-#include "lib/maps.h"
+#include "sys/procself.h"
 #include <linux/mman.h>
 #include <linux/fcntl.h>
 
@@ -144,11 +144,11 @@ void zv_sites_exec(uint64_t lo, uint64_t hi)
  * private mapping (copying the page) but refuses read-only shared ones. */
 static int poke_mem(uint64_t site, const uint16_t *v)
 {
-	long fd = zv_openat(AT_FDCWD, "/proc/self/mem", O_RDWR | O_CLOEXEC, 0);
+	long fd = zv_procself_mem();
 	if (fd < 0)
 		return 0;
 	int ok = zv_sys4(__NR_pwrite64, fd, v, 2, site) == 2;
-	zv_close((int)fd);
+	zv_procself_mem_done(fd);
 	return ok;
 }
 

@@ -19,7 +19,7 @@
  * - Fresh anonymous memory is zeros: nothing to scan. */
 #include "zvisor.h"
 #include "lib/syscall.h"
-#include "lib/maps.h"
+#include "sys/procself.h"
 #include "intercept/sudoff.h"
 #include "sys/sysent.h"
 #include <linux/mman.h>

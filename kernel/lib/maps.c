@@ -1,9 +1,8 @@
-/* /proc/self/maps reader (see maps.h). Lines longer than the buffer (paths
+/* /proc/self/maps parser (see maps.h). Lines longer than the buffer (paths
  * near PATH_MAX) are cut: their name is then truncated, the range intact. */
 #include "lib/maps.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
-#include <linux/fcntl.h>
 
 static int one_line(char *line, int (*fn)(const struct zv_map *, void *), void *arg)
 {
@@ -27,15 +26,15 @@ static int one_line(char *line, int (*fn)(const struct zv_map *, void *), void *
 	return fn(&m, arg);
 }
 
-int zv_maps_each(int (*fn)(const struct zv_map *m, void *arg), void *arg)
+int zv_maps_read(int fd, int (*fn)(const struct zv_map *m, void *arg), void *arg)
 {
-	long fd = zv_openat(AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return (int)fd;
 	char buf[4096];
-	long have = 0, n;
+	long have = 0, n, off = 0;
 	int r = 0, skip = 0; /* skip: the rest of an overlong line */
-	while (!r && (n = zv_read((int)fd, buf + have, sizeof buf - 1 - have)) > 0) {
+	while (!r && ((n = zv_sys4(__NR_pread64, fd, buf + have, sizeof buf - 1 - have, off)) > 0 || n == -EINTR)) {
+		if (n < 0)
+			continue;
+		off += n;
 		have += n;
 		buf[have] = 0;
 		char *line = buf, *nl;
@@ -56,6 +55,5 @@ int zv_maps_each(int (*fn)(const struct zv_map *m, void *arg), void *arg)
 		have = buf + have - line; /* keep the partial line */
 		memmove(buf, line, have);
 	}
-	zv_close((int)fd);
-	return r;
+	return n < 0 && !r ? (int)n : r;
 }

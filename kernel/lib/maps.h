@@ -9,7 +9,9 @@ struct zv_map {
 	const char *name; /* the path or [vdso] etc., "" for anonymous; valid during the callback */
 };
 
-/* Calls fn for each mapping until it returns nonzero; returns that value,
- * 0 at the end, or -errno if the file cannot be read. */
-int zv_maps_each(int (*fn)(const struct zv_map *m, void *arg), void *arg);
+/* Reads the maps file open at fd from its start (pread: the file offset
+ * stays), calling fn for each mapping until it returns nonzero; returns
+ * that value, 0 at the end, or -errno if the file cannot be read. The
+ * kernel reads its own maps through sys/procself.h's zv_maps_each. */
+int zv_maps_read(int fd, int (*fn)(const struct zv_map *m, void *arg), void *arg);
 #endif

@@ -29,7 +29,7 @@
 #include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
-#include "lib/maps.h"
+#include "sys/procself.h"
 #include <elf.h>
 #include <linux/mman.h>
 

@@ -111,6 +111,7 @@ long zv_sys_close_range(struct zv_call *c);
 long zv_sys_dup2(struct zv_call *c);
 long zv_sys_getdents64(struct zv_call *c);
 int zv_hide_fd(int fd);
+int zv_hide_fd_flags(int fd, int flags); /* O_CLOEXEC: not carried by a host exec */
 long zv_hidden_fd_top(void); /* where hidden fds go: below min(fd limit, 1024) */
 int zv_is_kernel_fd(int fd);
 int zv_names_kernel_fd(long nr, const long *a);

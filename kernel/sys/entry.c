@@ -5,6 +5,7 @@
  * Signals deferred meanwhile are delivered by the caller on its way out
  * (zv_signals_on_exit), or by the fast path's bounce. */
 #include "zvisor.h"
+#include "sys/procself.h"
 #include "sys/layer.h"
 #include "sys/tsc.h"
 #include "lib/syscall.h"
@@ -16,6 +17,8 @@
 long zv_host_call_args(struct zv_thread *t, const long args[7])
 {
 	long r = zv_sc_cancellable(args, &t->fast.sig_pending);
+	if (r == -EMFILE && !t->vfork_child && zv_procself_drop()) /* nothing was made: it can be made again */
+		r = zv_sc_cancellable(args, &t->fast.sig_pending);
 	if (r != ZV_CANCELLED)
 		return r;
 	t->call_cancelled = 1;

@@ -227,8 +227,9 @@ long zv_hidden_fd_top(void)
 }
 
 /* Moves fd to the highest free number below zv_hidden_fd_top, so that the
- * guest's lowest-free-number allocations seldom meet it. Returns the new fd. */
-int zv_hide_fd(int fd)
+ * guest's lowest-free-number allocations seldom meet it, with fd flags
+ * (O_CLOEXEC or 0: a host exec carries it). Returns the new fd. */
+int zv_hide_fd_flags(int fd, int flags)
 {
 	long top = zv_hidden_fd_top();
 	if (top < 0)
@@ -236,7 +237,7 @@ int zv_hide_fd(int fd)
 	for (long n = top - 1; n > fd && n > top - 64; n--) {
 		if (zv_sys3(__NR_fcntl, n, F_GETFD, 0) != -EBADF)
 			continue;
-		if (zv_sys2(__NR_dup2, fd, n) == n) {
+		if (zv_sys3(__NR_dup3, fd, n, flags) == n) {
 			zv_close(fd);
 			return (int)n;
 		}
@@ -244,15 +245,18 @@ int zv_hide_fd(int fd)
 	return fd;
 }
 
+int zv_hide_fd(int fd) { return zv_hide_fd_flags(fd, 0); }
+
 /* The guest wants number fd: give ours a new one, or drop it if none is free. */
 static void evict(int fd)
 {
 	int *slot = hidden_slot(fd);
 	if (!slot)
 		return;
-	long n = zv_sys3(__NR_fcntl, fd, F_DUPFD, 3);
+	int cloexec = (zv_sys3(__NR_fcntl, fd, F_GETFD, 0) & FD_CLOEXEC) != 0; /* (kept as it was) */
+	long n = zv_sys3(__NR_fcntl, fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, 3);
 	if (n >= 0 && n != fd) {
-		long hidden = zv_hide_fd((int)n);
+		long hidden = zv_hide_fd_flags((int)n, cloexec ? O_CLOEXEC : 0);
 		*slot = (int)hidden;
 	} else {
 		*slot = -1;

@@ -8,6 +8,7 @@
 #include "zvisor.h"
 #include "sys/exec_reset.h"
 #include "sys/layer.h"
+#include "sys/procself.h"
 #include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
@@ -120,6 +121,7 @@ static void after_fork_child(struct zv_thread *t, uint64_t parent_held, int pid)
 	if (t->sighand->lock)
 		t->sighand->lock = 0;
 	zv_thread_forget_dead();
+	zv_procself_fork_child();
 	zv_proc.nthreads = 1;
 	zv_proc.stat_fast = zv_proc.stat_sigsys = zv_proc.stat_bounced = zv_proc.stat_restorers = zv_proc.stat_inexec = 0;
 	zv_proc.stat_analysed = 0;
@@ -187,6 +189,8 @@ static void text_into_forks(void)
 static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_req *q)
 {
 	uint64_t flags = q->flags;
+	if ((flags & (CLONE_THREAD | CLONE_FILES)) && zv_proc.nthreads == 1)
+		zv_procself_before_sharing(); /* the guest's opens may race the kernel's from now on */
 	if (!(flags & CLONE_VM)) {
 		/* fork-like: the child returns through its copy of this frame. */
 		long r;

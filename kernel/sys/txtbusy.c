@@ -19,7 +19,7 @@
 #include "lib/syscall.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
-#include "lib/maps.h"
+#include "sys/procself.h"
 #include <linux/fcntl.h>
 #include <linux/openat2.h>
 #include <linux/mman.h>
