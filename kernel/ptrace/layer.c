@@ -182,7 +182,8 @@ static long syscall_stops(struct zv_call *c)
 		nr = t->pt.orig_rax; /* as the tracer left it at the seccomp stop */
 	r = exit_stop(t, uc, nr == c->nr ? shown_nr : nr, a, r, st);
 out:
-	if (stepped && t->pt.slot && r != ZV_NORESULT)
+	/* (rt_sigreturn's trap is at the context it restored, as natively) */
+	if (stepped && t->pt.slot && (r != ZV_NORESULT || c->nr == __NR_rt_sigreturn))
 		post(t, SIGTRAP_, TRAP_BRKPT, uc->mc.rip);
 	return r;
 }
@@ -295,6 +296,14 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 		int st = to << 8 | 0x7f | (s->seized ? PT_EVENT_STOP << 16 : 0);
 		zv_pt_stop(t, uc, ZV_PT_GROUP, st, NULL, 0);
 		return 0;
+	}
+	if (s && to > 0 && to < 65 && t->pt.stepping && t->sighand->act[to].handler > 1 /* SIG_IGN */) {
+		/* A step that delivers a signal to a handler: as the host's
+		 * handle_signal, TF leaves the interrupted context (the frame
+		 * keeps none) and the step ends at the handler's first
+		 * instruction, a SIGTRAP stop (ptrace_notify: si_code SIGTRAP). */
+		zv_pt_step_end(t, uc);
+		post(t, SIGTRAP_, SIGTRAP_, 0);
 	}
 	return to;
 }

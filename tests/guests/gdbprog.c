@@ -1,6 +1,7 @@
 /* The program tests/test_gdb.py debugs with gdb, natively and inside zvisor. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,13 @@ int g(int x)
 {
 	int y = x + 1;
 	return y * 3;
+}
+
+static volatile int got;
+
+static void on_usr1(int sig)
+{
+	got += sig;
 }
 
 static int pipefd[2];
@@ -85,6 +93,12 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		waitpid(c, NULL, 0);
+		return 0;
+	}
+	if (!strcmp(m, "signal")) {
+		signal(SIGUSR1, on_usr1);
+		raise(SIGUSR1);
+		printf("got %d\n", got);
 		return 0;
 	}
 	if (!strcmp(m, "threads")) {
