@@ -7,6 +7,7 @@
 #include "zvisor.h"
 #include "ptrace/ptrace.h"
 #include "sys/layer.h"
+#include "sys/calls.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 
@@ -55,14 +56,61 @@ static int would_not_wait(long nr, const long *a)
 	}
 }
 
+/* select and pselect6 with a zero timeout on copies of the sets, which
+ * go back only if some fd is ready: natively an interrupted select leaves
+ * them as they were. 0 where the sets are larger than the copies. */
+static long select_now(long nfds, const long *a)
+{
+	uint64_t sets[3][16]; /* 1024 fds each */
+	void *p[3] = { NULL, NULL, NULL };
+	size_t n = ((uint64_t)nfds + 63) / 64 * 8;
+	if ((uint64_t)nfds > 1024)
+		return 0;
+	for (int i = 0; i < 3; i++)
+		if (a[1 + i]) {
+			if (zv_guest_copy(sets[i], (const void *)a[1 + i], n, (uint64_t)a[1 + i]) < 0)
+				return -EFAULT;
+			p[i] = sets[i];
+		}
+	struct { long s, ns; } now = { 0, 0 };
+	long r = zv_sys6(__NR_pselect6, nfds, (long)p[0], (long)p[1], (long)p[2], (long)&now, 0);
+	for (int i = 0; r > 0 && i < 3; i++)
+		if (p[i] && zv_guest_copy((void *)a[1 + i], sets[i], n, (uint64_t)a[1 + i]) < 0)
+			return -EFAULT;
+	return r;
+}
+
+/* A poll, select or epoll wait with a signal that came at its entry stop:
+ * natively it looks at its fds before it sleeps or sees the signal, so
+ * what is ready (or an error) is its result; 0 where nothing is (then it
+ * is interrupted). The guest's memory gets what the host writes into it. */
+static long poll_now(long nr, const long *a)
+{
+	struct { long s, ns; } now = { 0, 0 };
+	switch (nr) {
+	case __NR_poll: case __NR_ppoll:
+		return zv_sys5(__NR_ppoll, a[0], a[1], &now, NULL, 8);
+	case __NR_select: case __NR_pselect6:
+		return select_now(a[0], a);
+	case __NR_epoll_wait: case __NR_epoll_pwait: case __NR_epoll_pwait2:
+		return zv_sys4(__NR_epoll_wait, a[0], a[1], a[2], 0);
+	default:
+		return 0;
+	}
+}
+
 /* A call that waits, with a signal that came at its entry stop: natively
  * it returns at once, with what is ready or interrupted (`at_once`). One
- * that would not wait is made whole; wait4 looks for a child with WNOHANG
- * (a shell's SIGCHLD comes at its wait4); any other is interrupted. */
+ * that would not wait is made whole, a poll's ready fds are its result;
+ * wait4 looks for a child with WNOHANG (a shell's SIGCHLD comes at its
+ * wait4); any other is interrupted. */
 static long at_once(struct zv_call *c, long nr, long *a, uint64_t rax)
 {
 	if (would_not_wait(nr, a))
 		return whole(c, nr, a, rax);
+	long ready_now = poll_now(nr, a);
+	if (ready_now)
+		return ready_now;
 	if (nr != __NR_wait4 || memcmp(a, c->a, 6 * sizeof *a))
 		return -EINTR;
 	long opts = a[2];

@@ -4,12 +4,14 @@
  * natively and under zvisor, tracer and tracee both guests). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -160,8 +162,10 @@ static void mode_entrysig(void)
 
 /* --- sigat-CALL: each kind of signal sent at the entry stop of a call
  * that does not block (getppid), one that blocks on an empty pipe (read),
- * one that sleeps (nanosleep) and a wait4 whose child has ended: the stops the tracer sees (orig_rax and
- * rax at the exit stop), then the call's result in the tracee. */
+ * one that sleeps (nanosleep), a wait4 whose child has ended, and a poll
+ * and a select of a pipe that holds a byte: the stops the tracer sees
+ * (orig_rax and rax at the exit stop), then the call's result in the
+ * tracee. */
 enum { HANDLED, RESTART, IGNORED, BLOCKED, KILLED, KINDS };
 static const char *const kind_names[KINDS] = { "handled", "SA_RESTART", "ignored", "blocked", "SIGKILL" };
 static int at_call, at_kind, at_pipe[2];
@@ -204,11 +208,25 @@ static void sigat_body(void)
 		CHECK(waitid(P_PID, child, &si, WEXITED | WNOWAIT) == 0);
 	}
 	int wst = 0;
+	struct pollfd pfd = { .fd = at_pipe[0], .events = POLLIN };
+	fd_set rset;
+	FD_ZERO(&rset);
+	struct timeval tv = { 1, 0 };
+	if (at_call == SYS_poll || at_call == SYS_select) {
+		CHECK(write(at_pipe[1], "x", 1) == 1); /* ready before the call */
+		FD_SET(at_pipe[0], &rset);
+	}
 	long r = at_call == SYS_getppid ? syscall(SYS_getppid) :
+		 at_call == SYS_poll ? syscall(SYS_poll, &pfd, 1, 1000) :
+		 at_call == SYS_select ? syscall(SYS_select, at_pipe[0] + 1, &rset, NULL, NULL, &tv) :
 		 at_call == SYS_read ? syscall(SYS_read, at_pipe[0], &c, 1) :
 		 at_call == SYS_wait4 ? syscall(SYS_wait4, child, &wst, 0, 0) : syscall(SYS_nanosleep, &ts, &ts);
 	if (at_call == SYS_wait4 && r == child)
 		r = WEXITSTATUS(wst) * 1000; /* (the pid differs from run to run) */
+	if (at_call == SYS_poll && r > 0)
+		say("tracee: revents %s\n", pfd.revents == POLLIN ? "POLLIN" : "FAIL");
+	if (at_call == SYS_select && r > 0)
+		say("tracee: set %s\n", FD_ISSET(at_pipe[0], &rset) ? "kept the pipe" : "FAIL");
 	int e = errno;
 	if (at_call == SYS_getppid)
 		say("tracee: getppid %s\n", r == getppid() ? "gave the parent" : "FAIL");
@@ -222,7 +240,7 @@ static void sigat_body(void)
 static const char *call_name(long nr)
 {
 	return nr == SYS_getppid ? "getppid" : nr == SYS_read ? "read" : nr == SYS_nanosleep ? "nanosleep" :
-	       nr == SYS_wait4 ? "wait4" :
+	       nr == SYS_wait4 ? "wait4" : nr == SYS_poll ? "poll" : nr == SYS_select ? "select" :
 	       nr == SYS_restart_syscall ? "restart_syscall" : NULL;
 }
 
@@ -246,7 +264,7 @@ static void sigat_one(int kind)
 {
 	at_kind = kind;
 	say("-- %s\n", kind_names[kind]);
-	if (at_call == SYS_read)
+	if (at_call == SYS_read || at_call == SYS_poll || at_call == SYS_select)
 		CHECK(pipe(at_pipe) == 0);
 	pid_t pid = traced_child(sigat_body);
 	int entries = 0, wrote = 0;
@@ -289,7 +307,7 @@ static void sigat_one(int kind)
 		}
 		CHECK(ptrace(PTRACE_SYSCALL, pid, 0, give) == 0);
 	}
-	if (at_call == SYS_read) {
+	if (at_call == SYS_read || at_call == SYS_poll || at_call == SYS_select) {
 		close(at_pipe[0]);
 		close(at_pipe[1]);
 	}
@@ -391,7 +409,7 @@ int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 	if (!strcmp(m, "--list"))
-		say("stopsig\nentrysig\nsigat-getppid\nsigat-read\nsigat-nanosleep\nsigat-wait4\norphan\nmixed\n");
+		say("stopsig\nentrysig\nsigat-getppid\nsigat-read\nsigat-nanosleep\nsigat-wait4\nsigat-poll\nsigat-select\norphan\nmixed\n");
 	else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -404,6 +422,10 @@ int main(int argc, char **argv)
 		mode_sigat(SYS_nanosleep);
 	else if (!strcmp(m, "sigat-wait4"))
 		mode_sigat(SYS_wait4);
+	else if (!strcmp(m, "sigat-poll"))
+		mode_sigat(SYS_poll);
+	else if (!strcmp(m, "sigat-select"))
+		mode_sigat(SYS_select);
 	else if (!strcmp(m, "orphan"))
 		mode_orphan();
 	else if (!strcmp(m, "mixed"))
