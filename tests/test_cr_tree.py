@@ -62,6 +62,7 @@ CASES = {
     "tcp": (lambda: guest("tcp"), 2),
     "zombies": (lambda: guest("zombies"), 1),
     "pgrp": (lambda: guest("pgrp"), 1),
+    "pidfd": (lambda: guest("pidfd"), 2),
     "shmem": (lambda: guest("shmem"), 2),
     "sysv": (lambda: guest("sysv"), 2),
     "fifo": (lambda: guest("fifo"), 2),

@@ -70,6 +70,21 @@ void zv_cr_census_outside(struct zv_cr_census *c, int key, uint64_t dev, uint64_
 	zv_cr_buf_put(&c->out, &o, sizeof o);
 }
 
+void zv_cr_census_proc(struct zv_cr_census *c, int hpid)
+{
+	int32_t v = hpid;
+	zv_cr_buf_put(&c->procs, &v, sizeof v);
+}
+
+int zv_cr_census_has_proc(const struct zv_cr_census *c, int hpid)
+{
+	const int32_t *p = (const void *)c->procs.p;
+	for (size_t i = 0; i < c->procs.len / sizeof *p; i++)
+		if (p[i] == hpid)
+			return 1;
+	return 0;
+}
+
 uint32_t zv_cr_census_pipe_ends(const struct zv_cr_census *c, uint64_t ino)
 {
 	return ends_of(&c->pipes, ino);
@@ -134,6 +149,7 @@ void zv_cr_census_free(struct zv_cr_census *c)
 	zv_cr_buf_free(&c->tcp);
 	zv_cr_buf_free(&c->out);
 	zv_cr_buf_free(&c->ptys);
+	zv_cr_buf_free(&c->procs);
 }
 
 /* --- from /proc --- */
@@ -290,13 +306,14 @@ long zv_cr_census_of(struct zv_cr_census *c, const int *pids, int n)
 
 long zv_cr_census_write(const struct zv_cr_census *c, int dirfd, const char *name)
 {
-	const struct zv_cr_buf *part[5] = { &c->pipes, &c->socks, &c->tcp, &c->out, &c->ptys };
-	uint64_t head[7] = { MAGIC, (uint64_t)c->self, c->pipes.len, c->socks.len, c->tcp.len, c->out.len, c->ptys.len };
+	const struct zv_cr_buf *part[6] = { &c->pipes, &c->socks, &c->tcp, &c->out, &c->ptys, &c->procs };
+	uint64_t head[8] = { MAGIC, (uint64_t)c->self, c->pipes.len, c->socks.len, c->tcp.len, c->out.len, c->ptys.len,
+			     c->procs.len };
 	long fd = zv_openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fd;
 	long r = zv_write((int)fd, head, sizeof head) == sizeof head ? 0 : -EIO;
-	for (int i = 0; i < 5 && r == 0; i++)
+	for (int i = 0; i < 6 && r == 0; i++)
 		if (part[i]->len && zv_write((int)fd, part[i]->p, part[i]->len) != (long)part[i]->len)
 			r = -EIO;
 	zv_close((int)fd);
@@ -305,15 +322,15 @@ long zv_cr_census_write(const struct zv_cr_census *c, int dirfd, const char *nam
 
 long zv_cr_census_read(struct zv_cr_census *c, int dirfd, const char *name)
 {
-	struct zv_cr_buf *part[5] = { &c->pipes, &c->socks, &c->tcp, &c->out, &c->ptys };
-	uint64_t head[7];
+	struct zv_cr_buf *part[6] = { &c->pipes, &c->socks, &c->tcp, &c->out, &c->ptys, &c->procs };
+	uint64_t head[8];
 	long fd = zv_openat(dirfd, name, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	long r = zv_read((int)fd, head, sizeof head) == sizeof head && head[0] == MAGIC ? 0 : -EIO;
 	if (r == 0)
 		c->self = (int)head[1];
-	for (int i = 0; i < 5 && r == 0; i++) {
+	for (int i = 0; i < 6 && r == 0; i++) {
 		uint8_t *p = head[2 + i] ? zv_cr_buf_add(part[i], head[2 + i]) : NULL;
 		if (head[2 + i] && (!p || zv_read((int)fd, p, head[2 + i]) != (long)head[2 + i]))
 			r = -EIO;

@@ -34,6 +34,7 @@ struct zv_cr_census_out {
 };
 struct zv_cr_census {
 	struct zv_cr_buf pipes, socks, tcp, out, ptys; /* the arrays above, and socket inodes (uint64_t) */
+	struct zv_cr_buf procs; /* the processes' host pids (int32_t; zombies too): what a pidfd may name */
 	int self;             /* of one process, by itself: its own fds 0-2 are the outside's */
 	int tcp_held;         /* a process holds a TCP socket (not in the file) */
 };
@@ -43,6 +44,8 @@ void zv_cr_census_sock(struct zv_cr_census *c, uint64_t ino);
 void zv_cr_census_conn(struct zv_cr_census *c, const struct zv_cr_endpoint *local, const struct zv_cr_endpoint *remote);
 void zv_cr_census_pty(struct zv_cr_census *c, uint32_t index, uint32_t ends);
 void zv_cr_census_outside(struct zv_cr_census *c, int key, uint64_t dev, uint64_t ino);
+void zv_cr_census_proc(struct zv_cr_census *c, int hpid);
+int zv_cr_census_has_proc(const struct zv_cr_census *c, int hpid);
 /* The processes' ends of pipe ino (0: none). */
 uint32_t zv_cr_census_pipe_ends(const struct zv_cr_census *c, uint64_t ino);
 uint32_t zv_cr_census_pty_ends(const struct zv_cr_census *c, uint32_t index);

@@ -278,6 +278,8 @@ static void write_census(void)
 		if (!C.p[i].zombie)
 			pids[n++] = C.p[i].hpid;
 	long r = zv_cr_census_of(&c, pids, n);
+	for (int i = 0; i < C.n; i++)
+		zv_cr_census_proc(&c, C.p[i].hpid);
 	for (int k = -3; k < C.req->ninherit && r == 0; k++) {
 		int fd = k < 0 ? k + 3 : C.req->inherit[k];
 		char path[64];

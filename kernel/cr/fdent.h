@@ -38,6 +38,7 @@ struct zv_cr_ent {
 	int dup_of;          /* a lower fd sharing the description, or -1 */
 	int stdio;           /* STDIO: which */
 	int pty;             /* PTM, PTS: the pty's number */
+	int pid;             /* PIDFD: the host's pid of its process (fdinfo Pid:), -1 once waited for */
 	uint32_t flags, fdflags;
 	int64_t pos;
 	struct stat st;

@@ -4,6 +4,7 @@
  * tell of them. */
 #include "cr/fdent.h"
 #include "cr/procfile.h"
+#include "cr/cr.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
@@ -305,6 +306,9 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
 		return zv_cr_describe_socket(o, e, rec, x);
 	case ZV_CRFD_EVENTFD:
 		return describe_eventfd(o, s, e, rec);
+	case ZV_CRFD_PIDFD:
+		rec->u.pidfd.vpid = e->pid > 0 ? (int32_t)zv_cr_guest_id(e->pid) : -1;
+		return 0;
 	case ZV_CRFD_TIMERFD:
 		return describe_timerfd(o, s, e, rec);
 	case ZV_CRFD_SIGNALFD:

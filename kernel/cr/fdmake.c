@@ -6,6 +6,7 @@
  * led outside (fds 0-2, --inherit-fd). */
 #include "cr/fdrestore.h"
 #include "cr/resutil.h"
+#include "cr/cr.h"
 #include "lib/fmt.h"
 #include "lib/string.h"
 #include "lib/syscall.h"
@@ -14,6 +15,7 @@
 #include <asm/stat.h>
 
 #define EFD_SEMAPHORE_ 1
+#define CLONE_PIDFD_ 0x1000
 #define NSEC 1000000000LL
 
 #define fail zv_cr_fd_fail
@@ -88,6 +90,26 @@ static long make_eventfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	return fd;
 }
 
+/* A pidfd of a saved process, by its pid on the host now (the tree's
+ * ids are known before any fd is made); of one already waited for, a
+ * pidfd of a child made to end here and waited for at once. */
+static long make_pidfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	if (r->u.pidfd.vpid > 0) {
+		long fd = zv_sys2(__NR_pidfd_open, zv_cr_host_id(r->u.pidfd.vpid), 0);
+		return fd < 0 ? fail(c, r, "cannot open a pidfd of its process", fd) : fd;
+	}
+	int fd = -1;
+	long pid = zv_sys5(__NR_clone, CLONE_PIDFD_, 0, &fd, 0, 0); /* no exit signal */
+	if (pid == 0)
+		zv_sys1(__NR_exit, 0);
+	if (pid < 0)
+		return fail(c, r, "cannot make a pidfd of an ended process", pid);
+	uint8_t si[128];
+	zv_sys5(__NR_waitid, 1 /* P_PID */, pid, si, 4 /* WEXITED */ | 0x40000000 /* __WALL */, NULL);
+	return fd;
+}
+
 struct its { int64_t isec, insec, vsec, vnsec; };
 
 static long make_timerfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
@@ -159,6 +181,9 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
 				       "stands for it)", r->fd, r->u.stdio, r->u.stdio);
 	case ZV_CRFD_EVENTFD:
 		fd = make_eventfd(c, r);
+		break;
+	case ZV_CRFD_PIDFD:
+		fd = make_pidfd(c, r);
 		break;
 	case ZV_CRFD_TIMERFD:
 		fd = make_timerfd(c, r);

@@ -57,6 +57,7 @@ static void census_self(struct zv_cr_census *c, const struct zv_cr_ents *s, cons
 		if (e->fd <= 2 && !e->inflight)
 			zv_cr_census_outside(c, e->fd, e->st.st_dev, e->st.st_ino);
 	}
+	zv_cr_census_proc(c, (int)zv_getpid());
 	for (int k = 0; k < ninherit; k++)
 		for (unsigned i = 0; i < s->n; i++)
 			if (s->e[i].fd == inherit[k] && !s->e[i].inflight)
@@ -125,6 +126,19 @@ static void mark_outside_ptys(struct zv_cr_ents *s, const struct zv_cr_census *c
 		if (e->kind == ZV_CRFD_PTS && !(zv_cr_census_pty_ends(c, (uint32_t)e->pty) & 1)) {
 			e->kind = 0;
 			e->why = "a terminal whose pseudo-terminal master is outside the saved processes";
+		}
+	}
+}
+
+/* A pidfd leads outside when its process is not a saved one (one waited
+ * for already is no one's). */
+static void mark_outside_pidfds(struct zv_cr_ents *s, const struct zv_cr_census *c)
+{
+	for (unsigned i = 0; i < s->n; i++) {
+		struct zv_cr_ent *e = &s->e[i];
+		if (e->kind == ZV_CRFD_PIDFD && e->pid > 0 && !zv_cr_census_has_proc(c, e->pid)) {
+			e->kind = 0;
+			e->why = c->self ? "a pidfd of another process" : "a pidfd of a process outside the saved ones";
 		}
 	}
 }
@@ -219,6 +233,7 @@ long zv_cr_save_fds(struct zv_cr_out *o, const struct zv_cr_fdopts *opts)
 	mark_outside_pipes(&s, c);
 	mark_outside_sockets(&s, c, opts->tcp_close);
 	mark_outside_ptys(&s, c);
+	mark_outside_pidfds(&s, c);
 	stdio_files_follow(&s, c);
 	r = settle_outside(o, &s, c);
 	if (r < 0)

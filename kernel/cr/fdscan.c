@@ -122,7 +122,7 @@ static void classify_anon(struct zv_cr_ent *e, const char *what)
 		{ "[io_uring]", 0, "io_uring cannot be saved" },
 		{ "inotify", 0, "an inotify instance cannot be saved" },
 		{ "[fanotify]", 0, "a fanotify instance cannot be saved" },
-		{ "[pidfd]", 0, "a pidfd cannot be saved" },
+		{ "[pidfd]", ZV_CRFD_PIDFD, 0 },
 		{ "[userfaultfd]", 0, "a userfaultfd cannot be saved" },
 	};
 	for (unsigned i = 0; i < sizeof anon / sizeof anon[0]; i++)
@@ -148,7 +148,7 @@ static void classify(struct zv_cr_ent *e)
 	} else if (zv_startswith(l, "anon_inode:")) {
 		classify_anon(e, l + 11);
 	} else if (zv_startswith(l, "pidfd:")) {
-		e->why = "a pidfd cannot be saved";
+		e->kind = ZV_CRFD_PIDFD;
 	} else if (l[0] != '/') {
 		e->why = "this kind of file cannot be saved";
 	} else if (zv_startswith(l, "/memfd:") && ends_with(l, " (deleted)") && mode == ZV_S_IFREG) {
@@ -204,6 +204,14 @@ static long load_one(struct zv_cr_ents *s, struct zv_cr_ent *e)
 	v = zv_cr_field(s->info, "flags:");
 	e->flags = v ? (uint32_t)zv_cr_oct(v, NULL) & ~(uint32_t)O_CLOEXEC : 0;
 	classify(e);
+	if (e->kind == ZV_CRFD_PIDFD) {
+		v = zv_cr_field(s->info, "Pid:");
+		e->pid = v ? (int)zv_cr_dec(v, NULL) : 0;
+		if (!v || !e->pid)
+			e->kind = 0, e->why = "a pidfd of a process in another pid namespace";
+		else if (e->flags & O_EXCL) /* PIDFD_THREAD */
+			e->kind = 0, e->why = "a pidfd of a thread cannot be saved";
+	}
 	return 0;
 }
 

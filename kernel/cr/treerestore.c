@@ -202,8 +202,8 @@ static void shared_descriptions(struct zv_cr_rctx *c, struct img *m, int nimg, c
 			if (zv_cr_made_fd(c, pa, sh[a].fd) >= 0)
 				continue;
 			const struct zv_cr_fd *r = zv_cr_record(c, pa, sh[a].fd);
-			if (r->kind == ZV_CRFD_DUP)
-				continue;
+			if (r->kind == ZV_CRFD_DUP || r->kind == ZV_CRFD_PIDFD)
+				continue; /* a pidfd: each its own once the processes exist */
 			int own, self = c->self;
 			c->self = pa;
 			long fd = zv_cr_make_fd(c, r, &own);

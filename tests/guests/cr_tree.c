@@ -19,12 +19,16 @@
  *                some unread at the cut
  *   dgram        a datagram socketpair with messages queued both ways,
  *                whose boundaries must stay
- *   tty          the session's controlling terminal and its foreground group */
+ *   tty          the session's controlling terminal and its foreground group
+ *   pidfd        pidfds of a running child (non-blocking), of one ended and
+ *                not waited for, and of one already waited for: signalled,
+ *                polled and waited for through them after go */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +39,7 @@
 #include <sys/stat.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -263,6 +268,58 @@ static int zombies(void)
 	return 0;
 }
 
+static int pidfd_open_(pid_t pid, unsigned flags) { return (int)syscall(434 /* pidfd_open */, pid, flags); }
+
+/* What a pidfd says: readable or not, and waitid's answer through it. */
+static void pidfd_line(const char *who, int fd, pid_t pid)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int readable = poll(&p, 1, 0) == 1;
+	siginfo_t si = { 0 };
+	int r = waitid(3 /* P_PIDFD */, fd, &si, WEXITED);
+	if (r < 0)
+		printf("%s: readable %d, waitid %s\n", who, readable, errno == ECHILD ? "ECHILD" : "FAIL");
+	else
+		printf("%s: readable %d, waitid: pid %s, %s %d\n", who, readable, si.si_pid == pid ? "ok" : "FAIL",
+		       si.si_code == CLD_EXITED ? "exit" : si.si_code == CLD_KILLED ? "signal" : "other", si.si_status);
+}
+
+static int pidfds(void)
+{
+	pid_t run = fork();
+	if (run == 0) {
+		ready("child");
+		for (;;)
+			pause();
+	}
+	pid_t ended = fork();
+	if (ended == 0)
+		_exit(4);
+	pid_t gone = fork();
+	if (gone == 0)
+		_exit(5);
+	int frun = pidfd_open_(run, O_NONBLOCK), fended = pidfd_open_(ended, 0), fgone = pidfd_open_(gone, 0);
+	if (frun < 0 || fended < 0 || fgone < 0) {
+		printf("pidfd_open: FAIL\n");
+		return 1;
+	}
+	siginfo_t si;
+	waitid(P_PID, ended, &si, WEXITED | WNOWAIT);
+	waitpid(gone, NULL, 0);
+	ready("parent");
+	check("the running child's pidfd non-blocking", (fcntl(frun, F_GETFL) & O_NONBLOCK) != 0);
+	check("waitid through it: EAGAIN while it runs", waitid(3, frun, &si, WEXITED) < 0 && errno == EAGAIN);
+	check("pidfd_send_signal SIGTERM", syscall(424 /* pidfd_send_signal */, frun, SIGTERM, NULL, 0) == 0);
+	struct pollfd p = { .fd = frun, .events = POLLIN };
+	poll(&p, 1, 10000);
+	pidfd_line("running", frun, run);
+	pidfd_line("ended", fended, ended);
+	pidfd_line("waited", fgone, gone);
+	check("pidfd_send_signal to one waited for: ESRCH",
+	      syscall(424, fgone, 0, NULL, 0) < 0 && errno == ESRCH);
+	return 0;
+}
+
 static int pgrp(void)
 {
 	pid_t c[2];
@@ -455,6 +512,8 @@ int main(int argc, char **argv)
 		return zombies();
 	if (!strcmp(m, "pgrp"))
 		return pgrp();
+	if (!strcmp(m, "pidfd"))
+		return pidfds();
 	if (!strcmp(m, "shmem"))
 		return shmem();
 	if (!strcmp(m, "sysv"))
