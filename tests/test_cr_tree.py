@@ -280,6 +280,25 @@ def test_pty_queue_refused(tmp_path):
     assert not (Path(tmp) / "image").exists()
 
 
+def test_inotify_queue_refused(tmp_path):
+    """An inotify instance with an event not yet read: reading it would take
+    it, so the checkpoint refuses with one line and the program goes on."""
+    cr.need_core()
+    tmp = cr.workdir(tmp_path)
+    g = cr.Running(zvtest.zv_argv([zvtest.guest(G), "inotify-queued"]), cwd=tmp, as_user=cr.user())
+    try:
+        assert g.wait_for(cr.readies(1), 120, stderr=True), g.result_text()
+        res = cr.zv("checkpoint", g.pid, Path(tmp) / "image", as_user=cr.user(), timeout=120)
+        cr.make_go(tmp)
+        out = g.finish(timeout=120)
+    finally:
+        g.kill()
+    assert res.returncode == 1 and res.stderr.count("\n") == 1, res.stderr
+    assert "events not yet read" in res.stderr, res.stderr
+    assert not (Path(tmp) / "image").exists()
+    assert "the event waited: ok" in out.stdout, out.stdout
+
+
 # A job of an interactive shell on a terminal: says its pid on stderr, waits
 # for go, then checks it has the shell's terminal and reads a line from it.
 SHELL_JOB = """

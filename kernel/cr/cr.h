@@ -103,6 +103,12 @@ int zv_cr_encode(char *buf, unsigned long n, const struct zv_exec_carry *x);
 const char *zv_cr_decode(const char *s, struct zv_exec_carry *x);
 struct zv_call;
 long zv_cr_sys_rseq(struct zv_call *c);
+/* cr/inotify_notes.c: each watch's file noted as it is added; the path
+ * noted last for a device and inode (dont_follow: the watch's
+ * IN_DONT_FOLLOW), or NULL. */
+long zv_cr_sys_inotify_add_watch(struct zv_call *c);
+const char *zv_cr_inotify_path(uint64_t dev, uint64_t ino, int *dont_follow);
+void zv_cr_inotify_fork_child(void);
 /* cr/pids.c: a restored process's ids, the host's for the guest's and back
  * (processes and threads; groups and sessions; its parent's) */
 long zv_cr_host_id(long x);

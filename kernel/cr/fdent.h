@@ -87,6 +87,9 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
  * record and its bytes. */
 long zv_cr_sock_load(struct zv_cr_out *o, struct zv_cr_ents *s, unsigned i);
 long zv_cr_describe_socket(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec, struct zv_cr_extra *x);
+/* cr/fdinotify.c: an inotify instance's watches. */
+long zv_cr_describe_inotify(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent *e,
+			    struct zv_cr_fd *rec, struct zv_cr_extra *x);
 /* cr/fdpty.c: a pseudo-terminal's master or terminal (PTM, PTS). */
 long zv_cr_describe_pty(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec);
 /* Appends e's locks (fdinfo lock: lines) to the "fdlocks" section. */

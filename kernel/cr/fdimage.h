@@ -40,6 +40,7 @@ enum zv_cr_fd_kind {
 	ZV_CRFD_PTM,         /* a pseudo-terminal's master (/dev/ptmx): u.pty */
 	ZV_CRFD_PTS,         /* its terminal (/dev/pts/N), the master held by the saved processes: u.pty.index */
 	ZV_CRFD_PIDFD,       /* a pidfd of a saved process (u.pidfd.vpid, its pid as the program knows it), or of one already waited for (-1) */
+	ZV_CRFD_INOTIFY,     /* an inotify instance: u.inotify.nwatches struct zv_cr_inwatch follow (cr/fdinotify.c) */
 };
 
 /* Records from this fd number on are files in flight (sent with
@@ -91,6 +92,10 @@ struct zv_cr_fd {
 			int32_t vpid;
 			uint32_t reserved;
 		} pidfd;
+		struct {                /* INOTIFY */
+			uint32_t nwatches;
+			uint32_t reserved;
+		} inotify;
 		struct {
 			int32_t clockid;
 			uint32_t settime_flags; /* TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET */

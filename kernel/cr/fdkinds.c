@@ -306,6 +306,8 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
 		return zv_cr_describe_socket(o, e, rec, x);
 	case ZV_CRFD_EVENTFD:
 		return describe_eventfd(o, s, e, rec);
+	case ZV_CRFD_INOTIFY:
+		return zv_cr_describe_inotify(o, s, e, rec, x);
 	case ZV_CRFD_PIDFD:
 		rec->u.pidfd.vpid = e->pid > 0 ? (int32_t)zv_cr_guest_id(e->pid) : -1;
 		return 0;

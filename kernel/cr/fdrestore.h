@@ -80,6 +80,8 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own);
 long zv_cr_make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r);
 long zv_cr_make_socket(struct zv_cr_rctx *c, int p, const struct zv_cr_fd *r);
 long zv_cr_fd_fail(struct zv_cr_rctx *c, const struct zv_cr_fd *r, const char *what, long err);
+/* cr/fdinotify.c: an inotify instance with its watches at their numbers. */
+long zv_cr_make_inotify(struct zv_cr_rctx *c, const struct zv_cr_fd *r);
 /* cr/fdpty.c: the new pty of master record r (once per pty); the
  * description of a master's or terminal's record; the lock put back once
  * all are open. */

@@ -120,7 +120,7 @@ static void classify_anon(struct zv_cr_ent *e, const char *what)
 		{ "[eventpoll]", ZV_CRFD_EPOLL, 0 },
 		{ "[signalfd]", ZV_CRFD_SIGNALFD, 0 },
 		{ "[io_uring]", 0, "io_uring cannot be saved" },
-		{ "inotify", 0, "an inotify instance cannot be saved" },
+		{ "inotify", ZV_CRFD_INOTIFY, 0 },
 		{ "[fanotify]", 0, "a fanotify instance cannot be saved" },
 		{ "[pidfd]", ZV_CRFD_PIDFD, 0 },
 		{ "[userfaultfd]", 0, "a userfaultfd cannot be saved" },

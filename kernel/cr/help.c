@@ -33,7 +33,8 @@ const char zv_checkpoint_help[] =
 	"terminal, pseudo-terminals the tree holds the master of and /dev/null and\n"
 	"the like, a session leader's controlling terminal unless it is such a\n"
 	"pseudo-terminal (made again with another number), bytes waiting in a\n"
-	"pseudo-terminal. The image format is in docs/CHECKPOINT.md.\n"
+	"pseudo-terminal or events in an inotify instance, pidfds of processes\n"
+	"outside the tree. The image format is in docs/CHECKPOINT.md.\n"
 	"\n"
 	"exit status: 0 when DIR is complete, 1 when refused or failed, 2 for a bad\n"
 	"command line.\n";

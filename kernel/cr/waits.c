@@ -140,14 +140,17 @@ static long timed_call(struct zv_call *c)
 	return r;
 }
 
-/* The row's resume column (sys/sysent.h). */
+/* The row's resume column (sys/sysent.h); rseq's registration, and
+ * inotify watches' files (cr/inotify_notes.c). */
 static int sees(long nr)
 {
-	return zv_row(nr)->resume != ZV_RESUME_NONE || zv_row(nr)->registers;
+	return zv_row(nr)->resume != ZV_RESUME_NONE || zv_row(nr)->registers || nr == __NR_inotify_add_watch;
 }
 
 static long call(struct zv_call *c)
 {
+	if (c->nr == __NR_inotify_add_watch)
+		return zv_cr_sys_inotify_add_watch(c);
 	int k = zv_row(c->nr)->resume;
 	if (zv_row(c->nr)->registers)
 		return zv_cr_sys_rseq(c);
@@ -167,7 +170,10 @@ static void exec_here(struct zv_thread *t)
 	t->cr.rseq = 0;
 }
 
-ZV_LAYER(cr_waits, 700) = { .name = "cr-waits", .sees = sees, .call = call, .exec_here = exec_here };
+static void fork_child(struct zv_thread *t) { zv_cr_inotify_fork_child(); }
+
+ZV_LAYER(cr_waits, 700) = { .name = "cr-waits", .sees = sees, .call = call, .exec_here = exec_here,
+			    .fork_child = fork_child };
 
 /* rseq: the host keeps a thread's registration, which no call reads back;
  * the kernel notes it so that a restored thread registers again. */

@@ -22,7 +22,9 @@
  *   tty          the session's controlling terminal and its foreground group
  *   pidfd        pidfds of a running child (non-blocking), of one ended and
  *                not waited for, and of one already waited for: signalled,
- *                polled and waited for through them after go */
+ *                polled and waited for through them after go
+ *   inotify-queued  an inotify watch with an event not yet read (a
+ *                checkpoint refuses it) */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -320,6 +323,18 @@ static int pidfds(void)
 	return 0;
 }
 
+static int inotify_queued(void)
+{
+	int in = inotify_init1(0);
+	inotify_add_watch(in, ".", IN_CREATE);
+	unlink("created");
+	close(open("created", O_WRONLY | O_CREAT, 0600));
+	ready("process");
+	char buf[4096];
+	check("the event waited", read(in, buf, sizeof buf) > 0);
+	return 0;
+}
+
 static int pgrp(void)
 {
 	pid_t c[2];
@@ -514,6 +529,8 @@ int main(int argc, char **argv)
 		return pgrp();
 	if (!strcmp(m, "pidfd"))
 		return pidfds();
+	if (!strcmp(m, "inotify-queued"))
+		return inotify_queued();
 	if (!strcmp(m, "shmem"))
 		return shmem();
 	if (!strcmp(m, "sysv"))

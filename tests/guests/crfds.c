@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -119,6 +120,16 @@ int main(int argc, char **argv)
 	int one = 1;
 	ioctl(pm, TIOCPKT, &one); /* packet mode, and locked: no one else opens it by name */
 	ioctl(pm, TIOCSPTLCK, &one);
+	/* watches 1 and 3 (2 dropped, its IN_IGNORED read): the numbers and
+	 * the next one must stay */
+	int in = inotify_init1(IN_NONBLOCK);
+	inotify_add_watch(in, argv[1], IN_CREATE);
+	int gone = inotify_add_watch(in, path[0], IN_MODIFY);
+	inotify_add_watch(in, path[1], IN_MODIFY);
+	inotify_rm_watch(in, gone);
+	char ev_buf[4096] __attribute__((aligned(8)));
+	while (read(in, ev_buf, sizeof ev_buf) > 0)
+		;
 	umask(027);
 	chdir(argv[1]);
 
@@ -174,6 +185,18 @@ int main(int argc, char **argv)
 	ioctl(pm, TIOCGPKT, &pk);
 	printf("pty: %s, erase %d, %dx%d, a terminal %d, locked %d, packet mode %d\n", strtok(b, "\n"), tt.c_cc[VERASE],
 	       ws.ws_row, ws.ws_col, isatty(ps), lk, pk);
+	unlink("inotified"); /* (made by the original, when it ran on: no event, only IN_CREATE is watched) */
+	close(open("inotified", O_WRONLY | O_CREAT, 0600));
+	write(log, "y", 1);
+	printf("inotify:");
+	for (ssize_t k = read(in, ev_buf, sizeof ev_buf), i = 0; k > 0 && i < k;) {
+		struct inotify_event *ie = (struct inotify_event *)(ev_buf + i);
+		printf(" wd %d %s %s", ie->wd, ie->mask & IN_CREATE ? "CREATE" : ie->mask & IN_MODIFY ? "MODIFY" : "other",
+		       ie->len ? ie->name : "-");
+		i += sizeof *ie + ie->len;
+	}
+	printf(", next watch %d, nonblocking %d\n", inotify_add_watch(in, "/", IN_ATTRIB),
+	       (fcntl(in, F_GETFL) & O_NONBLOCK) != 0);
 	mode_t m = umask(0);
 	char cwd[512];
 	printf("umask %03o, cwd %s\n", m, strcmp(getcwd(cwd, sizeof cwd), argv[1]) == 0 ? "kept" : cwd);
