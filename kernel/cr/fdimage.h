@@ -41,6 +41,7 @@ enum zv_cr_fd_kind {
 	ZV_CRFD_PTS,         /* its terminal (/dev/pts/N), the master held by the saved processes: u.pty.index */
 	ZV_CRFD_PIDFD,       /* a pidfd of a saved process (u.pidfd.vpid, its pid as the program knows it), or of one already waited for (-1) */
 	ZV_CRFD_INOTIFY,     /* an inotify instance: u.inotify.nwatches struct zv_cr_inwatch follow (cr/fdinotify.c) */
+	ZV_CRFD_UDP,         /* a UDP or UDP6 socket: u.sock (backlog: ZV_CRUDP_*), its peer's address follows when connected */
 };
 
 /* Records from this fd number on are files in flight (sent with
@@ -62,6 +63,11 @@ enum zv_cr_fd_kind {
 struct zv_cr_sockmsg {
 	uint32_t len, nfds;
 };
+
+/* A UDP socket's options (u.sock.backlog). */
+#define ZV_CRUDP_BROADCAST 1
+#define ZV_CRUDP_REUSEADDR 2
+#define ZV_CRUDP_REUSEPORT 4
 
 struct zv_cr_fd {
 	int32_t fd;
@@ -109,7 +115,7 @@ struct zv_cr_fd {
 		struct {
 			int32_t domain, type, protocol;
 			int32_t v6only;
-			int32_t backlog;
+			int32_t backlog;        /* LISTEN; UDP: ZV_CRUDP_* options */
 			uint32_t addrlen;
 			uint8_t addr[112];      /* struct sockaddr_{in,in6,un} */
 			uint64_t ino;           /* the socket's inode (version 1: 0) */

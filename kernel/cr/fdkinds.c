@@ -261,7 +261,8 @@ static long describe_epoll(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_
 	return 0;
 }
 
-static long describe_listen(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec)
+/* A socket's domain, type, protocol, IPV6_V6ONLY and name into u.sock. */
+static long sock_names(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec)
 {
 	int *sock[] = { &rec->u.sock.domain, &rec->u.sock.type, &rec->u.sock.protocol };
 	static const int opt[] = { 39 /* SO_DOMAIN */, 3 /* SO_TYPE */, 38 /* SO_PROTOCOL */ };
@@ -278,11 +279,46 @@ static long describe_listen(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_
 	if (zv_sys3(__NR_getsockname, e->fd, rec->u.sock.addr, &alen) < 0)
 		return refuse_fd(o, e, "getsockname failed");
 	rec->u.sock.addrlen = (uint32_t)alen;
-	rec->u.sock.backlog = 4096; /* not readable back; the host caps it at somaxconn */
 	rec->u.sock.ino = e->st.st_ino;
+	return 0;
+}
+
+static long describe_listen(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec)
+{
+	if (sock_names(o, e, rec) < 0)
+		return -1;
+	rec->u.sock.backlog = 4096; /* not readable back; the host caps it at somaxconn */
 	struct { int fd; short events, revents; } p = { e->fd, POLLIN_, 0 };
 	if (zv_sys3(__NR_poll, &p, 1, 0) > 0)
 		return refuse_fd(o, e, "a listening socket with connections not yet accepted");
+	return 0;
+}
+
+/* A UDP socket: its name, options, and its peer when connected.
+ * Datagrams waiting would be taken by a read: refused. */
+static long describe_udp(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec, struct zv_cr_extra *x)
+{
+	if (sock_names(o, e, rec) < 0)
+		return -1;
+	int queued = 0;
+	if (zv_sys3(__NR_ioctl, e->fd, 0x541b /* SIOCINQ */, &queued) < 0 || queued > 0)
+		return refuse_fd(o, e, "a UDP socket with datagrams not yet read");
+	static const int opt[] = { 6 /* SO_BROADCAST */, 2 /* SO_REUSEADDR */, 15 /* SO_REUSEPORT */ };
+	for (int i = 0; i < 3; i++) {
+		int v = 0, len = sizeof v;
+		if (zv_sys5(__NR_getsockopt, e->fd, 1 /* SOL_SOCKET */, opt[i], &v, &len) == 0 && v)
+			rec->u.sock.backlog |= 1 << i;
+	}
+	uint8_t peer[112];
+	int plen = sizeof peer;
+	if (zv_sys3(__NR_getpeername, e->fd, peer, &plen) == 0 && plen > 0) {
+		x->p = zv_cr_kalloc((size_t)plen);
+		if (!x->p)
+			return refuse_fd(o, e, "out of memory");
+		x->size = (size_t)plen;
+		memcpy(x->p, peer, (size_t)plen);
+		rec->len = (uint32_t)plen;
+	}
 	return 0;
 }
 
@@ -319,6 +355,8 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
 		return describe_epoll(o, s, e, rec, x);
 	case ZV_CRFD_LISTEN:
 		return describe_listen(o, e, rec);
+	case ZV_CRFD_UDP:
+		return describe_udp(o, e, rec, x);
 	case ZV_CRFD_MEMFD:
 		return describe_memfd(o, e, rec, x);
 	case ZV_CRFD_PTM:

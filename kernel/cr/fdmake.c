@@ -188,6 +188,9 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
 	case ZV_CRFD_INOTIFY:
 		fd = zv_cr_make_inotify(c, r);
 		break;
+	case ZV_CRFD_UDP:
+		fd = zv_cr_make_udp(c, r);
+		break;
 	case ZV_CRFD_TIMERFD:
 		fd = make_timerfd(c, r);
 		break;

@@ -78,6 +78,7 @@ long zv_cr_objects_make(struct zv_cr_rctx *c);
 long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own);
 /* cr/sockmake.c */
 long zv_cr_make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r);
+long zv_cr_make_udp(struct zv_cr_rctx *c, const struct zv_cr_fd *r);
 long zv_cr_make_socket(struct zv_cr_rctx *c, int p, const struct zv_cr_fd *r);
 long zv_cr_fd_fail(struct zv_cr_rctx *c, const struct zv_cr_fd *r, const char *what, long err);
 /* cr/fdinotify.c: an inotify instance with its watches at their numbers. */

@@ -102,11 +102,13 @@ static int sockopt(int fd, int opt)
 }
 
 /* A listening TCP, TCP6 or Unix stream (or seqpacket) socket: LISTEN; a
- * Unix socket or a TCP one otherwise: SOCKET; else 0. */
+ * Unix socket or a TCP one otherwise: SOCKET; a UDP one: UDP; else 0. */
 static int socket_kind(int fd)
 {
 	int domain = sockopt(fd, 39 /* SO_DOMAIN */), type = sockopt(fd, 3 /* SO_TYPE */);
 	int tcp = (domain == 2 || domain == 10) && type == 1 /* SOCK_STREAM */ && sockopt(fd, 38 /* SO_PROTOCOL */) == 6;
+	if ((domain == 2 || domain == 10) && type == 2 /* SOCK_DGRAM */ && sockopt(fd, 38 /* SO_PROTOCOL */) == 17)
+		return ZV_CRFD_UDP;
 	if (sockopt(fd, 30 /* SO_ACCEPTCONN */) == 1)
 		return tcp || (domain == 1 && (type == 1 || type == 5 /* SOCK_SEQPACKET */)) ? ZV_CRFD_LISTEN : 0;
 	return tcp || domain == 1 ? ZV_CRFD_SOCKET : 0;
@@ -144,7 +146,7 @@ static void classify(struct zv_cr_ent *e)
 	} else if (zv_startswith(l, "socket:[")) {
 		e->kind = socket_kind(e->fd);
 		if (!e->kind)
-			e->why = "a socket other than a Unix or TCP one";
+			e->why = "a socket other than a Unix, TCP or UDP one";
 	} else if (zv_startswith(l, "anon_inode:")) {
 		classify_anon(e, l + 11);
 	} else if (zv_startswith(l, "pidfd:")) {

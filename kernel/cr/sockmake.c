@@ -89,6 +89,35 @@ long zv_cr_make_listen(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	return fd;
 }
 
+/* A UDP socket: its options, its name (a socket never bound has port 0
+ * and no address: left to bind itself as it sends), its peer. */
+long zv_cr_make_udp(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	long fd = zv_sys3(__NR_socket, r->u.sock.domain, r->u.sock.type | O_CLOEXEC, r->u.sock.protocol);
+	if (fd < 0)
+		return zv_cr_fd_fail(c, r, "cannot make a socket", fd);
+	static const int opt[] = { 6 /* SO_BROADCAST */, SO_REUSEADDR_, 15 /* SO_REUSEPORT */ };
+	int one = 1;
+	for (int i = 0; i < 3; i++)
+		if (r->u.sock.backlog & (1 << i))
+			zv_sys5(__NR_setsockopt, fd, SOL_SOCKET_, opt[i], &one, sizeof one);
+	if (r->u.sock.domain == 10 /* AF_INET6 */)
+		zv_sys5(__NR_setsockopt, fd, 41 /* IPPROTO_IPV6 */, 26 /* IPV6_V6ONLY */, &r->u.sock.v6only, sizeof(int));
+	uint32_t alen = r->u.sock.addrlen < sizeof r->u.sock.addr ? r->u.sock.addrlen : sizeof r->u.sock.addr;
+	struct zv_cr_endpoint name;
+	long e = 0;
+	static const uint8_t any[16];
+	if (zv_cr_endpoint_of(r->u.sock.addr, alen, &name) == 0 && (name.port || memcmp(name.addr, any, 16)))
+		e = bind_again((int)fd, r->u.sock.type, r->u.sock.addr, alen, NULL);
+	if (e == 0 && r->len)
+		e = zv_sys3(__NR_connect, fd, zv_cr_rec_extra(r), r->len);
+	if (e < 0) {
+		zv_close((int)fd);
+		return in_use(c, r, e);
+	}
+	return fd;
+}
+
 /* --- a socket record's addresses --- */
 
 static const uint8_t *addr_of(const struct zv_cr_fd *r) { return zv_cr_rec_extra(r); }

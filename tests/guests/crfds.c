@@ -120,6 +120,14 @@ int main(int argc, char **argv)
 	int one = 1;
 	ioctl(pm, TIOCPKT, &one); /* packet mode, and locked: no one else opens it by name */
 	ioctl(pm, TIOCSPTLCK, &one);
+	/* a UDP socket bound on loopback, another connected to it */
+	struct sockaddr_in usin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int us = socket(AF_INET, SOCK_DGRAM, 0), uc = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	socklen_t ul = sizeof usin;
+	bind(us, (struct sockaddr *)&usin, sizeof usin);
+	getsockname(us, (struct sockaddr *)&usin, &ul);
+	setsockopt(uc, SOL_SOCKET, SO_BROADCAST, &one, sizeof one);
+	connect(uc, (struct sockaddr *)&usin, sizeof usin);
 	/* watches 1 and 3 (2 dropped, its IN_IGNORED read): the numbers and
 	 * the next one must stay */
 	int in = inotify_init1(IN_NONBLOCK);
@@ -197,6 +205,17 @@ int main(int argc, char **argv)
 	}
 	printf(", next watch %d, nonblocking %d\n", inotify_add_watch(in, "/", IN_ATTRIB),
 	       (fcntl(in, F_GETFL) & O_NONBLOCK) != 0);
+	struct sockaddr_in from, ucname;
+	socklen_t froml = sizeof from, cl = sizeof ucname;
+	int bc = 0;
+	socklen_t bl = sizeof bc;
+	getsockopt(uc, SOL_SOCKET, SO_BROADCAST, &bc, &bl);
+	getsockname(uc, (struct sockaddr *)&ucname, &cl);
+	memset(b, 0, sizeof b);
+	ssize_t sent = send(uc, "udp!", 4, 0);
+	ssize_t got_n = recvfrom(us, b, sizeof b, 0, (struct sockaddr *)&from, &froml);
+	printf("udp: sent %zd, got %zd %s, from the connected one %d, broadcast %d, nonblocking %d\n", sent, got_n, b,
+	       from.sin_port == ucname.sin_port, bc, (fcntl(uc, F_GETFL) & O_NONBLOCK) != 0);
 	mode_t m = umask(0);
 	char cwd[512];
 	printf("umask %03o, cwd %s\n", m, strcmp(getcwd(cwd, sizeof cwd), argv[1]) == 0 ? "kept" : cwd);
