@@ -52,7 +52,7 @@ _PIDS = r"(set_tid_address|getpid|gettid|getppid|getpgrp|getpgid|getsid|setsid|v
 
 
 def normalise(line):
-    line = re.sub(r"0x[0-9a-f]+", "ADDR", line)
+    line = re.sub(r"(?<![A-Za-z0-9])0x[0-9a-f]+", "ADDR", line)  # (not inside a random file name)
     line = re.sub(r'getrandom\("(\\x[0-9a-f]{2})+"', 'getrandom("RANDOM"', line)
     line = re.sub(r"\s+= ", " = ", line)
     line = re.sub(_PIDS + r"\((.*)\) = \d+", r"\1(\2) = PID", line)
