@@ -41,16 +41,33 @@ static int ready(long fd, short events)
 	return zv_sys5(__NR_ppoll, &p, 1, &now, NULL, 8) > 0 && (p.revents & events);
 }
 
+/* The bytes an iovec array (guest memory) asks for, or -1 past 16
+ * entries or when it cannot be read. */
+static long iov_total(uint64_t iov, unsigned long n)
+{
+	struct { uint64_t base, len; } v[16];
+	if (n > 16 || zv_peek(v, iov, n * sizeof v[0]) < 0)
+		return -1;
+	long total = 0;
+	for (unsigned long i = 0; i < n; i++)
+		total += (long)v[i].len;
+	return total;
+}
+
 /* Whether call nr (args a) would return at once: a read or receive of a
  * ready fd, a write or send of at most PIPE_BUF bytes to one (a pipe
  * with room takes them whole). */
 static int would_not_wait(long nr, const long *a)
 {
+	long n;
 	switch (nr) {
 	case __NR_read: case __NR_readv: case __NR_recvfrom: case __NR_recvmsg:
+	case __NR_pread64: case __NR_preadv: case __NR_preadv2:
 		return ready(a[0], 0x1 /* POLLIN */);
-	case __NR_write: case __NR_sendto:
+	case __NR_write: case __NR_sendto: case __NR_pwrite64:
 		return (unsigned long)a[2] <= 4096 && ready(a[0], 0x4 /* POLLOUT */);
+	case __NR_writev: case __NR_pwritev: case __NR_pwritev2:
+		return (n = iov_total((uint64_t)a[1], (unsigned long)a[2])) >= 0 && n <= 4096 && ready(a[0], 0x4);
 	default:
 		return 0;
 	}
@@ -80,6 +97,17 @@ static long select_now(long nfds, const long *a)
 	return r;
 }
 
+/* A FUTEX_WAIT whose word is not its value: natively it returns EAGAIN
+ * before it sleeps, whatever signal is pending. */
+static int futex_word_differs(const long *a)
+{
+	int cmd = (int)a[1] & 0x7f; /* FUTEX_CMD_MASK: without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME */
+	uint32_t word;
+	if (cmd != 0 /* FUTEX_WAIT */ && cmd != 9 /* FUTEX_WAIT_BITSET */)
+		return 0;
+	return zv_peek(&word, (uint64_t)a[0], sizeof word) == 0 && word != (uint32_t)a[2];
+}
+
 /* A poll, select or epoll wait with a signal that came at its entry stop:
  * natively it looks at its fds before it sleeps or sees the signal, so
  * what is ready (or an error) is its result; 0 where nothing is (then it
@@ -99,6 +127,29 @@ static long poll_now(long nr, const long *a)
 	}
 }
 
+/* waitid as wait4 above, its siginfo and rusage first in kernel memory:
+ * WNOHANG finding no child writes zeros there, where an interrupted
+ * waitid writes nothing. */
+static long waitid_now(struct zv_call *c, long nr, long *a, uint64_t rax)
+{
+	uint8_t si[128] = { 0 }, ru[144] = { 0 };
+	long was[3] = { a[2], a[3], a[4] };
+	a[2] = c->a[2] = (long)si; /* also without the guest's: si_pid tells whether one was reaped */
+	a[3] = c->a[3] = was[1] | 1; /* WNOHANG */
+	a[4] = c->a[4] = a[4] ? (long)ru : 0;
+	long r = whole(c, nr, a, rax);
+	for (int i = 0; i < 3; i++)
+		a[2 + i] = c->a[2 + i] = was[i];
+	int pid;
+	memcpy(&pid, si + 16, sizeof pid); /* si_pid: 0 when none had ended */
+	if (r < 0 || !pid)
+		return r < 0 ? r : -EINTR;
+	if ((was[0] && zv_guest_copy((void *)was[0], si, sizeof si, (uint64_t)was[0]) < 0) ||
+	    (was[2] && zv_guest_copy((void *)was[2], ru, sizeof ru, (uint64_t)was[2]) < 0))
+		return -EFAULT;
+	return r;
+}
+
 /* A call that waits, with a signal that came at its entry stop: natively
  * it returns at once, with what is ready or interrupted (`at_once`). One
  * that would not wait is made whole, a poll's ready fds are its result;
@@ -111,8 +162,12 @@ static long at_once(struct zv_call *c, long nr, long *a, uint64_t rax)
 	long ready_now = poll_now(nr, a);
 	if (ready_now)
 		return ready_now;
-	if (nr != __NR_wait4 || memcmp(a, c->a, 6 * sizeof *a))
+	if (nr == __NR_futex && futex_word_differs(a))
+		return -EAGAIN;
+	if ((nr != __NR_wait4 && nr != __NR_waitid) || memcmp(a, c->a, 6 * sizeof *a))
 		return -EINTR;
+	if (nr == __NR_waitid)
+		return waitid_now(c, nr, a, rax);
 	long opts = a[2];
 	a[2] = c->a[2] = opts | 1; /* WNOHANG */
 	long r = whole(c, nr, a, rax);

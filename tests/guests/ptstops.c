@@ -4,9 +4,12 @@
  * natively and under zvisor, tracer and tracee both guests). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,8 +165,9 @@ static void mode_entrysig(void)
 
 /* --- sigat-CALL: each kind of signal sent at the entry stop of a call
  * that does not block (getppid), one that blocks on an empty pipe (read),
- * one that sleeps (nanosleep), a wait4 whose child has ended, and a poll
- * and a select of a pipe that holds a byte: the stops the tracer sees
+ * one that sleeps (nanosleep), a wait4 and a waitid whose child has ended,
+ * a poll and a select of a pipe that holds a byte, and a FUTEX_WAIT
+ * whose word is not its value: the stops the tracer sees
  * (orig_rax and rax at the exit stop), then the call's result in the
  * tracee. */
 enum { HANDLED, RESTART, IGNORED, BLOCKED, KILLED, KINDS };
@@ -200,12 +204,28 @@ static void sigat_body(void)
 	char c = 0;
 	struct timespec ts = { 0, 100 * 1000000L };
 	pid_t child = 0;
-	if (at_call == SYS_wait4) { /* a child already ended */
+	uint32_t word = 1;
+	siginfo_t wsi = { 0 };
+	if (at_call == SYS_wait4 || at_call == SYS_waitid) { /* a child already ended */
 		child = fork();
 		if (child == 0)
 			_exit(7);
-		siginfo_t si;
-		CHECK(waitid(P_PID, child, &si, WEXITED | WNOWAIT) == 0);
+		/* its end waited for without taking it, by calls the mode does
+		 * not show and that restart with their own number when its
+		 * SIGCHLD stops the tracee (not a poll's restart_syscall) */
+		char stat_path[64], st[256];
+		snprintf(stat_path, sizeof stat_path, "/proc/%d/stat", child);
+		int sf = open(stat_path, O_RDONLY);
+		CHECK(sf >= 0);
+		for (;;) {
+			ssize_t n = pread(sf, st, sizeof st - 1, 0);
+			st[n > 0 ? n : 0] = 0;
+			char *s = strrchr(st, ')');
+			if (s && s[1] == ' ' && s[2] == 'Z')
+				break;
+			sched_yield();
+		}
+		close(sf);
 	}
 	int wst = 0;
 	struct pollfd pfd = { .fd = at_pipe[0], .events = POLLIN };
@@ -220,9 +240,14 @@ static void sigat_body(void)
 		 at_call == SYS_poll ? syscall(SYS_poll, &pfd, 1, 1000) :
 		 at_call == SYS_select ? syscall(SYS_select, at_pipe[0] + 1, &rset, NULL, NULL, &tv) :
 		 at_call == SYS_read ? syscall(SYS_read, at_pipe[0], &c, 1) :
-		 at_call == SYS_wait4 ? syscall(SYS_wait4, child, &wst, 0, 0) : syscall(SYS_nanosleep, &ts, &ts);
+		 at_call == SYS_wait4 ? syscall(SYS_wait4, child, &wst, 0, 0) :
+		 at_call == SYS_waitid ? syscall(SYS_waitid, P_PID, child, &wsi, WEXITED, NULL) :
+		 at_call == SYS_futex ? syscall(SYS_futex, &word, 128 /* FUTEX_WAIT_PRIVATE */, 0, NULL, NULL, 0) :
+		 syscall(SYS_nanosleep, &ts, &ts);
 	if (at_call == SYS_wait4 && r == child)
 		r = WEXITSTATUS(wst) * 1000; /* (the pid differs from run to run) */
+	if (at_call == SYS_waitid && r == 0)
+		say("tracee: waitid's child %s, status %d\n", wsi.si_pid == child ? "ok" : "FAIL", wsi.si_status);
 	if (at_call == SYS_poll && r > 0)
 		say("tracee: revents %s\n", pfd.revents == POLLIN ? "POLLIN" : "FAIL");
 	if (at_call == SYS_select && r > 0)
@@ -237,11 +262,17 @@ static void sigat_body(void)
 	say("tracee done\n");
 }
 
+/* The name of the mode's call (and restart_syscall), NULL for others:
+ * the tracee's other calls are not shown. */
 static const char *call_name(long nr)
 {
+	if (nr == SYS_restart_syscall)
+		return "restart_syscall";
+	if (nr != at_call)
+		return NULL;
 	return nr == SYS_getppid ? "getppid" : nr == SYS_read ? "read" : nr == SYS_nanosleep ? "nanosleep" :
 	       nr == SYS_wait4 ? "wait4" : nr == SYS_poll ? "poll" : nr == SYS_select ? "select" :
-	       nr == SYS_restart_syscall ? "restart_syscall" : NULL;
+	       nr == SYS_waitid ? "waitid" : nr == SYS_futex ? "futex" : NULL;
 }
 
 /* rax at an exit stop: the result, a kernel-only restart code by name */
@@ -409,7 +440,7 @@ int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
 	if (!strcmp(m, "--list"))
-		say("stopsig\nentrysig\nsigat-getppid\nsigat-read\nsigat-nanosleep\nsigat-wait4\nsigat-poll\nsigat-select\norphan\nmixed\n");
+		say("stopsig\nentrysig\nsigat-getppid\nsigat-read\nsigat-nanosleep\nsigat-wait4\nsigat-poll\nsigat-select\nsigat-waitid\nsigat-futex\norphan\nmixed\n");
 	else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -426,6 +457,10 @@ int main(int argc, char **argv)
 		mode_sigat(SYS_poll);
 	else if (!strcmp(m, "sigat-select"))
 		mode_sigat(SYS_select);
+	else if (!strcmp(m, "sigat-waitid"))
+		mode_sigat(SYS_waitid);
+	else if (!strcmp(m, "sigat-futex"))
+		mode_sigat(SYS_futex);
 	else if (!strcmp(m, "orphan"))
 		mode_orphan();
 	else if (!strcmp(m, "mixed"))
