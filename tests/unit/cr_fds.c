@@ -453,7 +453,20 @@ static void check_refusals(void)
 	zv_snprintf(p, sizeof p, "%s/gone", dir);
 	zv_sys1(__NR_unlink, p);
 	refused("the file was deleted", fd);
-	refused("a socket other than a Unix or TCP one", (int)zv_sys3(__NR_socket, 2 /* AF_INET */, 2 /* SOCK_DGRAM */, 0));
+	refused("a socket other than a Unix, TCP or UDP one", (int)zv_sys3(__NR_socket, 16 /* AF_NETLINK */, 3 /* SOCK_RAW */, 0));
+	/* a UDP socket with a datagram waiting (sent to itself) */
+	int u = (int)zv_sys3(__NR_socket, 2 /* AF_INET */, 2 /* SOCK_DGRAM */, 0);
+	struct { uint16_t family, port; uint32_t addr; uint8_t zero[8]; } sin = { 2, 0, 0x0100007f, { 0 } };
+	int sl = sizeof sin;
+	zv_sys3(__NR_bind, u, &sin, sizeof sin);
+	zv_sys3(__NR_getsockname, u, &sin, &sl);
+	CHECK_EQ(zv_sys6(__NR_sendto, u, (long)"x", 1, 0, (long)&sin, sizeof sin), 1);
+	refused("datagrams not yet read", u);
+	/* a watch zvisor did not see added; a pidfd of a process not saved */
+	int watcher = (int)zv_sys1(__NR_inotify_init1, 0);
+	zv_sys3(__NR_inotify_add_watch, watcher, "/", 4 /* IN_ATTRIB */);
+	refused("did not see added", watcher);
+	refused("a pidfd of another process", (int)zv_sys2(__NR_pidfd_open, zv_sys0(__NR_getppid), 0));
 	refused("a process's /proc directory", (int)zv_openat(AT_FDCWD, "/proc/self/status", O_RDONLY, 0));
 	/* a pipe reaching outside, the same as fd 1: saved as fd 1's */
 	image_reset();
