@@ -149,6 +149,15 @@ struct zv_cr_fd {
 	} u;
 };
 
+/* INOTIFY's bytes after its record: a zv_cr_inwatch per watch, ascending
+ * wd, each followed by its path (NUL included) padded to 8. */
+struct zv_cr_inwatch {
+	int32_t wd;
+	uint32_t mask;      /* as fdinfo shows it, with IN_DONT_FOLLOW when the watch had it */
+	uint32_t pathlen;
+	uint32_t reserved;
+};
+
 struct zv_cr_epoll_target {
 	int32_t fd;
 	uint32_t events;

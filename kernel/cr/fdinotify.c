@@ -16,15 +16,6 @@
 #define IN_DONT_FOLLOW_ 0x02000000
 #define MAX_SKIP 65536 /* numbers made and dropped to reach a watch's */
 
-/* The record's bytes: a zv_cr_inwatch per watch, ascending wd, each
- * followed by its path (NUL included) padded to 8. */
-struct zv_cr_inwatch {
-	int32_t wd;
-	uint32_t mask;      /* as fdinfo shows it, with IN_DONT_FOLLOW when the watch had it */
-	uint32_t pathlen;
-	uint32_t reserved;
-};
-
 /* fdinfo's sdev is the kernel's own dev_t (major << 20 | minor); stat's
  * st_dev the encoding user space sees. */
 static uint64_t user_dev(uint64_t kdev)
@@ -111,6 +102,21 @@ long zv_cr_describe_inotify(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv
 	return 0;
 }
 
+/* Whether the record's watches lie within its bytes, each path ended. */
+static int whole_record(const struct zv_cr_fd *r)
+{
+	const uint8_t *p = zv_cr_rec_extra(r), *end = p + r->len;
+	for (uint32_t i = 0; i < r->u.inotify.nwatches; i++) {
+		const struct zv_cr_inwatch *w = (const void *)p;
+		const char *path = (const char *)(w + 1);
+		if (p + sizeof *w > end || w->pathlen == 0 || w->pathlen > (uint64_t)(end - (const uint8_t *)path) ||
+		    path[w->pathlen - 1])
+			return 0;
+		p += sizeof *w + ((w->pathlen + 7) & ~7U);
+	}
+	return 1;
+}
+
 /* A file none of the record's watches is, to make numbers on, or NULL. */
 static const char *pick_dummy(const struct zv_cr_fd *r)
 {
@@ -138,20 +144,18 @@ static const char *pick_dummy(const struct zv_cr_fd *r)
  * IN_IGNORED events the drops queue are read away before the program runs. */
 long zv_cr_make_inotify(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 {
+	if (!whole_record(r))
+		return zv_cr_in_refuse(c->in, "fd %d: a damaged inotify record", r->fd);
 	long fd = zv_sys1(__NR_inotify_init1, O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return zv_cr_fd_fail(c, r, "cannot make an inotify instance", fd);
-	const uint8_t *p = zv_cr_rec_extra(r), *end = p + r->len;
+	const uint8_t *p = zv_cr_rec_extra(r);
 	const char *dummy = NULL;
 	int next = 1, skipped = 0;
 	long e = 0;
 	for (uint32_t i = 0; i < r->u.inotify.nwatches && e >= 0; i++) {
 		const struct zv_cr_inwatch *w = (const void *)p;
 		const char *path = (const char *)(w + 1);
-		if (p + sizeof *w > end || path + w->pathlen > (const char *)end || !w->pathlen || path[w->pathlen - 1]) {
-			zv_close((int)fd);
-			return zv_cr_in_refuse(c->in, "fd %d: a damaged inotify record", r->fd);
-		}
 		p += sizeof *w + ((w->pathlen + 7) & ~7U);
 		while (next < w->wd) {
 			if ((!dummy && !(dummy = pick_dummy(r))) || ++skipped > MAX_SKIP) {
@@ -169,7 +173,7 @@ long zv_cr_make_inotify(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 			e = -EBADSLT;
 		if (e >= 0)
 			next = (int)e + 1;
-	if (e < 0) {
+		if (e < 0) {
 			zv_close((int)fd);
 			return zv_cr_in_refuse(c->in, "fd %d: cannot watch %s again as watch %d: %s", r->fd, path, w->wd,
 					       zv_strerror((int)-e));
