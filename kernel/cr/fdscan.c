@@ -101,16 +101,21 @@ static int sockopt(int fd, int opt)
 	return v;
 }
 
-/* A listening TCP, TCP6 or Unix stream (or seqpacket) socket: LISTEN; a
- * Unix socket or a TCP one otherwise: SOCKET; a UDP one: UDP; else 0. */
-static int socket_kind(int fd)
+/* A listening TCP, TCP6 (or MPTCP: Go listens so) or Unix stream (or
+ * seqpacket) socket: LISTEN; a Unix socket or a TCP one otherwise:
+ * SOCKET; a UDP one: UDP; else 0 (why: what it is). */
+static int socket_kind(int fd, const char **why)
 {
 	int domain = sockopt(fd, 39 /* SO_DOMAIN */), type = sockopt(fd, 3 /* SO_TYPE */);
-	int tcp = (domain == 2 || domain == 10) && type == 1 /* SOCK_STREAM */ && sockopt(fd, 38 /* SO_PROTOCOL */) == 6;
-	if ((domain == 2 || domain == 10) && type == 2 /* SOCK_DGRAM */ && sockopt(fd, 38 /* SO_PROTOCOL */) == 17)
+	int inet = domain == 2 || domain == 10, proto = inet ? sockopt(fd, 38 /* SO_PROTOCOL */) : 0;
+	int tcp = inet && type == 1 /* SOCK_STREAM */ && proto == 6, mptcp = inet && type == 1 && proto == 262;
+	*why = "a socket other than a Unix, TCP or UDP one";
+	if (inet && type == 2 /* SOCK_DGRAM */ && proto == 17)
 		return ZV_CRFD_UDP;
 	if (sockopt(fd, 30 /* SO_ACCEPTCONN */) == 1)
-		return tcp || (domain == 1 && (type == 1 || type == 5 /* SOCK_SEQPACKET */)) ? ZV_CRFD_LISTEN : 0;
+		return tcp || mptcp || (domain == 1 && (type == 1 || type == 5 /* SOCK_SEQPACKET */)) ? ZV_CRFD_LISTEN : 0;
+	if (mptcp)
+		*why = "an MPTCP connection (its listening socket is saved, not its connections)";
 	return tcp || domain == 1 ? ZV_CRFD_SOCKET : 0;
 }
 
@@ -144,9 +149,10 @@ static void classify(struct zv_cr_ent *e)
 	if (zv_startswith(l, "pipe:[")) {
 		e->kind = ZV_CRFD_PIPE;
 	} else if (zv_startswith(l, "socket:[")) {
-		e->kind = socket_kind(e->fd);
+		const char *why;
+		e->kind = socket_kind(e->fd, &why);
 		if (!e->kind)
-			e->why = "a socket other than a Unix, TCP or UDP one";
+			e->why = why;
 	} else if (zv_startswith(l, "anon_inode:")) {
 		classify_anon(e, l + 11);
 	} else if (zv_startswith(l, "pidfd:")) {

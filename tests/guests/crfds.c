@@ -120,6 +120,18 @@ int main(int argc, char **argv)
 	int one = 1;
 	ioctl(pm, TIOCPKT, &one); /* packet mode, and locked: no one else opens it by name */
 	ioctl(pm, TIOCSPTLCK, &one);
+	/* an MPTCP listener, as Go's net package makes by default (where the
+	 * host has MPTCP; else none, natively too) */
+	struct sockaddr_in msin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int mp = socket(AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */);
+	socklen_t ml = sizeof msin;
+	if (mp >= 0) /* as Go's listeners, and the TCP one above */
+		setsockopt(mp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (mp >= 0 && (bind(mp, (struct sockaddr *)&msin, sizeof msin) < 0 || listen(mp, 4) < 0 ||
+			getsockname(mp, (struct sockaddr *)&msin, &ml) < 0)) {
+		close(mp);
+		mp = -1;
+	}
 	/* a UDP socket bound on loopback, another connected to it */
 	struct sockaddr_in usin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int us = socket(AF_INET, SOCK_DGRAM, 0), uc = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
@@ -216,6 +228,15 @@ int main(int argc, char **argv)
 	ssize_t got_n = recvfrom(us, b, sizeof b, 0, (struct sockaddr *)&from, &froml);
 	printf("udp: sent %zd, got %zd %s, from the connected one %d, broadcast %d, nonblocking %d\n", sent, got_n, b,
 	       from.sin_port == ucname.sin_port, bc, (fcntl(uc, F_GETFL) & O_NONBLOCK) != 0);
+	if (mp >= 0) {
+		int mc = socket(AF_INET, SOCK_STREAM, 0), proto = 0;
+		socklen_t pl = sizeof proto;
+		getsockopt(mp, SOL_SOCKET, SO_PROTOCOL, &proto, &pl);
+		printf("mptcp: protocol %d, connect %d", proto, connect(mc, (struct sockaddr *)&msin, sizeof msin));
+		printf(", accept %d\n", accept(mp, NULL, NULL) >= 0);
+	} else {
+		printf("mptcp: none\n");
+	}
 	mode_t m = umask(0);
 	char cwd[512];
 	printf("umask %03o, cwd %s\n", m, strcmp(getcwd(cwd, sizeof cwd), argv[1]) == 0 ? "kept" : cwd);
