@@ -63,6 +63,7 @@ CASES = {
     "zombies": (lambda: guest("zombies"), 1),
     "pgrp": (lambda: guest("pgrp"), 1),
     "pidfd": (lambda: guest("pidfd"), 2),
+    "threadexit": (lambda: guest("threadexit"), 1),
     "shmem": (lambda: guest("shmem"), 2),
     "sysv": (lambda: guest("sysv"), 2),
     "fifo": (lambda: guest("fifo"), 2),

@@ -43,12 +43,7 @@ long zv_cr_host_id(long x)
 		return x;
 	if (x == zv_proc.pid)
 		return zv_proc.hpid;
-	for (int i = 0; i < zv_cr.nthreads && i < ZV_CR_MAX_THREADS; i++) {
-		struct zv_thread *t = zv_cr.threads[i];
-		if (t && t->tid == x)
-			return t->htid;
-	}
-	const struct zv_cr_id *e = find(x, 1, 0);
+	const struct zv_cr_id *e = find(x, 1, 0); /* the restored threads' too (cr/restore.c) */
 	return e ? e->hid : x;
 }
 
@@ -58,11 +53,6 @@ long zv_cr_guest_id(long x)
 		return x;
 	if (x == zv_proc.hpid)
 		return zv_proc.pid;
-	for (int i = 0; i < zv_cr.nthreads && i < ZV_CR_MAX_THREADS; i++) {
-		struct zv_thread *t = zv_cr.threads[i];
-		if (t && t->htid == x)
-			return t->tid;
-	}
 	const struct zv_cr_id *e = find(x, 0, 0);
 	return e ? e->vid : x;
 }

@@ -457,6 +457,9 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 			fail(r->in);
 		}
 		t->htid = (int)e;
+		/* its ids in the table, not by its block: the block goes when
+		 * the thread ends, and the program may still name it */
+		zv_cr_ids_add(t->tid, t->htid, 0);
 	}
 	leader->htid = (int)zv_gettid();
 	/* The timers (the cwd first), the fds, the timers aimed at threads,

@@ -24,14 +24,20 @@
  *                not waited for, and of one already waited for: signalled,
  *                polled and waited for through them after go
  *   inotify-queued  an inotify watch with an event not yet read (a
- *                checkpoint refuses it) */
+ *                checkpoint refuses it)
+ *   threadexit   three threads that end after go, then posix_spawn
+ *                children (a vfork child's block may be a dead thread's,
+ *                freed after it), waited for by their pids: the kernel's
+ *                ids of the restored threads outlive their blocks */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +329,39 @@ static int pidfds(void)
 	return 0;
 }
 
+static void *wait_go(void *arg)
+{
+	(void)arg;
+	while (access("go", F_OK) != 0)
+		nap();
+	return NULL;
+}
+
+static int threadexit(void)
+{
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, wait_go, NULL);
+	ready("process");
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	struct timespec ts = { 0, 50000000 };
+	nanosleep(&ts, NULL); /* the threads gone */
+	int bad = 0;
+	for (int i = 0; i < 4; i++) {
+		char *argv[] = { "sh", "-c", "exit 3", NULL };
+		pid_t c;
+		if (posix_spawn(&c, "/bin/sh", NULL, NULL, argv, NULL) != 0) {
+			printf("posix_spawn: FAIL\n");
+			return 1;
+		}
+		bad |= kill(c, 0) != 0;
+		bad |= status_line("threadexit", c, c);
+	}
+	check("kill 0 of each child by its pid", !bad);
+	return 0;
+}
+
 static int inotify_queued(void)
 {
 	int in = inotify_init1(0);
@@ -531,6 +570,8 @@ int main(int argc, char **argv)
 		return pidfds();
 	if (!strcmp(m, "inotify-queued"))
 		return inotify_queued();
+	if (!strcmp(m, "threadexit"))
+		return threadexit();
 	if (!strcmp(m, "shmem"))
 		return shmem();
 	if (!strcmp(m, "sysv"))
