@@ -70,34 +70,30 @@ void zv_cr_census_outside(struct zv_cr_census *c, int key, uint64_t dev, uint64_
 	zv_cr_buf_put(&c->out, &o, sizeof o);
 }
 
-void zv_cr_census_proc(struct zv_cr_census *c, int hpid)
+/* Whether the uint64_t array in b holds v. */
+static int holds(const struct zv_cr_buf *b, uint64_t v)
 {
-	int32_t v = hpid;
-	zv_cr_buf_put(&c->procs, &v, sizeof v);
-}
-
-int zv_cr_census_has_proc(const struct zv_cr_census *c, int hpid)
-{
-	const int32_t *p = (const void *)c->procs.p;
-	for (size_t i = 0; i < c->procs.len / sizeof *p; i++)
-		if (p[i] == hpid)
+	const uint64_t *p = (const void *)b->p;
+	for (size_t i = 0; i < b->len / sizeof *p; i++)
+		if (p[i] == v)
 			return 1;
 	return 0;
 }
+
+void zv_cr_census_proc(struct zv_cr_census *c, int hpid)
+{
+	uint64_t v = (uint32_t)hpid;
+	zv_cr_buf_put(&c->procs, &v, sizeof v);
+}
+
+int zv_cr_census_has_proc(const struct zv_cr_census *c, int hpid) { return holds(&c->procs, (uint32_t)hpid); }
 
 uint32_t zv_cr_census_pipe_ends(const struct zv_cr_census *c, uint64_t ino)
 {
 	return ends_of(&c->pipes, ino);
 }
 
-int zv_cr_census_has_sock(const struct zv_cr_census *c, uint64_t ino)
-{
-	const uint64_t *s = (const void *)c->socks.p;
-	for (size_t i = 0; i < c->socks.len / sizeof *s; i++)
-		if (s[i] == ino)
-			return 1;
-	return 0;
-}
+int zv_cr_census_has_sock(const struct zv_cr_census *c, uint64_t ino) { return holds(&c->socks, ino); }
 
 static int same_end(const struct zv_cr_endpoint *a, const struct zv_cr_endpoint *b)
 {

@@ -34,7 +34,7 @@ struct zv_cr_census_out {
 };
 struct zv_cr_census {
 	struct zv_cr_buf pipes, socks, tcp, out, ptys; /* the arrays above, and socket inodes (uint64_t) */
-	struct zv_cr_buf procs; /* the processes' host pids (int32_t; zombies too): what a pidfd may name */
+	struct zv_cr_buf procs; /* the processes' host pids (uint64_t; zombies too): what a pidfd may name */
 	int self;             /* of one process, by itself: its own fds 0-2 are the outside's */
 	int tcp_held;         /* a process holds a TCP socket (not in the file) */
 };

@@ -93,7 +93,7 @@ static void make(int f)
 
 void zv_procself_before_sharing(void)
 {
-	if (kept_pid == zv_proc.hpid && kept[MAPS] >= 0 && kept[MEM] >= 0)
+	if (own(MAPS) && own(MEM))
 		return;
 	for (int f = 0; f < NFILES; f++)
 		make(f);

@@ -262,17 +262,23 @@ static void sigat_body(void)
 	say("tracee done\n");
 }
 
+/* The sigat-CALL modes, in --list order. */
+static const struct { long nr; const char *name; } sigat_calls[] = {
+	{ SYS_getppid, "getppid" }, { SYS_read, "read" }, { SYS_nanosleep, "nanosleep" }, { SYS_wait4, "wait4" },
+	{ SYS_poll, "poll" }, { SYS_select, "select" }, { SYS_waitid, "waitid" }, { SYS_futex, "futex" },
+};
+#define NSIGAT (sizeof sigat_calls / sizeof sigat_calls[0])
+
 /* The name of the mode's call (and restart_syscall), NULL for others:
  * the tracee's other calls are not shown. */
 static const char *call_name(long nr)
 {
 	if (nr == SYS_restart_syscall)
 		return "restart_syscall";
-	if (nr != at_call)
-		return NULL;
-	return nr == SYS_getppid ? "getppid" : nr == SYS_read ? "read" : nr == SYS_nanosleep ? "nanosleep" :
-	       nr == SYS_wait4 ? "wait4" : nr == SYS_poll ? "poll" : nr == SYS_select ? "select" :
-	       nr == SYS_waitid ? "waitid" : nr == SYS_futex ? "futex" : NULL;
+	for (unsigned i = 0; nr == at_call && i < NSIGAT; i++)
+		if (sigat_calls[i].nr == nr)
+			return sigat_calls[i].name;
+	return NULL;
 }
 
 /* rax at an exit stop: the result, a kernel-only restart code by name */
@@ -439,28 +445,21 @@ static void mode_mixed(void)
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
-	if (!strcmp(m, "--list"))
-		say("stopsig\nentrysig\nsigat-getppid\nsigat-read\nsigat-nanosleep\nsigat-wait4\nsigat-poll\nsigat-select\nsigat-waitid\nsigat-futex\norphan\nmixed\n");
-	else if (!strcmp(m, "stopsig"))
+	if (!strncmp(m, "sigat-", 6))
+		for (unsigned i = 0; i < NSIGAT; i++)
+			if (!strcmp(m + 6, sigat_calls[i].name)) {
+				mode_sigat(sigat_calls[i].nr);
+				return 0;
+			}
+	if (!strcmp(m, "--list")) {
+		say("stopsig\nentrysig\n");
+		for (unsigned i = 0; i < NSIGAT; i++)
+			say("sigat-%s\n", sigat_calls[i].name);
+		say("orphan\nmixed\n");
+	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
 		mode_entrysig();
-	else if (!strcmp(m, "sigat-getppid"))
-		mode_sigat(SYS_getppid);
-	else if (!strcmp(m, "sigat-read"))
-		mode_sigat(SYS_read);
-	else if (!strcmp(m, "sigat-nanosleep"))
-		mode_sigat(SYS_nanosleep);
-	else if (!strcmp(m, "sigat-wait4"))
-		mode_sigat(SYS_wait4);
-	else if (!strcmp(m, "sigat-poll"))
-		mode_sigat(SYS_poll);
-	else if (!strcmp(m, "sigat-select"))
-		mode_sigat(SYS_select);
-	else if (!strcmp(m, "sigat-waitid"))
-		mode_sigat(SYS_waitid);
-	else if (!strcmp(m, "sigat-futex"))
-		mode_sigat(SYS_futex);
 	else if (!strcmp(m, "orphan"))
 		mode_orphan();
 	else if (!strcmp(m, "mixed"))
