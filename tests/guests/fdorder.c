@@ -107,11 +107,18 @@ static int run(const char *mode, void *(*fn)(void *))
 	return r;
 }
 
+static volatile int idling;
+
+/* Its first sleep comes before the fills: a call site's first use may have
+ * the kernel patch it, through a file it opens for a moment when none of
+ * its own is left (DESIGN 40). */
 static void *idle(void *arg)
 {
 	(void)arg;
-	while (!stop)
+	do {
 		usleep(1000);
+		idling = 1;
+	} while (!stop);
 	return NULL;
 }
 
@@ -124,6 +131,8 @@ static int fill(void)
 	}
 	pthread_t th;
 	pthread_create(&th, NULL, idle, NULL);
+	while (!idling)
+		usleep(100);
 	int want = 3, fd;
 	while ((fd = open("/dev/null", O_RDONLY)) >= 0) {
 		if (fd != want) {
