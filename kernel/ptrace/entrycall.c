@@ -176,12 +176,21 @@ static long at_once(struct zv_call *c, long nr, long *a, uint64_t rax)
 }
 
 /* Call nr (args a, as the tracer left them; rax the guest's) after its
- * entry stop; came: a guest signal was deferred during the stop. */
+ * entry stop; came: a guest signal was deferred during the stop. One
+ * that comes after the stop but before the host call begins stops it
+ * (zv_host_call_args): natively the call had begun, as for one that came
+ * at the stop. */
 long zv_pt_entry_made(struct zv_call *c, long nr, long *a, uint64_t rax, int came)
 {
 	if (came && zv_sys_waits(nr))
 		return at_once(c, nr, a, rax);
 	if (came && zv_sys_nowait(nr))
 		return whole(c, nr, a, rax);
-	return made(c, nr, a, rax);
+	long r = made(c, nr, a, rax);
+	struct zv_thread *t = c->t;
+	if (!came && r == -EINTR && t->call_cancelled && t->fast.sig_pending && (zv_sys_waits(nr) || zv_sys_nowait(nr))) {
+		t->call_cancelled = 0;
+		return zv_pt_entry_made(c, nr, a, rax, 1);
+	}
+	return r;
 }

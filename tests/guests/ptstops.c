@@ -357,6 +357,118 @@ static void mode_sigat(int nr)
 		sigat_one(k);
 }
 
+/* --- sigafter: SIGUSR1 sent just after the tracer resumes its tracee
+ * from the entry stop of a poll or a read of an empty pipe, so that it
+ * comes before or after the call begins to wait: natively the call is
+ * interrupted either way (its exit stop shows ERESTART_RESTARTBLOCK or
+ * ERESTARTSYS), then after a handler it gives EINTR, and after an ignored
+ * signal it is made again (the poll as restart_syscall) and finds the byte
+ * the tracer wrote. Each call and kind 100 times, the signal sent 0 to 49 us after the resumption; every
+ * distinct run's stops are shown once. */
+static int after_pipe[2];
+
+static void sigafter_body(void)
+{
+	struct sigaction sa = { .sa_handler = at_kind == HANDLED ? on_usr1_short : SIG_IGN };
+	sigaction(SIGUSR1, &sa, NULL);
+	struct pollfd pfd = { .fd = after_pipe[0], .events = POLLIN };
+	char c;
+	long r = at_call == SYS_poll ? syscall(SYS_poll, &pfd, 1, 10000) : syscall(SYS_read, after_pipe[0], &c, 1);
+	say("tracee: result %ld%s%s\n", r, r < 0 ? ", " : "", r < 0 ? err_name(errno) : "");
+}
+
+/* One run's stops, appended to log (of size n). */
+static void sigafter_one(char *log, size_t n, int delay_us)
+{
+	CHECK(pipe(after_pipe) == 0);
+	int out[2];
+	CHECK(pipe(out) == 0);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		CHECK(dup2(out[1], 1) == 1); /* the tracee's words join the log */
+		CHECK(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0);
+		raise(SIGSTOP);
+		sigafter_body();
+		_exit(0);
+	}
+	close(out[1]);
+	int st, entries = 0;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFSTOPPED(st));
+	CHECK(ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD) == 0);
+	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+	size_t k = 0;
+	for (;;) {
+		int give = 0;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		if (!WIFSTOPPED(st))
+			break;
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			k += snprintf(log + k, n - k, "signal stop %s; ", strsignal(WSTOPSIG(st)));
+			CHECK(write(after_pipe[1], "x", 1) == 1); /* for a poll made again */
+			give = WSTOPSIG(st);
+		} else {
+			struct user_regs_struct r;
+			CHECK(ptrace(PTRACE_GETREGS, pid, 0, &r) == 0);
+			long nr = (long)r.orig_rax;
+			const char *name = call_name(nr);
+			if (name && (long)r.rax == -ENOSYS)
+				k += snprintf(log + k, n - k, "entry %s; ", name);
+			else if (name)
+				k += snprintf(log + k, n - k, "exit %s: %s; ", name, shown_result(nr, (long)r.rax));
+			if (name && (long)r.rax == -ENOSYS && nr == at_call && ++entries == 1) {
+				CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+				struct timespec t0, t1;
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				do /* a spin: where the tracee's resumption takes its time */
+					clock_gettime(CLOCK_MONOTONIC, &t1);
+				while ((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000 < delay_us);
+				CHECK(kill(pid, SIGUSR1) == 0);
+				continue;
+			}
+		}
+		CHECK(ptrace(PTRACE_SYSCALL, pid, 0, give) == 0);
+	}
+	char b[256];
+	ssize_t m;
+	while ((m = read(out[0], b, sizeof b - 1)) > 0) {
+		b[m] = 0;
+		for (char *p = b; *p; p++)
+			if (*p == '\n')
+				*p = ';';
+		k += snprintf(log + k, n - k, "%s", b);
+	}
+	close(out[0]);
+	close(after_pipe[0]);
+	close(after_pipe[1]);
+	k += snprintf(log + k, n - k, " %s", WIFEXITED(st) ? "exited" : "killed");
+}
+
+static void mode_sigafter(void)
+{
+	const int kinds[2] = { HANDLED, IGNORED };
+	for (int i = 0; i < 4; i++) {
+		at_call = i < 2 ? SYS_poll : SYS_read;
+		at_kind = kinds[i % 2];
+		enum { RUNS = 100, LOG = 512 };
+		static char logs[RUNS][LOG];
+		int count[RUNS] = { 0 }, distinct = 0;
+		for (int j = 0; j < RUNS; j++) {
+			char log[LOG];
+			sigafter_one(log, sizeof log, j % 50);
+			int d = 0;
+			while (d < distinct && strcmp(logs[d], log))
+				d++;
+			if (d == distinct)
+				strcpy(logs[distinct++], log);
+			count[d]++;
+		}
+		say("-- %s, %s\n", call_name(at_call), kind_names[at_kind]);
+		for (int d = 0; d < distinct; d++)
+			say("%d of %d: %s\n", count[d], RUNS, logs[d]);
+	}
+}
+
 /* --- orphan: the tracer ends while its tracee is at a syscall stop; the
  * tracee goes on untraced */
 static int orphan_pipe[2];
@@ -455,11 +567,13 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("orphan\nmixed\n");
+		say("sigafter\norphan\nmixed\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
 		mode_entrysig();
+	else if (!strcmp(m, "sigafter"))
+		mode_sigafter();
 	else if (!strcmp(m, "orphan"))
 		mode_orphan();
 	else if (!strcmp(m, "mixed"))
