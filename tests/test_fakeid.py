@@ -418,6 +418,25 @@ def test_python_os(user, tmp_path):
     assert_same(native, zv, "python3 as %s" % (user or "root"))
 
 
+AUDIT = r"""
+import errno, socket, struct
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)  # NETLINK_AUDIT
+s.sendto(struct.pack("=IHHII", 20, 1100, 5, 1, 0) + b"test", (0, 0))  # AUDIT_USER, REQUEST|ACK
+ln, typ, fl, seq, pid, err = struct.unpack("=IHHIIi", s.recv(100)[:20])
+print(typ, errno.errorcode.get(-err, err))
+"""
+
+
+def test_audit_ack_as_user_namespace_root(tmp_path):
+    """An audit message from a fake root is refused as a root in a user
+    namespace is told (ECONNREFUSED, which sudo and login pass over without
+    a word), not with the host's EPERM (sudo: "unable to send audit
+    message")."""
+    script = shared_file("audit.py", AUDIT)
+    zv = fake(["python3", script], None, USER)
+    assert zv.returncode == 0 and zv.stdout.split() == ["2", "ECONNREFUSED"], zv.stdout + zv.stderr
+
+
 # --- checkpoint and restore ---------------------------------------------------------
 
 @pytest.mark.parametrize("user", USERS)

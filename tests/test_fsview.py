@@ -138,6 +138,9 @@ cat /mnt/h/b/x
 read dev mp rest < /etc/mtab; echo $mp; readlink /etc/mtab
 rm /etc/hostname 2>&1 | sed 's/^.*: //'; rmdir /mnt/h 2>&1 | sed 's/^.*: //'
 mv /mnt/h /mnt/g 2>&1 | sed 's/^.*: //'
+ln /mnt/h/x /tmp/l 2>&1 | sed 's/^.*: //'; ln /etc/hostname /tmp/l 2>&1 | sed 's/^.*: //'
+ln /mnt/h/x /deep/new/dir/l 2>&1 | sed 's/^.*: //'; ln /mnt/h/nothere /tmp/l 2>&1 | sed 's/^.*: //'
+ln /mnt/h/x /mnt/h/sub/l && rm /mnt/h/sub/l && echo one-mount
 '''
 
 
@@ -157,7 +160,8 @@ def test_binds(platform, tmp_path):
     assert res.stdout.split("\n") == [
         "host-x", "host-y", "host-file", "b", "sub", "x", "/mnt/h/sub", "/mnt", "h", "host-x", "/mnt",
         "host-x", "dir", "/deep", "host-x", "/", "../proc/self/mounts", "Device or resource busy",
-        "Device or resource busy", "Device or resource busy", "",
+        "Device or resource busy", "Device or resource busy", "Invalid cross-device link",
+        "Invalid cross-device link", "Invalid cross-device link", "No such file or directory", "one-mount", "",
     ], res.stdout + res.stderr
     assert os.path.exists(hf) and os.path.isdir(hd / "sub")
 

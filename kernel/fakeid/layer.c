@@ -35,7 +35,7 @@ static zv_hook *handler_of(long nr)
 	case __NR_unlink: case __NR_unlinkat: case __NR_rmdir:
 	case __NR_rename: case __NR_renameat: case __NR_renameat2:
 		return zv_fid_name_call;
-	case __NR_sendmsg: case __NR_recvmsg: case __NR_recvmmsg: case __NR_getsockopt:
+	case __NR_sendmsg: case __NR_recvmsg: case __NR_recvmmsg: case __NR_getsockopt: case __NR_recvfrom:
 		return zv_fid_sock_call;
 	case __NR_getdents: case __NR_getdents64:
 		return zv_fid_dents_call;

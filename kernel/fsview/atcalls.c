@@ -11,6 +11,7 @@
  * ELOOP) or asks first (fsv_settle_last) when its result cannot say or it
  * would act on the link. */
 #include "fsview/atcalls.h"
+#include "fsview/walk.h"
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
@@ -127,6 +128,20 @@ static long do_readlink(struct zv_call *c, struct fsv_res *r, int mode, long buf
 	}
 	if (size <= 0)
 		return next(c, __NR_readlinkat, r->dirfd, (long)r->name, buf, size, 0, 0); /* EINVAL */
+	if (!r->namelen && r->dirfd >= 0 && in_proc(r)) {
+		/* readlinkat(fd, ""): fd may be an O_PATH|O_NOFOLLOW fd of a
+		 * magic link itself ("/proc/PID/exe"): its view path says which */
+		char v[FSV_PATH_MAX];
+		long vn = fsv_dirfd_view(r->dirfd, v, sizeof v);
+		const char *slash = vn > 0 && vn < (long)sizeof v ? (v[vn] = 0, zv_strrchr(v, '/')) : NULL;
+		if (slash && fsv_proc_magic(v, (size_t)(slash - v), slash + 1, (size_t)(v + vn - slash - 1), tbuf,
+					    sizeof tbuf, &target)) {
+			size_t n = zv_strlen(target);
+			if ((long)n > size)
+				n = (size_t)size;
+			return zv_guest_copy((void *)buf, target, n, (uint64_t)buf) < 0 ? -EFAULT : (long)n;
+		}
+	}
 	/* into a buffer of the kernel's: a magic link's host path must never
 	 * reach the guest's, not even past the length returned */
 	char t[FSV_PATH_MAX];
@@ -275,6 +290,40 @@ static long via_fd(struct zv_call *c, struct fsv_res *r, int mode)
 	return ret;
 }
 
+/* The view's mount a resolved name's directory is in: the index of the
+ * deepest directory bind that holds its view path, -1 for the root's, -2
+ * when not known. A bind is a mount of its own, as the host's bind mount:
+ * rename and link across one are EXDEV, though the host (both on one
+ * filesystem) would make them. */
+static int mount_of(struct fsv_res *r)
+{
+	if (fsv_walk_need_view(r) < 0)
+		return -2;
+	int best = -1;
+	size_t best_len = 0;
+	for (int i = 0; i < fsv.nbinds; i++) {
+		const struct fsv_bind *b = &fsv.binds[i];
+		const char *g = fsv_str(b->guest);
+		size_t gn = zv_strlen(g);
+		if (b->kind != FSV_BIND_DIR || gn < best_len || r->viewlen < gn || memcmp(r->view, g, gn) ||
+		    (gn > 1 && r->viewlen > gn && r->view[gn] != '/'))
+			continue;
+		best = i;
+		best_len = gn;
+	}
+	return best;
+}
+
+/* Whether from (the object itself when it is a mountpoint) and to's
+ * directory are in different mounts of the view. */
+static int cross_mount(struct fsv_res *from, struct fsv_res *to)
+{
+	if (!fsv.nbinds || (from->bind < 0 && from->dirfd == to->dirfd))
+		return 0;
+	int a = from->bind >= 0 ? from->bind : mount_of(from), b = mount_of(to);
+	return a != -2 && b != -2 && a != b;
+}
+
 static int only_looks(long nr);
 static long act(struct zv_call *c, struct fsv_res *r, int m);
 
@@ -324,6 +373,8 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 	case __NR_rename: case __NR_renameat: case __NR_renameat2:
 		if (r->bind >= 0 || res[1].bind >= 0)
 			return -EBUSY;
+		if (cross_mount(r, &res[1]))
+			return -EXDEV; /* the host looks up neither name first */
 		e = next(c, __NR_renameat2, r->dirfd, (long)r->name, res[1].dirfd, (long)res[1].name,
 			 nr == __NR_renameat2 ? a[4] : 0, 0);
 		if (e == 0) {
@@ -340,6 +391,13 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 		fl &= ~(long)AT_SYMLINK_FOLLOW;
 		if (host_follows(r, m))
 			fl |= AT_SYMLINK_FOLLOW;
+		if (cross_mount(r, &res[1])) {
+			/* the source is looked up first: its error, else EXDEV */
+			struct stat st;
+			e = zv_sys4(__NR_newfstatat, r->dirfd, r->name, &st,
+				    fl & AT_SYMLINK_FOLLOW ? 0 : AT_SYMLINK_NOFOLLOW);
+			return e < 0 ? e : -EXDEV;
+		}
 		return next(c, __NR_linkat, r->dirfd, (long)r->name, res[1].dirfd, (long)res[1].name, fl, 0);
 	}
 	case __NR_symlink:

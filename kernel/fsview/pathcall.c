@@ -102,6 +102,10 @@ static long path_call(struct zv_call *c, int n, char (*path)[FSV_PATH_MAX], stru
 		const struct zv_fsv_arg *p = &row->fsv.p[i];
 		int dirfd = p->dirfd ? (int)a[p->dirfd - 1] : AT_FDCWD;
 		modes[i] = mode_of(p, a, path[i], &how);
+		/* readlinkat takes "" as the host does (LOOKUP_EMPTY, no flag
+		 * asks for it): the link an O_PATH|O_NOFOLLOW fd holds */
+		if (!path[i][0] && c->nr == __NR_readlinkat)
+			modes[i] = -1;
 		if (modes[i] < 0) {
 			/* the dirfd itself: the guest's own fd */
 			fsv_res_direct(&res[i], dirfd, "");

@@ -76,9 +76,20 @@ long fsv_proc_readlink(char *buf, long n, long cap)
 		return n;
 	memcpy(host, buf, (size_t)n);
 	host[n] = 0;
-	long g = fsv_guest_path(host, guest, sizeof guest);
+	/* a removed file or directory: the host names its last path with
+	 * " (deleted)" after it; the guest's path, with the same words */
+	static const char deleted[] = " (deleted)";
+	size_t dn = sizeof deleted - 1;
+	int gone = n > (long)dn && !memcmp(host + n - dn, deleted, dn);
+	if (gone)
+		host[n - dn] = 0;
+	long g = fsv_guest_path(host, guest, sizeof guest - dn);
 	if (g < 0)
 		return n;
+	if (gone) {
+		memcpy(guest + g, deleted, dn);
+		g += (long)dn;
+	}
 	if (g > cap)
 		g = cap;
 	memcpy(buf, guest, (size_t)g);

@@ -203,6 +203,7 @@ static void guest_addr(const struct before *b, uint64_t lenp)
 	if (n < 0 || n >= SUN_PATH)
 		return;
 	struct sun out = b->s; /* the bytes past the name stay the guest's */
+	out.family = AF_UNIX_; /* the host wrote it; b->s has what was there before */
 	memcpy(out.path, guest, (size_t)n + 1);
 	uint32_t glen = 2 + (uint32_t)n + 1;
 	zv_guest_copy((void *)addr, &out, got > glen ? got : glen < b->cap ? glen : b->cap, addr);

@@ -163,6 +163,14 @@ static void proc_links(struct verdict *v)
 	if ((n != 7 || memcmp(got, "/r/file", 7) || got[7] != 'Z') && !v->why[0])
 		snprintf(v->why, sizeof v->why, "LEAK through %s: %.*s", buf, n > 0 ? (int)n : 0, got);
 	close(fd);
+	/* a removed file: its path and the host's " (deleted)" */
+	fd = open("/r/dir/gone", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	unlink("/r/dir/gone");
+	snprintf(buf, sizeof buf, "/proc/self/fd/%d", fd);
+	n = readlink(buf, got, sizeof got);
+	if ((n != 21 || memcmp(got, "/r/dir/gone (deleted)", 21)) && !v->why[0])
+		snprintf(v->why, sizeof v->why, "LEAK through %s: %.*s", buf, n > 0 ? (int)n : 0, got);
+	close(fd);
 }
 
 static void probe_stats(void)
@@ -195,6 +203,17 @@ static void probe_stats(void)
 	  done(&v); }
 	{ V("readlinkat"); EACH(HN, nhn) leak(&v, p, readlinkat(AT_FDCWD, p, buf, sizeof buf));
 	  expect(&v, readlinkat(rootdir_fd, "link", buf, sizeof buf), 0, 0);
+	  /* "" names the fd itself: an O_PATH|O_NOFOLLOW fd of a symlink */
+	  int lfd = open("/r/link", O_PATH | O_NOFOLLOW), xfd = open("/proc/self/exe", O_PATH | O_NOFOLLOW);
+	  long n = readlinkat(lfd, "", buf, sizeof buf);
+	  if (n != 10 || memcmp(buf, "roottarget", 10))
+	  	snprintf(v.why, sizeof v.why, "FAIL: readlinkat(fd of /r/link, \"\") reads %.*s", n > 0 ? (int)n : 0, buf);
+	  n = readlinkat(xfd, "", buf, sizeof buf);
+	  if ((n != 7 || memcmp(buf, "/r/prog", 7)) && !v.why[0])
+	  	snprintf(v.why, sizeof v.why, "LEAK through readlinkat(fd of /proc/self/exe, \"\"): %.*s",
+			 n > 0 ? (int)n : 0, buf);
+	  expect(&v, readlinkat(rootdir_fd, "", buf, sizeof buf), ENOENT, ENOENT);
+	  close(lfd); close(xfd);
 	  proc_links(&v);
 	  done(&v); }
 }
@@ -415,7 +434,8 @@ static void sun_of(struct sockaddr_un *a, const char *p)
 
 static int same_name(const struct sockaddr_un *a, socklen_t len, const char *want)
 {
-	return len == offsetof(struct sockaddr_un, sun_path) + strlen(want) + 1 && !strcmp(a->sun_path, want);
+	return a->sun_family == AF_UNIX && len == offsetof(struct sockaddr_un, sun_path) + strlen(want) + 1 &&
+	       !strcmp(a->sun_path, want);
 }
 
 /* AF_UNIX: a host socket file (HOSTDIR/sock) would answer ECONNREFUSED;
@@ -429,22 +449,22 @@ static void probe_sockets(void)
 	  sun_of(&a, hsock); leak(&v, hsock, bind(s, (void *)&a, sizeof a));
 	  unlink("/r/dir/srv"); sun_of(&a, "/r/dir/srv");
 	  expect(&v, bind(s, (void *)&a, sizeof a), 0, 0); listen(s, 4); done(&v); }
-	{ V("getsockname"); len = sizeof got; getsockname(s, (void *)&got, &len);
+	{ V("getsockname"); memset(&got, 0, sizeof got); len = sizeof got; getsockname(s, (void *)&got, &len);
 	  if (!same_name(&got, len, "/r/dir/srv")) snprintf(v.why, sizeof v.why, "FAIL: named %s", got.sun_path);
 	  done(&v); }
 	{ V("connect"); c = socket(AF_UNIX, SOCK_STREAM, 0); sun_of(&a, hsock);
 	  if (connect(c, (void *)&a, sizeof a) == 0 || errno == ECONNREFUSED) snprintf(v.why, sizeof v.why, "LEAK through %s", hsock);
 	  struct sockaddr_un cl; sun_of(&cl, "/r/dir/cli"); unlink("/r/dir/cli"); bind(c, (void *)&cl, sizeof cl);
 	  sun_of(&a, "/r/dir/srv"); expect(&v, connect(c, (void *)&a, sizeof a), 0, 0); done(&v); }
-	{ V("getpeername"); len = sizeof got; getpeername(c, (void *)&got, &len);
+	{ V("getpeername"); memset(&got, 0, sizeof got); len = sizeof got; getpeername(c, (void *)&got, &len);
 	  if (!same_name(&got, len, "/r/dir/srv")) snprintf(v.why, sizeof v.why, "FAIL: named %s", got.sun_path);
 	  done(&v); }
-	{ V("accept"); len = sizeof got; d = accept(s, (void *)&got, &len);
+	{ V("accept"); memset(&got, 0, sizeof got); len = sizeof got; d = accept(s, (void *)&got, &len);
 	  expect(&v, d, 0, 0); if (!same_name(&got, len, "/r/dir/cli")) snprintf(v.why, sizeof v.why, "FAIL: named %s", got.sun_path);
 	  close(d); done(&v); }
 	{ V("accept4"); int c2 = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un cl; sun_of(&cl, "/r/dir/cli2");
 	  unlink("/r/dir/cli2"); bind(c2, (void *)&cl, sizeof cl); connect(c2, (void *)&a, sizeof a);
-	  len = sizeof got; d = accept4(s, (void *)&got, &len, SOCK_CLOEXEC);
+	  memset(&got, 0, sizeof got); len = sizeof got; d = accept4(s, (void *)&got, &len, SOCK_CLOEXEC);
 	  expect(&v, d, 0, 0); if (!same_name(&got, len, "/r/dir/cli2")) snprintf(v.why, sizeof v.why, "FAIL: named %s", got.sun_path);
 	  close(d); close(c2); unlink("/r/dir/cli2"); done(&v); }
 	close(c); close(s); unlink("/r/dir/srv"); unlink("/r/dir/cli");
@@ -457,7 +477,7 @@ static void probe_sockets(void)
 	{ V("sendto"); if (sendto(w, "x", 1, 0, (void *)&ha, sizeof ha) >= 0 || errno == ECONNREFUSED)
 	  	snprintf(v.why, sizeof v.why, "LEAK through %s", hsock);
 	  expect(&v, sendto(w, "x", 1, 0, (void *)&a, sizeof a), 0, 0); done(&v); }
-	{ V("recvfrom"); char b; len = sizeof got; long n = recvfrom(r, &b, 1, 0, (void *)&got, &len);
+	{ V("recvfrom"); char b; memset(&got, 0, sizeof got); len = sizeof got; long n = recvfrom(r, &b, 1, 0, (void *)&got, &len);
 	  expect(&v, n, 0, 0); if (!same_name(&got, len, "/r/dir/dgw")) snprintf(v.why, sizeof v.why, "FAIL: named %s", got.sun_path);
 	  done(&v); }
 	{ V("sendmsg"); struct iovec io = { "y", 1 }; struct msghdr m = { .msg_name = &ha, .msg_namelen = sizeof ha, .msg_iov = &io, .msg_iovlen = 1 };
