@@ -42,9 +42,10 @@ void zv_cr_census_sock(struct zv_cr_census *c, uint64_t ino)
 		zv_cr_buf_put(&c->socks, &ino, sizeof ino);
 }
 
-void zv_cr_census_conn(struct zv_cr_census *c, const struct zv_cr_endpoint *local, const struct zv_cr_endpoint *remote)
+void zv_cr_census_conn(struct zv_cr_census *c, const struct zv_cr_endpoint *local, const struct zv_cr_endpoint *remote,
+		       int orphan)
 {
-	struct zv_cr_census_tcp t = { *local, *remote };
+	struct zv_cr_census_tcp t = { *local, *remote, (uint32_t)orphan, 0 };
 	zv_cr_buf_put(&c->tcp, &t, sizeof t);
 }
 
@@ -105,7 +106,17 @@ int zv_cr_census_has_peer(const struct zv_cr_census *c, const struct zv_cr_endpo
 {
 	const struct zv_cr_census_tcp *t = (const void *)c->tcp.p;
 	for (size_t i = 0; i < c->tcp.len / sizeof *t; i++)
-		if (same_end(&t[i].local, remote) && same_end(&t[i].remote, local))
+		if (!t[i].orphan && same_end(&t[i].local, remote) && same_end(&t[i].remote, local))
+			return 1;
+	return 0;
+}
+
+int zv_cr_census_peer_closed(const struct zv_cr_census *c, const struct zv_cr_endpoint *local,
+			     const struct zv_cr_endpoint *remote)
+{
+	const struct zv_cr_census_tcp *t = (const void *)c->tcp.p;
+	for (size_t i = 0; i < c->tcp.len / sizeof *t; i++)
+		if (t[i].orphan && same_end(&t[i].local, remote) && same_end(&t[i].remote, local))
 			return 1;
 	return 0;
 }
@@ -186,7 +197,7 @@ static const char *parse_end(const char *p, int v6, struct zv_cr_endpoint *e)
 }
 
 /* The connections of the processes' sockets in /proc/PID/net/tcp{,6}. */
-static void tcp_table(struct zv_cr_census *c, int pid, int v6, char *buf, size_t size)
+static void tcp_table(struct zv_cr_census *c, int pid, int v6, char *buf, size_t size, int orphans_only)
 {
 	char path[64];
 	zv_snprintf(path, sizeof path, "/proc/%d/net/tcp%s", pid, v6 ? "6" : "");
@@ -212,8 +223,12 @@ static void tcp_table(struct zv_cr_census *c, int pid, int v6, char *buf, size_t
 				p++;
 		}
 		uint64_t ino = (uint64_t)zv_parse_dec(p + 1, &e);
-		if (state != 10 /* LISTEN */ && zv_cr_census_has_sock(c, ino))
-			zv_cr_census_conn(c, &local, &remote);
+		if (state != 10 /* LISTEN */ && !orphans_only && zv_cr_census_has_sock(c, ino))
+			zv_cr_census_conn(c, &local, &remote, 0);
+		/* closed by its owner, its FIN sent: fin-wait-1 or 2 (a socket
+		 * no process holds shows inode 0) */
+		else if ((state == 4 || state == 5) && ino == 0)
+			zv_cr_census_conn(c, &local, &remote, 1);
 	}
 }
 
@@ -224,6 +239,16 @@ static int tcp_socket(const char *path)
 	char name[32] = "";
 	long n = zv_sys4(__NR_getxattr, path, "system.sockprotoname", name, sizeof name - 1);
 	return n <= 0 || zv_startswith(name, "TCP");
+}
+
+void zv_cr_census_closed_peers(struct zv_cr_census *c)
+{
+	char *buf = zv_cr_kalloc(4UL << 20);
+	if (!buf)
+		return;
+	tcp_table(c, (int)zv_getpid(), 0, buf, 4UL << 20, 1);
+	tcp_table(c, (int)zv_getpid(), 1, buf, 4UL << 20, 1);
+	zv_cr_kfree(buf, 4UL << 20);
 }
 
 long zv_cr_census_of(struct zv_cr_census *c, const int *pids, int n)
@@ -289,8 +314,8 @@ long zv_cr_census_of(struct zv_cr_census *c, const int *pids, int n)
 	 * apiece here): read only when a process holds a TCP socket (every
 	 * process holds a Unix one now, its checkpoint's session). */
 	if (r == 0 && n && c->tcp_held) {
-		tcp_table(c, pids[0], 0, buf, 4UL << 20);
-		tcp_table(c, pids[0], 1, buf, 4UL << 20);
+		tcp_table(c, pids[0], 0, buf, 4UL << 20, 0);
+		tcp_table(c, pids[0], 1, buf, 4UL << 20, 0);
 	}
 	zv_cr_kfree(buf, 4UL << 20);
 	if (r == 0 && (c->pipes.failed || c->socks.failed || c->tcp.failed || c->out.failed || c->ptys.failed))

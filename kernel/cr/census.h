@@ -27,6 +27,8 @@ struct zv_cr_census_ends {
 };
 struct zv_cr_census_tcp {
 	struct zv_cr_endpoint local, remote;
+	uint32_t orphan;      /* a socket no process holds any more (closed, its FIN sent) */
+	uint32_t pad;         /* the buffer's entries are 8-byte aligned */
 };
 struct zv_cr_census_out {
 	int32_t key, pad;     /* 0-2: the restorer's stdio; N: zvisor restore --inherit-fd N */
@@ -41,7 +43,8 @@ struct zv_cr_census {
 
 void zv_cr_census_pipe(struct zv_cr_census *c, uint64_t ino, uint32_t ends);
 void zv_cr_census_sock(struct zv_cr_census *c, uint64_t ino);
-void zv_cr_census_conn(struct zv_cr_census *c, const struct zv_cr_endpoint *local, const struct zv_cr_endpoint *remote);
+void zv_cr_census_conn(struct zv_cr_census *c, const struct zv_cr_endpoint *local, const struct zv_cr_endpoint *remote,
+		       int orphan);
 void zv_cr_census_pty(struct zv_cr_census *c, uint32_t index, uint32_t ends);
 void zv_cr_census_outside(struct zv_cr_census *c, int key, uint64_t dev, uint64_t ino);
 void zv_cr_census_proc(struct zv_cr_census *c, int hpid);
@@ -53,6 +56,13 @@ int zv_cr_census_has_sock(const struct zv_cr_census *c, uint64_t ino);
 /* Whether a connection of the processes goes from remote to local. */
 int zv_cr_census_has_peer(const struct zv_cr_census *c, const struct zv_cr_endpoint *local,
 			  const struct zv_cr_endpoint *remote);
+/* A process alone (its own census): the host's sockets closed by their
+ * owners, for zv_cr_census_peer_closed. */
+void zv_cr_census_closed_peers(struct zv_cr_census *c);
+/* Whether the other end of the connection local-remote is a socket its
+ * owner closed (no process holds it: it waits for its FIN's answer). */
+int zv_cr_census_peer_closed(const struct zv_cr_census *c, const struct zv_cr_endpoint *local,
+			     const struct zv_cr_endpoint *remote);
 /* The key of the outside file (dev, ino), or -1. */
 int zv_cr_census_out_key(const struct zv_cr_census *c, uint64_t dev, uint64_t ino);
 /* A socket address (sockaddr_in or sockaddr_in6) as an endpoint: 0, or -1 for another family. */

@@ -220,6 +220,11 @@ __attribute__((noreturn)) void zv_cr_restore_dir(const char *dir, int dfd, const
 	if (zv_is_err((long)in))
 		zv_cr_restore_die(tree, "out of memory");
 	in->dirfd = dfd;
+	/* the fds section replaces fd 2 by the program's (a file, /dev/null, a
+	 * pipe of the tree): a failure after it is still said where the
+	 * restore's own stderr goes */
+	in->errfd = (int)zv_sys3(__NR_fcntl, 2, F_DUPFD_CLOEXEC, 3);
+	zv_cr_errfd = in->errfd;
 	in->arena = (char *)in + ((sizeof *in + 4095) & ~4095UL);
 	in->arena_len = first_len - ((sizeof *in + 4095) & ~4095UL);
 	struct zv_cr_restore *r = zv_cr_alloc(in, sizeof *r);

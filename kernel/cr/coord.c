@@ -26,6 +26,7 @@ struct proc {
 	int hpid, hppid;
 	int fd;                   /* the peer session; -1 */
 	int zombie, status;
+	int gone;                 /* ended and reaped while the tree froze: not saved */
 	int vpid;
 	int pidfd;
 	struct zv_cr_frozen f;
@@ -157,7 +158,68 @@ static void add_proc(int hpid, int hppid, int vpid)
 	C.n++;
 }
 
-/* Asks process i to freeze (its answer: collect). */
+/* A child of a frozen parent that was exiting when it was listed: once its
+ * exit is through, a zombie (its parent waits no more) or gone (a parent
+ * that lets its children be reaped). 1 when it has ended so, 0 when it
+ * still runs after a second. */
+static int ended(struct proc *p)
+{
+	if (p->pidfd >= 0 && !readable(p->pidfd, 1000))
+		return 0;
+	int ppid;
+	char state = (char)proc_stat(p->hpid, &ppid, &p->status);
+	if (state == 'Z')
+		p->zombie = 1;
+	else if (!state)
+		p->gone = 1;
+	return p->zombie || p->gone;
+}
+
+static int stopped(struct proc *p)
+{
+	int ppid, status;
+	char state = (char)proc_stat(p->hpid, &ppid, &status);
+	return state == 'T' || state == 't';
+}
+
+/* Knocks process p and waits for it to connect back: the session's fd,
+ * -ESRCH once the process has ended, -EPIPE while it is stopped on the
+ * host (a stopped process runs no handler: it cannot answer until
+ * SIGCONT), -ETIMEDOUT, or -errno. A knock lost (a host execve, a vfork
+ * child) is sent again every half second. */
+static long reach(struct proc *p, int ms)
+{
+	for (int waited = 0;; waited += 500) {
+		if (stopped(p))
+			return -EPIPE;
+		struct zv_peer_wait w;
+		long r = zv_peer_knock(p->hpid, 0, &w);
+		if (r < 0)
+			return r;
+		for (int slice = 0; slice < 500; slice += 100) {
+			struct { int fd; short events, revents; } pf[2] = { { w.listener, 1 /* POLLIN */, 0 },
+									    { p->pidfd, 1, 0 } };
+			struct { long s, ns; } t = { 0, 100000000L };
+			zv_sys5(__NR_ppoll, pf, p->pidfd >= 0 ? 2 : 1, &t, NULL, 8);
+			if (pf[0].revents) {
+				r = zv_peer_accept(&w, 0); /* checked: a stranger is dropped */
+				if (r != -EAGAIN)
+					return r; /* the listener is closed */
+			}
+			if (pf[1].revents && !pf[0].revents) {
+				zv_peer_cancel(&w);
+				return -ESRCH;
+			}
+		}
+		zv_peer_cancel(&w);
+		if (waited + 500 >= ms)
+			return -ETIMEDOUT;
+	}
+}
+
+/* Asks process i to freeze (its answer: collect). A child may be ending
+ * as it is asked (its parent, frozen, listed it just before): it is then
+ * saved as the zombie it becomes, or left out when it is reaped at once. */
 static void ask_freeze(int i)
 {
 	struct proc *p = &C.p[i];
@@ -167,7 +229,14 @@ static void ask_freeze(int i)
 		p->zombie = 1;
 		return;
 	}
+	if (i && !state) {
+		p->gone = 1;
+		return;
+	}
+	p->pidfd = (int)zv_sys2(__NR_pidfd_open, p->hpid, 0);
 	int zv = zv_peer_hosted(p->hpid);
+	if (zv <= 0 && i && ended(p))
+		return;
 	if (zv <= 0) {
 		if (!i)
 			fail("process %d does not run under zvisor", p->hpid);
@@ -179,8 +248,14 @@ static void ask_freeze(int i)
 			comm[n - 1] = 0;
 		fail("process %d (%s), a descendant of %d, does not run under zvisor", p->vpid, comm, C.p[0].hpid);
 	}
-	p->pidfd = (int)zv_sys2(__NR_pidfd_open, p->hpid, 0);
-	long fd = zv_peer_open(p->hpid, 0, 20000);
+	long fd = reach(p, 20000);
+	if (fd == -ESRCH && i && ended(p))
+		return;
+	if (fd == -EPIPE)
+		fail("process %d is stopped (SIGSTOP or SIGTSTP): a stopped process cannot be checkpointed, "
+		     "continue it first (SIGCONT)", i ? p->vpid : p->hpid);
+	if (fd == -ESRCH)
+		fail("process %d ended before the checkpoint was complete", i ? p->vpid : p->hpid);
 	if (fd < 0)
 		fail("process %d did not answer: %s", i ? p->vpid : p->hpid, zv_strerror((int)-fd));
 	p->fd = (int)fd;
@@ -193,7 +268,7 @@ static void ask_freeze(int i)
 static void collect(int i)
 {
 	struct proc *p = &C.p[i];
-	if (p->zombie)
+	if (p->zombie || p->gone)
 		return;
 	answer(p, &p->f, sizeof p->f);
 	if (p->f.err)
@@ -215,6 +290,20 @@ static void freeze_tree(int root)
 			ask_freeze(i);
 		for (int i = start; i < end; i++)
 			collect(i);
+		/* the processes gone meanwhile are left out (none has children listed) */
+		int k = start, left = 0;
+		for (int i = start; i < C.n; i++) {
+			if (C.p[i].gone) {
+				if (C.p[i].pidfd >= 0)
+					zv_close(C.p[i].pidfd);
+				if (i < end)
+					left++;
+				continue;
+			}
+			C.p[k++] = C.p[i];
+		}
+		C.n = k;
+		end -= left;
 	}
 }
 

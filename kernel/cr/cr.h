@@ -92,6 +92,11 @@ void zv_cr_park(struct zv_thread *t);
 void zv_cr_start(struct zv_thread *t, const struct zv_cr_request *req);
 const char *zv_cr_wait_for_all(void);   /* every other thread parked, or why not */
 void zv_cr_finish(int kill);            /* the parked threads go on, or the process ends */
+/* A TCP connection between the saved processes, fd of this one (cr/fdsock.c):
+ * zv_cr_finish(1) resets it (SO_LINGER 0), leaving no TIME_WAIT on its
+ * address for the restore; forgotten by zv_cr_finish and a restore. */
+void zv_cr_note_reset(int fd);
+void zv_cr_forget_resets(void);
 /* cr/serve.c: the peer service `zvisor checkpoint` asks for, and what the
  * checkpointing thread does for it while the others are parked. */
 void zv_cr_serve(struct zv_thread *t, int fd, const void *msg, size_t n, int *fds, int nfds);

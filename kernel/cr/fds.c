@@ -51,13 +51,17 @@ static void census_self(struct zv_cr_census *c, const struct zv_cr_ents *s, cons
 		if (e->kind == ZV_CRFD_SOCKET && e->sk.domain != 1 && e->sk.peerlen &&
 		    zv_cr_endpoint_of(e->sk.addr, e->sk.addrlen, &l) == 0 &&
 		    zv_cr_endpoint_of(e->sk.peer, e->sk.peerlen, &r) == 0)
-			zv_cr_census_conn(c, &l, &r);
+			zv_cr_census_conn(c, &l, &r, 0);
+		if (e->kind == ZV_CRFD_SOCKET && e->sk.domain != 1 && e->sk.state == 8)
+			c->tcp_held = 1; /* its peer may be a socket closed since */
 		if (e->kind == ZV_CRFD_PTM || e->kind == ZV_CRFD_PTS)
 			zv_cr_census_pty(c, (uint32_t)e->pty, e->kind == ZV_CRFD_PTM ? 1 : 2);
 		if (e->fd <= 2 && !e->inflight)
 			zv_cr_census_outside(c, e->fd, e->st.st_dev, e->st.st_ino);
 	}
 	zv_cr_census_proc(c, (int)zv_getpid());
+	if (c->tcp_held)
+		zv_cr_census_closed_peers(c);
 	for (int k = 0; k < ninherit; k++)
 		for (unsigned i = 0; i < s->n; i++)
 			if (s->e[i].fd == inherit[k] && !s->e[i].inflight)
@@ -107,7 +111,12 @@ static void mark_outside_sockets(struct zv_cr_ents *s, const struct zv_cr_census
 					 zv_cr_endpoint_of(e->sk.peer, e->sk.peerlen, &r) == 0 &&
 					 zv_cr_census_has_peer(c, &l, &r)))
 			continue;
-		if (tcp_close) {
+		/* close-wait, its peer a socket closed since (by a process of
+		 * the tree, or one that ended): nothing more can come or be
+		 * taken; saved as --tcp-close saves one, its queue then the end */
+		if (tcp_close || (e->sk.state == 8 && zv_cr_endpoint_of(e->sk.addr, e->sk.addrlen, &l) == 0 &&
+				  zv_cr_endpoint_of(e->sk.peer, e->sk.peerlen, &r) == 0 &&
+				  zv_cr_census_peer_closed(c, &l, &r))) {
 			e->sk.flags |= ZV_CRSK_CLOSED;
 			continue;
 		}

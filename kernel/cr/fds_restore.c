@@ -15,6 +15,7 @@
 #include "lib/string.h"
 #include "lib/syscall.h"
 #include <linux/fcntl.h>
+#include "cr/treerestore.h"
 #include <linux/eventpoll.h>
 
 /* The records of section "fds", checked for size, into pr. */
@@ -202,6 +203,7 @@ static long close_others(struct zv_cr_rctx *c)
 			off += *(unsigned short *)(buf + off + 16);
 			unsigned long fd;
 			if (zv_parse_ulong(name, &fd) == 0 && (long)fd != dfd && (int)fd != c->in->dirfd &&
+			    (int)fd != c->in->errfd &&
 			    !in_image(&c->procs[c->self], (long)fd))
 				close_fd[n++] = (int)fd;
 		}
@@ -223,6 +225,12 @@ long zv_cr_fds_prepare(struct zv_cr_rctx *c, const int *inherit, int ninherit)
 		return zv_cr_in_refuse(c->in, "no fd free beside the image's");
 	zv_close(c->in->dirfd);
 	c->in->dirfd = dirfd;
+	if (c->in->errfd > 2) { /* kept, as dirfd, where the image has no fd */
+		int errfd = zv_cr_spare(c, c->in->errfd);
+		zv_close(c->in->errfd);
+		c->in->errfd = errfd;
+		zv_cr_errfd = errfd;
+	}
 	for (int i = 0; i < 3; i++)
 		c->stdio[i] = zv_sys3(__NR_fcntl, i, F_GETFD, 0) < 0 ? -1 : zv_cr_spare(c, i);
 	for (int i = 0; i < ninherit && i < 16; i++) {

@@ -7,6 +7,7 @@
  * of the image: the fd of the process whose description they share, or a
  * record of their own (cr/fdscan.c). Whether a socket leads outside the
  * saved processes is cr/fds.c's question. */
+#include "cr/cr.h"
 #include "cr/fdent.h"
 #include "cr/sockdiag.h"
 #include "lib/fmt.h"
@@ -203,7 +204,11 @@ long zv_cr_sock_load(struct zv_cr_out *o, struct zv_cr_ents *s, unsigned i)
 long zv_cr_describe_socket(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec, struct zv_cr_extra *x)
 {
 	struct zv_cr_sockent *k = &e->sk;
-	if (k->domain != 1 && (k->state == 1 || k->state == 8) && !(k->flags & ZV_CRSK_CLOSED) && unsent(o, e) < 0)
+	/* established, close-wait, and fin-wait-1: shut down for writing with
+	 * bytes (and the FIN) not yet taken by the peer, which the image
+	 * would otherwise lose (only the peer's queue is saved) */
+	if (k->domain != 1 && (k->state == 1 || k->state == 8 || k->state == 4) && !(k->flags & ZV_CRSK_CLOSED) &&
+	    unsent(o, e) < 0)
 		return -1;
 	rec->u.sk.domain = k->domain;
 	rec->u.sk.type = k->type;
@@ -229,5 +234,7 @@ long zv_cr_describe_socket(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_c
 	x->p = b.p;
 	x->size = b.cap;
 	rec->len = (uint32_t)b.len;
+	if (k->domain != 1 && k->state != 7 && !(k->flags & ZV_CRSK_CLOSED) && e->fd >= 0 && e->recno < ZV_CR_INFLIGHT)
+		zv_cr_note_reset(e->fd); /* between saved processes: reset if the original is killed */
 	return 0;
 }

@@ -158,8 +158,42 @@ const char *zv_cr_wait_for_all(void)
 	return "a thread did not stop within 10 s";
 }
 
+/* The TCP connections between the saved processes (cr/fdsock.c notes
+ * their fds as it saves them): the killed original resets them rather than
+ * closing them with a FIN. A socket that closes first stays in TIME_WAIT
+ * for a minute on its address, which the restore binds again: a listener
+ * the program made without SO_REUSEADDR (Python's socketserver) could not
+ * listen there again until then (its accepted connection's TIME_WAIT keeps
+ * the port), nor a connecting end take its port. A connection to the
+ * outside (--tcp-close) keeps its FIN, and a socket that is also another
+ * process's (fds 0-2, --inherit-fd) is not noted. */
+static int resets[256];
+static int nresets;
+
+void zv_cr_note_reset(int fd)
+{
+	if (nresets < (int)(sizeof resets / sizeof resets[0]))
+		resets[nresets++] = fd;
+}
+
+void zv_cr_forget_resets(void)
+{
+	nresets = 0;
+}
+
+static void reset_connections(void)
+{
+	struct { int onoff, linger; } l = { 1, 0 };
+	for (int i = 0; i < nresets; i++)
+		zv_sys5(__NR_setsockopt, resets[i], 1 /* SOL_SOCKET */, 13 /* SO_LINGER */, &l, sizeof l);
+	nresets = 0;
+}
+
 void zv_cr_finish(int kill)
 {
+	if (kill)
+		reset_connections();
+	nresets = 0;
 	if (kill) {
 		zv_sys2(__NR_kill, zv_getpid(), SIGKILL); /* as criu dump: the image replaces the process */
 		zv_exit_group(137);

@@ -30,6 +30,7 @@ struct zv_cr_out {
 /* An image being read by `zvisor restore`, index already checked. */
 struct zv_cr_in {
 	int dirfd;
+	int errfd;                  /* a copy of the restorer's stderr (> 2), for a failure after the fds are back */
 	int version;                /* the index's */
 	char why[256];
 	void *arena;                /* restore's scratch memory (NULL: kernel memory) */

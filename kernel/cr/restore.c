@@ -478,6 +478,10 @@ __attribute__((noreturn)) static void start_threads(struct zv_cr_restore *r)
 		zv_layers_fold(); /* the time calls now pass virtual time */
 	}
 	zv_cr_tree_ready(&r->tree); /* a tree's processes resume together */
+	if (r->in->errfd > 2) /* the restore can fail no more: the guest must not see it */
+		zv_close(r->in->errfd);
+	r->in->errfd = -1;
+	zv_cr_errfd = 0;
 	resume(leader, 1);
 }
 
@@ -518,6 +522,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.go = 0;
 	zv_cr.restored = 1;
 	zv_cr.session = -1;
+	zv_cr_forget_resets(); /* the dumper's notes, saved with its data */
 	zv_proc.exec_needs_host |= ZV_EXEC_NEEDS_HOST_RESTORED; /* its stack and ids are not an image's */
 	zv_fdflags_lose(); /* its fds are remade, not followed call by call */
 	zv_procself_restored(); /* the dumper's /proc/self fds were left out */
@@ -525,6 +530,7 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_cr.area = (uint64_t)r->tree.area;
 	zv_cr.area_len = r->tree.area_len;
 	cur_tree = &r->tree; /* the image's statics replaced this module's too */
+	zv_cr_errfd = in->errfd;
 	zv_cr.ids = NULL; /* the image's kernel knew another restore's */
 	zv_cr_sysv_ids(&r->tree);
 	if (r->tree.area) {

@@ -33,10 +33,13 @@
 
 static struct zv_cr_treectx *root_ctx; /* the restorer's, before it restores itself */
 
+int zv_cr_errfd;
+
 __attribute__((noreturn)) void zv_cr_restore_die(const struct zv_cr_treectx *t, const char *why)
 {
+	int efd = zv_cr_errfd > 2 ? zv_cr_errfd : 2;
 	if (!t || !t->area) {
-		zv_dprintf(2, "zvisor: restore: %s\n", why);
+		zv_dprintf(efd, "zvisor: restore: %s\n", why);
 		zv_exit_group(1);
 	}
 	struct zv_cr_area *a = t->area;
@@ -49,7 +52,7 @@ __attribute__((noreturn)) void zv_cr_restore_die(const struct zv_cr_treectx *t, 
 		if (a->p[i].hpid && a->p[i].hpid != me)
 			zv_sys2(__NR_kill, a->p[i].hpid, 9);
 	if (t->self == 0) {
-		zv_dprintf(2, "zvisor: restore: %s\n", a->why);
+		zv_dprintf(efd, "zvisor: restore: %s\n", a->why);
 		zv_exit_group(1);
 	}
 	zv_exit_group(1);

@@ -60,6 +60,10 @@ __attribute__((noreturn)) void zv_cr_restore_dir(const char *dir, int dfd, const
 /* A restore that cannot go on: one line (a tree's root says it, once,
  * and the tree ends), status 1. */
 __attribute__((noreturn)) void zv_cr_restore_die(const struct zv_cr_treectx *t, const char *why);
+/* Where zv_cr_restore_die says it: a copy of the restorer's stderr (the
+ * image's fd 2 may be another file by then), closed before the program
+ * runs; 0: fd 2. Kernel data: set again after the image's replaces it. */
+extern int zv_cr_errfd;
 uint64_t zv_cr_treectx_size(const struct zv_cr_treectx *t);
 /* t's arrays into in's arena, as out. */
 void zv_cr_treectx_copy(struct zv_cr_in *in, const struct zv_cr_treectx *t, struct zv_cr_treectx *out);
