@@ -98,6 +98,12 @@ OPTION_CASES = {
     # CLONE_VM|CLONE_VFORK child's exit_group once ended its parent's threads
     # in the tracer's eyes, and strace waited for ever
     "go-exec": (["-f", "-e", "trace=execve,exit_group", "-e", "signal=none"], [str(built("goguest")), "exec"]),
+    # a signal the tracer gives at a syscall stop (SI_KERNEL) to calls that
+    # complete natively: a chdir, an open of /dev/null (the shell's
+    # redirection); they were made again after an EINTR, and SI_USER shown
+    "inject-signal": (["-e", "trace=chdir,openat", "-e", "inject=chdir:signal=USR1:when=2",
+                       "-e", "inject=openat:signal=USR1:when=3"],
+                      ["/bin/sh", "-c", "trap 'echo usr1' USR1; cd /; cd /tmp; cat /etc/hostname > /dev/null; echo done"]),
 }
 
 STATUS = {"go": 4, "go-exec": 4}

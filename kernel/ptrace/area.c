@@ -131,6 +131,7 @@ void zv_pt_traced(struct zv_thread *x, struct zv_pt_slot *s, int tracer_pid)
 	x->pt.mode = ZV_PT_CONT;
 	x->pt.again_nr = -1;
 	x->pt.block_nr = -1;
+	x->pt.orig_rax = -1; /* no call of its own seen yet */
 	x->tracer_pid = tracer_pid;
 	s->tracer_pid = tracer_pid;
 	__atomic_add_fetch(&zv_pt_me.traced, 1, __ATOMIC_ACQ_REL);

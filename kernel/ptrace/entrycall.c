@@ -175,6 +175,45 @@ static long at_once(struct zv_call *c, long nr, long *a, uint64_t rax)
 	return r == 0 ? -EINTR : r;
 }
 
+/* An open whose file is a regular one, a directory, a memory device
+ * (/dev/null, /dev/urandom: major 1) or none (it fails or creates a
+ * regular file): natively it never waits, so with a signal at its entry
+ * stop it completes (strace -e inject=openat:signal=...). A FIFO, another
+ * device or a socket may wait: such an open is cancelled as before. Asked with a newfstatat through the layers after this one
+ * (its paths as the open's), not under the guest's own seccomp. */
+static int opens_at_once(struct zv_call *c, long nr, const long *a)
+{
+	long dirfd = -100 /* AT_FDCWD */, path = a[0], flags = a[1];
+	switch (nr) {
+	case __NR_open: break;
+	case __NR_creat: flags = 0; break;
+	case __NR_openat: dirfd = a[0]; path = a[1]; flags = a[2]; break;
+	case __NR_openat2: {
+		uint64_t how = 0;
+		if (zv_peek(&how, (uint64_t)a[2], sizeof how) < 0)
+			return 0;
+		dirfd = a[0]; path = a[1]; flags = (long)how;
+		break;
+	}
+	default: return 0;
+	}
+	if (flags & 0x200000 /* O_PATH */)
+		return 1;
+	if (zv_proc.seccomp.mode)
+		return 0; /* (the guest's filter would judge the newfstatat: not asked) */
+	uint64_t st[18]; /* struct stat: st_mode at byte 24, st_rdev at 40 */
+	long sa[6] = { dirfd, path, (long)st, flags & 0x20000 /* O_NOFOLLOW */ ? 0x100 /* AT_SYMLINK_NOFOLLOW */ : 0 };
+	struct zv_thread *t = c->t;
+	t->fast.sig_pending = 0;
+	long r = zv_next_as(c, __NR_newfstatat, sa);
+	t->fast.sig_pending = 1;
+	if (r == -ENOENT)
+		return 1;
+	uint32_t mode = (uint32_t)st[3], type = mode & 0170000;
+	uint64_t major = (st[5] >> 8 & 0xfff) | (st[5] >> 32 & ~0xfffUL);
+	return r == 0 && (type == 0100000 || type == 0040000 || (type == 0020000 && major == 1 /* null, zero, random... */));
+}
+
 /* Call nr (args a, as the tracer left them; rax the guest's) after its
  * entry stop; came: a guest signal was deferred during the stop. One
  * that comes after the stop but before the host call begins stops it
@@ -185,6 +224,10 @@ long zv_pt_entry_made(struct zv_call *c, long nr, long *a, uint64_t rax, int cam
 	if (came && zv_sys_waits(nr))
 		return at_once(c, nr, a, rax);
 	if (came && zv_sys_nowait(nr))
+		return whole(c, nr, a, rax);
+	/* (a pread or pwrite of a file that polls ready, an open of a
+	 * regular file: calls of no restart class that natively complete) */
+	if (came && (would_not_wait(nr, a) || opens_at_once(c, nr, a)))
 		return whole(c, nr, a, rax);
 	long r = made(c, nr, a, rax);
 	struct zv_thread *t = c->t;

@@ -17,6 +17,7 @@
 #define TRAP_BRKPT 1
 #define SI_USER 0
 #define SI_TKILL (-6)
+#define SI_KERNEL 0x80
 #define PR_SET_PTRACER 0x59616d61
 
 static int sysgood(const struct zv_pt_slot *s)
@@ -40,7 +41,9 @@ static void event_stop(struct zv_thread *t, struct zv_ucontext *uc, int event, u
 }
 
 /* SIGTRAP after a step over a syscall (TRAP_BRKPT, as the host's
- * user_single_step_report), or a signal the tracer gave a syscall stop. */
+ * user_single_step_report), or a signal the tracer gave a syscall stop
+ * (SI_KERNEL: the host's ptrace_report_syscall sends it with send_sig(sig,
+ * current, 1), strace's -e inject=...:signal=). */
 static void post(struct zv_thread *t, int sig, int code, uint64_t addr)
 {
 	zv_siginfo si = { .si_signo = sig, .si_code = code };
@@ -88,7 +91,7 @@ static long exit_stop(struct zv_thread *t, struct zv_ucontext *uc, long nr, cons
 	if ((long)uc->mc.rax != shown)
 		r = (long)uc->mc.rax; /* the tracer's result */
 	if (sig)
-		post(t, sig, SI_USER, 0);
+		post(t, sig, SI_KERNEL, 0);
 	return r;
 }
 
@@ -154,7 +157,7 @@ static long syscall_stops(struct zv_call *c)
 	if (!again)
 		sig = zv_pt_stop(t, uc, ZV_PT_SYSCALL_ENTRY, st, NULL, 0);
 	if (sig)
-		post(t, sig, SI_USER, 0);
+		post(t, sig, SI_KERNEL, 0);
 	if (mode == ZV_PT_SYSEMU || mode == ZV_PT_SYSEMU_STEP) {
 		r = (long)uc->mc.rax; /* not made: what the tracer left in rax */
 		goto out;
@@ -254,6 +257,32 @@ static long pt_call(struct zv_call *c)
 	return syscall_stops(c);
 }
 
+/* At a call's end the host's tracer sees the call as the signal left
+ * it, before the restart or the EINTR a handler makes of it: rip after
+ * the syscall, rax the ERESTART* code; a call with ERESTART_RESTARTBLOCK
+ * made again then shows restart_syscall (block_nr). Sets uc so. */
+static void call_end_shown(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	if (uc != t->sys_uc)
+		return;
+	if (t->pt.orig_rax < 0 && t->restarted)
+		t->pt.orig_rax = (long)uc->mc.rax; /* begun before the attach: the call made again (zv_frame_result) */
+	if (t->pt.orig_rax < 0)
+		return;
+	const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
+	long code = zv_sys_restart_code(t->pt.orig_rax, a);
+	if (t->restarted) {
+		uc->mc.rip += 2;
+		uc->mc.rax = (uint64_t)-(code ? code : 512);
+		if (code == 516) {
+			t->pt.block_nr = t->pt.orig_rax;
+			t->pt.block_rip = uc->mc.rip;
+		}
+	} else if ((long)uc->mc.rax == -EINTR && code) {
+		uc->mc.rax = (uint64_t)-code;
+	}
+}
+
 /* A traced thread's signal: its signal-delivery stop, where the tracer
  * picks what is delivered; a stop signal it lets through whose action is
  * the default makes the group stop the tracer sees. */
@@ -269,23 +298,9 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 	/* At a call's end the host's tracer sees the call as the signal left
 	 * it, before the restart or the EINTR a handler makes of it: rip after
 	 * the syscall, rax the ERESTART* code. */
-	uint64_t rip = uc->mc.rip, rax = uc->mc.rax, shown_rip = rip, shown_rax = rax;
-	if (uc == t->sys_uc && t->pt.orig_rax >= 0) {
-		const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
-		long code = zv_sys_restart_code(t->pt.orig_rax, a);
-		if (t->restarted) {
-			shown_rip = rip + 2;
-			shown_rax = (uint64_t)-(code ? code : 512);
-			if (code == 516) {
-				t->pt.block_nr = t->pt.orig_rax;
-				t->pt.block_rip = shown_rip;
-			}
-		} else if ((long)rax == -EINTR && code) {
-			shown_rax = (uint64_t)-code;
-		}
-		uc->mc.rip = shown_rip;
-		uc->mc.rax = shown_rax;
-	}
+	uint64_t rip = uc->mc.rip, rax = uc->mc.rax;
+	call_end_shown(t, uc);
+	uint64_t shown_rip = uc->mc.rip, shown_rax = uc->mc.rax;
 	int to = zv_pt_stop(t, uc, ZV_PT_SIGNAL, sig << 8 | 0x7f, si, 0);
 	if (uc->mc.rip == shown_rip && uc->mc.rax == shown_rax) { /* the tracer left them */
 		uc->mc.rip = rip;
@@ -321,7 +336,16 @@ static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 	if (want & ZV_PT_WANT_INTERRUPT) {
 		if (uc != t->sys_uc)
 			t->pt.orig_rax = -1;
+		/* (a sleep it interrupted is seen as a signal's stop sees it:
+		 * strace -p shows the sleep made again as restart_syscall) */
+		uint64_t rip = uc->mc.rip, rax = uc->mc.rax;
+		call_end_shown(t, uc);
+		uint64_t shown_rip = uc->mc.rip, shown_rax = uc->mc.rax;
 		zv_pt_stop(t, uc, ZV_PT_GROUP, zv_pt_event_status(PT_EVENT_STOP), NULL, 0);
+		if (uc->mc.rip == shown_rip && uc->mc.rax == shown_rax) {
+			uc->mc.rip = rip;
+			uc->mc.rax = rax;
+		}
 	}
 }
 

@@ -112,6 +112,24 @@ static int keeps_mask(const struct zv_thread *t, const struct zv_ucontext *uc, i
 	       !t->faults_blocked && !(zv_kernel_signals() & ~ZV_SIGBIT(31));
 }
 
+/* The siginfo PTRACE_GETSIGINFO reads at a stop that is no signal's: the
+ * host's ptrace_do_notify gives syscall, event and seccomp stops, and a
+ * seized thread's group stop (PTRACE_EVENT_STOP), si_code the stop's
+ * exit code (SIGTRAP | 0x80, SIGTRAP | event << 8, ...) and si_pid and
+ * si_uid the tracee's; a group stop of an attached thread has none
+ * (EINVAL). gdb's $_siginfo at a `catch syscall` stop reads it. */
+static int notify_info(const struct zv_thread *t, int kind, int status, zv_siginfo *out)
+{
+	if (kind == ZV_PT_SIGNAL || (kind == ZV_PT_GROUP && !(status >> 16)))
+		return 0;
+	memset(out, 0, sizeof *out);
+	out->si_signo = (status >> 8) & 0x7f; /* (0x80: TRACESYSGOOD's bit) */
+	out->si_code = (status >> 8) & 0xffff;
+	out->kill.pid = t->tid;
+	out->kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+	return 1;
+}
+
 int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status, const zv_siginfo *si, uint64_t msg)
 {
 	struct zv_pt_slot *s = t->pt.slot;
@@ -132,6 +150,8 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 	s->has_si = si != NULL;
 	if (si)
 		s->si = *si;
+	else
+		s->has_si = notify_info(t, kind, status, &s->si);
 	s->listening = 0;
 	syscall_info(t, s, kind);
 	if (zv_pt_me.bell && zv_pt_me.bell->rusage)

@@ -357,6 +357,49 @@ static void mode_sigat(int nr)
 		sigat_one(k);
 }
 
+/* --- siginfo: PTRACE_GETSIGINFO at getppid's syscall stops (natively
+ * every stop that is not a signal's has one: SIGTRAP, si_code the stop's
+ * SIGTRAP | 0x80, si_pid the tracee; gdb's $_siginfo at `catch syscall`)
+ * and at a signal-delivery stop. */
+static void siginfo_body(void)
+{
+	signal(SIGUSR1, SIG_IGN);
+	syscall(SYS_getppid);
+	raise(SIGUSR1);
+}
+
+static void mode_siginfo(void)
+{
+	pid_t pid = traced_child(siginfo_body);
+	int n = 0, entry = 0;
+	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+	for (;;) {
+		int st, give = 0;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		if (!WIFSTOPPED(st)) {
+			report_end(st);
+			return;
+		}
+		int k = WSTOPSIG(st) == (SIGTRAP | 0x80) ? getppid_stop(pid, &n, &entry) : -1;
+		if (k) {
+			siginfo_t si;
+			memset(&si, 0, sizeof si);
+			long r = ptrace(PTRACE_GETSIGINFO, pid, 0, &si);
+			if (k > 0)
+				say("%s getppid: ", entry ? "entry" : "exit");
+			else
+				say("signal stop %s: ", strsignal(WSTOPSIG(st)));
+			if (r < 0)
+				say("no siginfo (errno %d)\n", errno);
+			else
+				say("si_signo %d, si_code %#x, si_pid %s\n", si.si_signo, si.si_code,
+				    si.si_pid == pid ? "the tracee" : si.si_pid ? "another" : "0");
+			give = k < 0 ? WSTOPSIG(st) : 0;
+		}
+		CHECK(ptrace(PTRACE_SYSCALL, pid, 0, give) == 0);
+	}
+}
+
 /* --- sigafter: SIGUSR1 sent just after the tracer resumes its tracee
  * from the entry stop of a poll or a read of an empty pipe, so that it
  * comes before or after the call begins to wait: natively the call is
@@ -567,11 +610,13 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("sigafter\norphan\nmixed\n");
+		say("siginfo\nsigafter\norphan\nmixed\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
 		mode_entrysig();
+	else if (!strcmp(m, "siginfo"))
+		mode_siginfo();
 	else if (!strcmp(m, "sigafter"))
 		mode_sigafter();
 	else if (!strcmp(m, "orphan"))
