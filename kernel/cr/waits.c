@@ -1,6 +1,7 @@
 /* Waits a checkpoint interrupted go on, when made again after it (as the
  * freeze makes them: cr/freeze.c), with the time they had left rather than
- * their whole timeout. A layer (always on, for these few calls only):
+ * their whole timeout; so do those a signal no handler sees interrupted,
+ * as the host's restart_syscall does. A layer (always on, for these few calls only):
  * - nanosleep and a relative clock_nanosleep: the host always gets a rem
  *   buffer, and what it leaves there is the time left;
  * - poll, epoll_wait, epoll_pwait (milliseconds), epoll_pwait2 and
@@ -13,6 +14,7 @@
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "sys/layer.h"
+#include "sys/calls.h"
 #include "lib/syscall.h"
 #include "lib/arith.h"
 #include "sys/tsc.h"
@@ -74,6 +76,17 @@ static void note_left(struct zv_thread *t, long nr, uint64_t key, long left_ns)
 	t->cr.sleep_left_ns = left_ns < 0 ? 0 : left_ns;
 }
 
+/* Whether an EINTR of call c is made again unseen with the time it had
+ * left: a checkpoint's, or one no handler sees of a call natively made
+ * again as restart_syscall (ERESTART_RESTARTBLOCK: a sleep, a poll, a
+ * futex wait) with what is left of its timeout. A traced process catches
+ * every signal, so a SIGCONT or SIGCHLD interrupts its host sleep. */
+static int keeps_left(struct zv_call *c)
+{
+	return zv_cr_restart_call(c->t) ||
+	       (zv_sys_restart_code(c->nr, c->a) == 516 && !zv_signal_handler_due(c->t, c->uc));
+}
+
 static long sleep_call(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
@@ -91,7 +104,7 @@ static long sleep_call(struct zv_call *c)
 	b[rem_i] = (long)&rem;
 	long r = zv_next_with(c, b);
 	if (r == -EINTR) {
-		if (zv_cr_restart_call(t))
+		if (keeps_left(c))
 			note_left(t, c->nr, (uint64_t)a[req_i], rem.s * NSEC + rem.ns);
 		long e = a[rem_i] ? zv_guest_copy((void *)a[rem_i], &rem, sizeof rem, (uint64_t)a[rem_i]) : 0;
 		if (e < 0)
@@ -135,7 +148,7 @@ static long timed_call(struct zv_call *c)
 	int tsc = zv_tsc_usable();
 	uint64_t mark = start_mark(tsc);
 	long r = zv_next_with(c, b);
-	if (r == -EINTR && zv_cr_restart_call(t))
+	if (r == -EINTR && keeps_left(c))
 		note_left(t, c->nr, key, timeout_ns - spent_ns(tsc, mark));
 	return r;
 }

@@ -40,6 +40,8 @@ void zv_signals_unhold(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_signal_from_guest(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc);
 void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc);
+/* Whether a deferred signal the guest does not block will run its handler. */
+int zv_signal_handler_due(struct zv_thread *t, struct zv_ucontext *uc);
 long zv_sys_rt_sigaction(struct zv_call *c);
 long zv_sys_rt_sigprocmask(struct zv_call *c);
 long zv_sys_rt_sigreturn(struct zv_call *c);

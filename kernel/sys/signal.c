@@ -565,19 +565,34 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		uc->mc.rip = zv_plat->resume_ip(uc->mc.rip);
 }
 
-int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
+/* Whether a deferred signal t does not block will run a guest handler;
+ * *restart: whether every such handler has SA_RESTART. */
+static int handlers_due(struct zv_thread *t, struct zv_ucontext *uc, int *restart)
 {
-	const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
 	uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
-	int handled = 0, restart = 1;
+	int handled = 0;
+	*restart = 1;
 	for (int sig = 1; sig <= 64; sig++) {
 		if (!(t->pending_set & ZV_SIGBIT(sig)) || (blocked & ZV_SIGBIT(sig)))
 			continue;
 		struct zv_ksigaction *a = &t->sighand->act[sig];
 		handled |= a->handler > ZV_SIG_IGN;
 		if (a->handler > ZV_SIG_IGN && !(a->flags & ZV_SA_RESTART))
-			restart = 0; /* a handler without SA_RESTART sees EINTR */
+			*restart = 0; /* a handler without SA_RESTART sees EINTR */
 	}
+	return handled;
+}
+
+int zv_signal_handler_due(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	int restart;
+	return handlers_due(t, uc, &restart);
+}
+
+int zv_restart_on_eintr(struct zv_thread *t, long nr, struct zv_ucontext *uc)
+{
+	const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
+	int restart, handled = handlers_due(t, uc, &restart);
 	if (!handled) {
 		if (zv_call_restarts(t))
 			t->cr.restart_nr = (int)nr + 1; /* a checkpoint's park may still decide otherwise */

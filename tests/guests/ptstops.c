@@ -357,6 +357,54 @@ static void mode_sigat(int nr)
 		sigat_one(k);
 }
 
+/* --- sleepleft: a traced sleep that a signal with no handler interrupts
+ * goes on for the time it had left (natively restart_syscall): a
+ * nanosleep, a relative clock_nanosleep and a poll of 600 ms, SIGWINCH
+ * (ignored by default) sent 300 ms after its entry stop and passed on
+ * by the tracer. */
+static void sleepleft_body(void)
+{
+	for (int i = 0; i < 3; i++) {
+		struct timespec t0, t1, ts = { 0, 600 * 1000000L };
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		long r = i == 0 ? syscall(SYS_nanosleep, &ts, NULL) :
+			 i == 1 ? syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL) :
+			 syscall(SYS_poll, NULL, 0, 600);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		say("%s: %ld, %s\n", i == 0 ? "nanosleep" : i == 1 ? "clock_nanosleep" : "poll", r,
+		    ms >= 590 && ms < 850 ? "about 600 ms" : ms < 590 ? "too short" : "too long (made again whole)");
+	}
+}
+
+static void mode_sleepleft(void)
+{
+	pid_t pid = traced_child(sleepleft_body);
+	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+	for (;;) {
+		int st, give = 0;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		if (!WIFSTOPPED(st)) {
+			report_end(st);
+			return;
+		}
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			give = WSTOPSIG(st);
+		} else {
+			struct user_regs_struct r;
+			CHECK(ptrace(PTRACE_GETREGS, pid, 0, &r) == 0);
+			long nr = (long)r.orig_rax;
+			if ((long)r.rax == -ENOSYS && (nr == SYS_nanosleep || nr == SYS_clock_nanosleep || nr == SYS_poll)) {
+				CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+				pause_ms(300); /* the middle of the sleep */
+				CHECK(kill(pid, SIGWINCH) == 0);
+				continue;
+			}
+		}
+		CHECK(ptrace(PTRACE_SYSCALL, pid, 0, give) == 0);
+	}
+}
+
 /* --- siginfo: PTRACE_GETSIGINFO at getppid's syscall stops (natively
  * every stop that is not a signal's has one: SIGTRAP, si_code the stop's
  * SIGTRAP | 0x80, si_pid the tracee; gdb's $_siginfo at `catch syscall`)
@@ -610,11 +658,13 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("siginfo\nsigafter\norphan\nmixed\n");
+		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
 		mode_entrysig();
+	else if (!strcmp(m, "sleepleft"))
+		mode_sleepleft();
 	else if (!strcmp(m, "siginfo"))
 		mode_siginfo();
 	else if (!strcmp(m, "sigafter"))
