@@ -418,6 +418,42 @@ def test_python_os(user, tmp_path):
     assert_same(native, zv, "python3 as %s" % (user or "root"))
 
 
+OTHERS = r"""
+until_ok() { n=0; until eval "$1" || [ $n -ge 100 ]; do sleep 0.05; n=$((n+1)); done; }
+sleep 5 & p=$!
+python3 -c 'import ctypes, os, time
+os.setgid(4322); os.setgroups([7]); os.setuid(4321)
+ctypes.CDLL(None).prctl(15, b"ready", 0, 0, 0)  # PR_SET_NAME
+time.sleep(5)' & q=$!
+python3 -c 'import os; os.setgid(4322); os.setuid(4321); os.execvp("sleep", ["sleep", "5"])' & r=$!
+until_ok '[ "$(cat /proc/$p/comm)" = sleep ]'
+until_ok '[ "$(cat /proc/$q/comm)" = ready ]'
+until_ok '[ "$(cat /proc/$r/comm)" = sleep ]'
+echo child; grep -E '^(Uid|Gid):' /proc/$p/status
+pgrep -u root -P $$ -x sleep | grep -qx $p && echo found by pgrep -u root
+ps -o user= -p $p
+echo setuid; grep -E '^(Uid|Gid|Groups|CapEff):' /proc/$q/status /proc/$q/task/$q/status | sed "s/$q/Q/g"
+echo exec; grep -E '^(Uid|Gid|CapEff):' /proc/$r/status
+pgrep -u 4321 -P $$ | sort -n | tr '\n' ' ' | sed "s/$q/Q/; s/$r/R/"; echo
+kill $p $q $r; wait
+"""
+
+
+@pytest.mark.parametrize("user", USERS)
+@pytest.mark.parametrize("opts", [("--fake-root",), ("--fake-root", "--exec=host")], ids=["inexec", "hostexec"])
+def test_other_processes_ids(opts, user):
+    """Another process's /proc/PID/status shows its virtual ids, as the
+    run's processes publish them: a child of the fake root is root to
+    pgrep -u and ps; one that changed its ids shows them, also after an
+    exec (the host's: the table's fd carried)."""
+    script = shared_file("others.sh", OTHERS)
+    native = run(["sh", script])
+    assert native.returncode == 0 and "found by pgrep -u root" in native.stdout, native
+    assert "Uid:\t4321\t4321\t4321\t4321" in native.stdout.split("exec")[1], native.stdout
+    zv = fake(["sh", script], None, user, opts=opts)
+    assert_same(native, zv, "another process's ids as %s (%s)" % (user or "root", " ".join(opts)))
+
+
 AUDIT = r"""
 import errno, socket, struct
 s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)  # NETLINK_AUDIT

@@ -1,7 +1,8 @@
 /* The options (--fake-root, --ids, --fake-db, --fake-db-only), the
  * identity a run starts as, the id map between host and view, and what
- * crosses execve (exec state field I): the options, the database's fd and
- * the exec'ing thread's credentials. */
+ * crosses execve (exec state field I): the options, the database's fd,
+ * the exec'ing thread's credentials and the fd of the run's table of
+ * credentials (procids.c). */
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
 #include "sys/execstate.h"
@@ -171,6 +172,7 @@ int zv_fakeid_start(char **envp, const char *root)
 			return 126;
 		}
 	}
+	zv_fid_procids_make();
 	hooks();
 	return 0;
 }
@@ -181,7 +183,8 @@ static int encode(char *buf, size_t n, const struct zv_exec_carry *x);
 ZV_EXEC_FIELD(fakeid, 320, 'I', encode, decode);
 
 /* Exec state field I: the options, the database's fd, the exec'ing
- * thread's credentials; hexadecimal numbers separated by dots. */
+ * thread's credentials, the table's fd; hexadecimal numbers separated by
+ * dots. */
 static int encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	if (!zv_fid.on)
@@ -196,6 +199,8 @@ static int encode(char *buf, size_t n, const struct zv_exec_carry *x)
 			    c->securebits, c->ngroups);
 	for (uint32_t i = 0; i < c->ngroups && k < (int)n; i++)
 		k += zv_snprintf(buf + k, n - k, ".%x", c->groups[i]);
+	if (k < (int)n)
+		k += zv_snprintf(buf + k, n - k, ".%x", zv_fid_procids_fd + 1);
 	return k;
 }
 
@@ -241,6 +246,8 @@ static const char *decode(const char *s, struct zv_exec_carry *x)
 	for (uint32_t i = 0; i < ng && *s == '.'; i++)
 		if (c->ngroups < ZV_CRED_GROUPS)
 			c->groups[c->ngroups++] = (uint32_t)next(&s);
+	if (*s == '.')
+		zv_fid_procids_attach((int)next(&s) - 1);
 	have_carried = 1;
 	hooks();
 	return s;
@@ -283,6 +290,7 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 	}
 	zv_at_release(&at);
 	image_secure = zv_fid_exec(&t->cred, s.mode, s.uid, s.gid, suid_ok && mapped_uid, suid_ok && mapped_gid);
+	zv_fid_publish(t);
 }
 
 /* AT_UID, AT_EUID, AT_GID, AT_EGID and AT_SECURE of the new image. */
@@ -301,12 +309,9 @@ static uint64_t aux(uint64_t type, uint64_t value)
 	}
 }
 
-/* /proc/self/status: the ids and capabilities of thread o. */
-static int status_line(struct zv_thread *o, const char *line, size_t kl, char *buf, size_t size)
+/* /proc/PID/status: the ids and capabilities of c. */
+static int status_line(const struct zv_creds *c, const char *line, size_t kl, char *buf, size_t size)
 {
-	if (!o || !o->cred_valid)
-		return 0;
-	const struct zv_creds *c = &o->cred;
 #define KEY(k) (kl == sizeof k - 1 && !memcmp(line, k, kl))
 	if (KEY("Uid:"))
 		return zv_snprintf(buf, size, "Uid:\t%u\t%u\t%u\t%u", c->uid, c->euid, c->suid, c->fsuid);
@@ -338,4 +343,5 @@ static void hooks(void)
 	zv_ids_make_virtual();
 	zv_aux_hook = aux;
 	zv_ids_status_hook = status_line;
+	zv_ids_other_hook = zv_fid_other_creds;
 }

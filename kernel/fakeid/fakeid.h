@@ -2,6 +2,7 @@
  * the owners, modes and device numbers it gives files are kept with each
  * file and shown by stat (docs/DESIGN.md, "Virtual ids and ownership").
  *   config.c    the options, the identity, what crosses execve, the hooks
+ *   procids.c   the run's processes' credentials, for another's status
  *   creds.c     the host's rules for changing credentials, on a zv_creds
  *   idcalls.c   the id calls: get*, set*, getgroups, capget, capset, prctl
  *   record.c    a file's record and its text (user.containers.override_stat)
@@ -97,6 +98,15 @@ int zv_fid_exec(struct zv_creds *c, uint32_t mode, uint32_t uid, uint32_t gid, i
 uint32_t zv_fid_guest_uid(uint32_t host);
 uint32_t zv_fid_guest_gid(uint32_t host);
 void zv_fid_start_cred(struct zv_creds *c);
+
+/* procids.c: the run's table of credentials, for another's /proc/PID/status */
+extern int zv_fid_procids_fd; /* hidden, carried across exec; -1: none */
+void zv_fid_procids_make(void);     /* the first image */
+void zv_fid_procids_attach(int fd); /* an exec'd one */
+void zv_fid_publish(const struct zv_thread *t); /* t's credentials changed (or a new image) */
+void zv_fid_procids_fork_child(struct zv_thread *t);
+void zv_fid_procids_exit(const struct zv_thread *t, int all);
+int zv_fid_other_creds(int tid, const char *raw, size_t len, struct zv_creds *c);
 
 /* record.c */
 #define ZV_FID_XATTR "user.containers.override_stat"

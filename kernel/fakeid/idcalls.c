@@ -5,6 +5,7 @@
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
 #include "sys/layer.h"
+#include "lib/string.h"
 #include <linux/prctl.h>
 
 #define NGROUPS_MAX 65536
@@ -107,7 +108,7 @@ static long capset(struct zv_thread *t, uint64_t hdr, uint64_t data)
 			     (uint64_t)d[1].inheritable << 32 | d[0].inheritable);
 }
 
-long zv_fid_id_call(struct zv_call *call)
+static long id_call(struct zv_call *call)
 {
 	struct zv_thread *t = call->t;
 	struct zv_creds *c = &t->cred;
@@ -140,4 +141,19 @@ long zv_fid_id_call(struct zv_call *call)
 	}
 	}
 	return zv_next(call);
+}
+
+/* The calls, and the credentials they changed published for the run's
+ * other processes (procids.c). */
+long zv_fid_id_call(struct zv_call *call)
+{
+	struct zv_thread *t = call->t;
+	uint32_t nr = (uint32_t)call->nr;
+	if (nr == __NR_getresuid || nr == __NR_getresgid || nr == __NR_getgroups || nr == __NR_capget)
+		return id_call(call);
+	struct zv_creds before = t->cred;
+	long r = id_call(call);
+	if (memcmp(&before, &t->cred, sizeof before))
+		zv_fid_publish(t);
+	return r;
 }

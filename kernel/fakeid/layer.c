@@ -72,11 +72,20 @@ static void fid_fork_child(struct zv_thread *t)
 {
 	if (zv_fid.db_lock)
 		zv_fid.db_lock = 0;
+	zv_fid_procids_fork_child(t);
+}
+
+/* A thread's end frees its slots in the table (a process's, all of them;
+ * a CLONE_VM child's are not its parent's). */
+static void fid_exit(struct zv_thread *t, int code, int sig)
+{
+	if (t->is_thread)
+		zv_fid_procids_exit(t, !t->exit_alone);
 }
 
 void zv_fakeid_image(struct zv_thread *t, const char *path);
 
 ZV_LAYER(fakeid, 550) = {
 	.name = "fakeid", .sees = fid_sees, .active = fid_on, .call = fid_call, .fork_child = fid_fork_child,
-	.image = zv_fakeid_image,
+	.image = zv_fakeid_image, .exit = fid_exit,
 };

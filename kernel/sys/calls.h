@@ -19,10 +19,14 @@ void zv_ids_after_clone(struct zv_thread *t, const struct zv_thread *parent, uin
 void zv_ids_make_virtual(void);
 /* Called, when set, for each line of /proc/.../status procview does not
  * rewrite itself ("Key:\tvalue", the key keylen bytes long with its colon)
- * of thread o (NULL: a thread not this process's): the line rewritten into
- * buf and its length, or 0 to keep it (the ids and capabilities of virtual
+ * of a thread whose credentials are c: the line rewritten into buf and its
+ * length, or 0 to keep it (the ids and capabilities of virtual
  * credentials). */
-extern int (*zv_ids_status_hook)(struct zv_thread *o, const char *line, size_t keylen, char *buf, size_t size);
+extern int (*zv_ids_status_hook)(const struct zv_creds *c, const char *line, size_t keylen, char *buf, size_t size);
+/* Set with it where other processes' ids are virtual too: the
+ * credentials of thread tid of another process, whose host status text is
+ * raw (len bytes): 1 and *c, or 0 to keep its lines. */
+extern int (*zv_ids_other_hook)(int tid, const char *raw, size_t len, struct zv_creds *c);
 
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);

@@ -76,7 +76,8 @@ long zv_sys_id_set(struct zv_call *c)
 	return r;
 }
 
-int (*zv_ids_status_hook)(struct zv_thread *o, const char *line, size_t keylen, char *buf, size_t size);
+int (*zv_ids_status_hook)(const struct zv_creds *c, const char *line, size_t keylen, char *buf, size_t size);
+int (*zv_ids_other_hook)(int tid, const char *raw, size_t len, struct zv_creds *c);
 
 void zv_ids_make_virtual(void)
 {

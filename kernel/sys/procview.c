@@ -1,6 +1,7 @@
 /* The guest's view of the procfs files that would show zvisor: its kernel
  * image, memory and stub regions in maps (and smaps, smaps_rollup,
- * numa_maps), its handlers and kernel-held signal in status.
+ * numa_maps), its handlers and kernel-held signal in status; and, where
+ * ids are virtual, the ids in another process's status.
  *
  * The guest's fd stays the host's procfs fd, so fstat, readlink, fcntl,
  * close-on-exec and poll are native. An open of one of these files marks
@@ -32,6 +33,7 @@ struct mark {
 	int fd;            /* -1: free */
 	int kind;          /* enum zv_pv_kind */
 	int tid;           /* status: the host thread it shows */
+	int other;         /* status: of another process */
 	uint64_t dev, ino;
 	struct zv_pv_buf text; /* the guest's text from offset 0, whole records */
 	int whole;         /* text is all of it */
@@ -113,7 +115,7 @@ static void drop(struct mark *m)
 
 /* Adds a mark (replacing fd's); a full table first drops the stale ones.
  * Returns whether the layer must be refolded. Under pv_lock. */
-static int add(int fd, int kind, int tid, uint64_t dev, uint64_t ino)
+static int add(int fd, int kind, int tid, int other, uint64_t dev, uint64_t ino)
 {
 	struct mark *m = find(fd);
 	if (m)
@@ -121,8 +123,8 @@ static int add(int fd, int kind, int tid, uint64_t dev, uint64_t ino)
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < MAX_MARKS; i++)
 			if (marks[i].fd < 0) {
-				marks[i] = (struct mark){ .fd = fd, .kind = kind, .tid = tid, .dev = dev, .ino = ino,
-							  .bufsz = 4096, .seq = ++marks_made };
+				marks[i] = (struct mark){ .fd = fd, .kind = kind, .tid = tid, .other = other, .dev = dev,
+							  .ino = ino, .bufsz = 4096, .seq = ++marks_made };
 				return ++nmarks == 1;
 			}
 		for (int i = 0; i < MAX_MARKS; i++)
@@ -184,7 +186,8 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	if (!zv_pv_kind_of_name(base ? base + 1 : path))
 		return; /* the common case: nothing more */
 	/* What the host opened, whatever the path's form: /proc/<pid>/<file>
-	 * or /proc/<pid>/task/<tid>/<file>, of this process, or /proc/locks. */
+	 * or /proc/<pid>/task/<tid>/<file>, of this process, or /proc/locks;
+	 * another process's status where ids are virtual. */
 	char link[64], fdpath[32];
 	zv_snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", (int)fd);
 	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, fdpath, link, sizeof link - 1);
@@ -195,6 +198,7 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 		return;
 	const char *s = link + 6;
 	long pid = number(&s), tid = pid;
+	int other = 0;
 	if (pid < 0) {
 		if (zv_strcmp(s, "locks"))
 			return;
@@ -203,22 +207,23 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 		return;
 	} else if (zv_startswith(s, "task/")) {
 		s += 5;
-		if (pid != zv_proc.hpid || (tid = number(&s)) < 0 || *s++ != '/')
+		if ((tid = number(&s)) < 0 || *s++ != '/')
 			return;
+		other = pid != zv_proc.hpid;
 	} else if (pid != zv_proc.hpid && pid != t->htid && !zv_thread_find((int)pid)) {
-		return; /* another process's */
+		other = 1;
 	}
 	int kind = zv_pv_kind_of_name(s);
 	uint64_t dev, ino;
-	if (!kind || file_id((int)fd, &dev, &ino) < 0)
-		return;
+	if (!kind || (other && (kind != ZV_PV_STATUS || !zv_ids_other_hook)) || file_id((int)fd, &dev, &ino) < 0)
+		return; /* another process's file stays the host's, but for virtual ids */
 	/* an fd that cannot read stays the host's (its reads fail there; ours
 	 * would read through an fd of our own) */
 	long fl = zv_sys2(__NR_fcntl, fd, F_GETFL);
 	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
 		return;
 	zv_lock(&pv_lock);
-	int fold = add((int)fd, kind, (int)tid, dev, ino);
+	int fold = add((int)fd, kind, (int)tid, other, dev, ino);
 	zv_unlock(&pv_lock);
 	fold_for_mark(fold);
 }
@@ -267,7 +272,7 @@ static int make_whole(struct zv_call *c, struct mark *m, int src)
 	else if (m->kind == ZV_PV_LOCKS)
 		r = zv_pv_filter_locks(raw.p, raw.len, &m->text);
 	else
-		r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, raw.p, raw.len, &m->text)
+		r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, m->other, raw.p, raw.len, &m->text)
 					    : zv_pv_filter_rollup(raw.p, raw.len, &m->text);
 	m->whole = r == 0;
 	return r;
@@ -554,7 +559,7 @@ static long pv_call(struct zv_call *c)
 		} else if (r >= 0 && r != a[0]) {
 			struct mark *m = valid_mark((int)a[0], &fold), *old = find((int)r);
 			if (m)
-				fold = add((int)r, m->kind, m->tid, m->dev, m->ino), added = 1;
+				fold = add((int)r, m->kind, m->tid, m->other, m->dev, m->ino), added = 1;
 			else if (old)
 				drop(old), fold = nmarks == 0;
 		}

@@ -50,7 +50,7 @@ int zv_pv_kind_of_name(const char *s); /* the kind of /proc/PID/<s>, or 0 */
 long zv_pv_give(const char *name, char *out, size_t cap);
 
 /* An open of path by the guest returned fd: marks fd if it is one of the
- * files above. */
+ * files above, or another process's status where ids are virtual. */
 void zv_procview_opened(struct zv_thread *t, const char *path, long fd);
 
 /* sys/procview_anon.c: anonymous memory the kernel maps from a file
@@ -108,7 +108,8 @@ int zv_pv_filter_rollup(const char *raw, size_t len, struct zv_pv_buf *out);
  * running programs' marks (sys/txtbusy.h). */
 int zv_pv_filter_locks(const char *raw, size_t len, struct zv_pv_buf *out);
 /* sys/procview_status.c: the host's status text raw into out, with the
- * signal fields of the guest's view; tid is the thread it shows (host's). */
-int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const char *raw, size_t len,
+ * signal fields of the guest's view; tid is the thread it shows (host's);
+ * other: of another process (only its virtual ids change). */
+int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, int other, const char *raw, size_t len,
 			struct zv_pv_buf *out);
 #endif

@@ -5,7 +5,9 @@
  * --checkpoint-on's signal, and its own masks), TracerPid, and Seccomp and
  * Seccomp_filters (the guest's filters are run by the kernel; the host's
  * are the seccomp platform's); and, through a hook, the lines of virtual
- * ids (Uid, Gid, Groups, Cap*). */
+ * ids (Uid, Gid, Groups, Cap*). Another process's status, marked only
+ * where ids are virtual (zv_ids_other_hook), keeps the host's text but for
+ * those lines. */
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/procview.h"
@@ -86,20 +88,32 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 	if (KEY("Seccomp_filters:"))
 		return zv_snprintf(buf, size, "Seccomp_filters:\t%d", zv_proc.seccomp.nfilters);
 #undef KEY
-	if (zv_ids_status_hook)
-		return zv_ids_status_hook(own ? t : zv_thread_find(tid), line, kl, buf, size);
+	struct zv_thread *o = own ? t : zv_thread_find(tid);
+	if (zv_ids_status_hook && o && o->cred_valid)
+		return zv_ids_status_hook(&o->cred, line, kl, buf, size);
 	return 0;
 }
 
-int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, const char *raw, size_t len,
+/* Another process's line: its ids (oc) rewritten, or 0 to keep it. */
+static int other_line(const struct zv_creds *oc, const char *line, char *buf, size_t size)
+{
+	const char *v = zv_strchr(line, ':');
+	if (!oc || !v || !zv_ids_status_hook)
+		return 0;
+	return zv_ids_status_hook(oc, line, (size_t)(v + 1 - line), buf, size);
+}
+
+int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, int other, const char *raw, size_t len,
 			struct zv_pv_buf *out)
 {
 	struct zv_pv_lines it = { raw, len, 0 };
+	struct zv_creds creds;
+	const struct zv_creds *oc = other && zv_ids_other_hook && zv_ids_other_hook(tid, raw, len, &creds) ? &creds : NULL;
 	size_t n;
 	int nl;
 	for (const char *line; (line = zv_pv_next_line(&it, &n, &nl));) {
 		char buf[512]; /* a Groups line of virtual ids */
-		int w = rewrite(t, c, tid, line, buf, sizeof buf);
+		int w = other ? other_line(oc, line, buf, sizeof buf) : rewrite(t, c, tid, line, buf, sizeof buf);
 		if ((w > 0 ? zv_pv_put(out, buf, (size_t)w) : zv_pv_put(out, line, n)) < 0 ||
 		    (nl && zv_pv_put(out, "\n", 1) < 0))
 			return -ENOMEM;

@@ -1,0 +1,267 @@
+/* The virtual credentials of the run's other processes, for their
+ * /proc/PID/status (sys/procview_status.c asks through
+ * zv_ids_other_hook). A table in memory all the run's processes share: a
+ * memfd mapped shared, made by the first image, inherited by fork, carried
+ * across execve as a hidden fd (exec state field I). A thread whose
+ * credentials are not the run's start ones holds a slot, keyed by its
+ * host tid and pid and the process's start time (a reused pid's differs);
+ * one whose are, and any process without a slot, show through the id map. */
+#include "fakeid/fakeid.h"
+#include "zvisor.h"
+#include "lib/syscall.h"
+#include "lib/string.h"
+#include "lib/kmem.h"
+#include "lib/procfs.h"
+#include <linux/memfd.h>
+
+#define SLOTS 256
+
+struct slot {
+	volatile uint32_t seq; /* odd while a writer holds the slot: no writer ever waits */
+	int tid, pid;          /* the host's; tid 0: free */
+	uint64_t start;        /* the process's start time (/proc/PID/stat field 22) */
+	struct zv_creds cred;
+};
+
+struct table {
+	volatile uint32_t next; /* the slot taken next when none is free */
+	struct zv_creds start;  /* the run's start credentials (an exec'd image lacks the host's groups) */
+	struct slot s[SLOTS];
+};
+
+int zv_fid_procids_fd = -1;
+static struct table *tab;
+static uint64_t mine[SLOTS / 64]; /* slots this process wrote: freed as its threads end */
+static uint64_t my_start;          /* this process's start time, once read */
+
+static void map(void)
+{
+	void *p = zv_kmap(sizeof *tab, 4096, zv_fid_procids_fd);
+	tab = zv_is_err((long)p) ? NULL : p;
+}
+
+void zv_fid_procids_make(void)
+{
+	long fd = zv_sys2(__NR_memfd_create, "zvisor-ids", MFD_CLOEXEC);
+	if (fd < 0 || zv_sys2(__NR_ftruncate, fd, sizeof *tab) < 0) {
+		if (fd >= 0)
+			zv_close((int)fd);
+		return;
+	}
+	zv_fid_procids_fd = zv_hide_fd((int)fd); /* not close-on-exec any more: carried */
+	zv_keep_hidden_fd(&zv_fid_procids_fd);
+	map();
+	if (tab)
+		zv_fid_start_cred(&tab->start);
+}
+
+void zv_fid_procids_attach(int fd)
+{
+	zv_fid_procids_fd = fd;
+	if (fd < 0)
+		return;
+	zv_keep_hidden_fd(&zv_fid_procids_fd);
+	map();
+}
+
+/* Field 22 of pid's stat, the 20th after the comm; 0 if unknown. */
+static uint64_t start_time(int pid)
+{
+	char buf[1024];
+	const char *p = zv_procfs_stat_fields(pid, buf, sizeof buf);
+	for (int i = 0; p && i < 19; i++)
+		p = (p = zv_strchr(p, ' ')) ? p + 1 : NULL;
+	return p ? (uint64_t)zv_parse_dec(p, &p) : 0;
+}
+
+static int same_cred(const struct zv_creds *a, const struct zv_creds *b)
+{
+	if (memcmp(a, b, __builtin_offsetof(struct zv_creds, groups)))
+		return 0;
+	return !memcmp(a->groups, b->groups, a->ngroups * sizeof a->groups[0]);
+}
+
+/* A writer's hold of s, if no other writer has it. */
+static int take(struct slot *s)
+{
+	uint32_t q = s->seq;
+	return !(q & 1) && __atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static void give(struct slot *s) { __atomic_fetch_add(&s->seq, 1, __ATOMIC_RELEASE); }
+
+static int find(int tid, int pid)
+{
+	for (int i = 0; i < SLOTS; i++)
+		if (tab->s[i].tid == tid && tab->s[i].pid == pid)
+			return i;
+	return -1;
+}
+
+static void clear(int i)
+{
+	struct slot *s = &tab->s[i];
+	if (take(s)) {
+		s->tid = 0;
+		give(s);
+	}
+	mine[i / 64] &= ~(1ULL << (i % 64));
+}
+
+/* A slot for a new key: a free one, else the next in turn. */
+static int fresh(void)
+{
+	for (int i = 0; i < SLOTS; i++)
+		if (!tab->s[i].tid && !(tab->s[i].seq & 1))
+			return i;
+	return (int)(__atomic_fetch_add(&tab->next, 1, __ATOMIC_RELAXED) % SLOTS);
+}
+
+/* The host pid of t's process: a CLONE_VM child that is no thread is a
+ * process of its own. */
+static int pid_of(const struct zv_thread *t) { return t->is_thread ? zv_proc.hpid : t->htid; }
+
+/* t's credentials, seen by the run's other processes: after they change,
+ * at each image, in a fork child. */
+void zv_fid_publish(const struct zv_thread *t)
+{
+	if (!tab || !t->cred_valid)
+		return;
+	int pid = pid_of(t), i = find(t->htid, pid);
+	if (same_cred(&t->cred, &tab->start)) { /* what the id map shows anyway */
+		if (i >= 0)
+			clear(i);
+		return;
+	}
+	uint64_t st = pid != zv_proc.hpid ? start_time(pid) : my_start ? my_start : (my_start = start_time(pid));
+	if (i < 0)
+		i = fresh();
+	struct slot *s = &tab->s[i];
+	if (!take(s))
+		return; /* another writer's, this moment: this change goes unseen */
+	s->tid = t->htid;
+	s->pid = pid;
+	s->start = st;
+	s->cred = t->cred;
+	give(s);
+	if (pid == zv_proc.hpid)
+		mine[i / 64] |= 1ULL << (i % 64);
+}
+
+/* A fork child: its own process, which wrote no slot yet. */
+void zv_fid_procids_fork_child(struct zv_thread *t)
+{
+	for (int i = 0; i < SLOTS / 64; i++)
+		if (mine[i])
+			mine[i] = 0;
+	if (my_start)
+		my_start = 0;
+	zv_fid_publish(t);
+}
+
+/* t ends (the whole process: all: every slot of it). */
+void zv_fid_procids_exit(const struct zv_thread *t, int all)
+{
+	for (int i = 0; tab && i < SLOTS; i++)
+		if ((mine[i / 64] >> (i % 64)) & 1 && tab->s[i].pid == zv_proc.hpid && (all || tab->s[i].tid == t->htid))
+			clear(i);
+}
+
+/* The slot of (tid, pid) into *c, if it is still that process's. */
+static int lookup(int tid, int pid, struct zv_creds *c)
+{
+	for (int i = 0; i < SLOTS; i++) {
+		struct slot *s = &tab->s[i];
+		uint32_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		if ((q & 1) || s->tid != tid || s->pid != pid)
+			continue;
+		uint64_t st = s->start;
+		*c = s->cred;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (s->seq == q && s->tid == tid && s->pid == pid)
+			return st == start_time(pid);
+	}
+	return 0;
+}
+
+/* The value after "Key:" of a status text's line, or NULL. */
+static const char *field(const char *raw, size_t len, const char *key)
+{
+	size_t kl = zv_strlen(key);
+	for (size_t at = 0; at + kl < len;) {
+		if (!memcmp(raw + at, key, kl))
+			return raw + at + kl;
+		while (at < len && raw[at] != '\n')
+			at++;
+		at++;
+	}
+	return NULL;
+}
+
+/* Up to max decimal numbers of the line at p into v: how many. */
+static uint32_t numbers(const char *p, uint32_t *v, uint32_t max)
+{
+	uint32_t n = 0;
+	while (p && n < max) {
+		while (*p == '\t' || *p == ' ')
+			p++;
+		const char *e;
+		long x = zv_parse_dec(p, &e);
+		if (e == p)
+			break;
+		v[n++] = (uint32_t)x;
+		p = e;
+	}
+	return n;
+}
+
+static uint64_t hex_of(const char *raw, size_t len, const char *key)
+{
+	const char *p = field(raw, len, key), *e;
+	while (p && (*p == '\t' || *p == ' '))
+		p++;
+	return p ? zv_parse_hex(p, &e) : 0;
+}
+
+/* A process without a slot: the run's user, all its ids the host's, is
+ * the run's start identity; another's ids map one by one (65534), its
+ * capabilities stay the host's. */
+static void mapped(const char *raw, size_t len, struct zv_creds *c)
+{
+	uint32_t u[4] = { 0 }, g[4] = { 0 }, groups[ZV_CRED_GROUPS];
+	numbers(field(raw, len, "Uid:"), u, 4);
+	numbers(field(raw, len, "Gid:"), g, 4);
+	int plain = 1;
+	for (int i = 0; i < 4; i++)
+		plain &= u[i] == zv_fid.host_uid && g[i] == zv_fid.host_gid;
+	if (plain && tab) {
+		*c = tab->start;
+		return;
+	}
+	*c = (struct zv_creds){ 0 };
+	for (int i = 0; i < 4; i++) {
+		(&c->uid)[i] = zv_fid_guest_uid(u[i]);
+		(&c->gid)[i] = zv_fid_guest_gid(g[i]);
+	}
+	uint32_t n = numbers(field(raw, len, "Groups:"), groups, ZV_CRED_GROUPS);
+	for (uint32_t i = 0; i < n; i++)
+		groups[i] = zv_fid_guest_gid(groups[i]);
+	zv_fid_set_groups(c, groups, n);
+	c->cap_inh = hex_of(raw, len, "CapInh:");
+	c->cap_prm = hex_of(raw, len, "CapPrm:");
+	c->cap_eff = hex_of(raw, len, "CapEff:");
+	c->cap_bnd = hex_of(raw, len, "CapBnd:");
+	c->cap_amb = hex_of(raw, len, "CapAmb:");
+}
+
+/* zv_ids_other_hook: thread tid of another process, whose host status
+ * text is raw: its slot, else its process leader's, else the id map. */
+int zv_fid_other_creds(int tid, const char *raw, size_t len, struct zv_creds *c)
+{
+	uint32_t tgid = 0;
+	numbers(field(raw, len, "Tgid:"), &tgid, 1);
+	if (tab && tgid && (lookup(tid, (int)tgid, c) || (tid != (int)tgid && lookup((int)tgid, (int)tgid, c))))
+		return 1;
+	mapped(raw, len, c);
+	return 1;
+}
