@@ -15,6 +15,7 @@ kernel/intercept/x86len.c, through the host-side harness tests/x86dec
 3. x86len.c builds with the kernel's flags without warnings and calls
    nothing (no libc, no memset/memcpy the compiler might add).
 """
+import fcntl
 import os
 import shutil
 import subprocess
@@ -40,8 +41,13 @@ _build_lock = threading.Lock()
 def _build():
     if not shutil.which("make") or not shutil.which(os.environ.get("CC", "gcc")):
         return "no make or C compiler"
-    r = subprocess.run(["make", "-s", "-C", str(REPO / "tests" / "x86dec")],
-                       capture_output=True, text=True)
+    # one build at a time across pytest-xdist's workers: a worker running
+    # the harness while another relinks it met a file not yet executable
+    (REPO / "build").mkdir(exist_ok=True)
+    with open(REPO / "build" / ".x86dec.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = subprocess.run(["make", "-s", "-C", str(REPO / "tests" / "x86dec")],
+                           capture_output=True, text=True)
     if r.returncode:
         raise AssertionError("building the harness failed:\n" + r.stdout + r.stderr)
     return None
