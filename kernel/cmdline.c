@@ -12,6 +12,7 @@
 #include "lib/fmt.h"
 #include "fakeid/fakeid.h"
 #include "fsview/setup.h"
+#include "sys/calls.h"
 
 __attribute__((noreturn)) static void usage_error(const char *fmt, const char *arg)
 {
@@ -101,6 +102,10 @@ int zv_cmdline_options(int argc, char **argv, int trace, int *count)
 			zv_cr_absolute(v, zv_cr.on_signal.dir, sizeof zv_cr.on_signal.dir);
 		} else if (zv_strcmp(a, "--leave-running") == 0) {
 			zv_cr.on_signal.leave_running = 1;
+		} else if (zv_startswith(a, "--kernel-release=") || zv_strcmp(a, "--kernel-release") == 0) {
+			const char *v = a[16] == '=' ? a + 17 : (i + 1 < argc ? argv[++i] : "");
+			if (zv_kernel_release_set(v) < 0)
+				usage_error("zvisor: --kernel-release: '%s' is not a release (1 to 64 characters, no comma)\n", v);
 		} else if (zv_strcmp(a, "--kill-on-exit") == 0) {
 			zv_killexit_wanted = 1; /* the mark is made once the options are read */
 		} else if (zv_strcmp(a, "--fake-root") == 0) {

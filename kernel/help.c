@@ -63,6 +63,7 @@ const char zv_run_help[] =
 	"                   must see time calls (--count, --time); kernel: vDSO calls\n"
 	"                   always go through the kernel; none: no vDSO, as vdso=0\n"
 	"  --kill-on-exit   when PROGRAM ends, kill the processes of the run left behind\n"
+	"  --kernel-release=STRING  uname(2) gives STRING as the kernel release\n"
 	"  --fake-root      the program and its children run as uid and gid 0: chown,\n"
 	"                   chmod of set-ID bits, mknod of devices, setuid and capset\n"
 	"                   succeed, and stat shows what they set, kept with each file\n"
@@ -190,6 +191,9 @@ const char zv_proot_help[] =
 	"                         /sys, /proc, /tmp, /run/shm, $HOME and DIR itself\n"
 	"  --kill-on-exit         kill the processes left when PROGRAM exits\n"
 	"  -v N, --verbose=N      N >= 1: print the zvisor run command line first\n"
+	"  -k STRING, --kernel-release=STRING\n"
+	"                         uname gives STRING as the kernel release\n"
+	"                         (run's --kernel-release=)\n"
 	"  -l, --link2symlink     accepted: hard links are made as asked\n"
 	"  --mixed-mode VALUE     accepted: it only matters with -q\n"
 	"  -V, --version          show the version\n"
@@ -199,4 +203,4 @@ const char zv_proot_help[] =
 	"and --stats are accepted as they are.\n"
 	"\n"
 	"Refused (exit 2): -q/--qemu (no emulator: x86-64 programs only),\n"
-	"-k/--kernel-release, -p/--port, -n/--netcoop, -P.\n";
+	"-p/--port, -n/--netcoop, -P.\n";

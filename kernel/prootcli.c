@@ -23,12 +23,13 @@
 #include "lib/fmt.h"
 #include "lib/kmem.h"
 #include "fsview/setup.h"
+#include <linux/fcntl.h>
 
 enum opt {
 	O_ROOT, O_BIND, O_CWD, O_KILL, O_VERBOSE, O_VERSION, O_HELP, O_ROOT_ID, O_CHANGE_ID,
-	O_LINK2SYMLINK, O_MIXED, O_ALIAS_R, O_ALIAS_S,
+	O_LINK2SYMLINK, O_MIXED, O_ALIAS_R, O_ALIAS_S, O_KERNEL,
 	O_UNSUPPORTED, /* the ones below are refused, each with its reason */
-	O_QEMU, O_KERNEL, O_PORT, O_NETCOOP, O_PYTHON,
+	O_QEMU, O_PORT, O_NETCOOP, O_PYTHON,
 };
 
 static const struct option {
@@ -57,7 +58,6 @@ static const struct option {
 
 static const char *const refused[] = {
 	[O_QEMU - O_UNSUPPORTED - 1] = "zvisor runs x86-64 programs natively, with no emulator",
-	[O_KERNEL - O_UNSUPPORTED - 1] = "the kernel release is the host's",
 	[O_PORT - O_UNSUPPORTED - 1] = "ports are not remapped",
 	[O_NETCOOP - O_UNSUPPORTED - 1] = "ports are not remapped",
 	[O_PYTHON - O_UNSUPPORTED - 1] = "there are no Python extensions",
@@ -155,6 +155,7 @@ static struct {
 	const char *cwd;
 	const char *ids; /* "0:0" for -0 and -S */
 	const char *preset; /* -R: "host", -S: "build" */
+	const char *release; /* -k: "--kernel-release=STRING" */
 	int kill, verbose;
 } want;
 
@@ -189,8 +190,19 @@ static const struct option *match(const char *arg, const char **value)
 	return NULL;
 }
 
+/* The value of environment variable name, or NULL. */
+static const char *env(char **envp, const char *name)
+{
+	size_t n = zv_strlen(name);
+	for (; *envp; envp++)
+		if (!zv_strncmp(*envp, name, n) && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
 int zv_proot_argv(int argc, char **argv, char ***out_argv)
 {
+	char **envp = argv + argc + 1; /* argv is the process's own, on its stack */
 	struct out o = { 0 }, binds = { 0 }, passed = { 0 };
 	if (argc < 3)
 		bad("no option and no command: see 'zvisor proot --help'%s%s", "", "");
@@ -224,22 +236,40 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 			want.root = absolute(&o, v);
 			break;
 		case O_BIND: {
-			/* HOST[:GUEST[!]]: the host path made absolute; GUEST's
-			 * '!' (do not follow a symbolic link at GUEST) dropped: a
+			/* HOST[:GUEST[!]], as PRoot's new_binding reads it: a
+			 * HOST of $NAME is that variable's value; HOST, and a
+			 * relative GUEST, are made absolute against the working
+			 * directory; a HOST that cannot be reached is left out
+			 * with a warning (PRoot goes on without it); GUEST's '!'
+			 * (do not follow a symbolic link at GUEST) dropped: a
 			 * bind never follows GUEST's last component */
 			const char *colon = zv_strchr(v, ':');
+			char host[ZV_PATH_MAX];
+			size_t n = colon ? (size_t)(colon - v) : zv_strlen(v);
+			if (n >= sizeof host)
+				n = sizeof host - 1;
+			memcpy(host, v, n);
+			host[n] = 0;
+			const char *h = host;
+			if (h[0] == '$' && env(envp, h + 1))
+				h = env(envp, h + 1);
+			h = absolute(&o, join(&o, h, NULL));
+			long fd = zv_openat(AT_FDCWD, h, O_PATH | O_CLOEXEC, 0);
+			if (fd < 0) {
+				if (want.verbose >= 0)
+					zv_dprintf(2, "zvisor: proot: warning: binding '%s' left out: %s: %s\n", v, h,
+						   zv_strerror((int)-fd));
+				break;
+			}
+			zv_close((int)fd);
 			if (!colon) {
-				push(&binds, absolute(&o, v));
+				push(&binds, h);
 			} else {
-				char host[ZV_PATH_MAX];
-				size_t n = (size_t)(colon - v) < sizeof host ? (size_t)(colon - v) : sizeof host - 1;
-				memcpy(host, v, n);
-				host[n] = 0;
-				char *b = join(&o, absolute(&o, join(&o, host, NULL)), colon);
-				size_t bl = zv_strlen(b);
-				if (bl > 2 && b[bl - 1] == '!')
-					b[bl - 1] = 0;
-				push(&binds, b);
+				char *g = join(&o, colon + 1, NULL);
+				size_t gl = zv_strlen(g);
+				if (gl > 1 && g[gl - 1] == '!')
+					g[gl - 1] = 0;
+				push(&binds, join(&o, join(&o, h, ":"), absolute(&o, g)));
 			}
 			break;
 		}
@@ -277,6 +307,9 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 			want.ids = v;
 			break;
 		}
+		case O_KERNEL: /* what uname says (PRoot's -k changes that alone) */
+			want.release = join(&o, "--kernel-release=", v);
+			break;
 		case O_LINK2SYMLINK: /* hard links are made as asked: nothing to emulate */
 		case O_MIXED: /* only matters with -q */
 			break;
@@ -323,6 +356,8 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 	}
 	if (want.kill)
 		push(&o, "--kill-on-exit");
+	if (want.release)
+		push(&o, want.release);
 	push(&o, "--");
 	if (i >= argc)
 		push(&o, "/bin/sh"); /* PRoot's default command */

@@ -34,10 +34,11 @@ CWD = ["--cwd", HOST_CWD]  # PRoot's default: the host's working directory's pat
     (["-r", NOPE, "true"], ROOT + CWD + ["--", "true"]),
     (["--rootfs=" + NOPE, "ls", "-l"], ROOT + CWD + ["--", "ls", "-l"]),
     (["-r", "/etc", "-r", NOPE], ROOT + CWD + ["--", "/bin/sh"]),
-    (["-r", NOPE, "-b", "/proc", "-b", "/tmp:/t", "-m", "rel:/x", "--bind=/a:/b", "--mount=/c", "-b",
-      "/d:/e!", "id"],
-     ROOT + ["--bind", "/proc", "--bind", "/tmp:/t", "--bind", HOST_CWD + "/rel:/x", "--bind", "/a:/b",
-             "--bind", "/c", "--bind", "/d:/e"] + CWD + ["--", "id"]),
+    (["-r", NOPE, "-b", "/proc", "-b", "/tmp:/t", "-m", "lib:/x", "--bind=/etc:/b", "--mount=/usr/share", "-b",
+      "/var:/e!", "-b", "/etc/hostname:rel", "id"],
+     ROOT + ["--bind", "/proc", "--bind", "/tmp:/t", "--bind", HOST_CWD + "/lib:/x", "--bind", "/etc:/b",
+             "--bind", "/usr/share", "--bind", "/var:/e", "--bind", "/etc/hostname:" + HOST_CWD + "/rel"] + CWD +
+     ["--", "id"]),
     (["-r", NOPE, "-w", "/root", "-w", "sub", "pwd"], ROOT + ["--cwd", HOST_CWD + "/sub", "--", "pwd"]),
     (["-r", NOPE, "--cwd=/a", "pwd"], ROOT + ["--cwd", "/a", "--", "pwd"]),
     (["-r", NOPE, "--pwd=.", "pwd"], ROOT + ["--cwd", HOST_CWD, "--", "pwd"]),
@@ -49,6 +50,8 @@ CWD = ["--cwd", HOST_CWD]  # PRoot's default: the host's working directory's pat
     (["-S", NOPE, "-i", "1:2", "x"], ROOT + ["--bind-preset=build"] + CWD + ["--ids", "1:2", "--", "x"]),
     (["-r", NOPE, "--kill-on-exit", "-l", "--link2symlink", "--mixed-mode", "no", "-v", "-1", "-v", "2", "x"],
      ROOT + CWD + ["--kill-on-exit", "--", "x"]),
+    (["-r", NOPE, "-k", "6.1.0", "--kernel-release=2.6.32-zv", "x"],
+     ROOT + CWD + ["--kernel-release=2.6.32-zv", "--", "x"]),
     (["--platform=sud", "--count", "-r", NOPE, "x"],
      ["run", "--platform=sud", "--count"] + ROOT[1:] + CWD + ["--", "x"]),
     (["-r", NOPE, "--", "-x", "-r"], ROOT + CWD + ["--", "-x", "-r"]),
@@ -58,9 +61,37 @@ CWD = ["--cwd", HOST_CWD]  # PRoot's default: the host's working directory's pat
     (["-0", "id"], ["run", "--fake-root", "--", "id"]),
     (["-w", "/tmp", "pwd"], ["run", "--cwd", "/tmp", "--", "pwd"]),
 ], ids=["r", "rootfs", "last-r", "binds", "last-w", "cwd", "pwd-dot", "root-id", "last-id", "last-id0",
-        "R", "S", "S-i", "accepted", "run-options", "dashdash", "command-args", "bind-no-r", "no-r", "w-no-r"])
+        "R", "S", "S-i", "accepted", "kernel-release", "run-options", "dashdash", "command-args", "bind-no-r",
+        "no-r", "w-no-r"])
 def test_translation(args, expect):
     assert translated(args) == expect
+
+
+def test_bind_host_paths_as_proot_reads_them():
+    """-b HOST: $NAME is that variable's value; a HOST that cannot be reached
+    is left out with one warning line (none under -v -1), as PRoot goes on
+    without it."""
+    env = dict(os.environ, ZVBINDDIR="/etc")
+    assert translated(["-r", NOPE, "-b", "$ZVBINDDIR:/x", "-b", "$ZVBINDDIR", "x"], env=env) == (
+        ROOT + ["--bind", "/etc:/x", "--bind", "/etc"] + CWD + ["--", "x"])
+    res = run([ZV, "proot", "-b", "/zv-missing:/x", "-b", "/etc:/y", "sh", "-c",
+               "cat /y/hostname >/dev/null; echo ran"])
+    assert res.stdout == "ran\n" and res.returncode == 0, res
+    assert re.fullmatch(r"zvisor: proot: warning: binding '/zv-missing:/x' left out: /zv-missing: .*\n",
+                        res.stderr), res
+    res = run([ZV, "proot", "-v", "-1", "-b", "/zv-missing", "true"])
+    assert (res.stderr, res.returncode) == ("", 0), res
+
+
+def test_kernel_release():
+    """-k STRING: uname's release, in the program and what it runs."""
+    res = run([ZV, "proot", "-k", "6.1.0-zv", "sh", "-c", "uname -r; exec uname -r"])
+    assert (res.stdout, res.returncode) == ("6.1.0-zv\n6.1.0-zv\n", 0), res
+    res = run([ZV, "run", "--kernel-release=2.6.32", "--", "uname", "-r"])
+    assert (res.stdout, res.returncode) == ("2.6.32\n", 0), res
+    for bad in ("", "a,b", "x" * 65):
+        res = run([ZV, "run", "--kernel-release=" + bad, "--", "true"])
+        assert res.returncode == 2 and "--kernel-release" in res.stderr, res
 
 
 def test_proot_runs_the_command():
@@ -79,8 +110,6 @@ def one_line(res, pattern):
 @pytest.mark.parametrize("args,pattern", [
     (["-q", "qemu-arm", "true"], r"-q: not supported: .*emulator.*"),
     (["--qemu=qemu-arm", "true"], r"--qemu: not supported: .*"),
-    (["-k", "6.0", "true"], r"-k: not supported: .*kernel release.*"),
-    (["--kernel-release=6.0", "true"], r"--kernel-release: not supported: .*"),
     (["-p", "80:8080", "true"], r"-p: not supported: .*ports.*"),
     (["-n", "true"], r"-n: not supported: .*ports.*"),
     (["-P", "x.py", "true"], r"-P: not supported: .*Python.*"),
@@ -101,7 +130,8 @@ def test_help_and_version():
     for opt in ("-h", "--help", "--usage"):
         res = run([ZV, "proot", opt])
         assert res.returncode == 0 and res.stderr == "", res
-        for word in ("-r DIR", "-b PATH", "-w DIR", "-0", "-i UID:GID", "-R DIR", "-S DIR", "--kill-on-exit"):
+        for word in ("-r DIR", "-b PATH", "-w DIR", "-0", "-i UID:GID", "-R DIR", "-S DIR", "--kill-on-exit",
+                     "-k STRING"):
             assert word in res.stdout, "zvisor proot --help lacks %s" % word
     for opt in ("-V", "--version", "--about"):
         res = run([ZV, "proot", opt])

@@ -129,6 +129,20 @@ def test_cp_preserve(pair, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_cp_preserve_restrictive_root_files(pair, platform):
+    """cp -a of root's own read-only directory and file (no record: cp's
+    chown to 0:0 changes nothing, its ACL write sets the mode): root still
+    writes into the copy, empties and removes it, as natively (DAC
+    override), in this run and the next."""
+    d = "/tmp/cpro-" + platform
+    first = ("set -e; rm -rf {d}; mkdir -p {d}/src/sub; cd {d}; echo x > src/sub/f; chmod 400 src/sub/f; "
+             "chmod 555 src/sub src; cp -a src a; cp -a src b; find a -printf '%p %U:%G %m\n' | sort; "
+             "touch a/new a/sub/new; echo more >> a/sub/f; cat a/sub/f; rm -rf a; test ! -e a; echo gone")
+    second = ("cd {d}; find b -printf '%p %U:%G %m\n' | sort; touch b/sub/new; rm -rf b src; echo gone")
+    two_runs(pair, platform, first.format(d=d), second.format(d=d))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_setgid_directory_group(pair, platform):
     """A set-gid directory (chmod 2775 and its group set in the run, so the
     bit and group are zvisor's records alone): files, links, FIFOs, devices

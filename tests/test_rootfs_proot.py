@@ -147,6 +147,31 @@ def test_bind_through_a_symlink_of_the_root(pair, host, platform):
     expect(res, "host a\nhost b\n", what="a bind through the root's /var/run -> /run")
 
 
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_bind_spellings(pair, host, platform):
+    """-b as PRoot's new_binding reads it: a host path of $NAME is that
+    variable's value; a relative guest path is relative to the host's
+    working directory; a host path that does not exist is left out with a
+    warning, and the program runs (PRoot goes on without it)."""
+    environ = h.env(ZVHOSTDIR=host)
+    res = proot(pair, platform, ["-r", "{R}", "-b", "$ZVHOSTDIR:/mnt/hd"], ["cat", "/mnt/hd/a.txt"],
+                environ=environ)
+    expect(res, "host a\n", what="-b '$ZVHOSTDIR:/mnt/hd'")
+    res = proot(pair, platform, ["-r", "{R}", "-b", "$ZVHOSTDIR"], ["cat", host + "/sub/b.txt"],
+                environ=environ)
+    expect(res, "host b\n", what="-b '$ZVHOSTDIR'")
+    res = proot(pair, platform, ["-r", "{R}", "-b", host + "/a.txt:zvrel.txt"], ["cat", "/usr/zvrel.txt"],
+                host_cwd="/usr")
+    expect(res, "host a\n", what="-b HOST:relative from /usr")
+    res = proot(pair, platform, ["-r", "{R}", "-b", "/zv-no-such-path:/mnt/hd", "-b", host + ":/mnt/hd2"],
+                ["cat", "/mnt/hd2/a.txt"])
+    expect(res, "host a\n", what="-b of a missing host path, then another")
+    assert "/zv-no-such-path" in res.stderr, res.stderr
+    res = proot(pair, platform, ["-v", "-1", "-r", "{R}", "-b", "/zv-no-such-path"], ["true"])
+    expect(res, "", what="-v -1 -b of a missing host path")
+    assert res.stderr == "", res.stderr
+
+
 # --- cwd -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("platform", PLATFORMS)
@@ -349,6 +374,10 @@ def test_identity(pair, platform):
     expect(res, "ids: uid=1000,0,0 gid=1000,1000,1000 groups= auxv=1000,0,1000,1000\n"
            "ids: uid=1000,1000,1000 gid=1000,0,0 groups= auxv=1000,1000,1000,0\n",
            what="set-id programs under -i 1000:1000")
+    # the pair is shared: test_rootfs.py::test_debian_ownership lists every
+    # set-id file of the root, and the native copy has none of these
+    expect(proot(pair, platform, ["-r", "{R}", "-0"], ["rm", "-rf", "/tmp/setid"]), "",
+           what="removing the set-id probes")
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

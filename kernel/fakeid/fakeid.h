@@ -121,6 +121,10 @@ int zv_fid_rec_needed(const struct zv_fid_rec *r, const struct zv_fid_stat *host
 long zv_fid_xattr_get(int dirfd, const char *path, int flags, char *buf, size_t n);
 long zv_fid_xattr_set(int dirfd, const char *path, int flags, const char *val, size_t n);
 long zv_fid_xattr_remove(int dirfd, const char *path, int flags);
+/* The same for another attribute: the host's copy of one it keeps for its
+ * root (xattrhide.c), named ZV_FID_PRIV NAME. */
+#define ZV_FID_PRIV "user.zvisor."
+long zv_fid_xattr_remove_name(int dirfd, const char *path, int flags, const char *name);
 
 /* db.c */
 int zv_fid_db_open(const char *path);

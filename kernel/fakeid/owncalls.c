@@ -56,7 +56,15 @@ static long do_chown(const struct zv_creds *c, int dirfd, const char *path, uint
 	}
 	struct zv_fid_rec r;
 	zv_fid_rec_of(&r, &n);
-	return zv_fid_store(dirfd, path, flags, &host, &r);
+	e = zv_fid_store(dirfd, path, flags, &host, &r);
+	/* and file capabilities go, as in notify_change (ATTR_KILL_PRIV): the
+	 * host's own for a zvisor run by root, else the ones the host keeps
+	 * for the program (xattrhide.c) */
+	if (e == 0 && (host.mode & S_IFMT) != S_IFDIR && (host.mode & S_IFMT) != S_IFLNK)
+		zv_fid_xattr_remove_name(dirfd, path, flags,
+					 zv_fid.host_uid == 0 ? "security.capability"
+							      : ZV_FID_PRIV "security.capability");
+	return e;
 }
 
 /* The host's own chmod of the file, with mode: the call the guest made. */

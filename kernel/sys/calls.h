@@ -8,6 +8,11 @@
 
 struct zv_call; /* sys/layer.h */
 
+/* sys/kernrel.c: --kernel-release */
+extern char zv_kernel_release[65];
+int zv_kernel_release_set(const char *s); /* -1: empty, too long or with a comma */
+long zv_sys_uname(struct zv_call *c);
+
 /* sys/id.c: calls answered from kernel state */
 long zv_sys_getpid(struct zv_call *c);
 long zv_sys_gettid(struct zv_call *c);

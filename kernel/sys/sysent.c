@@ -179,7 +179,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(exit, R(PR, "d", '?'), .handler = zv_sys_exit, .strict = 1),
 	ROW(wait4, D(4, PR, wait4), .restart = ZV_RS_SYS, .entry_args = ENTRY(1), .ids = ZV_IDS_WAIT4),
 	ROW(kill, S(SIG | PR, "de"), .pid = A(0), .ids = ZV_IDS_KILL, .restart = ZV_RS_NOWAIT),
-	ROW(uname, D(1, 0, uname), .quiet = ZV_QUIET_YES, .restart = ZV_RS_NOWAIT),
+	ROW(uname, D(1, 0, uname), .handler = zv_sys_uname, .quiet = ZV_QUIET_YES, .restart = ZV_RS_NOWAIT),
 	ROW(semget, N(3, IPC)),
 	ROW(semop, N(3, IPC), .restart = ZV_RS_EINTR),
 	ROW(semctl, N(4, IPC)),

@@ -308,16 +308,71 @@ static void mode_user(void)
 	waitpid(p, NULL, 0);
 }
 
+/* The attribute names of f, sorted, on one line. */
+static void names(const char *who)
+{
+	char list[1024], *v[32];
+	ssize_t n = listxattr("f", list, sizeof list);
+	int k = 0;
+	for (ssize_t at = 0; n > 0 && at < n && k < 32; at += strlen(list + at) + 1)
+		v[k++] = list + at;
+	qsort(v, k, sizeof v[0], by_name);
+	printf("%s listxattr f:", who);
+	for (int i = 0; i < k; i++)
+		printf(" %s", v[i]);
+	printf("%s\n", n < 0 ? errname(errno) : "");
+}
+
+static void get(const char *who, const char *name)
+{
+	char val[64];
+	ssize_t n = getxattr("f", name, val, sizeof val - 1);
+	if (n < 0)
+		printf("%s getxattr %s: %s\n", who, name, errname(errno));
+	else
+		printf("%s getxattr %s: %zd bytes, %.*s\n", who, name, n, n > 1 && val[0] >= ' ' ? (int)n : 0, val);
+}
+
+/* Attributes the host keeps for root: setcap's security.capability (a
+ * VFS_CAP_REVISION_2 value: cap_net_raw, effective), trusted.* and other
+ * security.* names, set, read, listed and removed by root, and a chown
+ * dropping the capabilities. (A user's
+ * view of them is the host's when zvisor runs as root: not compared.) */
+static void mode_privxattr(void)
+{
+	static const unsigned char cap[20] = { 0x01, 0, 0, 0x02, 0x00, 0x20, 0, 0 };
+	put("f", 0644);
+	DO(setxattr("f", "security.capability", cap, sizeof cap, 0));
+	DO(setxattr("f", "trusted.zv", "tv", 2, 0));
+	DO(setxattr("f", "trusted.zv", "tw", 2, XATTR_CREATE));
+	DO(setxattr("f", "security.zv", "sv", 2, 0));
+	DO(setxattr("f", "user.zv", "uv", 2, 0));
+	get("root", "security.capability");
+	get("root", "trusted.zv");
+	get("root", "security.zv");
+	get("root", "trusted.none");
+	names("root");
+	DO(removexattr("f", "trusted.zv"));
+	DO(removexattr("f", "trusted.zv"));
+	DO(removexattr("f", "security.none"));
+	names("root");
+	DO(setxattr("f", "trusted.zv", "tv", 2, 0));
+	DO(chown("f", 0, 0)); /* file capabilities go with any chown (ATTR_KILL_PRIV) */
+	get("root", "security.capability");
+	DO(removexattr("f", "security.capability"));
+	names("root");
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *m = argc > 1 ? argv[1] : "";
 	if (!strcmp(m, "--list")) {
-		printf("own\nnodes\nmodes\nlinks\nuser\n");
+		printf("own\nnodes\nmodes\nlinks\nuser\nprivxattr\n");
 		return 0;
 	}
 	if (argc < 3 || (dir = open(argv[2], O_RDONLY | O_DIRECTORY)) < 0 || chdir(argv[2])) {
-		printf("usage: fakefiles own|nodes|modes|links|user DIR\n");
+		printf("usage: fakefiles own|nodes|modes|links|user|privxattr DIR\n");
 		return 2;
 	}
 	if (!strcmp(m, "own"))
@@ -330,6 +385,8 @@ int main(int argc, char **argv)
 		mode_links();
 	else if (!strcmp(m, "user"))
 		mode_user();
+	else if (!strcmp(m, "privxattr"))
+		mode_privxattr();
 	else
 		return 2;
 	return 0;
