@@ -16,13 +16,15 @@ the same way twice.
   dnotify     fcntl38: real-time signals that arrive during one call
   execcheck   execve04, execveat02: exec errors only the host's exec sees
   seccompargs prctl02: seccomp filter arguments refused in the host's order
+  setpgidexec setpgid03: EACCES for a child that made an exec in its process
 """
 import pytest
 
 from guestdesc import check_native, compare_guest, get
 from zvtest import PLATFORMS
 
-GUESTS = ["clone3args", "magiclinks", "mapfill", "sighold", "sigframe", "sigwait", "dnotify", "execcheck", "seccompargs"]
+GUESTS = ["clone3args", "magiclinks", "mapfill", "sighold", "sigframe", "sigwait", "dnotify", "execcheck", "seccompargs",
+          "setpgidexec"]
 # (build, mode): every mode of each guest (or its run without argument) on its subset
 CASES = [(b, m) for g in GUESTS for b in get(g).builds(subset=True) for m in (list(get(g).modes) or [""])]
 

@@ -86,6 +86,7 @@ int zv_exec_without_frame(struct zv_thread *t, long nr, struct zv_ucontext *uc);
 long zv_sys_vfork(struct zv_call *c);
 long zv_sys_exit(struct zv_call *c);
 long zv_sys_exit_group(struct zv_call *c);
+long zv_sys_setpgid(struct zv_call *c); /* EACCES for a child that made an in-process exec */
 void zv_report_at_exit(void);
 
 /* sys/exec.c */

@@ -1,4 +1,4 @@
-/* Process calls: clone, clone3, fork, vfork, exit, exit_group.
+/* Process calls: clone, clone3, fork, vfork, exit, exit_group, setpgid.
  * A child that shares the address space (threads, vfork, Go's
  * clone(CLONE_VM|CLONE_VFORK) with stack 0) starts on a kernel block of its
  * own and enters the guest through rt_sigreturn of a frame copied from the
@@ -13,6 +13,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/procfs.h"
 #include <linux/auxvec.h>
 #include <linux/elf.h>
 #include <linux/mman.h>
@@ -395,6 +396,45 @@ void zv_report_at_exit(void)
 			   zv_proc.stat_restorers, zv_proc.stat_analysed, zv_proc.stat_inexec);
 	}
 	zv_event_report(fd, pid == zv_proc.leader_pid);
+}
+
+/* setpgid on a child that has made an execve: EACCES natively (execve
+ * clears the task's PF_FORKNOEXEC). An image loaded in the process
+ * (kernel/inexec.c) made no host execve, so the host would change that
+ * child's group. zvisor's image is linked at a fixed address, the same in
+ * every process of the run: the child's count of execs made in it since
+ * its fork (zv_proc.stat_inexec, zeroed by fork) is read there with
+ * process_vm_readv, keyed by its host pid. A child of ours in our session
+ * that made one gets EACCES, as natively (the checks before, ESRCH and
+ * EPERM, are the host's: anything else goes to the host). A child that
+ * cannot be read (another user's, Yama's scope 2) or made its exec on the
+ * host goes to the host, which knows. */
+static int execd_child(int pid)
+{
+	int hpid = 0;
+	unsigned long inexec = 0;
+	struct { void *base; size_t len; } local[2] = { { &hpid, sizeof hpid }, { &inexec, sizeof inexec } },
+					   remote[2] = { { &zv_proc.hpid, sizeof hpid }, { &zv_proc.stat_inexec, sizeof inexec } };
+	if (zv_sys6(__NR_process_vm_readv, pid, (long)local, 2, (long)remote, 2, 0) != sizeof hpid + sizeof inexec ||
+	    hpid != pid || !inexec)
+		return 0;
+	char buf[1024];
+	const char *f = zv_procfs_stat_fields(pid, buf, sizeof buf); /* state ppid pgrp session */
+	if (!f || !(f = zv_strchr(f, ' ')))
+		return 0;
+	long ppid = zv_parse_dec(f + 1, &f);
+	if (ppid != zv_proc.hpid || *f != ' ' || !(f = zv_strchr(f + 1, ' ')))
+		return 0;
+	long sid = zv_parse_dec(f + 1, &f);
+	return sid == zv_sys1(__NR_getsid, 0);
+}
+
+long zv_sys_setpgid(struct zv_call *c)
+{
+	int pid = (int)c->a[0];
+	if (pid > 0 && pid != zv_proc.hpid && execd_child(pid))
+		return -EACCES;
+	return zv_host_call(c->t, __NR_setpgid, c->a[0], c->a[1], 0, 0, 0, 0);
 }
 
 long zv_sys_exit_group(struct zv_call *c)

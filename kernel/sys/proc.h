@@ -56,7 +56,7 @@ struct zv_proc {
 	int stats;               /* --stats: counters below, printed at exit */
 	unsigned long stat_fast, stat_sigsys, stat_bounced, stat_restorers;
 	unsigned long stat_analysed; /* mappings whose code was decoded (no cache entry served them) */
-	unsigned long stat_inexec;    /* execs made in this process so far (not reset by them) */
+	unsigned long stat_inexec;    /* execs made in this process since its fork (not reset by them; a parent's setpgid reads it: sys/proc.c) */
 	uint64_t brk_start, brk_cur;
 	volatile int lock;       /* guards brk */
 	volatile int fold_lock;  /* one zv_layers_fold at a time (sys/layers.c) */

@@ -226,7 +226,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(setgid, S(CRED, "d"), .handler = zv_sys_id_set, .restart = ZV_RS_NOWAIT),
 	ROW(geteuid, S(CRED | PURE, ""), .handler = zv_sys_id_get, .quiet = ZV_QUIET_YES, .cred = ZV_CRED_EUID, .restart = ZV_RS_NOWAIT),
 	ROW(getegid, S(CRED | PURE, ""), .handler = zv_sys_id_get, .quiet = ZV_QUIET_YES, .cred = ZV_CRED_EGID, .restart = ZV_RS_NOWAIT),
-	ROW(setpgid, S(PR, "dd"), .pid = A(0), .ids = ZV_IDS_SETPGID, .restart = ZV_RS_NOWAIT),
+	ROW(setpgid, S(PR, "dd"), .handler = zv_sys_setpgid, .pid = A(0), .ids = ZV_IDS_SETPGID, .restart = ZV_RS_NOWAIT),
 	ROW(getppid, S(PURE, ""), .quiet = ZV_QUIET_YES, .ppid = 1, .restart = ZV_RS_NOWAIT),
 	ROW(getpgrp, S(PURE, ""), .ids = ZV_IDS_GROUP, .restart = ZV_RS_NOWAIT),
 	ROW(setsid, S(PR, ""), .ids = ZV_IDS_GROUP, .restart = ZV_RS_NOWAIT),
