@@ -27,15 +27,6 @@
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
 
-static const char *getenv_from(char **envp, const char *name)
-{
-	size_t n = zv_strlen(name);
-	for (; *envp; envp++)
-		if (zv_strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
-
 /* execvp's search: the first PATH entry that the host could execute. */
 static const char *find_program(const char *prog, char **envp, struct zv_resolved *r, char *buf,
 				long *err)
@@ -44,7 +35,7 @@ static const char *find_program(const char *prog, char **envp, struct zv_resolve
 		*err = zv_exec_resolve(prog, 0, r);
 		return prog;
 	}
-	const char *path = getenv_from(envp, "PATH");
+	const char *path = zv_env_value(envp, "PATH");
 	if (!path)
 		path = "/bin:/usr/bin"; /* glibc's execvp without PATH (confstr's _CS_PATH) */
 	long first = -ENOENT;

@@ -190,16 +190,6 @@ static const struct option *match(const char *arg, const char **value)
 	return NULL;
 }
 
-/* The value of environment variable name, or NULL. */
-static const char *env(char **envp, const char *name)
-{
-	size_t n = zv_strlen(name);
-	for (; *envp; envp++)
-		if (!zv_strncmp(*envp, name, n) && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
-
 int zv_proot_argv(int argc, char **argv, char ***out_argv)
 {
 	char **envp = argv + argc + 1; /* argv is the process's own, on its stack */
@@ -251,8 +241,8 @@ int zv_proot_argv(int argc, char **argv, char ***out_argv)
 			memcpy(host, v, n);
 			host[n] = 0;
 			const char *h = host;
-			if (h[0] == '$' && env(envp, h + 1))
-				h = env(envp, h + 1);
+			if (h[0] == '$' && zv_env_value(envp, h + 1))
+				h = zv_env_value(envp, h + 1);
 			h = absolute(&o, join(&o, h, NULL));
 			long fd = zv_openat(AT_FDCWD, h, O_PATH | O_CLOEXEC, 0);
 			if (fd < 0) {

@@ -192,21 +192,12 @@ static void user_bind(const char *spec)
 	add_bind(host, colon ? colon + 1 : NULL, 1, 0);
 }
 
-static const char *env(char **envp, const char *name)
-{
-	size_t n = zv_strlen(name);
-	for (; *envp; envp++)
-		if (!zv_strncmp(*envp, name, n) && (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
-}
-
 static void add_preset(const char *const *list, char **envp)
 {
 	for (; *list; list++) {
 		const char *p = *list;
 		if (!zv_strcmp(p, "$HOME")) {
-			p = env(envp, "HOME");
+			p = zv_env_value(envp, "HOME");
 			if (!p || !p[0])
 				continue;
 		} else if (!zv_strcmp(p, "*path*")) {
@@ -221,7 +212,7 @@ static void add_preset(const char *const *list, char **envp)
 /* zvisor's cache directory (made if need be) into dir, or NULL. */
 static const char *cache_dir(char **envp, char *dir, size_t n)
 {
-	const char *xdg = env(envp, "XDG_CACHE_HOME"), *home = env(envp, "HOME");
+	const char *xdg = zv_env_value(envp, "XDG_CACHE_HOME"), *home = zv_env_value(envp, "HOME");
 	if (xdg && xdg[0] == '/')
 		zv_snprintf(dir, n, "%s/zvisor", xdg);
 	else if (home && home[0] == '/')

@@ -138,3 +138,12 @@ long zv_parse_dec(const char *s, const char **end)
 	*end = s;
 	return neg ? -v : v;
 }
+
+const char *zv_env_value(char **envp, const char *name)
+{
+	size_t n = zv_strlen(name);
+	for (; *envp; envp++)
+		if (!zv_strncmp(*envp, name, n) && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}

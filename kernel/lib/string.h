@@ -10,6 +10,8 @@ int memcmp(const void *a, const void *b, size_t n);
 size_t zv_strlen(const char *s);
 int zv_strcmp(const char *a, const char *b);
 int zv_strncmp(const char *a, const char *b, size_t n);
+/* The value of NAME in an environment array (NULL-terminated), or NULL. */
+const char *zv_env_value(char **envp, const char *name);
 char *zv_strchr(const char *s, int c);
 unsigned long zv_parse_hex(const char *s, const char **end);
 char *zv_strrchr(const char *s, int c);
