@@ -10,6 +10,8 @@
 #include "sys/calls.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/devnum.h"
+#include <asm/stat.h>
 
 /* The call as the tracer left it at its entry stop (rax as the guest had it). */
 static long made(struct zv_call *c, long nr, long *a, uint64_t rax)
@@ -179,8 +181,9 @@ static long at_once(struct zv_call *c, long nr, long *a, uint64_t rax)
  * (/dev/null, /dev/urandom: major 1) or none (it fails or creates a
  * regular file): natively it never waits, so with a signal at its entry
  * stop it completes (strace -e inject=openat:signal=...). A FIFO, another
- * device or a socket may wait: such an open is cancelled as before. Asked with a newfstatat through the layers after this one
- * (its paths as the open's), not under the guest's own seccomp. */
+ * device or a socket may wait: such an open is cancelled as before. Asked
+ * with a newfstatat through the layers after this one (its paths as the
+ * open's), not under the guest's own seccomp. */
 static int opens_at_once(struct zv_call *c, long nr, const long *a)
 {
 	long dirfd = -100 /* AT_FDCWD */, path = a[0], flags = a[1];
@@ -201,17 +204,17 @@ static int opens_at_once(struct zv_call *c, long nr, const long *a)
 		return 1;
 	if (zv_proc.seccomp.mode)
 		return 0; /* (the guest's filter would judge the newfstatat: not asked) */
-	uint64_t st[18]; /* struct stat: st_mode at byte 24, st_rdev at 40 */
-	long sa[6] = { dirfd, path, (long)st, flags & 0x20000 /* O_NOFOLLOW */ ? 0x100 /* AT_SYMLINK_NOFOLLOW */ : 0 };
+	struct stat st;
+	long sa[6] = { dirfd, path, (long)&st, flags & 0x20000 /* O_NOFOLLOW */ ? 0x100 /* AT_SYMLINK_NOFOLLOW */ : 0 };
 	struct zv_thread *t = c->t;
 	t->fast.sig_pending = 0;
 	long r = zv_next_as(c, __NR_newfstatat, sa);
 	t->fast.sig_pending = 1;
 	if (r == -ENOENT)
 		return 1;
-	uint32_t mode = (uint32_t)st[3], type = mode & 0170000;
-	uint64_t major = (st[5] >> 8 & 0xfff) | (st[5] >> 32 & ~0xfffUL);
-	return r == 0 && (type == 0100000 || type == 0040000 || (type == 0020000 && major == 1 /* null, zero, random... */));
+	uint32_t type = st.st_mode & 0170000;
+	return r == 0 && (type == 0100000 || type == 0040000 ||
+			  (type == 0020000 && zv_dev_major(st.st_rdev) == 1 /* null, zero, random... */));
 }
 
 /* Call nr (args a, as the tracer left them; rax the guest's) after its

@@ -283,6 +283,22 @@ static void call_end_shown(struct zv_thread *t, struct zv_ucontext *uc)
 	}
 }
 
+/* A stop at a call's end, shown as call_end_shown says; rip and rax are
+ * the call's again afterwards unless the tracer changed them. Returns the
+ * stop's answer. */
+static int stop_at_call_end(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status, zv_siginfo *si)
+{
+	uint64_t rip = uc->mc.rip, rax = uc->mc.rax;
+	call_end_shown(t, uc);
+	uint64_t shown_rip = uc->mc.rip, shown_rax = uc->mc.rax;
+	int r = zv_pt_stop(t, uc, kind, status, si, 0);
+	if (uc->mc.rip == shown_rip && uc->mc.rax == shown_rax) { /* the tracer left them */
+		uc->mc.rip = rip;
+		uc->mc.rax = rax;
+	}
+	return r;
+}
+
 /* A traced thread's signal: its signal-delivery stop, where the tracer
  * picks what is delivered; a stop signal it lets through whose action is
  * the default makes the group stop the tracer sees. */
@@ -295,17 +311,7 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 	if (uc != t->sys_uc)
 		t->pt.orig_rax = -1; /* not at a call's end */
 	si->si_signo = sig;
-	/* At a call's end the host's tracer sees the call as the signal left
-	 * it, before the restart or the EINTR a handler makes of it: rip after
-	 * the syscall, rax the ERESTART* code. */
-	uint64_t rip = uc->mc.rip, rax = uc->mc.rax;
-	call_end_shown(t, uc);
-	uint64_t shown_rip = uc->mc.rip, shown_rax = uc->mc.rax;
-	int to = zv_pt_stop(t, uc, ZV_PT_SIGNAL, sig << 8 | 0x7f, si, 0);
-	if (uc->mc.rip == shown_rip && uc->mc.rax == shown_rax) { /* the tracer left them */
-		uc->mc.rip = rip;
-		uc->mc.rax = rax;
-	}
+	int to = stop_at_call_end(t, uc, ZV_PT_SIGNAL, sig << 8 | 0x7f, si);
 	struct zv_pt_slot *s = t->pt.slot;
 	if (s && (to == 19 || to == 20 || to == 21 || to == 22) && t->sighand->act[to].handler == 0) {
 		int st = to << 8 | 0x7f | (s->seized ? PT_EVENT_STOP << 16 : 0);
@@ -338,14 +344,7 @@ static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 			t->pt.orig_rax = -1;
 		/* (a sleep it interrupted is seen as a signal's stop sees it:
 		 * strace -p shows the sleep made again as restart_syscall) */
-		uint64_t rip = uc->mc.rip, rax = uc->mc.rax;
-		call_end_shown(t, uc);
-		uint64_t shown_rip = uc->mc.rip, shown_rax = uc->mc.rax;
-		zv_pt_stop(t, uc, ZV_PT_GROUP, zv_pt_event_status(PT_EVENT_STOP), NULL, 0);
-		if (uc->mc.rip == shown_rip && uc->mc.rax == shown_rax) {
-			uc->mc.rip = rip;
-			uc->mc.rax = rax;
-		}
+		stop_at_call_end(t, uc, ZV_PT_GROUP, zv_pt_event_status(PT_EVENT_STOP), NULL);
 	}
 }
 
