@@ -17,6 +17,7 @@ the same way twice.
   execcheck   execve04, execveat02: exec errors only the host's exec sees
   seccompargs prctl02: seccomp filter arguments refused in the host's order
   setpgidexec setpgid03: EACCES for a child that made an exec in its process
+  nullpath    utimes01: a NULL path is EFAULT though zpoline's page 0 is readable
 """
 import pytest
 
@@ -24,7 +25,7 @@ from guestdesc import check_native, compare_guest, get
 from zvtest import PLATFORMS
 
 GUESTS = ["clone3args", "magiclinks", "mapfill", "sighold", "sigframe", "sigwait", "dnotify", "execcheck", "seccompargs",
-          "setpgidexec"]
+          "setpgidexec", "nullpath"]
 # (build, mode): every mode of each guest (or its run without argument) on its subset
 CASES = [(b, m) for g in GUESTS for b in get(g).builds(subset=True) for m in (list(get(g).modes) or [""])]
 

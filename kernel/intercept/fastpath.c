@@ -8,6 +8,7 @@
 #include "sys/tsc.h"
 #include "intercept/stubs.h"
 #include "intercept/sudoff.h"
+#include "intercept/intercept.h"
 
 /* Whether the call returning to ret is one zvisor wrote over a `syscall`
  * (zv_site_ours): first in the thread's small cache, then in the process's
@@ -61,10 +62,15 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 		 * for trace -c only the time to sum (see zv_layers_fold). */
 		long args[7] = { nr, uc->mc.rdi, uc->mc.rsi, uc->mc.rdx, uc->mc.r10, uc->mc.r8, uc->mc.r9 };
 		uint64_t c0 = zv_count_tsc ? zv_rdtsc() : 0;
+		int page0 = zv_proc.platform == ZV_PLAT_ZPOLINE; /* its page 0 is readable: intercept/page0args.c */
 		if (zv_check_fds && zv_names_kernel_fd(nr, args + 1))
 			r = -EBADF; /* the kernel's fds look closed */
+		else if (page0 && zv_page0_before(nr, args + 1))
+			r = -EFAULT;
 		else
 			r = zv_host_call_args(t, args);
+		if (page0 && (r == -ENAMETOOLONG || r == -ERANGE))
+			r = zv_page0_result(nr, args + 1, r);
 		if (c0 && !t->call_cancelled) { /* a cancelled call counts when it is made again */
 			if (t->trace.traced)
 				zv_count_cycles(nr, 0, zv_rdtsc() - c0);

@@ -15,6 +15,10 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *uc);
 
 /* intercept/trampoline.c, intercept/fastpath.c, intercept/redzone.c */
 long zv_trampoline_map(void);
+/* intercept/page0args.c: what the host would read in zpoline's page 0 as
+ * data (a NULL path, a write's buffer), answered as natively: EFAULT. */
+int zv_page0_before(long nr, long *a);
+long zv_page0_result(long nr, const long *a, long r);
 long zv_fast_syscall(struct zv_thread *t);
 void zv_fast_bounced(struct zv_thread *t, struct zv_ucontext *uc);
 int zv_fast_fault(struct zv_thread *t, struct zv_ucontext *uc);
