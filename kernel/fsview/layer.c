@@ -10,6 +10,7 @@
 #include "lib/string.h"
 #include "lib/syscall.h"
 #include <linux/fcntl.h>
+#include <linux/sched.h>
 #include <asm-generic/errno.h>
 
 #define BPF_OBJ_PIN_ 6
@@ -109,6 +110,14 @@ static void fsv_fork_child(struct zv_thread *t)
 	}
 }
 
+/* A new process's /proc/PID/exe is its parent's program until it execs:
+ * set before the parent goes on, which may read it at once. */
+static void fsv_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags)
+{
+	if (fsv.on && child > 0 && !(flags & CLONE_THREAD))
+		fsv_exe_publish((int)child);
+}
+
 /* The new image is loaded: other processes' /proc/PID/exe (shared.c); the
  * old image's directory fds serve no walk (memo.c). */
 static void fsv_image(struct zv_thread *t, const char *path)
@@ -119,5 +128,5 @@ static void fsv_image(struct zv_thread *t, const char *path)
 
 ZV_LAYER(fsview, 450) = {
 	.name = "fsview", .sees = fsv_sees, .active = fsv_active, .call = fsv_call, .fork_child = fsv_fork_child,
-	.exec_failed = fsv_exec_failed, .image = fsv_image,
+	.exec_failed = fsv_exec_failed, .image = fsv_image, .clone_after = fsv_clone_after,
 };

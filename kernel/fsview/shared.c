@@ -88,16 +88,23 @@ int fsv_link_name_known(const char *c, size_t n)
 void zv_fsv_image_started(void)
 {
 	fsv_in_setup = 0; /* from here on, calls come from the program's threads */
+	fsv_exe_publish(zv_proc.hpid);
+}
+
+/* pid's program for the others' /proc/PID/exe: this process's, at each
+ * image's start, and its fork child's (its parent's until it execs). */
+void fsv_exe_publish(int pid)
+{
 	if (!fsv.on || !sh || zv_strlen(zv_proc.exe_path) >= EXE_LEN)
 		return;
 	zv_lock(&sh->lock);
 	int slot = -1;
 	for (int i = 0; i < EXES && slot < 0; i++)
-		if (sh->exe[i].pid == zv_proc.hpid)
+		if (sh->exe[i].pid == pid)
 			slot = i;
 	if (slot < 0)
 		slot = sh->next++ % EXES;
-	sh->exe[slot].pid = zv_proc.hpid;
+	sh->exe[slot].pid = pid;
 	zv_strlcpy(sh->exe[slot].exe, zv_proc.exe_path, EXE_LEN);
 	zv_unlock(&sh->lock);
 }

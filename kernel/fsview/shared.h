@@ -17,4 +17,7 @@ int fsv_link_name_known(const char *c, size_t n);
 int fsv_exe_of(int pid, char *out, size_t n);
 /* main.c: the image has loaded its program (zv_proc.exe_path). */
 void zv_fsv_image_started(void);
+/* This process's program into the table as pid's (its own, or a child's
+ * that has not exec'd yet). */
+void fsv_exe_publish(int pid);
 #endif

@@ -39,6 +39,7 @@ enum zv_peer_service {
 	ZV_PEER_PTRACE_JOIN = 2,   /* tracee -> tracer: TRACEME, an auto-attached child, an exec */
 	ZV_PEER_TRACE_REMOTE = 3,  /* `zvisor trace -p` -> a process: trace from now on */
 	ZV_PEER_CHECKPOINT = 4,    /* `zvisor checkpoint` -> each process of a tree: freeze, dump, resume (cr/serve.c) */
+	ZV_PEER_PROCFILE = 5,      /* a reader of /proc/PID/maps -> PID: its own view of it (sys/procview_peer.c) */
 	ZV_PEER_NSERVICES
 };
 

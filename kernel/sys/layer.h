@@ -104,7 +104,7 @@ struct zv_layer {
 	 * make then (-1: none, its result in rax), or ZV_SECCOMP_UNTRACED. */
 	long (*seccomp_trace)(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data);
 	/* This process's own /proc/self/<name> as the guest sees it, for
-	 * another process that asks (its tracer): its length in out, or
+	 * its tracer that asks: its length in out, or
 	 * -errno (-ENOENT: not this layer's file). */
 	long (*own_text)(const char *name, char *out, size_t cap);
 	/* clone, fork, vfork: before (child: the new task's block when it

@@ -19,6 +19,7 @@
 #include "sys/layer.h"
 #include "sys/procview.h"
 #include "sys/viewhook.h"
+#include "peer/peer.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -32,7 +33,7 @@
 struct mark {
 	int fd;            /* -1: free */
 	int kind;          /* enum zv_pv_kind */
-	int tid;           /* status: the host thread it shows */
+	int tid;           /* status: the host thread it shows; another's maps: whom to ask */
 	int other;         /* status: of another process */
 	uint64_t dev, ino;
 	struct zv_pv_buf text; /* the guest's text from offset 0, whole records */
@@ -178,6 +179,17 @@ static void fold_for_mark(int first)
 		zv_layers_fold();
 }
 
+/* Another process's file is served where ids are virtual (its status) and
+ * when it is hosted (its maps-like files, as it shows them itself:
+ * procview_peer.c). */
+static int other_served(int kind, int tid)
+{
+	if (kind == ZV_PV_STATUS)
+		return zv_ids_other_hook != NULL;
+	return (kind == ZV_PV_MAPS || kind == ZV_PV_SMAPS || kind == ZV_PV_NUMA || kind == ZV_PV_ROLLUP) &&
+	       zv_peer_hosted(tid) == 1;
+}
+
 void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 {
 	if (fd < 0 || !path)
@@ -215,8 +227,8 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	}
 	int kind = zv_pv_kind_of_name(s);
 	uint64_t dev, ino;
-	if (!kind || (other && (kind != ZV_PV_STATUS || !zv_ids_other_hook)) || file_id((int)fd, &dev, &ino) < 0)
-		return; /* another process's file stays the host's, but for virtual ids */
+	if (!kind || (other && !other_served(kind, (int)tid)) || file_id((int)fd, &dev, &ino) < 0)
+		return; /* another process's file stays the host's, but for virtual ids and hosted maps */
 	/* an fd that cannot read stays the host's (its reads fail there; ours
 	 * would read through an fd of our own) */
 	long fl = zv_sys2(__NR_fcntl, fd, F_GETFL);
@@ -349,6 +361,17 @@ static int make_records(struct mark *m, int src, size_t want)
 	}
 }
 
+/* Another hosted process's maps-like file: its own view, whole; the
+ * host's text if it does not answer. */
+static int from_peer(struct mark *m, int src)
+{
+	int r = zv_pv_from_peer(m->tid, m->kind, &m->text);
+	if (r < 0)
+		r = zv_pv_read_all(src, &m->text);
+	m->whole = r == 0;
+	return r;
+}
+
 /* Makes m's text longer than want bytes, or whole. The host's text is read
  * through a host fd of our own on the same file, opened for the while:
  * reading the guest's would move the host's read position of its file,
@@ -364,7 +387,9 @@ static int produce(struct zv_call *c, struct mark *m, size_t want)
 	int own = src >= 0;
 	if (!own)
 		src = m->fd;
-	int r = whole_kind(m->kind) ? make_whole(c, m, (int)src) : make_records(m, (int)src, want);
+	int r = m->other && m->kind != ZV_PV_STATUS ? from_peer(m, (int)src)
+		: whole_kind(m->kind)		     ? make_whole(c, m, (int)src)
+						     : make_records(m, (int)src, want);
 	if (own)
 		zv_close((int)src);
 	if (r < 0) { /* a batch cut short: nothing half made goes on */

@@ -44,10 +44,17 @@ static inline const char *zv_pv_next_line(struct zv_pv_lines *it, size_t *n, int
 int zv_pv_read_all(int fd, struct zv_pv_buf *b);
 int zv_pv_kind_of_name(const char *s); /* the kind of /proc/PID/<s>, or 0 */
 
-/* sys/procview_give.c: this process's own maps, smaps or numa_maps (name)
- * as it sees them, into out: its length, -E2BIG if over cap, or -errno
- * (the layer's own_text). */
+/* sys/procview_give.c: this process's own maps, smaps, numa_maps or
+ * smaps_rollup (name) as it sees them, into out: its length, -E2BIG if
+ * over cap, or -errno (the layer's own_text). */
 long zv_pv_give(const char *name, char *out, size_t cap);
+/* The same text in a new memfd (close-on-exec, its offset at the end): the
+ * fd or -errno. */
+long zv_pv_give_fd(const char *name);
+/* sys/procview_peer.c: the text another hosted process (host pid hpid)
+ * shows itself for kind (maps, smaps, numa_maps, smaps_rollup), asked over the peer
+ * channel, into out: 0, or -errno (not hosted, stopped, no answer). */
+int zv_pv_from_peer(int hpid, int kind, struct zv_pv_buf *out);
 
 /* An open of path by the guest returned fd: marks fd if it is one of the
  * files above, or another process's status where ids are virtual. */

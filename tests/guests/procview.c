@@ -4,7 +4,8 @@
  * whether anything lies in zvisor's window, and the signal fields after
  * sigaction, sigprocmask, a pending signal and a thread with its own mask.
  * Files are read in small pieces with read, pread, readv and a dup'ed fd,
- * as real readers do. */
+ * as real readers do. The same maps summary of a fork child, read by its
+ * parent. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char buf[1 << 20];
@@ -64,9 +66,12 @@ static size_t slurp(const char *path, int how)
 
 static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static void maps_summary(void)
+/* dir: /proc/self, or another process's /proc/PID; who: the lines' prefix */
+static void maps_summary(const char *dir, const char *who)
 {
-	slurp("/proc/self/maps", 0);
+	char path[64];
+	snprintf(path, sizeof path, "%s/maps", dir);
+	slurp(path, 0);
 	char *lines[4096], *save;
 	int n = 0, rx_anon = 0, in_window = 0, total = 0;
 	for (char *l = strtok_r(buf, "\n", &save); l && n < 4096; l = strtok_r(NULL, "\n", &save)) {
@@ -84,7 +89,7 @@ static void maps_summary(void)
 		if (*name) {
 			/* the name starts where the host puts names */
 			if (name - l != 73 && strlen(l) - strlen(name) < 73)
-				printf("maps: name of %s not at column 73\n", name);
+				printf("%smaps: name of %s not at column 73\n", who, name);
 			char *s = malloc(strlen(perms) + strlen(name) + 2);
 			sprintf(s, "%s %s", perms, name);
 			lines[n++] = s;
@@ -92,12 +97,13 @@ static void maps_summary(void)
 	}
 	qsort(lines, n, sizeof *lines, cmp);
 	for (int i = 0; i < n; i++)
-		printf("maps: %s\n", lines[i]);
-	printf("maps: r-x anonymous %d, in zvisor's window %d\n", rx_anon, in_window);
+		printf("%smaps: %s\n", who, lines[i]);
+	printf("%smaps: r-x anonymous %d, in zvisor's window %d\n", who, rx_anon, in_window);
 
 	/* smaps and numa_maps: the same filtering (zpoline leaves its rewritten
 	 * code mappings split there, so their counts are not compared) */
-	size_t len = slurp("/proc/self/smaps", 1);
+	snprintf(path, sizeof path, "%s/smaps", dir);
+	size_t len = slurp(path, 1);
 	int window = 0, stack = 0;
 	for (char *l = buf; l < buf + len; l = strchr(l, '\n') + 1) {
 		unsigned long lo, hi;
@@ -106,19 +112,45 @@ static void maps_summary(void)
 			stack += strstr(l, "[stack]") && strstr(l, "[stack]") < strchr(l, '\n');
 		}
 	}
-	printf("smaps: in window %d, [stack] %d\n", window, stack);
-	len = slurp("/proc/self/numa_maps", 2);
+	printf("%ssmaps: in window %d, [stack] %d\n", who, window, stack);
+	snprintf(path, sizeof path, "%s/numa_maps", dir);
+	len = slurp(path, 2);
 	window = 0;
 	for (char *l = buf; l < buf + len; l = strchr(l, '\n') + 1) {
 		unsigned long lo = strtoul(l, NULL, 16);
 		window += lo >= 0x7c0000000000UL && lo < 0x7d0000000000UL;
 	}
-	printf("numa_maps: in window %d\n", window);
-	slurp("/proc/self/smaps_rollup", 0);
+	printf("%snuma_maps: in window %d\n", who, window);
+	snprintf(path, sizeof path, "%s/smaps_rollup", dir);
+	slurp(path, 0);
 	unsigned long rlo, rhi;
 	sscanf(buf, "%lx-%lx", &rlo, &rhi);
-	printf("smaps_rollup: %s, starts in window %d\n", strstr(buf, "[rollup]") ? "[rollup]" : "no header",
+	printf("%ssmaps_rollup: %s, starts in window %d\n", who, strstr(buf, "[rollup]") ? "[rollup]" : "no header",
 	       rlo >= 0x7c0000000000UL && rlo < 0x7d0000000000UL);
+}
+
+/* The same summary of a child's files, read by its parent while the child
+ * waits in a read (under zvisor the child shows its own view: it is asked
+ * for it). */
+static void child_summary(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		exit(1);
+	pid_t c = fork();
+	if (c == 0) {
+		char x;
+		close(p[1]);
+		_exit(read(p[0], &x, 1) == 0 ? 0 : 1);
+	}
+	close(p[0]);
+	char dir[32];
+	snprintf(dir, sizeof dir, "/proc/%d", c);
+	maps_summary(dir, "child ");
+	close(p[1]);
+	int st;
+	waitpid(c, &st, 0);
+	printf("child: exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 }
 
 static void status_fields(const char *path, const char *who)
@@ -187,7 +219,8 @@ int main(void)
 	raise(SIGHUP);           /* pending on this thread */
 	kill(getpid(), SIGALRM); /* pending on the process */
 
-	maps_summary();
+	maps_summary("/proc/self", "");
+	child_summary();
 	status_fields("/proc/self/status", "self:");
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", getpid());
