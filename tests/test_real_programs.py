@@ -130,6 +130,11 @@ OTHER_PROGRAMS = {
     # /proc/self/exe is a symlink to the program, for lstat and readlink alike
     "proc-exe": ("ls", "ls -l /proc/self/exe | sed 's/.*-> //'; stat -c '%F %N' /proc/self/exe; "
                        "readlink /proc/self/exe; test -L /proc/self/exe && echo link"),
+    # another process's exe and maps name its program (sys/procview_peer.c), as
+    # pidof, start-stop-daemon and lsof read them
+    "proc-other": ("grep", "sleep 3 & p=$!; sleep 0.3; readlink /proc/$p/exe; stat -L -c %s /proc/$p/exe; "
+                           "stat -c %s /usr/bin/sleep; grep -c zvisor /proc/$p/maps; grep -c ' /usr/bin/sleep$' "
+                           "/proc/$p/maps; kill $p"),
 }
 
 

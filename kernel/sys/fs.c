@@ -11,44 +11,68 @@
 #include <linux/openat2.h>
 
 
-/* "/proc/self/exe", "/proc/thread-self/exe" or "/proc/<own pid>/exe" (and
- * the task form) become the guest's executable; other paths are unchanged. */
-const char *zv_translate_path(const char *p)
+/* The process whose exe path p names: "/proc/self/exe", "/proc/thread-self/exe",
+ * "/proc/<pid>/exe" or "/proc/<pid>/task/<tid>/exe": 0 for this one (self,
+ * its pid or a thread's id), the host pid of another, -1 for other paths. */
+static long exe_pid(const char *p)
 {
 	if (!p || p[0] != '/' || zv_strncmp(p, "/proc/", 6) != 0)
-		return p;
+		return -1;
 	const char *s = p + 6;
+	long pid = 0;
 	if (zv_startswith(s, "self/"))
 		s += 5;
 	else if (zv_startswith(s, "thread-self/"))
 		s += 12;
 	else {
-		long pid = 0;
-		while (*s >= '0' && *s <= '9')
+		const char *d = s;
+		while (*s >= '0' && *s <= '9' && pid < 1 << 24)
 			pid = pid * 10 + (*s++ - '0');
-		if (pid != zv_proc.pid || *s != '/')
-			return p;
+		if (s == d || *s != '/')
+			return -1;
 		s++;
 		if (zv_startswith(s, "task/")) {
 			s += 5;
 			while (*s >= '0' && *s <= '9')
 				s++;
 			if (*s++ != '/')
-				return p;
+				return -1;
 		}
 	}
-	return zv_strcmp(s, "exe") == 0 ? zv_proc.exe_path : p;
+	if (zv_strcmp(s, "exe") != 0)
+		return -1;
+	return pid == zv_proc.pid || pid == zv_proc.hpid || zv_thread_find((int)pid) ? 0 : pid;
 }
 
-static long readlink_exe(char *buf, long size)
+/* This process's exe path becomes the guest's executable; other paths are
+ * unchanged. */
+const char *zv_translate_path(const char *p)
 {
-	long n = (long)zv_strlen(zv_proc.exe_path);
+	return exe_pid(p) == 0 ? zv_proc.exe_path : p;
+}
+
+/* The same, and another hosted process's exe its program, as that process
+ * says over the peer channel (the layers' exe_of, sys/procview_peer.c),
+ * into buf. */
+static const char *exe_path_of(const char *p, char *buf, size_t n)
+{
+	long pid = exe_pid(p);
+	if (pid == 0)
+		return zv_proc.exe_path;
+	if (pid < 0)
+		return p;
+	long k = zv_event_exe_of((int)pid, buf, n);
+	return k > 0 && (size_t)k < n ? buf : p;
+}
+
+static long readlink_exe(const char *exe, char *buf, long size)
+{
+	long n = (long)zv_strlen(exe);
 	if (size <= 0)
 		return -EINVAL;
 	if (n > size)
 		n = size;
-	memcpy(buf, zv_proc.exe_path, n);
-	return n;
+	return zv_guest_copy(buf, exe, (size_t)n, (uint64_t)buf) ? -EFAULT : n;
 }
 
 /* openat2's open_how, read as the host reads it when its size is one the
@@ -94,10 +118,11 @@ long zv_sys_path_call(struct zv_call *c)
 	const char *p = (const char *)a[pi];
 	if (p && zv_bad_guest_ptr((uint64_t)p))
 		return -EFAULT; /* NULL is the host's to refuse: some calls take it */
-	const char *q = zv_translate_path(p);
+	char other[ZV_PATH_MAX];
+	const char *q = exe_path_of(p, other, sizeof other);
 	if (q != p && !no_follow(a, row)) {
 		if (row->readlink)
-			return readlink_exe((char *)a[pi + 1], a[pi + 2]);
+			return readlink_exe(q, (char *)a[pi + 1], a[pi + 2]);
 		a[pi] = (long)q;
 	}
 	long r = row->opens ? zv_txt_open(t, nr, a) : zv_host_call(t, nr, a[0], a[1], a[2], a[3], a[4], a[5]);

@@ -107,6 +107,9 @@ struct zv_layer {
 	 * its tracer that asks: its length in out, or
 	 * -errno (-ENOENT: not this layer's file). */
 	long (*own_text)(const char *name, char *out, size_t cap);
+	/* The program of another hosted process (host pid hpid) as it knows
+	 * it, for its /proc/PID/exe: the path's length in out, or -errno. */
+	long (*exe_of)(int hpid, char *out, size_t cap);
 	/* clone, fork, vfork: before (child: the new task's block when it
 	 * shares this memory, else NULL) and after, in the parent (child: its
 	 * pid, or -errno). */
@@ -174,6 +177,7 @@ int zv_event_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uco
 #define ZV_SECCOMP_UNTRACED (-2L)
 long zv_event_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data);
 long zv_event_own_text(const char *name, char *out, size_t cap);
+long zv_event_exe_of(int hpid, char *out, size_t cap);
 void zv_event_kwork(struct zv_thread *t, struct zv_ucontext *uc);
 void zv_event_arrive(struct zv_thread *t, int sig, zv_siginfo *si);
 void zv_event_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags);

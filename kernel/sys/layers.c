@@ -175,6 +175,17 @@ long zv_event_own_text(const char *name, char *out, size_t cap)
 	return -ENOENT;
 }
 
+long zv_event_exe_of(int hpid, char *out, size_t cap)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->exe_of) {
+			long r = layers[i]->exe_of(hpid, out, cap);
+			if (r != -ENOENT)
+				return r;
+		}
+	return -ENOENT;
+}
+
 int zv_event_sigsys(struct zv_thread *t, const void *si, struct zv_ucontext *uc)
 {
 	for (size_t i = 0; i < NLAYERS; i++)

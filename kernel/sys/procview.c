@@ -625,5 +625,5 @@ static void pv_fork_child(struct zv_thread *t)
 
 ZV_LAYER(procview, 500) = {
 	.name = "procview", .sees = pv_sees, .active = pv_on, .call = pv_call, .fork_child = pv_fork_child,
-	.opened = zv_procview_opened, .own_text = zv_pv_give,
+	.opened = zv_procview_opened, .own_text = zv_pv_give, .exe_of = zv_pv_peer_exe,
 };

@@ -55,6 +55,9 @@ long zv_pv_give_fd(const char *name);
  * shows itself for kind (maps, smaps, numa_maps, smaps_rollup), asked over the peer
  * channel, into out: 0, or -errno (not hosted, stopped, no answer). */
 int zv_pv_from_peer(int hpid, int kind, struct zv_pv_buf *out);
+/* Its program, as its /proc/self/exe names it, into out (0-terminated):
+ * the length, or -errno (the layers' exe_of). */
+long zv_pv_peer_exe(int hpid, char *out, size_t cap);
 
 /* An open of path by the guest returned fd: marks fd if it is one of the
  * files above, or another process's status where ids are virtual. */
