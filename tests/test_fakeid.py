@@ -435,6 +435,10 @@ ps -o user= -p $p
 echo setuid; grep -E '^(Uid|Gid|Groups|CapEff):' /proc/$q/status /proc/$q/task/$q/status | sed "s/$q/Q/g"
 echo exec; grep -E '^(Uid|Gid|CapEff):' /proc/$r/status
 pgrep -u 4321 -P $$ | sort -n | tr '\n' ' ' | sed "s/$q/Q/; s/$r/R/"; echo
+python3 -c 'import ctypes, sys
+for p in sys.argv[1:]:  # capget of each: its effective set
+    h, d = (ctypes.c_uint32 * 2)(0x20080522, int(p)), (ctypes.c_uint32 * 6)()
+    print("capget", ctypes.CDLL(None).capget(h, d), "%08x%08x" % (d[3], d[0]))' $p $q $r
 kill $p $q $r; wait
 """
 
@@ -445,7 +449,8 @@ def test_other_processes_ids(opts, user):
     """Another process's /proc/PID/status shows its virtual ids, as the
     run's processes publish them: a child of the fake root is root to
     pgrep -u and ps; one that changed its ids shows them, also after an
-    exec (the host's: the table's fd carried)."""
+    exec (the host's: the table's fd carried); capget of each gives the
+    capabilities its status shows."""
     script = shared_file("others.sh", OTHERS)
     native = run(["sh", script])
     assert native.returncode == 0 and "found by pgrep -u root" in native.stdout, native
