@@ -135,6 +135,12 @@ OTHER_PROGRAMS = {
     "proc-other": ("grep", "sleep 3 & p=$!; sleep 0.3; readlink /proc/$p/exe; stat -L -c %s /proc/$p/exe; "
                            "stat -c %s /usr/bin/sleep; grep -c zvisor /proc/$p/maps; grep -c ' /usr/bin/sleep$' "
                            "/proc/$p/maps; kill $p"),
+    "start-stop-daemon": ("start-stop-daemon",
+                          "f=$(mktemp -u); start-stop-daemon --start --background --make-pidfile --pidfile $f "
+                          "--exec /usr/bin/sleep -- 30; sleep 0.3; "
+                          "start-stop-daemon --status --pidfile $f --exec /usr/bin/sleep; echo status $?; "
+                          "start-stop-daemon --stop --pidfile $f --exec /usr/bin/sleep --retry 5; echo stop $?; "
+                          "rm -f $f"),
 }
 
 
