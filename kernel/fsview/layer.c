@@ -126,7 +126,16 @@ static void fsv_image(struct zv_thread *t, const char *path)
 	zv_fsv_image_started();
 }
 
+/* A process's end (its last thread, or a CLONE_VM child's) frees its
+ * slot of the shared page's programs, which many short-lived processes
+ * would otherwise push out. */
+static void fsv_exit(struct zv_thread *t, int code, int sig)
+{
+	if (fsv.on && (!t->is_thread || !t->exit_alone))
+		fsv_exe_gone(t->is_thread ? zv_proc.hpid : t->htid);
+}
+
 ZV_LAYER(fsview, 450) = {
 	.name = "fsview", .sees = fsv_sees, .active = fsv_active, .call = fsv_call, .fork_child = fsv_fork_child,
-	.exec_failed = fsv_exec_failed, .image = fsv_image, .clone_after = fsv_clone_after,
+	.exec_failed = fsv_exec_failed, .image = fsv_image, .clone_after = fsv_clone_after, .exit = fsv_exit,
 };

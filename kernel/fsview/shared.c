@@ -98,14 +98,35 @@ void fsv_exe_publish(int pid)
 	if (!fsv.on || !sh || zv_strlen(zv_proc.exe_path) >= EXE_LEN)
 		return;
 	zv_lock(&sh->lock);
-	int slot = -1;
-	for (int i = 0; i < EXES && slot < 0; i++)
-		if (sh->exe[i].pid == pid)
+	int slot = -1, free = -1, gone = -1;
+	for (int i = 0; i < EXES && slot < 0; i++) {
+		int p = sh->exe[i].pid;
+		if (p == pid)
 			slot = i;
+		else if (!p && free < 0)
+			free = i;
+	}
+	/* else a free slot, one of a process that ended without saying so
+	 * (killed), or the next in turn */
+	for (int i = 0; slot < 0 && free < 0 && gone < 0 && i < EXES; i++)
+		if (zv_sys2(__NR_kill, sh->exe[i].pid, 0) == -ESRCH)
+			gone = i;
 	if (slot < 0)
-		slot = sh->next++ % EXES;
+		slot = free >= 0 ? free : gone >= 0 ? gone : sh->next++ % EXES;
 	sh->exe[slot].pid = pid;
 	zv_strlcpy(sh->exe[slot].exe, zv_proc.exe_path, EXE_LEN);
+	zv_unlock(&sh->lock);
+}
+
+/* pid ended: its slot is free again. */
+void fsv_exe_gone(int pid)
+{
+	if (!sh)
+		return;
+	zv_lock(&sh->lock);
+	for (int i = 0; i < EXES; i++)
+		if (sh->exe[i].pid == pid)
+			sh->exe[i].pid = 0;
 	zv_unlock(&sh->lock);
 }
 

@@ -20,4 +20,5 @@ void zv_fsv_image_started(void);
 /* This process's program into the table as pid's (its own, or a child's
  * that has not exec'd yet). */
 void fsv_exe_publish(int pid);
+void fsv_exe_gone(int pid); /* pid ended */
 #endif
