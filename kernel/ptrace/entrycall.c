@@ -58,7 +58,8 @@ static long iov_total(uint64_t iov, unsigned long n)
 
 /* Whether call nr (args a) would return at once: a read or receive of a
  * ready fd, a write or send of at most PIPE_BUF bytes to one (a pipe
- * with room takes them whole). */
+ * with room takes them whole), a wait4 or waitid with WNOHANG (natively
+ * 0 when no child has changed, whatever signal is pending). */
 static int would_not_wait(long nr, const long *a)
 {
 	long n;
@@ -70,6 +71,10 @@ static int would_not_wait(long nr, const long *a)
 		return (unsigned long)a[2] <= 4096 && ready(a[0], 0x4 /* POLLOUT */);
 	case __NR_writev: case __NR_pwritev: case __NR_pwritev2:
 		return (n = iov_total((uint64_t)a[1], (unsigned long)a[2])) >= 0 && n <= 4096 && ready(a[0], 0x4);
+	case __NR_wait4:
+		return a[2] & 1 /* WNOHANG */;
+	case __NR_waitid:
+		return a[3] & 1;
 	default:
 		return 0;
 	}

@@ -165,14 +165,15 @@ static void mode_entrysig(void)
 
 /* --- sigat-CALL: each kind of signal sent at the entry stop of a call
  * that does not block (getppid), one that blocks on an empty pipe (read),
- * one that sleeps (nanosleep), a wait4 and a waitid whose child has ended,
+ * one that sleeps (nanosleep), a wait4 and a waitid whose child has ended
+ * and a WNOHANG one of each whose child runs,
  * a poll and a select of a pipe that holds a byte, and a FUTEX_WAIT
  * whose word is not its value: the stops the tracer sees
  * (orig_rax and rax at the exit stop), then the call's result in the
  * tracee. */
 enum { HANDLED, RESTART, IGNORED, BLOCKED, KILLED, KINDS };
 static const char *const kind_names[KINDS] = { "handled", "SA_RESTART", "ignored", "blocked", "SIGKILL" };
-static int at_call, at_kind, at_pipe[2];
+static int at_call, at_kind, at_pipe[2], at_nohang;
 
 static void on_usr1_short(int sig)
 {
@@ -206,7 +207,19 @@ static void sigat_body(void)
 	pid_t child = 0;
 	uint32_t word = 1;
 	siginfo_t wsi = { 0 };
-	if (at_call == SYS_wait4 || at_call == SYS_waitid) { /* a child already ended */
+	int running[2] = { -1, -1 };
+	if (at_nohang) { /* a child that runs until the tracee ends: WNOHANG finds none */
+		CHECK(pipe(running) == 0);
+		child = fork();
+		CHECK(child >= 0);
+		if (child == 0) {
+			close(running[1]);
+			while (read(running[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+		close(running[0]);
+	} else if (at_call == SYS_wait4 || at_call == SYS_waitid) { /* a child already ended */
 		child = fork();
 		if (child == 0)
 			_exit(7);
@@ -240,13 +253,15 @@ static void sigat_body(void)
 		 at_call == SYS_poll ? syscall(SYS_poll, &pfd, 1, 1000) :
 		 at_call == SYS_select ? syscall(SYS_select, at_pipe[0] + 1, &rset, NULL, NULL, &tv) :
 		 at_call == SYS_read ? syscall(SYS_read, at_pipe[0], &c, 1) :
-		 at_call == SYS_wait4 ? syscall(SYS_wait4, child, &wst, 0, 0) :
-		 at_call == SYS_waitid ? syscall(SYS_waitid, P_PID, child, &wsi, WEXITED, NULL) :
+		 at_call == SYS_wait4 ? syscall(SYS_wait4, child, &wst, at_nohang ? WNOHANG : 0, 0) :
+		 at_call == SYS_waitid ? syscall(SYS_waitid, P_PID, child, &wsi, WEXITED | (at_nohang ? WNOHANG : 0), NULL) :
 		 at_call == SYS_futex ? syscall(SYS_futex, &word, 128 /* FUTEX_WAIT_PRIVATE */, 0, NULL, NULL, 0) :
 		 syscall(SYS_nanosleep, &ts, &ts);
 	if (at_call == SYS_wait4 && r == child)
 		r = WEXITSTATUS(wst) * 1000; /* (the pid differs from run to run) */
-	if (at_call == SYS_waitid && r == 0)
+	if (at_call == SYS_waitid && r == 0 && at_nohang)
+		say("tracee: waitid found %s\n", wsi.si_pid ? "FAIL" : "none");
+	else if (at_call == SYS_waitid && r == 0)
 		say("tracee: waitid's child %s, status %d\n", wsi.si_pid == child ? "ok" : "FAIL", wsi.si_status);
 	if (at_call == SYS_poll && r > 0)
 		say("tracee: revents %s\n", pfd.revents == POLLIN ? "POLLIN" : "FAIL");
@@ -262,10 +277,11 @@ static void sigat_body(void)
 	say("tracee done\n");
 }
 
-/* The sigat-CALL modes, in --list order. */
+/* The sigat-CALL modes, in --list order (-nohang: WNOHANG, the child running). */
 static const struct { long nr; const char *name; } sigat_calls[] = {
 	{ SYS_getppid, "getppid" }, { SYS_read, "read" }, { SYS_nanosleep, "nanosleep" }, { SYS_wait4, "wait4" },
 	{ SYS_poll, "poll" }, { SYS_select, "select" }, { SYS_waitid, "waitid" }, { SYS_futex, "futex" },
+	{ SYS_wait4, "wait4-nohang" }, { SYS_waitid, "waitid-nohang" },
 };
 #define NSIGAT (sizeof sigat_calls / sizeof sigat_calls[0])
 
@@ -290,7 +306,7 @@ static const char *shown_result(long nr, long rax)
 		       rax == -514 ? "-ERESTARTNOHAND" : "-ERESTART_RESTARTBLOCK";
 	if (rax < 0 && rax > -4096)
 		snprintf(b, sizeof b, "-%s", err_name((int)-rax));
-	else if (nr == SYS_getppid || nr == SYS_wait4)
+	else if (nr == SYS_getppid || (nr == SYS_wait4 && rax > 0))
 		return nr == SYS_getppid ? "the parent" : "the child";
 	else
 		snprintf(b, sizeof b, "%ld", rax);
@@ -350,9 +366,10 @@ static void sigat_one(int kind)
 	}
 }
 
-static void mode_sigat(int nr)
+static void mode_sigat(int nr, int nohang)
 {
 	at_call = nr;
+	at_nohang = nohang;
 	for (int k = 0; k < KINDS; k++)
 		sigat_one(k);
 }
@@ -651,7 +668,7 @@ int main(int argc, char **argv)
 	if (!strncmp(m, "sigat-", 6))
 		for (unsigned i = 0; i < NSIGAT; i++)
 			if (!strcmp(m + 6, sigat_calls[i].name)) {
-				mode_sigat(sigat_calls[i].nr);
+				mode_sigat(sigat_calls[i].nr, strstr(sigat_calls[i].name, "-nohang") != NULL);
 				return 0;
 			}
 	if (!strcmp(m, "--list")) {
