@@ -104,6 +104,12 @@ OPTION_CASES = {
     "inject-signal": (["-e", "trace=chdir,openat", "-e", "inject=chdir:signal=USR1:when=2",
                        "-e", "inject=openat:signal=USR1:when=3"],
                       ["/bin/sh", "-c", "trap 'echo usr1' USR1; cd /; cd /tmp; cat /etc/hostname > /dev/null; echo done"]),
+    # a traced shell stops and continues its traced child: a signal-delivery
+    # stop, then the group stop strace LISTENs at until the SIGCONT; the
+    # host's own stop was unseen by strace and the SIGCONT never woke the
+    # child from zvisor's
+    "sigstop": (["-f", "-e", "trace=kill", "-e", "signal=SIGSTOP,SIGCONT"],
+                ["/bin/sh", "-c", "sleep 1 & sleep 0.3; kill -STOP $!; sleep 0.2; kill -CONT $!; wait $!"]),
 }
 
 STATUS = {"go": 4, "go-exec": 4}
@@ -161,3 +167,23 @@ def test_strace_exit_group_racing_threads(platform):
         assert ends in (3, 4), zv
         short += ends == 3
     assert short <= 1
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_strace_p_sigstop(platform):
+    """strace -p of a sleeper that a third process stops and continues:
+    strace sees the SIGSTOP's signal-delivery stop, the group stop and the
+    SIGCONT, as natively (it saw none of them: the host stopped the sleeper
+    for real)."""
+    script = ("sleep 1 & p=$!; strace -o \"$1\" -e trace=none -p $p & t=$!; "
+              "sleep 0.3; kill -STOP $p; sleep 0.2; kill -CONT $p; wait $p; echo st=$?; wait $t")
+    outs = []
+    for where in (None, platform):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "s.txt")
+            argv = ["/bin/sh", "-c", script, "sh", out]
+            res = run_zv(argv, where, timeout=60) if where else run(argv, timeout=60)
+            assert res.returncode == 0 and res.stdout == "st=0\n", (res.stdout, res.stderr)
+            outs.append([normalise(l) for l in Path(out).read_text().splitlines()])
+    assert "--- stopped by SIGSTOP ---" in outs[0], outs[0]
+    assert outs[1] == outs[0]

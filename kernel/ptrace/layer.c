@@ -53,9 +53,14 @@ static void post(struct zv_thread *t, int sig, int code, uint64_t addr)
 
 /* The call itself: a tracer's wait and its tracees' /proc/PID/mem are
  * this feature's too. */
+static int stop_signal(struct zv_call *c, long *ret);
+
 long zv_pt_inner(struct zv_call *c)
 {
 	long r;
+	/* (inside a tracee's syscall stops: its tracer sees the kill) */
+	if ((c->nr == __NR_kill || c->nr == __NR_tkill || c->nr == __NR_tgkill) && stop_signal(c, &r))
+		return r;
 	if (zv_pt_tracing()) {
 		if (c->nr == __NR_wait4 || c->nr == __NR_waitid)
 			return zv_pt_wait(c);
@@ -216,6 +221,8 @@ static int stop_signal(struct zv_call *c, long *ret)
 		*ret = zv_sys4(__NR_rt_tgsigqueueinfo, r->hpid, r->htid, 31, &q);
 		return 1;
 	}
+	if ((pid > 0 || (nr == __NR_tkill && tid > 0)) && zv_pt_stop_other(t, nr, pid, tid, ret))
+		return 1; /* another process that may be traced (sigstop.c) */
 	if (!zv_pt_me.traced || (pid && pid != t->pid && pid != zv_proc.pid))
 		return 0;
 	struct zv_thread *x = tid ? (tid == t->tid ? t : zv_thread_find(tid)) : t->pt.slot ? t : NULL;
@@ -236,22 +243,19 @@ static int pt_active(void)
 
 static int pt_sees(long nr)
 {
-	if (nr == __NR_prctl)
-		return 1;
+	if (nr == __NR_prctl || nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill)
+		return 1; /* (a SIGSTOP to a tracee, from any process: stop_signal) */
 	if (zv_pt_me.traced)
 		return 1; /* a traced thread stops at every call */
 	/* the number first: the fold asks about every one */
-	return (nr == __NR_wait4 || nr == __NR_waitid || nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill ||
-		zv_pt_procmem_sees(nr)) && zv_pt_tracing();
+	return (nr == __NR_wait4 || nr == __NR_waitid || zv_pt_procmem_sees(nr)) && zv_pt_tracing();
 }
 
 static long pt_call(struct zv_call *c)
 {
-	long nr = c->nr, r;
+	long nr = c->nr;
 	if (nr == __NR_prctl && c->a[0] == PR_SET_PTRACER)
 		zv_pt_me.ptracer = c->a[1] == -1 ? -1 : (int)c->a[1];
-	if ((nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill) && stop_signal(c, &r))
-		return r;
 	if (!c->t->pt.slot)
 		return zv_pt_inner(c);
 	return syscall_stops(c);
@@ -339,6 +343,8 @@ static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 		zv_siginfo si = { .si_signo = SIGSTOP_, .si_code = 0x80 /* SI_KERNEL */ };
 		zv_signal_post(t, &si);
 	}
+	if (want & ZV_PT_WANT_STOP_FROM)
+		zv_pt_stop_post(t, t->pt.stop_code, t->pt.stop_pid, t->pt.stop_uid);
 	if (want & ZV_PT_WANT_INTERRUPT) {
 		if (uc != t->sys_uc)
 			t->pt.orig_rax = -1;
@@ -361,6 +367,8 @@ static int pt_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontex
 			__atomic_or_fetch(&t->pt.want, (int)(uint32_t)v, __ATOMIC_ACQ_REL);
 			zv_kwork_request(t, uc);
 		}
+	} else if (what == ZV_PT_SIG_STOP) {
+		zv_pt_stop_arrived(t, si, uc);
 	}
 	return 1;
 }
@@ -483,6 +491,20 @@ static void pt_vfork_done(struct zv_thread *t, struct zv_ucontext *uc, long chil
 		event_stop(t, uc, PT_EVENT_VFORK_DONE, (uint64_t)child);
 }
 
+/* A SIGSTOP that came to a fork child before it joined (sigstop.c): its
+ * tracer's to see, after the first stop; the host's if it is not traced. */
+static void held_stop(struct zv_thread *t)
+{
+	struct zv_pt_held_stop h = zv_pt_me.held;
+	if (!h.set)
+		return;
+	zv_pt_me.held.set = 0;
+	if (t->pt.slot)
+		zv_pt_stop_post(t, h.code, h.pid, h.uid);
+	else
+		zv_sys2(__NR_kill, zv_getpid(), SIGSTOP_);
+}
+
 /* A fork child: traced, with an area of its own, if its parent's tracer
  * asked for it; else nothing of its parent's tracing is its. A tracer's
  * child traces nothing. */
@@ -509,14 +531,19 @@ static void pt_fork_child(struct zv_thread *t)
 	zv_proc.catch_signals = 0;
 	if (follow) {
 		zv_pt_me.tracer_hpid = tracer;
-		if (zv_pt_join(t, ZV_PT_JOIN_CHILD, (int)zv_sys0(__NR_getppid)) == 0) {
+		zv_pt_me.joining = 1;
+		int joined = zv_pt_join(t, ZV_PT_JOIN_CHILD, (int)zv_sys0(__NR_getppid)) == 0;
+		zv_pt_me.joining = 0;
+		if (joined) {
 			first_stop(t);
+			held_stop(t);
 			return;
 		}
 	}
 	if (caught) /* the host's actions follow the guest's again (a fork stays cheap without) */
 		zv_signals_reinstall(t->sighand);
 	zv_layers_fold();
+	held_stop(t);
 }
 
 /* PTRACE_EVENT_EXIT, then the exit in the slot (every traced thread of

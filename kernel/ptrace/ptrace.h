@@ -10,7 +10,8 @@
  *   request.c  the ptrace(2) requests
  *   wait.c     wait4 and waitid with the tracees' stops and exits
  *   layer.c    the layer: syscall stops, signals, events (fork, exec, exit)
- *   step.c     single steps and the traps of a traced thread */
+ *   step.c     single steps and the traps of a traced thread
+ *   sigstop.c  SIGSTOP sent to a tracee by a process that is not its tracer */
 #ifndef ZV_PTRACE_PTRACE_H
 #define ZV_PTRACE_PTRACE_H
 #include <stdint.h>
@@ -86,10 +87,19 @@ struct zv_call;
 #define ZV_PT_SIG_MAGIC 0x7a7671UL /* "zvq" */
 #define ZV_PT_SIG_WAKE 1   /* a tracee thread: look at pt.want (arg: unused) */
 #define ZV_PT_SIG_NOTIFY 2 /* (a queued SIGCHLD) a tracee stopped (arg: its tid): CLD_TRAPPED */
+#define ZV_PT_SIG_STOP 3   /* SIGSTOP from a process that is not the tracer (arg: its si_code; si_pid, si_uid the sender's) */
 
 /* What a thread is asked from outside (pt.want). */
 #define ZV_PT_WANT_SIGSTOP 1   /* ATTACH's SIGSTOP, or one the guest sent it */
 #define ZV_PT_WANT_INTERRUPT 2 /* PTRACE_INTERRUPT: a PTRACE_EVENT_STOP */
+#define ZV_PT_WANT_STOP_FROM 4 /* a SIGSTOP from another process (pt.stop_code, stop_pid, stop_uid) */
+
+/* A SIGSTOP that came to a fork child before it joined its tracer. */
+struct zv_pt_held_stop {
+	int code, pid;
+	uint32_t uid;
+	int set;
+};
 
 /* This process as a tracee (area.c). */
 struct zv_pt_tracee {
@@ -101,6 +111,8 @@ struct zv_pt_tracee {
 	volatile int lock;
 	uint64_t ending;             /* a process ends as a whole: its host pid << 32 | 0x10000 | its wait status
 	                              * (per process: a CLONE_VM child process shares this memory) */
+	int joining;                 /* a fork child joins its tracer (sigstop.c holds a SIGSTOP meanwhile) */
+	struct zv_pt_held_stop held;
 };
 extern struct zv_pt_tracee zv_pt_me;
 
@@ -111,6 +123,12 @@ int zv_pt_slot_end(struct zv_pt_slot *s, int status); /* its thread ended with i
 void zv_pt_traced(struct zv_thread *x, struct zv_pt_slot *s, int tracer_pid); /* x is traced from now on */
 long zv_pt_inner(struct zv_call *c); /* the call itself, a tracer's waits and /proc/PID/mem its own */
 long zv_pt_entry_made(struct zv_call *c, long nr, long *a, uint64_t rax, int came); /* (entrycall.c) */
+/* sigstop.c: kill, tkill or tgkill of SIGSTOP to another process that
+ * maps a ptrace area, sent as a queued SIGSYS (1: taken, *ret the call's
+ * result); its arrival there; a SIGSTOP posted to t with that sender. */
+int zv_pt_stop_other(struct zv_thread *t, long nr, int pid, int tid, long *ret);
+void zv_pt_stop_arrived(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc);
+void zv_pt_stop_post(struct zv_thread *t, int code, int pid, uint32_t uid);
 void zv_pt_untraced(struct zv_thread *x);
 void zv_pt_ring(struct zv_pt_bell *b);
 void zv_pt_bell_notify(struct zv_thread *t);

@@ -325,6 +325,7 @@ static long sys_ptrace(struct zv_call *c)
 		if (!s->seized || s->kind != ZV_PT_GROUP)
 			return -EIO;
 		s->listening = 1;
+		zv_pt_futex_wake(&s->cmd_seq); /* (a SIGCONT that came before: ptrace/stop.c continued) */
 		return 0;
 	case PT_DETACH: {
 		long e = resume(r, ZV_PT_DETACH, (long)data);

@@ -130,15 +130,35 @@ static int notify_info(const struct zv_thread *t, int kind, int status, zv_sigin
 	return 1;
 }
 
+#define SIGCONT_BIT ZV_SIGBIT(18)
+
+/* A SIGCONT that came to a seized thread in a group stop its tracer left
+ * with PTRACE_LISTEN: natively it wakes, and traps again at
+ * PTRACE_EVENT_STOP with SIGTRAP (the group stop is over); the SIGCONT,
+ * deferred meanwhile, has its signal-delivery stop once resumed. */
+static int continued(struct zv_thread *t, struct zv_pt_slot *s, int kind, uint64_t had)
+{
+	if (kind != ZV_PT_GROUP || !s->listening ||
+	    !(__atomic_load_n(&t->pending_set, __ATOMIC_ACQUIRE) & SIGCONT_BIT & ~had))
+		return 0;
+	s->status = SIGTRAP_ << 8 | 0x7f | PT_EVENT_STOP << 16;
+	s->has_si = notify_info(t, kind, s->status, &s->si);
+	s->listening = 0;
+	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
+	zv_pt_bell_notify(t);
+	return 1;
+}
+
 int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status, const zv_siginfo *si, uint64_t msg)
 {
 	struct zv_pt_slot *s = t->pt.slot;
 	if (!s)
 		return si ? si->si_signo : 0;
-	uint64_t mask;
+	uint64_t mask, had = t->pending_set;
 	int keep = keeps_mask(t, uc, kind);
+	/* (a group stop is woken by SIGCONT: continued) */
 	if (!keep)
-		zv_host_set_mask(~(ZV_FAULT_SIGNALS | ZV_SIGBIT(31)), &mask);
+		zv_host_set_mask(~(ZV_FAULT_SIGNALS | ZV_SIGBIT(31) | (kind == ZV_PT_GROUP ? SIGCONT_BIT : 0)), &mask);
 	zv_pt_step_end(t, uc);
 	zv_pt_regs_from(t, uc, &s->regs);
 	s->regs_dirty = 0;
@@ -171,6 +191,8 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 	int mode = ZV_PT_CONT, sig = 0;
 	for (;;) {
 		uint32_t now = __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE);
+		if (now == served && continued(t, s, kind, had))
+			had |= SIGCONT_BIT;
 		if (now == served) {
 			long r = zv_pt_sleep(&s->cmd_seq, served, &s->sleeping, 500);
 			if (zv_peer_pending())
