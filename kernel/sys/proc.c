@@ -89,6 +89,10 @@ static void *prepare_child(struct zv_thread *t, struct zv_thread *c, struct zv_u
 	f->uc.mc.fpstate = fpsize ? fp : 0;
 	f->uc.mc.rax = 0;
 	f->uc.mc.rsp = guest_sp;
+	/* The child enters the guest right after clone's `syscall`: a SIGSYS
+	 * sent to it meanwhile comes there, and is no lost trap (lost_trap). */
+	c->ret_rip = f->uc.mc.rip;
+	c->ret_rax = 0;
 	/* rt_sigreturn installs uc_stack as the host altstack: the child's block. */
 	f->uc.uc_stack = zv_kernel_stack(c);
 	c->sigsys_blocked = t->sigsys_blocked;
