@@ -17,7 +17,8 @@ ways (each must come out whole), a Python
 multiprocessing pool, a session whose controlling terminal is a pty the
 tree holds the master of (tests/guests/cr_pty.c); --leave-running on a
 tree; what still refuses a session's terminal; a shell's job keeping the
-restorer's terminal."""
+restorer's terminal; a freeze whose SIGSYSes lose their siginfo
+(RLIMIT_SIGPENDING 0)."""
 import fcntl
 import os
 import re
@@ -103,6 +104,41 @@ def test_tree(name, platform, tmp_path):
     argv, n = CASES[name]
     joined, _ = cr.tree_cut(zvtest.zv_argv(argv(), platform), n, tmp)
     same(nat, joined, "the tree %s cut once ready, platform %s" % (name, platform))
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_freeze_info_lost(platform, tmp_path):
+    """A process whose queued signals lose their siginfo (RLIMIT_SIGPENDING
+    0, as when its user's queue of pending signals is full) is frozen by
+    --checkpoint-on's signal: the freeze's SIGSYS to each thread comes as
+    SI_USER from pid 0 and must not kill it as the guest's (cr/freeze.c).
+    The threadexit tree's three threads are each asked."""
+    cr.need_core()
+    if not shutil.which("prlimit"):
+        pytest.skip("no prlimit")
+    tmp = cr.workdir(tmp_path)
+    nat = native("threadexit", tmp)
+    image = Path(tmp) / "image"
+    argv = ["prlimit", "--sigpending=0"] + zvtest.zv_argv(
+        guest("threadexit"), platform, ["--checkpoint-on=USR2", "--checkpoint-dir=%s" % image])
+    g = cr.Running(argv, cwd=tmp, as_user=cr.user())
+    try:
+        assert g.wait_for(cr.readies(1), 120, stderr=True), g.result_text()
+        os.kill(g.pid, signal.SIGUSR2)
+        orig = g.finish(timeout=60)
+    finally:
+        g.kill()
+    assert orig.returncode == -signal.SIGKILL, "after SIGUSR2: %s\n%s" % (
+        zvtest.status_text(orig.returncode), g.result_text())
+    r = cr.Running([zvtest.ZVISOR, "restore", str(image)], cwd=tmp, as_user=cr.user())
+    try:
+        cr.signals_held(r.pid)
+        cr.make_go(tmp)
+        rest = r.finish(timeout=60)
+    finally:
+        r.kill()
+    joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
+    same(nat, joined, "threadexit frozen with RLIMIT_SIGPENDING 0, platform %s" % platform)
 
 
 def clients(port_of):

@@ -81,6 +81,15 @@ int zv_cr_sigsys(struct zv_thread *t, const void *siv, struct zv_ucontext *uc)
 	const zv_siginfo *si = siv;
 	uint64_t v;
 	memcpy(&v, si->bytes + 8, 8);
+	if (si->si_code == 0 && si->kill.pid == 0) {
+		/* The host lost its siginfo (the user's queue of signals full):
+		 * while this process freezes it is taken for the freeze (or a
+		 * reminder of it), which would otherwise kill as the guest's. */
+		if (!zv_cr.busy)
+			return 0;
+		freeze_here(t, uc);
+		return 1;
+	}
 	if ((v >> 32) == ZV_CR_TAG_FREEZE) {
 		if (zv_cr.busy && (int)(uint32_t)v == (int)zv_getpid())
 			freeze_here(t, uc);

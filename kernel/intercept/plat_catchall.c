@@ -151,7 +151,10 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		zv_siginfo trap;
 		if (si->si_code <= 0 && lost_trap(zv_current(), uc, &trap))
 			zv_sigsys_handler(sig, &trap, ucv); /* first the call, then this signal */
-		if (si->si_code == -1 /* SI_QUEUE */ &&
+		/* SI_USER from pid 0: a queued one whose siginfo the host lost
+		 * (the user's RLIMIT_SIGPENDING reached) */
+		int lost_info = si->si_code == 0 && si->kill.pid == 0;
+		if ((si->si_code == -1 /* SI_QUEUE */ || lost_info) &&
 		    (zv_exec_kill_sigsys(zv_current(), si, uc) || zv_sudoff_sigsys(zv_current(), si, uc) ||
 		     zv_event_sigsys(zv_current(), si, uc)))
 			return; /* another thread execs (sys/exec_reset.c), SUD armed everywhere (intercept/sudoff.c),
