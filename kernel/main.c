@@ -160,7 +160,8 @@ __attribute__((noreturn)) static void start_here(void *arg)
 	if (e < 0)
 		zv_die(126, "cannot install the %s platform: %s", zv_plat->name,
 		       zv_strerror((int)-e));
-	e = zv_thread_arm_as(t, zv_proc.pid, zv_proc.pid); /* the image's first thread leads its process */
+	e = zv_thread_arm_as(t, zv_proc.hpid, zv_proc.hpid); /* the image's first thread leads its process */
+	t->tid = t->pid = zv_proc.pid; /* the guest's: a restored process's own (cr/pids.c's field J) */
 	if (e < 0)
 		zv_die(126, "cannot arm the %s platform: %s%s", zv_plat->name,
 		       zv_strerror((int)-e),
@@ -285,7 +286,7 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	} else if (zv_proc.stats || zv_proc.trace.on) {
 		keep_stderr();
 	}
-	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0, 0 };
+	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0, 0, 0 };
 	start_guest(path, path, gargv, envp, auxv, r, &x);
 }
 

@@ -217,6 +217,58 @@ static long reach(struct proc *p, int ms)
 	}
 }
 
+/* The host's ids of process hpid (its status's Uid and Gid lines: real,
+ * effective, saved, fs) into out; 0, or -1 unreadable. */
+static int host_ids(int hpid, char out[2][64])
+{
+	char path[64], buf[4096];
+	zv_snprintf(path, sizeof path, "/proc/%d/status", hpid);
+	long n = zv_cr_read_file(path, buf, sizeof buf - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	static const char *const key[2] = { "Uid:", "Gid:" };
+	for (int k = 0; k < 2; k++) {
+		const char *v = zv_cr_field(buf, key[k]);
+		if (!v)
+			return -1;
+		size_t len = 0;
+		while (v[len] && v[len] != '\n' && len + 1 < 64)
+			len++;
+		memcpy(out[k], v, len);
+		out[k][len] = 0;
+	}
+	return 0;
+}
+
+/* Every process of a tree writes its own image into the directory the
+ * checkpoint made (0700, the root's), and a restore makes them all as the
+ * restoring user: a process whose host ids differ from the root's (a
+ * server's worker after setuid) is refused with one line. */
+static void check_ids(int i)
+{
+	static char root[2][64];
+	char ids[2][64];
+	if (!i)
+		memset(root, 0, sizeof root);
+	if (host_ids(C.p[i].hpid, ids) < 0)
+		return; /* ended: found so below */
+	if (!i) {
+		memcpy(root, ids, sizeof root);
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (root[k][0] && zv_strcmp(ids[k], root[k])) {
+			for (char *c = ids[k]; *c; c++)
+				if (*c == '\t')
+					*c = ' ';
+			fail("process %d runs as another host user than the tree's first process (%s %s): "
+			     "zvisor restore makes every process as the restoring user",
+			     C.p[i].vpid, k ? "gid" : "uid", ids[k]);
+		}
+	}
+}
+
 /* Asks process i to freeze (its answer: collect). A child may be ending
  * as it is asked (its parent, frozen, listed it just before): it is then
  * saved as the zombie it becomes, or left out when it is reaped at once. */
@@ -234,6 +286,7 @@ static void ask_freeze(int i)
 		return;
 	}
 	p->pidfd = (int)zv_sys2(__NR_pidfd_open, p->hpid, 0);
+	check_ids(i);
 	int zv = zv_peer_hosted(p->hpid);
 	if (zv <= 0 && i && ended(p))
 		return;

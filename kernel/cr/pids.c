@@ -18,6 +18,8 @@
 #include "lib/kmem.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/fmt.h"
+#include "sys/execstate.h"
 #include <asm/unistd_64.h>
 #include <asm/ipcbuf.h>
 #include <asm/shmbuf.h>
@@ -140,11 +142,127 @@ void zv_cr_ids_add(int vid, int hid, int group)
 }
 
 static int restored(void) { return zv_cr.restored; }
+
+/* Calls whose first argument is a clock id, which names a process or
+ * thread for a CPU-time clock: clock_getcpuclockid(getpid()),
+ * pthread_getcpuclockid. */
+static int clock_call(long nr)
+{
+	return nr == __NR_clock_gettime || nr == __NR_clock_getres || nr == __NR_clock_settime ||
+	       nr == __NR_clock_nanosleep || nr == __NR_clock_adjtime || nr == __NR_timer_create;
+}
+
+/* A CPU-time clock's id (~pid << 3 | per-thread 4 | type) with the host's
+ * pid or tid; pid 0 (the caller's own) and other clocks pass. */
+static long host_clock(long x)
+{
+	int c = (int)x;
+	if (c >= 0 || ~(c >> 3) == 0)
+		return x;
+	long h = zv_cr_host_id(~(c >> 3));
+	return (int)(((unsigned)~h << 3) | (unsigned)(c & 7));
+}
+
 static int sees(long nr)
 {
 	const struct zv_sysent *row = zv_row(nr);
 	return zv_cr.restored && (row->ppid || row->pid || row->ids || nr == __NR_shmget || nr == __NR_shmat ||
-				  nr == __NR_shmctl);
+				  nr == __NR_shmctl || clock_call(nr) || row->path);
+}
+
+/* A number at *s (advanced past it), or -1. */
+static long dec(const char **s)
+{
+	long x = -1;
+	for (; **s >= '0' && **s <= '9' && x < 1 << 24; (*s)++)
+		x = (x < 0 ? 0 : x * 10) + (**s - '0');
+	return x;
+}
+
+/* /proc paths that name a process or thread by the id the program knows:
+ * "/proc/ID[/task/TID]..." and "/proc/self/task/TID..." with the host's ids
+ * into out (own process: /proc/self, so sys/fs.c still sees its exe), and
+ * readlink of /proc/self
+ * and /proc/thread-self, which answer the program's ids (*link set). The
+ * guest's path is read with zv_peek: 1 rewritten, 0 unchanged. */
+static int proc_path(struct zv_call *c, uint64_t gp, char *out, size_t n, int *link)
+{
+	static const char pfx[] = "/proc/";
+	char in[256];
+	size_t len = 0;
+	for (; len < sizeof in; len++) {
+		if (zv_peek(&in[len], gp + len, 1) < 0)
+			return 0;
+		if (!in[len])
+			break;
+		if (len < 6 && in[len] != pfx[len])
+			return 0;
+	}
+	if (len < 6 || len == sizeof in)
+		return 0;
+	const char *s = in + 6;
+	*link = 0;
+	if (!zv_strcmp(s, "self") || !zv_strcmp(s, "thread-self")) {
+		*link = 1;
+		if (s[0] == 's')
+			zv_snprintf(out, n, "%d", c->t->pid);
+		else
+			zv_snprintf(out, n, "%d/task/%d", c->t->pid, c->t->tid);
+		return 1;
+	}
+	long pid = -1, hpid = -1; /* -1: its own, /proc/self */
+	if (zv_startswith(s, "self/")) {
+		s += 4;
+	} else {
+		pid = dec(&s);
+		if (pid <= 0 || (*s && *s != '/'))
+			return 0;
+		hpid = pid == c->t->pid ? -1 : zv_cr_host_id(pid);
+	}
+	const char *rest = s;
+	long tid = -1, htid = -1;
+	if (zv_startswith(s, "/task/")) {
+		const char *u = s + 6;
+		if ((tid = dec(&u)) > 0 && (!*u || *u == '/')) {
+			htid = zv_cr_host_id(tid);
+			rest = u;
+		} else {
+			tid = -1;
+		}
+	}
+	if (hpid == pid && htid == tid)
+		return 0;
+	if (hpid < 0 && !*rest) /* /proc/PID itself is no link: not /proc/self */
+		hpid = zv_proc.hpid;
+	int k = hpid < 0 ? zv_snprintf(out, n, "/proc/self") : zv_snprintf(out, n, "/proc/%ld", hpid);
+	if (tid > 0)
+		k += zv_snprintf(out + k, n - (size_t)k, "/task/%ld", htid);
+	if ((size_t)k + zv_strlen(rest) + 1 > n)
+		return 0;
+	zv_strlcpy(out + k, rest, n - (size_t)k);
+	return 1;
+}
+
+static long path_call(struct zv_call *c, const struct zv_sysent *row)
+{
+	int pi = zv_arg_index(row->path), link;
+	char buf[300];
+	if (pi < 0 || !c->a[pi] || zv_bad_guest_ptr((uint64_t)c->a[pi]) ||
+	    !proc_path(c, (uint64_t)c->a[pi], buf, sizeof buf, &link))
+		return zv_next(c);
+	if (link) {
+		if (!row->readlink)
+			return zv_next(c);
+		long size = c->a[pi + 2], k = (long)zv_strlen(buf);
+		if (size <= 0)
+			return -EINVAL;
+		if (k > size)
+			k = size;
+		return zv_guest_copy((void *)c->a[pi + 1], buf, (size_t)k, (uint64_t)c->a[pi + 1]) < 0 ? -EFAULT : k;
+	}
+	long a[6] = { c->a[0], c->a[1], c->a[2], c->a[3], c->a[4], c->a[5] };
+	a[pi] = (long)buf;
+	return zv_next_with(c, a);
 }
 
 /* pids and groups are ints: the upper half of the register is not theirs */
@@ -155,6 +273,12 @@ static long call(struct zv_call *c)
 	const struct zv_sysent *row = zv_row(c->nr);
 	if (c->nr == __NR_shmget || c->nr == __NR_shmat || c->nr == __NR_shmctl)
 		return shm_call(c);
+	if (row->path)
+		return path_call(c, row);
+	if (clock_call(c->nr)) {
+		long a[6] = { host_clock(c->a[0]), c->a[1], c->a[2], c->a[3], c->a[4], c->a[5] };
+		return a[0] == c->a[0] ? zv_next(c) : zv_next_with(c, a);
+	}
 	if (row->ppid)
 		return zv_cr_guest_ppid(zv_next(c));
 	uint8_t m = row->pid;
@@ -214,3 +338,37 @@ static long call(struct zv_call *c)
 }
 
 ZV_LAYER(cr_pids, 600) = { .name = "cr-pids", .sees = sees, .active = restored, .call = call, .guest_id = zv_cr_guest_id };
+
+/* The exec state's field J (sys/execstate.c): a host execve starts a new
+ * image, whose kernel would know only the host's ids. A restored process,
+ * or a child it forked, carries its own id and the table: "PID" then
+ * ".VID:HID:GROUP" per entry that differs (as many as fit in half the
+ * room left: the fields after this one must fit too). */
+static int ids_encode(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	if (!zv_cr.restored)
+		return -1;
+	int k = zv_snprintf(buf, n, "%d", x->pid);
+	const struct zv_cr_ids *t = zv_cr.ids;
+	for (uint32_t i = 0; t && i < t->n && (size_t)k + 40 < n / 2; i++)
+		if (t->e[i].group <= 1 && t->e[i].vid > 0 && t->e[i].hid > 0 && t->e[i].vid != t->e[i].hid)
+			k += zv_snprintf(buf + k, n - (size_t)k, ".%d:%d:%u", t->e[i].vid, t->e[i].hid, t->e[i].group);
+	return k;
+}
+
+static const char *ids_decode(const char *s, struct zv_exec_carry *x)
+{
+	(void)x;
+	zv_cr.restored = 1;
+	zv_cr.ids = NULL;
+	zv_proc.pid = (int)zv_parse_dec(s, &s);
+	while (*s == '.') {
+		int vid = (int)zv_parse_dec(s + 1, &s);
+		int hid = *s == ':' ? (int)zv_parse_dec(s + 1, &s) : 0;
+		int group = *s == ':' ? (int)zv_parse_dec(s + 1, &s) : 0;
+		zv_cr_ids_add(vid, hid, group);
+	}
+	return s;
+}
+
+ZV_EXEC_FIELD(cr_ids, 210, 'J', ids_encode, ids_decode);

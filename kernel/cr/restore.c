@@ -549,6 +549,9 @@ __attribute__((noreturn)) void zv_cr_restore_stage2(void *arg)
 	zv_procview_stack(r->stack_lo, r->stack_hi); /* the guest's maps name it [stack] */
 	zv_cr_lazy_adopt(r->lazy_dev, r->lazy_ino, r->lazy_path, (const uint64_t(*)[2])r->lazy, r->nlazy);
 	zv_proc.hpid = (int)zv_getpid();
+	/* its own pair too: a child it forks (whose zv_proc is its own) knows
+	 * it by this id ($$ in a subshell, getppid) */
+	zv_cr_ids_add(zv_proc.pid, zv_proc.hpid, 0);
 	rearm_process();
 	start_threads(r);
 }

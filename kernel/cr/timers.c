@@ -85,6 +85,23 @@ static long parse_timers(const char *buf, struct ptimer *t, unsigned max)
 	return n;
 }
 
+/* A CPU-time clock (clockid < 0: ~pid << 3 | per-thread bit 4 | type)
+ * that is this process's own (pid 0, as the kernel records
+ * CLOCK_PROCESS_CPUTIME_ID, or the process's host pid, hpid) is made again by
+ * the restored process as pid 0's: 0 (*clockid rewritten so), or -1 for
+ * another process's clock or a thread's (/proc/self/timers does not say
+ * which thread created a timer on its own clock). Other clocks: 0. */
+static int own_cpu_clock(int32_t *clockid, int hpid)
+{
+	if (*clockid >= 0)
+		return *clockid > 11 ? -1 : 0;
+	int pid = ~(*clockid >> 3);
+	if ((*clockid & 7) > 2 || (pid != 0 && pid != hpid))
+		return -1;
+	*clockid = (int32_t)((~0u << 3) | (uint32_t)(*clockid & 3));
+	return 0;
+}
+
 long zv_cr_save_timers(struct zv_cr_out *o)
 {
 	struct zv_cr_buf b = { 0 };
@@ -114,9 +131,9 @@ long zv_cr_save_timers(struct zv_cr_out *o)
 	*h = (struct timers_head){ .magic = TIMERS_MAGIC, .version = VERSION, .ntimers = (uint32_t)n };
 	for (long i = 0; i < n; i++) {
 		struct its its;
-		if (t[i].clockid < 0 || t[i].clockid > 11) {
-			r = zv_cr_refuse(o, "POSIX timer %d: its clock (%d) is another process's or thread's CPU clock",
-					 t[i].id, t[i].clockid);
+		if (own_cpu_clock(&t[i].clockid, (int)zv_getpid()) < 0) {
+			r = zv_cr_refuse(o, "POSIX timer %d: its clock (%d) is %s CPU clock", t[i].id, t[i].clockid,
+					 t[i].clockid & 4 ? "a thread's" : "another process's");
 			goto out;
 		}
 		if (zv_sys2(__NR_timer_gettime, t[i].id, &its) < 0) {

@@ -231,7 +231,7 @@ static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *p
 		return -EMFILE;
 	}
 	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand),
-				   resolved };
+				   resolved, t->pid };
 	zv_exec_state_format(state, sizeof state, &x);
 	long k = 0;
 	nv[k++] = "zvisor";

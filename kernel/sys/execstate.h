@@ -16,6 +16,7 @@ struct zv_exec_carry {
 	int ignored_known;     /* the exec'ing image said which signals are ignored: */
 	uint64_t ignored;      /* those the host keeps ignored across execve */
 	int resolved;          /* the path is an ELF file the exec'ing image resolved (no #!); 2: set-id */
+	int pid;               /* the exec'ing thread's process as the guest knows it (a vfork child's own) */
 };
 
 /* An encoder writes a field's value (without "KEY=") into buf and returns
@@ -33,7 +34,8 @@ void zv_exec_state_parse(const char *s, struct zv_exec_carry *x);
  * in its own file. The word holds the core's fields (execstate.c), then
  * the features' in their order (three digits, sorted by the linker:
  * kernel/zvisor.ld). In use: 100 w (intercept/sitecache.c: the vDSO's
- * windows), 200 K (cr/freeze.c: --checkpoint-on), 300 R (fsview/state.c:
+ * windows), 200 K (cr/freeze.c: --checkpoint-on), 210 J (cr/pids.c: a restored
+ * process's ids), 300 R (fsview/state.c:
  * --root's view), 310 C (intercept/sitecache.c: the cache's directory
  * under a root), 320 I (fakeid/config.c: --fake-root, --ids), 330 z
  * (killexit.c: --kill-on-exit's mark), 340 P (ptrace/layer.c: the tracer of

@@ -83,6 +83,19 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 		struct zv_thread *o = own ? t : zv_thread_find(tid);
 		return zv_snprintf(buf, size, "TracerPid:\t%d", o ? o->tracer_pid : 0);
 	}
+	if (KEY("Tgid:") || KEY("Pid:") || KEY("PPid:") || KEY("NStgid:") || KEY("NSpid:")) {
+		/* a restored process's ids are the ones its program knows (cr/pids.c) */
+		const char *e;
+		while (*v == '\t' || *v == ' ')
+			v++;
+		long id = zv_parse_dec(v, &e);
+		if (e == v || (*e && *e != '\n') || zv_guest_id(id) == id)
+			return 0;
+		if (kl + 16 > size)
+			return 0;
+		memcpy(buf, line, kl);
+		return (int)kl + zv_snprintf(buf + kl, size - kl, "\t%d", (int)zv_guest_id(id));
+	}
 	if (KEY("Seccomp:"))
 		return zv_snprintf(buf, size, "Seccomp:\t%d", zv_proc.seccomp.mode);
 	if (KEY("Seccomp_filters:"))
