@@ -173,6 +173,9 @@ void zv_event_image(struct zv_thread *t, const char *path);
 int zv_event_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);
 int zv_call_restarts(struct zv_thread *t);
 long zv_guest_id(long x);
+/* Whether a layer that answers guest_id is on (a restored process, or one
+ * it made): the host's ids in what the program reads are then shown so. */
+int zv_guest_ids_on(void);
 int zv_event_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc);
 #define ZV_SECCOMP_UNTRACED (-2L)
 long zv_event_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long nr, uint32_t data);

@@ -202,6 +202,14 @@ int zv_call_restarts(struct zv_thread *t)
 	return 0;
 }
 
+int zv_guest_ids_on(void)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->guest_id && (!layers[i]->active || layers[i]->active()))
+			return 1;
+	return 0;
+}
+
 long zv_guest_id(long x)
 {
 	for (size_t i = 0; i < NLAYERS; i++)

@@ -179,13 +179,13 @@ static void fold_for_mark(int first)
 		zv_layers_fold();
 }
 
-/* Another process's file is served where ids are virtual (its status) and
- * when it is hosted (its maps-like files, as it shows them itself:
- * procview_peer.c). */
+/* Another process's file is served where ids are virtual or pids a
+ * restored tree's (its status) and when it is hosted (its maps-like files,
+ * as it shows them itself: procview_peer.c). */
 static int other_served(int kind, int tid)
 {
 	if (kind == ZV_PV_STATUS)
-		return zv_ids_other_hook != NULL;
+		return zv_ids_other_hook != NULL || zv_guest_ids_on();
 	return (kind == ZV_PV_MAPS || kind == ZV_PV_SMAPS || kind == ZV_PV_NUMA || kind == ZV_PV_ROLLUP) &&
 	       zv_peer_hosted(tid) == 1;
 }
@@ -199,7 +199,8 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 		return; /* the common case: nothing more */
 	/* What the host opened, whatever the path's form: /proc/<pid>/<file>
 	 * or /proc/<pid>/task/<tid>/<file>, of this process, or /proc/locks;
-	 * another process's status where ids are virtual. */
+	 * another process's status where ids are virtual or pids a restored
+	 * tree's. */
 	char link[64], fdpath[32];
 	zv_snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", (int)fd);
 	long n = zv_sys4(__NR_readlinkat, AT_FDCWD, fdpath, link, sizeof link - 1);
@@ -228,7 +229,7 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	int kind = zv_pv_kind_of_name(s);
 	uint64_t dev, ino;
 	if (!kind || (other && !other_served(kind, (int)tid)) || file_id((int)fd, &dev, &ino) < 0)
-		return; /* another process's file stays the host's, but for virtual ids and hosted maps */
+		return; /* another process's file stays the host's, but for virtual ids, a restored tree's pids and hosted maps */
 	/* an fd that cannot read stays the host's (its reads fail there; ours
 	 * would read through an fd of our own) */
 	long fl = zv_sys2(__NR_fcntl, fd, F_GETFL);

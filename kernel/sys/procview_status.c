@@ -4,10 +4,11 @@
  * host's hold zvisor's handlers for SIGSYS, SIGSEGV, SIGBUS and
  * --checkpoint-on's signal, and its own masks), TracerPid, and Seccomp and
  * Seccomp_filters (the guest's filters are run by the kernel; the host's
- * are the seccomp platform's); and, through a hook, the lines of virtual
- * ids (Uid, Gid, Groups, Cap*). Another process's status, marked only
- * where ids are virtual (zv_ids_other_hook), keeps the host's text but for
- * those lines. */
+ * are the seccomp platform's); the pids (Pid, Tgid, PPid, NStgid, NSpid)
+ * of a restored tree, as its programs know them; and, through a hook, the
+ * lines of virtual ids (Uid, Gid, Groups, Cap*). Another process's status,
+ * marked only where ids are virtual (zv_ids_other_hook) or pids a restored
+ * tree's, keeps the host's text but for those lines. */
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/procview.h"
@@ -51,6 +52,27 @@ static uint64_t hex_value(const char *p)
 	return zv_parse_hex(p, &e);
 }
 
+#define KEY(k) (kl == sizeof k - 1 && !memcmp(line, k, kl))
+
+static int pid_key(const char *line, size_t kl)
+{
+	return KEY("Tgid:") || KEY("Pid:") || KEY("PPid:") || KEY("NStgid:") || KEY("NSpid:");
+}
+
+/* A line of pids: a restored tree's are the ones its programs know
+ * (cr/pids.c); 0 to keep the host's. */
+static int pid_line(const char *line, size_t kl, char *buf, size_t size)
+{
+	const char *e, *v = line + kl;
+	while (*v == '\t' || *v == ' ')
+		v++;
+	long id = zv_parse_dec(v, &e);
+	if (e == v || (*e && *e != '\n') || zv_guest_id(id) == id || kl + 16 > size)
+		return 0;
+	memcpy(buf, line, kl);
+	return (int)kl + zv_snprintf(buf + kl, size - kl, "\t%d", (int)zv_guest_id(id));
+}
+
 /* The line "Key:\tvalue" rewritten into buf, or 0 to keep the host's. */
 static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *line, char *buf, size_t size)
 {
@@ -61,7 +83,6 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 	v++;
 	size_t kl = (size_t)(v - line);
 	uint64_t ign, cgt;
-#define KEY(k) (kl == sizeof k - 1 && !memcmp(line, k, kl))
 	if (KEY("SigBlk:")) {
 		struct zv_thread *o = own ? t : zv_thread_find(tid);
 		uint64_t m = own ? own_mask(t, c) : hex_value(v) & ~zv_kernel_signals();
@@ -83,37 +104,30 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 		struct zv_thread *o = own ? t : zv_thread_find(tid);
 		return zv_snprintf(buf, size, "TracerPid:\t%d", o ? o->tracer_pid : 0);
 	}
-	if (KEY("Tgid:") || KEY("Pid:") || KEY("PPid:") || KEY("NStgid:") || KEY("NSpid:")) {
-		/* a restored process's ids are the ones its program knows (cr/pids.c) */
-		const char *e;
-		while (*v == '\t' || *v == ' ')
-			v++;
-		long id = zv_parse_dec(v, &e);
-		if (e == v || (*e && *e != '\n') || zv_guest_id(id) == id)
-			return 0;
-		if (kl + 16 > size)
-			return 0;
-		memcpy(buf, line, kl);
-		return (int)kl + zv_snprintf(buf + kl, size - kl, "\t%d", (int)zv_guest_id(id));
-	}
+	if (pid_key(line, kl))
+		return pid_line(line, kl, buf, size);
 	if (KEY("Seccomp:"))
 		return zv_snprintf(buf, size, "Seccomp:\t%d", zv_proc.seccomp.mode);
 	if (KEY("Seccomp_filters:"))
 		return zv_snprintf(buf, size, "Seccomp_filters:\t%d", zv_proc.seccomp.nfilters);
-#undef KEY
 	struct zv_thread *o = own ? t : zv_thread_find(tid);
 	if (zv_ids_status_hook && o && o->cred_valid)
 		return zv_ids_status_hook(&o->cred, line, kl, buf, size);
 	return 0;
 }
 
-/* Another process's line: its ids (oc) rewritten, or 0 to keep it. */
+/* Another process's line: its pids and ids (oc) rewritten, or 0 to keep it. */
 static int other_line(const struct zv_creds *oc, const char *line, char *buf, size_t size)
 {
 	const char *v = zv_strchr(line, ':');
-	if (!oc || !v || !zv_ids_status_hook)
+	if (!v)
 		return 0;
-	return zv_ids_status_hook(oc, line, (size_t)(v + 1 - line), buf, size);
+	size_t kl = (size_t)(v + 1 - line);
+	if (pid_key(line, kl))
+		return pid_line(line, kl, buf, size);
+	if (!oc || !zv_ids_status_hook)
+		return 0;
+	return zv_ids_status_hook(oc, line, kl, buf, size);
 }
 
 int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, int other, const char *raw, size_t len,
