@@ -91,7 +91,7 @@ check:
 ROOTLESS_USER ?= nobody
 ROOTLESS_TESTS := tests/test_guests.py tests/test_fastpath.py tests/test_sigsys_zero.py tests/test_ltpclass.py \
 	tests/test_load.py tests/test_real_programs.py tests/test_count.py tests/test_vdso_time.py \
-	tests/test_checkpoint.py tests/test_cr_fds.py tests/test_cr_socks.py tests/test_cr_tree.py \
+	tests/test_checkpoint.py tests/test_cr_fds.py tests/test_cr_socks.py tests/test_cr_tree.py tests/test_cr_ids.py \
 	tests/test_sudoff.py
 check-rootless:
 	@if [ "$$(id -u)" != 0 ]; then \
