@@ -326,6 +326,18 @@ def test_signal_right_after_fork(name, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("mode", list(get("forkmask").modes))
+@pytest.mark.parametrize("name", builds("forkmask", subset=True))
+def test_signals_around_vfork(name, mode, platform):
+    """Under a storm of signals, none reaches a handler while the guest
+    blocks them all around Go's clone(CLONE_VM|CLONE_VFORK) (vfork), and
+    one that comes as a call ends arrives without waiting for the next
+    (late): the SIGSYS handler's restorer delivers what its way out did not
+    see (intercept/sigsysret.S), and bits held there are no fast call's."""
+    compare_guest(name, platform, mode)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 @pytest.mark.parametrize("name", builds("procview"))
 def test_procview(name, platform):
     """/proc/self/maps, smaps, smaps_rollup, numa_maps and status show no

@@ -3,12 +3,7 @@
  * to. */
 #ifndef ZV_ARCH_THREAD_H
 #define ZV_ARCH_THREAD_H
-#include <stdint.h>
-#include "arch/context.h"
 #include "arch/fast.h"
-#include "trace/state.h" /* the features' state in the block */
-#include "cr/state.h"
-#include "ptrace/state.h"
 
 /* Per-thread kernel area: one naturally aligned block per guest thread: a
  * guard page (unmapped: a hole, which for the first thread is the one below
@@ -20,10 +15,22 @@
  * starts ZV_THREAD_SKEW bytes into a page: the stack's top bytes and the
  * struct's first fields, which every call writes, share that page (a fork
  * copies one page per side, not two). */
-#define ZV_BLOCK_SIZE (256UL * 1024)
-#define ZV_BLOCK_GUARD 4096UL
-#define ZV_THREAD_SKEW 3072UL
-#define ZV_THREAD_OFF (ZV_BLOCK_SIZE - 16384UL + ZV_THREAD_SKEW) /* the struct, and the stack's top */
+#ifdef __ASSEMBLER__
+#define ZV_UL(n) n
+#else
+#define ZV_UL(n) n##UL
+#endif
+#define ZV_BLOCK_SIZE (ZV_UL(256) * 1024)
+#define ZV_BLOCK_GUARD ZV_UL(4096)
+#define ZV_THREAD_SKEW ZV_UL(3072)
+#define ZV_THREAD_OFF (ZV_BLOCK_SIZE - ZV_UL(16384) + ZV_THREAD_SKEW) /* the struct, and the stack's top */
+
+#ifndef __ASSEMBLER__ /* (the numbers above serve intercept/sigsysret.S too) */
+#include <stdint.h>
+#include "arch/context.h"
+#include "trace/state.h" /* the features' state in the block */
+#include "cr/state.h"
+#include "ptrace/state.h"
 
 /* A thread's credentials as the guest sees them: the host's, cached by
  * sys/id.c, or virtual ones that a feature keeps (zv_proc.cred_virtual:
@@ -151,4 +158,5 @@ void zv_thread_fork_child(struct zv_thread *t); /* in a fork child, once its ids
 long zv_thread_arm(struct zv_thread *t); /* sigaltstack + per-thread platform setup */
 /* The same for a thread whose ids are known (a new image's first: both are zv_proc.pid). */
 long zv_thread_arm_as(struct zv_thread *t, int tid, int pid);
+#endif /* __ASSEMBLER__ */
 #endif

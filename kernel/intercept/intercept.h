@@ -12,6 +12,9 @@ long zv_platform_install(void);          /* once per process image */
 long zv_platform_arm_thread(struct zv_thread *t); /* SUD (and %gs) for the calling thread */
 long zv_platform_arm_fork_child(struct zv_thread *t); /* the same in a fork child, which inherits %gs */
 void zv_sigsys_handler(int sig, zv_siginfo *si, void *uc);
+void zv_sigsys_late(struct zv_ucontext *uc);
+/* intercept/sigsysret.S: the SIGSYS handler's restorer, and its syscall */
+extern char zv_sigsys_restorer[], zv_sigsys_restorer_end[];
 
 /* intercept/trampoline.c, intercept/fastpath.c, intercept/redzone.c */
 long zv_trampoline_map(void);

@@ -41,7 +41,7 @@ long zv_catchall_install(void)
 		/* NODEFER and an empty mask: guest signals may interrupt a host
 		 * syscall made on the guest's behalf; they are deferred. */
 		.flags = ZV_SA_SIGINFO | ZV_SA_ONSTACK | ZV_SA_RESTORER | ZV_SA_NODEFER,
-		.restorer = (uint64_t)zv_sigreturn,
+		.restorer = (uint64_t)zv_sigsys_restorer, /* delivers what came after the way out looked */
 		.mask = 0,
 	};
 	return zv_sys4(__NR_rt_sigaction, 31, &sa, NULL, 8);
@@ -172,6 +172,9 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	zv_unblock_faults(t, uc);
 	struct zv_ucontext *outer = t->sys_uc;
 	t->sys_uc = uc;
+	int bounced = si->sys.call_addr == t->fast.bounce_site + 2 && t->fast.bounce;
+	if (!bounced) /* no fast call is under way: what a signal held before sys_uc was this handler's */
+		t->host_held = 0;
 	long nr = (int)uc->mc.rax; /* the host reads the number as a 32-bit int */
 	if (si->sys.arch == AUDIT_ARCH_I386) {
 		/* int $0x80: run it as the guest asked, on the host. */
@@ -184,7 +187,7 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		t->sys_uc = outer;
 		return;
 	}
-	if (si->sys.call_addr == t->fast.bounce_site + 2 && t->fast.bounce) {
+	if (bounced) {
 		zv_fast_bounced(t, uc); /* a fast call that needs this frame */
 	} else {
 		if (zv_proc.stats) {
@@ -201,4 +204,33 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 	t->ret_rax = uc->mc.rax;
 	if (!outer)
 		zv_sudoff_settle(t);
+}
+
+/* A guest signal deferred after the SIGSYS handler's way out looked for
+ * them (its restorer, intercept/sigsysret.S, found the flag set): it is
+ * delivered now on the frame uc, or given back to the host if the guest
+ * blocks it, as that way out would have. Not when uc is kernel code (a
+ * signal's frame, not a call's), whose own way out delivers it, nor in a
+ * thread whose death is due there. Bits held meanwhile (host_held) held
+ * them in the handler's own context, which the sigreturn drops: a later
+ * bounce must not take them out of the guest's mask. */
+void zv_sigsys_late(struct zv_ucontext *uc)
+{
+	struct zv_thread *t = zv_current();
+	if (t->dying || zv_interrupted_kernel(t, uc))
+		return;
+	zv_signals_on_exit(t, uc);
+	t->host_held = 0;
+	t->ret_rip = uc->mc.rip;
+	t->ret_rax = uc->mc.rax;
+}
+
+/* The platforms' kernel_ip: a signal in the SIGSYS restorer's last stretch
+ * makes it read the flag again; in a fast call's return, it leaves
+ * through SIGSYS instead (intercept/fastpath.c). */
+uint64_t zv_catchall_kernel_ip(uint64_t ip)
+{
+	if (ip >= (uint64_t)zv_sigsys_restorer && ip <= (uint64_t)zv_sigsys_restorer_end)
+		return (uint64_t)zv_sigsys_restorer;
+	return zv_fast_kernel_ip(ip);
 }

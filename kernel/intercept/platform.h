@@ -11,17 +11,18 @@ struct zv_ucontext;
 /* What every platform shares, in each one's ops (sys/platform.h). */
 #define ZV_PLATFORM_COMMON \
 	.fork_child = zv_platform_fork_child, .shared_vm = zv_platform_shared_vm, \
-	.need_catchall = zv_sudoff_need, .stats = zv_platform_stats
+	.need_catchall = zv_sudoff_need, .stats = zv_platform_stats, .kernel_ip = zv_catchall_kernel_ip
 void zv_platform_fork_child(struct zv_thread *t);
 void zv_platform_shared_vm(void);
 void zv_sudoff_need(struct zv_thread *t);
 void zv_platform_stats(unsigned long *rewritten, unsigned long *uncovered, int *taint);
+uint64_t zv_catchall_kernel_ip(uint64_t ip);
 
 /* What the platforms with a fast entry (intercept/fastentry.S) and
  * rewritten code share: stubs and zpoline. */
 #define ZV_PLATFORM_FAST \
 	.mm_lock = zv_sites_lock, .mm_unlock = zv_sites_unlock, \
-	.kernel_ip = zv_fast_kernel_ip, .owns_gs = 1, .patches_code = 1, .host_vdso = 1
+	.owns_gs = 1, .patches_code = 1, .host_vdso = 1
 
 /* intercept/plat_catchall.c: what every platform shares: the SIGSYS
  * handler, SUD for a thread, the seccomp filter. */

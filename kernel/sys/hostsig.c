@@ -56,7 +56,7 @@ void zv_kernel_interrupted(struct zv_ucontext *uc)
 	if (ip >= (uint64_t)zv_sc_begin && ip < (uint64_t)zv_sc_end)
 		uc->mc.rip = (uint64_t)zv_sc_cancel; /* do not start the blocking call */
 	else if (zv_plat->kernel_ip)
-		uc->mc.rip = zv_plat->kernel_ip(ip); /* a fast return leaves through SIGSYS, which delivers */
+		uc->mc.rip = zv_plat->kernel_ip(ip); /* a fast return leaves through SIGSYS, the SIGSYS restorer looks again */
 }
 
 /* Whether the thread runs the kernel (or on its way in) at uc, where what

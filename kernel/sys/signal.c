@@ -444,7 +444,9 @@ static void deliver(struct zv_thread *t, int sig, const zv_siginfo *si, struct z
  * sigreturn puts the guest's mask back. In a fast call it is the guest's
  * mask that the bounce frame will capture: the bits are noted (host_held)
  * and taken out of that frame (zv_signals_unhold), so the guest never sees
- * them. Further queued instances stay with the host. */
+ * them. (sys_uc is NULL too at a SIGSYS handler's start and end, whose
+ * sigreturn drops the hold: the SIGSYS path forgets such a note,
+ * intercept/plat_catchall.c.) Further queued instances stay with the host. */
 void zv_signal_defer_held(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv_ucontext *uc)
 {
 	defer(t, sig, si);
