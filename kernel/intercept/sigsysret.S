@@ -13,19 +13,19 @@
 zv_sigsys_restorer:			/* rsp: the frame's ucontext (ret popped pretcode) */
 	mov %rsp, %rax
 	and $-ZV_BLOCK_SIZE, %rax	/* the thread's block, as zv_current finds it */
-	cmpl $0, ZV_THREAD_OFF + ZV_F_PENDING(%rax)
+	cmpl $0, ZV_THREAD_OFF + ZV_F_PENDING(%rax) /* a signal deferred since the way out looked? */
 	jne 1f
 	mov $15, %eax			/* __NR_rt_sigreturn */
 zv_sigsys_restorer_end:			/* (a signal here still finds the syscall unmade) */
-	syscall
+	syscall				/* back to the frame: never returns */
 	hlt
-1:	mov %rsp, %rbx			/* rt_sigreturn restores every register */
-	mov %rsp, %rdi
-	and $-16, %rsp
+1:	mov %rsp, %rbx			/* keep the frame's address (rt_sigreturn restores every register) */
+	mov %rsp, %rdi			/* zv_sigsys_late(uc) */
+	and $-16, %rsp			/* the ABI's call alignment */
 	call zv_sigsys_late		/* which blocks every host signal until this sigreturn */
-	mov %rbx, %rsp
-	mov $15, %eax
-	syscall
+	mov %rbx, %rsp			/* the frame again, as rt_sigreturn reads it at rsp */
+	mov $15, %eax			/* __NR_rt_sigreturn */
+	syscall				/* never returns */
 	hlt
 
 	.section .note.GNU-stack,"",@progbits

@@ -65,7 +65,7 @@ static pid_t storm(int sig, int ahead)
 {
 	pid_t parent = getpid(), p = fork();
 	if (p == 0) {
-		while (!sh->stop)
+		while (!sh->stop && getppid() == parent) /* (not beyond a killed parent) */
 			if (__atomic_load_n(&sh->got, __ATOMIC_SEQ_CST) + ahead > __atomic_load_n(&sh->done, __ATOMIC_SEQ_CST) &&
 			    sigqueue(parent, sig, (union sigval){ 0 }) == 0)
 				__atomic_add_fetch(&sh->done, 1, __ATOMIC_SEQ_CST);
