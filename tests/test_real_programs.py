@@ -131,10 +131,10 @@ OTHER_PROGRAMS = {
     "proc-exe": ("ls", "ls -l /proc/self/exe | sed 's/.*-> //'; stat -c '%F %N' /proc/self/exe; "
                        "readlink /proc/self/exe; test -L /proc/self/exe && echo link"),
     # another process's exe and maps name its program (sys/procview_peer.c), as
-    # pidof, start-stop-daemon and lsof read them
+    # pidof, start-stop-daemon and lsof read them; a stopped one's exe too
     "proc-other": ("grep", "sleep 3 & p=$!; sleep 0.3; readlink /proc/$p/exe; stat -L -c %s /proc/$p/exe; "
                            "stat -c %s /usr/bin/sleep; grep -c zvisor /proc/$p/maps; grep -c ' /usr/bin/sleep$' "
-                           "/proc/$p/maps; kill $p"),
+                           "/proc/$p/maps; kill -STOP $p; readlink /proc/$p/exe; kill -CONT $p; kill $p"),
     "start-stop-daemon": ("start-stop-daemon",
                           "f=$(mktemp -u); start-stop-daemon --start --background --make-pidfile --pidfile $f "
                           "--exec /usr/bin/sleep -- 30; sleep 0.3; "
