@@ -604,7 +604,8 @@ static void pt_exec_start(struct zv_thread *t, struct zv_ucontext *uc)
 		event_stop(t, uc, PT_EVENT_EXEC, (uint64_t)carried.old_tid);
 	else if (!s->seized)
 		post(t, SIGTRAP_, SI_USER, 0);
-	if (t->pt.slot && t->pt.mode == ZV_PT_SYSCALL && !t->fast.sig_pending) {
+	/* (a signal already pending is delivered after it, as natively) */
+	if (t->pt.slot && t->pt.mode == ZV_PT_SYSCALL) {
 		int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f;
 		uc->mc.rax = 0;
 		zv_pt_stop(t, uc, ZV_PT_SYSCALL_EXIT, st, NULL, 0);
