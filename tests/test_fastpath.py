@@ -308,7 +308,8 @@ def test_stub_window_is_fast(name):
 @pytest.mark.parametrize("name", builds("spawnloop"))
 def test_spawn_loop(name, mode, platform):
     """posix_spawn, vfork and pthread_create, 20 of each: their children and
-    new threads make calls with every signal blocked."""
+    new threads make calls with every signal blocked; posix_spawn from 8
+    threads at once, 2400 in all, never fails (lib/kmem.c from_chunk)."""
     compare_guest(name, platform, mode)
 
 
@@ -316,7 +317,7 @@ FRAME_CALLS = ("rt_sigprocmask", "rt_sigreturn", "clone", "clone3", "vfork", "fo
 
 
 @pytest.mark.parametrize("platform", ["stubs", "zpoline"])
-@pytest.mark.parametrize("mode", list(get("spawnloop").modes))
+@pytest.mark.parametrize("mode", [m for m in get("spawnloop").modes if m != "threads"])
 def test_blocked_signals_take_the_fast_path(mode, platform):
     """A call made while the guest blocks SIGSEGV and SIGBUS (posix_spawn's
     child resets ~64 dispositions with every signal blocked) takes the fast

@@ -60,10 +60,17 @@ static int from_chunk(uint64_t at, size_t size, size_t hole)
 	}
 	if (!zv_is_err((long)p))
 		zv_munmap(p, c + CHUNK - lo); /* an old kernel ignoring NOREPLACE */
+	/* EEXIST: another thread (or CLONE_VM child) mapped it first and is
+	 * about to say so, or part of it is taken. Taking the first for the
+	 * second marked the chunk unusable while its ranges were being handed
+	 * out: their mmaps then failed and a burst of thread blocks made in it
+	 * ran out of tries (ENOMEM: a spawn from threads failed 1 in 1000). */
+	for (int i = 0; i < 1000 && !in_mapped_chunk(at); i++)
+		zv_sys0(__NR_sched_yield);
 	if (in_mapped_chunk(at))
 		return 1;
 	__atomic_store_n(&chunk_taken, c, __ATOMIC_RELAXED);
-	return 0; /* EEXIST: another thread mapped it first, or part is taken */
+	return 0;
 }
 
 static void *kmap(size_t size, size_t align, int fd, size_t hole, int *holed)
