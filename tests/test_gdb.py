@@ -26,6 +26,7 @@ SCRIPTS = {
     "threads": ["hit Breakpoint 1, g (x=7)", "* 2    Thread", "killed]"],
     "catchexec": ["(forked process ", "is executing new program: /usr/bin/echo", "exe = '/usr/bin/echo'",
                   "exec'd"],
+    "rerun": ["Breakpoint 1, g (x=6) at gdbprog.c:", "#0  g (x=6) at gdbprog.c:", "s=21", "exited normally"],
     "signal": ["on_usr1 (sig=...) at gdbprog.c:", "#1  <signal handler called>",
                "Single stepping until exit from function __restore_rt", "got 10"],
 }

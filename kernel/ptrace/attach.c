@@ -138,9 +138,22 @@ long zv_pt_join(struct zv_thread *t, int reason, int parent)
 	return 0;
 }
 
+/* A vfork child shares its parent's memory, zv_pt_me too, and its parent
+ * (the tracer) waits in vfork, not answering a join until the child execs
+ * or exits: the child's TRACEME is noted in its own block and its new
+ * image joins (ptrace/layer.c pt_encode), as gdb's and posix_spawn's
+ * children TRACEME then exec. So its stops begin at the exec's SIGTRAP. */
 long zv_pt_traceme(struct zv_thread *t)
 {
-	if (t->pt.slot || (zv_pt_me.traced && zv_pt_me.tracer_hpid != zv_sys0(__NR_getppid)))
+	if (t->pt.slot || t->pt.traceme)
+		return -EPERM;
+	if (t->vfork_child) {
+		if (zv_peer_hosted((int)zv_sys0(__NR_getppid)) != 1)
+			return -EPERM;
+		t->pt.traceme = 1;
+		return 0;
+	}
+	if (zv_pt_me.traced && zv_pt_me.tracer_hpid != zv_sys0(__NR_getppid))
 		return -EPERM;
 	return zv_pt_join(t, ZV_PT_JOIN_TRACEME, 0);
 }

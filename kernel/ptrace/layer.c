@@ -595,7 +595,7 @@ static void pt_exec_start(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	zv_pt_forget();
 	zv_pt_me.tracer_hpid = carried.tracer_hpid;
-	if (zv_pt_join(t, ZV_PT_JOIN_EXEC, carried.old_tid) < 0)
+	if (zv_pt_join(t, carried.old_tid ? ZV_PT_JOIN_EXEC : ZV_PT_JOIN_TRACEME, carried.old_tid) < 0)
 		return;
 	struct zv_pt_slot *s = t->pt.slot;
 	t->pt.mode = carried.mode;
@@ -619,6 +619,8 @@ static int pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
 {
 	(void)x;
 	struct zv_thread *t = zv_current();
+	if (!t->pt.slot && t->pt.traceme) /* a vfork child's TRACEME (attach.c): old tid 0 */
+		return zv_snprintf(buf, n, "%d.%d.0", (int)zv_sys0(__NR_getppid), ZV_PT_CONT);
 	if (!t->pt.slot)
 		return -1;
 	return zv_snprintf(buf, n, "%d.%d.%d", zv_pt_me.tracer_hpid, t->pt.mode, t->tid);

@@ -9,6 +9,7 @@ struct zv_pt_slot;
 struct zv_pt_thread {
 	struct zv_pt_slot *slot;  /* its slot in the process's shared area; NULL: not traced */
 	int mode;                 /* how the tracer last resumed it (enum zv_pt_resume) */
+	int traceme;              /* a vfork child's TRACEME: its new image joins the parent */
 	volatile int want;        /* stops asked from outside (ZV_PT_WANT_*), taken on the way out */
 	int stepping;             /* TF is set for the tracer: the next trap is a step */
 	uint64_t step_from;       /* the guest rip the step began at */

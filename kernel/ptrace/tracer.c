@@ -107,6 +107,9 @@ long zv_pt_bell_fd(void)
 		b->magic = ZV_PT_MAGIC;
 		b->tracer_hpid = (int)zv_getpid();
 		b->tracer_pid = zv_proc.pid;
+		/* as a wait would set it (wait.c): a tracee may join, and stop,
+		 * after the tracer's last wait, which then sleeps for its SIGCHLD */
+		b->notify = zv_current()->sighand->act[SIGCHLD_].handler > 1;
 		zv_pt_tracer.bell = b;
 		zv_pt_tracer.bell_fd = zv_hide_fd((int)fd);
 		zv_sys3(__NR_fcntl, zv_pt_tracer.bell_fd, 2 /* F_SETFD */, 1 /* FD_CLOEXEC */);

@@ -266,14 +266,23 @@ long zv_pt_wait(struct zv_call *c)
 		/* Non-child tracees and pending attaches are looked at again in
 		 * a while; a tracee's stop rings the bell, a child's exit ends
 		 * the wait with the host's SIGCHLD. */
-		int poll = 0;
+		int poll = 0, ending = 0;
 		for (int i = 0; i < zv_pt_tracer.n; i++) {
 			const struct zv_pt_tracee_ref *q = &zv_pt_tracer.tr[i];
 			poll |= !(q->host_child && q->tid == q->pid) || q->pending;
+			ending |= q->host_child && q->tid == q->pid && q->s &&
+				  __atomic_load_n(&q->s->state, __ATOMIC_ACQUIRE) == ZV_PT_EXITED;
 		}
 		poll |= zv_pt_expected(w.pid);
+		/* The guest blocks SIGCHLD (the host's mask is its): no signal
+		 * ends the sleep at a child's end, which is looked for now and
+		 * then, often once a tracee wrote its end (its exit follows). */
+		uint64_t mask = 0;
+		zv_sys4(__NR_rt_sigprocmask, 0 /* SIG_BLOCK */, NULL, &mask, 8);
+		int held = (mask >> (SIGCHLD_ - 1)) & 1;
+		poll |= held;
 		struct zv_pt_bell *b = zv_pt_tracer.bell;
-		struct { long s, ns; } ts = { 0, 100000000L };
+		struct { long s, ns; } ts = { 0, held && ending ? 2000000L : 100000000L };
 		long f;
 		if (b) {
 			__atomic_add_fetch(&b->sleepers, 1, __ATOMIC_SEQ_CST); /* (zv_pt_sleep's protocol) */

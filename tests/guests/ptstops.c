@@ -1,7 +1,9 @@
 /* A tracee at its syscall stops, and what comes to it there: signals sent
  * while it is stopped, SIGKILL, its tracer's end, and a tracer's waits
- * mixing an ordinary child with its tracee (tests/test_ptrace.py runs it
- * natively and under zvisor, tracer and tracee both guests). */
+ * mixing an ordinary child with its tracee, and how a tracee starts
+ * (TRACEME in a vfork child, a first stop announced by SIGCHLD).
+ * tests/test_ptrace.py runs it natively and under zvisor, tracer and
+ * tracee both guests. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -662,6 +664,83 @@ static void mode_mixed(void)
 	say("then ECHILD\n");
 }
 
+/* --- vfork: a tracee started as gdb starts one, TRACEME in a vfork child
+ * then exec, by a tracer with no other thread (it waits in vfork until
+ * the exec), twice: the tracer's end as the child's parent is undone */
+static void mode_vfork(void)
+{
+	for (int round = 1; round <= 2; round++) {
+		pid_t pid = vfork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0)
+				_exit(100 + errno);
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		int st;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		if (!WIFSTOPPED(st)) {
+			report_end(st);
+			continue;
+		}
+		say("round %d: stopped by %s\n", round, strsignal(WSTOPSIG(st)));
+		CHECK(ptrace(PTRACE_CONT, pid, 0, round == 1 ? 0 : SIGKILL) == 0);
+		CHECK(waitpid(pid, &st, 0) == pid);
+		report_end(st);
+	}
+}
+
+/* --- sigchld: a tracee's first stop announced by SIGCHLD to a tracer
+ * that waits for it in sigsuspend, having made no wait before; then
+ * tracees' ends waited for while SIGCHLD stays blocked */
+static volatile sig_atomic_t chld_count;
+
+static void on_chld(int sig)
+{
+	(void)sig;
+	chld_count++;
+}
+
+static void sigchld_body(void)
+{
+	_exit(4);
+}
+
+static void mode_sigchld(void)
+{
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	CHECK(sigprocmask(SIG_BLOCK, &block, &old) == 0);
+	CHECK(signal(SIGCHLD, on_chld) != SIG_ERR);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		CHECK(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0);
+		raise(SIGSTOP);
+		sigchld_body();
+	}
+	alarm(10); /* (a SIGCHLD that never comes ends it) */
+	while (!chld_count)
+		sigsuspend(&old);
+	alarm(0);
+	int st;
+	CHECK(waitpid(pid, &st, WNOHANG) == pid && WIFSTOPPED(st));
+	say("SIGCHLD came, then the stop: %s\n", strsignal(WSTOPSIG(st)));
+	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	report_end(st);
+	int ended = 0;
+	for (int i = 0; i < 20; i++) {
+		pid = traced_child(sigchld_body);
+		CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+		CHECK(waitpid(pid, &st, 0) == pid);
+		ended += WIFEXITED(st) && WEXITSTATUS(st) == 4;
+	}
+	say("SIGCHLD blocked: %d of 20 tracees' ends waited for\n", ended);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -675,7 +754,7 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\n");
+		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -690,6 +769,10 @@ int main(int argc, char **argv)
 		mode_orphan();
 	else if (!strcmp(m, "mixed"))
 		mode_mixed();
+	else if (!strcmp(m, "vfork"))
+		mode_vfork();
+	else if (!strcmp(m, "sigchld"))
+		mode_sigchld();
 	else
 		say("usage: ptstops MODE (--list)\n");
 	return 0;
