@@ -190,3 +190,23 @@ def test_strace_p_sigstop(platform):
             outs.append([normalise(l) for l in Path(out).read_text().splitlines()])
     assert "--- stopped by SIGSTOP ---" in outs[0], outs[0]
     assert outs[1] == outs[0]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_strace_p_sleeper(platform):
+    """strace -p of a process asleep in clock_nanosleep: the sleep the
+    attach interrupted is made again as restart_syscall, as natively (the
+    stop could come after the call was put back to be made again, where
+    it showed the sleep as a new clock_nanosleep)."""
+    script = "sleep 1.5 & p=$!; sleep 0.3; strace -o \"$1\" -p $p 2>/dev/null; wait $p; echo st=$?"
+    outs = []
+    for where in (None, platform, platform):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "s.txt")
+            argv = ["/bin/sh", "-c", script, "sh", out]
+            res = run_zv(argv, where, timeout=60) if where else run(argv, timeout=60)
+            assert res.returncode == 0 and res.stdout == "st=0\n", (res.stdout, res.stderr)
+            outs.append([normalise(l) for l in Path(out).read_text().splitlines()])
+    assert outs[0][0].startswith("restart_syscall(<... resuming interrupted"), outs[0]
+    for zv in outs[1:]:
+        assert zv == outs[0]

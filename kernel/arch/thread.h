@@ -104,6 +104,8 @@ struct zv_thread {
 	int tracer_pid;                /* the guest's ptrace: its tracer's pid, 0 if none (status' TracerPid) */
 	uint64_t ret_rip, ret_rax;     /* where the last SIGSYS entry returned the guest, and with what (lost_trap) */
 	int restarted;                 /* the call of this frame is made again (rip back on it: zv_frame_result) */
+	uint64_t restart_rip;          /* (where rip went back to, and the number in rax) */
+	long restart_nr;
 	uint64_t robust_head;          /* the guest's set_robust_list, which execve walks (sys/exec_note.c) */
 	int clear_tid_set;             /* the host has a clear_child_tid for this thread */
 	struct {                       /* the guest's own Syscall User Dispatch */

@@ -8,6 +8,7 @@
 #include "peer/peer.h"
 #include "sys/layer.h"
 #include "sys/execstate.h"
+#include "intercept/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
@@ -261,14 +262,31 @@ static long pt_call(struct zv_call *c)
 	return syscall_stops(c);
 }
 
+/* Whether uc is a call's end: its kernel entry's frame, or the guest
+ * put back on the call to make it again (zv_frame_result) and stopped
+ * there before it made it, as when a tracer's INTERRUPT or a signal
+ * comes just after the frame returned. Natively the thread is still at
+ * the call's end. */
+static int at_call_end(const struct zv_thread *t, const struct zv_ucontext *uc)
+{
+	if (uc == t->sys_uc)
+		return 1;
+	if (!t->restarted || (long)uc->mc.rax != t->restart_nr)
+		return 0;
+	uint64_t ip = zv_plat->resume_ip ? zv_plat->resume_ip(t->restart_rip) : t->restart_rip;
+	return uc->mc.rip == ip || uc->mc.rip == t->restart_rip;
+}
+
 /* At a call's end the host's tracer sees the call as the signal left
  * it, before the restart or the EINTR a handler makes of it: rip after
  * the syscall, rax the ERESTART* code; a call with ERESTART_RESTARTBLOCK
  * made again then shows restart_syscall (block_nr). Sets uc so. */
 static void call_end_shown(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	if (uc != t->sys_uc)
+	if (!at_call_end(t, uc))
 		return;
+	if (uc != t->sys_uc)
+		uc->mc.rip = t->restart_rip; /* (not a stub's resume address) */
 	if (t->pt.orig_rax < 0 && t->restarted)
 		t->pt.orig_rax = (long)uc->mc.rax; /* begun before the attach: the call made again (zv_frame_result) */
 	if (t->pt.orig_rax < 0)
@@ -312,7 +330,7 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 		return sig;
 	if (sig == SIGTRAP_ && zv_pt_trap(t, si, uc))
 		return 0; /* a step still inside zvisor's moved code */
-	if (uc != t->sys_uc)
+	if (!at_call_end(t, uc))
 		t->pt.orig_rax = -1; /* not at a call's end */
 	si->si_signo = sig;
 	int to = stop_at_call_end(t, uc, ZV_PT_SIGNAL, sig << 8 | 0x7f, si);
@@ -346,7 +364,7 @@ static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 	if (want & ZV_PT_WANT_STOP_FROM)
 		zv_pt_stop_post(t, t->pt.stop_code, t->pt.stop_pid, t->pt.stop_uid);
 	if (want & ZV_PT_WANT_INTERRUPT) {
-		if (uc != t->sys_uc)
+		if (!at_call_end(t, uc))
 			t->pt.orig_rax = -1;
 		/* (a sleep it interrupted is seen as a signal's stop sees it:
 		 * strace -p shows the sleep made again as restart_syscall) */

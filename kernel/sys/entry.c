@@ -69,6 +69,8 @@ void zv_frame_result(struct zv_thread *t, struct zv_ucontext *uc, long nr, long 
 		uc->mc.rip -= 2;
 		uc->mc.rax = nr;
 		t->restarted = 1;
+		t->restart_rip = uc->mc.rip;
+		t->restart_nr = nr;
 	} else {
 		uc->mc.rax = r;
 		t->restarted = 0;
