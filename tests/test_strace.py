@@ -172,6 +172,17 @@ def test_strace_exit_group_racing_threads(platform):
     assert short <= 1
 
 
+def attach_lines(script, where):
+    """The normalised lines strace -o writes in script (its $1), run by sh
+    natively (where None) or inside zvisor; the script ends with st=0."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "s.txt")
+        argv = ["/bin/sh", "-c", script, "sh", out]
+        res = run_zv(argv, where, timeout=60) if where else run(argv, timeout=60)
+        assert res.returncode == 0 and res.stdout == "st=0\n", (res.stdout, res.stderr)
+        return [normalise(l) for l in Path(out).read_text().splitlines()]
+
+
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_strace_p_sigstop(platform):
     """strace -p of a sleeper that a third process stops and continues:
@@ -180,14 +191,7 @@ def test_strace_p_sigstop(platform):
     for real)."""
     script = ("sleep 1 & p=$!; strace -o \"$1\" -e trace=none -p $p & t=$!; "
               "sleep 0.3; kill -STOP $p; sleep 0.2; kill -CONT $p; wait $p; echo st=$?; wait $t")
-    outs = []
-    for where in (None, platform):
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "s.txt")
-            argv = ["/bin/sh", "-c", script, "sh", out]
-            res = run_zv(argv, where, timeout=60) if where else run(argv, timeout=60)
-            assert res.returncode == 0 and res.stdout == "st=0\n", (res.stdout, res.stderr)
-            outs.append([normalise(l) for l in Path(out).read_text().splitlines()])
+    outs = [attach_lines(script, where) for where in (None, platform)]
     assert "--- stopped by SIGSTOP ---" in outs[0], outs[0]
     assert outs[1] == outs[0]
 
@@ -199,14 +203,7 @@ def test_strace_p_sleeper(platform):
     stop could come after the call was put back to be made again, where
     it showed the sleep as a new clock_nanosleep)."""
     script = "sleep 1.5 & p=$!; sleep 0.3; strace -o \"$1\" -p $p 2>/dev/null; wait $p; echo st=$?"
-    outs = []
-    for where in (None, platform, platform):
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "s.txt")
-            argv = ["/bin/sh", "-c", script, "sh", out]
-            res = run_zv(argv, where, timeout=60) if where else run(argv, timeout=60)
-            assert res.returncode == 0 and res.stdout == "st=0\n", (res.stdout, res.stderr)
-            outs.append([normalise(l) for l in Path(out).read_text().splitlines()])
+    outs = [attach_lines(script, where) for where in (None, platform, platform)]
     assert outs[0][0].startswith("restart_syscall(<... resuming interrupted"), outs[0]
     for zv in outs[1:]:
         assert zv == outs[0]
