@@ -459,6 +459,57 @@ def test_other_processes_ids(opts, user):
     assert_same(native, zv, "another process's ids as %s (%s)" % (user or "root", " ".join(opts)))
 
 
+PROC_OWNERS = r"""
+until_ok() { n=0; until eval "$1" || [ $n -ge 100 ]; do sleep 0.05; n=$((n+1)); done; }
+owners() { stat -c '%n %u:%g' "$@" | sed "s/$q/Q/g; s/$r/R/g; s/$t/T/g"; }
+python3 -c 'import os; os.setgid(4322); os.setuid(4321); os.execvp("sleep", ["sleep", "5"])' & r=$!
+python3 -c 'import ctypes, os, sys, time, threading
+l = ctypes.CDLL(None)
+os.setegid(4322); os.seteuid(4321)
+print("dumpable after seteuid", l.prctl(3, 0, 0, 0, 0))
+s = [os.stat(p) for p in ("/proc/self", "/proc/self/status", "/proc/self/task/%d" % os.getpid())]
+print("self", *["%d:%d" % (x.st_uid, x.st_gid) for x in s], flush=True)
+sys.stdin.readline()
+l.prctl(4, 1, 0, 0, 0)
+print("dumpable", l.prctl(3, 0, 0, 0, 0), flush=True)
+threading.Thread(target=time.sleep, args=(5,)).start()
+l.prctl(15, b"ready", 0, 0, 0)
+time.sleep(5)' < fifo & q=$!
+exec 3> fifo
+until_ok '[ "$(cat /proc/$r/comm)" = sleep ]'
+until_ok 'grep -q ^State:.S /proc/$q/status && [ "$(stat -c %u /proc/$q)" != 0 ]'
+echo "setuid, then exec"; owners /proc/$r /proc/$r/status /proc/$r/task/$r /proc/$r/fd
+echo "seteuid: not dumpable"; owners /proc/$q /proc/$q/status /proc/$q/task /proc/$q/task/$q /proc/$q/task/$q/status /proc/$q/attr /proc/$q/net
+echo >&3
+until_ok '[ "$(cat /proc/$q/comm)" = ready ]'
+t=$(ls /proc/$q/task | grep -vx $q)
+echo "dumpable again"; owners /proc/$q/status /proc/$q/task/$t /proc/$q/task/$t/status /proc/$q/maps
+python3 -c 'import os, sys; print("fstat", "%d:%d" % (lambda s: (s.st_uid, s.st_gid))(os.fstat(os.open(sys.argv[1], os.O_RDONLY))))' /proc/$q/status
+kill $q $r; wait
+"""
+
+
+@pytest.mark.parametrize("user", USERS)
+@pytest.mark.parametrize("opts", [("--fake-root",), ("--fake-root", "--exec=host")], ids=["inexec", "hostexec"])
+def test_other_processes_proc_owners(opts, user, tmp_path):
+    """stat of a process's /proc/PID entries gives the owner it has in the
+    view: its directories its effective ids, its other entries those too
+    while it is dumpable, else root (a uid change makes it not dumpable,
+    an exec with its ids equal and PR_SET_DUMPABLE dumpable again, as
+    PR_GET_DUMPABLE says); not the run's start identity for all."""
+    script = shared_file("procowners.sh", PROC_OWNERS)
+    ndir, zdir = scratch(tmp_path, None, "n"), scratch(tmp_path, user, "z")
+    for d in (ndir, zdir):
+        os.mkfifo(os.path.join(d, "fifo"))
+        if user:
+            shutil.chown(os.path.join(d, "fifo"), user)
+    native = run(["sh", script], cwd=ndir)
+    assert native.returncode == 0 and "/proc/R/status 4321:4322" in native.stdout, native
+    assert "/proc/Q 4321:4322\n/proc/Q/status 0:0" in native.stdout, native.stdout
+    zv = fake(["sh", script], None, user, opts=opts, cwd=zdir)
+    assert_same(native, zv, "owners of another process's /proc entries as %s (%s)" % (user or "root", " ".join(opts)))
+
+
 AUDIT = r"""
 import errno, socket, struct
 s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)  # NETLINK_AUDIT

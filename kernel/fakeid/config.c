@@ -13,7 +13,7 @@
 #include <linux/fcntl.h>
 #include <linux/prctl.h>
 
-struct zv_fakeid zv_fid = { .xattrat = -1, .db_fd = -1 };
+struct zv_fakeid zv_fid = { .xattrat = -1, .db_fd = -1, .dumpable = ZV_FID_DUMP_USER };
 static const char *db_path;     /* --fake-db */
 static struct zv_creds carried;  /* the exec'ing thread's, for the new image's first */
 static int have_carried;
@@ -121,6 +121,17 @@ static int in_state_dir(char **envp, char *out, size_t n)
 }
 
 static void hooks(void);
+
+int zv_fid_suid_dumpable(void)
+{
+	char c = '0';
+	long fd = zv_openat(AT_FDCWD, "/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC, 0);
+	if (fd >= 0) {
+		zv_sys3(__NR_read, fd, &c, 1);
+		zv_close((int)fd);
+	}
+	return c >= '0' && c <= '2' ? c - '0' : 0;
+}
 
 /* zvisor run's set-up once the options are read: the host's ids,
  * capabilities and groups, the database. root: --root's directory, or
@@ -289,7 +300,9 @@ void zv_fakeid_image(struct zv_thread *t, const char *path)
 			zv_close((int)fd);
 	}
 	zv_at_release(&at);
+	struct zv_creds before = t->cred;
 	image_secure = zv_fid_exec(&t->cred, s.mode, s.uid, s.gid, suid_ok && mapped_uid, suid_ok && mapped_gid);
+	zv_fid.dumpable = zv_fid_exec_dumpable(&before, &t->cred) ? ZV_FID_DUMP_USER : zv_fid_suid_dumpable();
 	zv_fid_publish(t);
 }
 

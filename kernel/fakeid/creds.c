@@ -238,6 +238,23 @@ long zv_fid_prctl(struct zv_creds *c, long op, unsigned long a2, unsigned long a
 	}
 }
 
+/* Whether a change from old to new makes the process as dumpable as the
+ * host's fs.suid_dumpable says (commit_creds): its euid, egid, fsuid or
+ * fsgid changed, or its permitted set grew. */
+int zv_fid_dump_changed(const struct zv_creds *old, const struct zv_creds *new)
+{
+	return old->euid != new->euid || old->egid != new->egid || old->fsuid != new->fsuid ||
+	       old->fsgid != new->fsgid || (new->cap_prm & ~old->cap_prm);
+}
+
+/* Whether an exec from credentials old to new leaves the process dumpable
+ * (SUID_DUMP_USER), as begin_new_exec decides from the ids before it, and
+ * commit_creds from the change. */
+int zv_fid_exec_dumpable(const struct zv_creds *old, const struct zv_creds *new)
+{
+	return old->euid == old->uid && old->egid == old->gid && !zv_fid_dump_changed(old, new);
+}
+
 /* An exec of a file with mode (virtual), owned by uid:gid; suid_ok,
  * sgid_ok: the set-user-ID and set-group-ID bits may apply (no nosuid
  * mount, no no_new_privs, an owner the id map knows). Returns AT_SECURE.

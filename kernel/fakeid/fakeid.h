@@ -12,6 +12,7 @@
  *               (in this process, and in a file of zvisor's cache directory)
  *   store.c     a file's record wherever it is kept; the view stat shows
  *   statcalls.c stat, lstat, fstat, newfstatat, statx
+ *   procowner.c the owner of a hosted process's /proc entries
  *   owncalls.c  chown, chmod and mknod families
  *   create.c    new files: owner and mode from the virtual ids
  *   names.c     unlink and rename: a record goes with the last link
@@ -46,6 +47,7 @@
 #endif
 
 #define ZV_FID_OVERFLOW 65534u /* the id of a host id the view does not map (overflowuid) */
+#define ZV_FID_DUMP_USER 1     /* SUID_DUMP_USER: a dumpable process's /proc files are its euid's */
 
 struct zv_fakeid {
 	int on;
@@ -56,6 +58,7 @@ struct zv_fakeid {
 	uint64_t cap_bnd;            /* the host's bounding set */
 	int xattrat;                 /* the host has getxattrat and the like (Linux 6.13): 1, 0 or -1 unknown */
 	int no_new_privs;            /* the program's (the seccomp platform sets the host's itself) */
+	int dumpable;                /* the process's, as PR_GET_DUMPABLE says (the host's follows PR_SET_DUMPABLE only) */
 	volatile int db_lock;        /* the database's writers within this process */
 	/* the database (db.c): a hidden fd, carried across execve, and its mapping */
 	int db_fd;
@@ -93,17 +96,22 @@ long zv_fid_capset(struct zv_creds *c, uint64_t eff, uint64_t prm, uint64_t inh)
 long zv_fid_prctl(struct zv_creds *c, long op, unsigned long a2, unsigned long a3, unsigned long a4,
 		  unsigned long a5);
 int zv_fid_exec(struct zv_creds *c, uint32_t mode, uint32_t uid, uint32_t gid, int suid_ok, int sgid_ok);
+int zv_fid_dump_changed(const struct zv_creds *old, const struct zv_creds *new);
+int zv_fid_exec_dumpable(const struct zv_creds *old, const struct zv_creds *new);
 
 /* config.c */
 uint32_t zv_fid_guest_uid(uint32_t host);
 uint32_t zv_fid_guest_gid(uint32_t host);
 void zv_fid_start_cred(struct zv_creds *c);
+int zv_fid_suid_dumpable(void); /* the host's fs.suid_dumpable */
 
 /* procids.c: the run's table of credentials, for another's /proc/PID/status */
 extern int zv_fid_procids_fd; /* hidden, carried across exec; -1: none */
 void zv_fid_procids_make(void);     /* the first image */
 void zv_fid_procids_attach(int fd); /* an exec'd one */
 void zv_fid_publish(const struct zv_thread *t); /* t's credentials changed (or a new image) */
+void zv_fid_publish_all(struct zv_thread *self); /* the process's dumpability changed */
+int zv_fid_task_creds(int tid, int tgid, struct zv_creds *c, int *dumpable);
 void zv_fid_procids_fork_child(struct zv_thread *t);
 void zv_fid_procids_exit(const struct zv_thread *t, int all);
 int zv_fid_other_creds(int tid, const char *raw, size_t len, struct zv_creds *c);
@@ -143,6 +151,9 @@ long zv_fid_fstatat(int dirfd, const char *path, int flags, struct zv_fid_stat *
 int zv_fid_lookup(int dirfd, const char *path, int flags, const struct zv_fid_stat *s, struct zv_fid_rec *r);
 long zv_fid_store(int dirfd, const char *path, int flags, const struct zv_fid_stat *s, const struct zv_fid_rec *r);
 void zv_fid_view(int dirfd, const char *path, int flags, struct zv_fid_stat *s);
+
+/* procowner.c: s of a hosted process's /proc entry owned as natively */
+void zv_fid_proc_owner(int dirfd, const char *path, int flags, struct zv_fid_stat *s);
 
 /* For the command line (cmdline.c, main.c). */
 void zv_fakeid_root(void);

@@ -157,6 +157,16 @@ static long id_call(struct zv_call *call)
 	case __NR_capget: return capget(t, call, (uint64_t)a[0], (uint64_t)a[1]);
 	case __NR_capset: return capset(t, (uint64_t)a[0], (uint64_t)a[1]);
 	case __NR_prctl: {
+		if (a[0] == PR_GET_DUMPABLE)
+			return zv_fid.dumpable;
+		if (a[0] == PR_SET_DUMPABLE) {
+			long r = zv_next(call); /* the host's too: its errnos, and exec_note's reset at exec */
+			if (r == 0 && zv_fid.dumpable != (int)a[1]) {
+				zv_fid.dumpable = (int)a[1];
+				zv_fid_publish_all(t);
+			}
+			return r;
+		}
 		long r = zv_fid_prctl(c, a[0], (unsigned long)a[1], (unsigned long)a[2], (unsigned long)a[3],
 				      (unsigned long)a[4]);
 		if (r != -ENOSYS)
@@ -180,7 +190,13 @@ long zv_fid_id_call(struct zv_call *call)
 		return id_call(call);
 	struct zv_creds before = t->cred;
 	long r = id_call(call);
-	if (memcmp(&before, &t->cred, sizeof before))
-		zv_fid_publish(t);
+	if (!memcmp(&before, &t->cred, sizeof before))
+		return r;
+	int d = zv_fid_dump_changed(&before, &t->cred) ? zv_fid_suid_dumpable() : zv_fid.dumpable;
+	if (d != zv_fid.dumpable) {
+		zv_fid.dumpable = d;
+		zv_fid_publish_all(t);
+	}
+	zv_fid_publish(t);
 	return r;
 }

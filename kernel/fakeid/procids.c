@@ -20,6 +20,7 @@ struct slot {
 	volatile uint32_t seq; /* odd while a writer holds the slot: no writer ever waits */
 	int tid, pid;          /* the host's; tid 0: free */
 	uint64_t start;        /* the process's start time (/proc/PID/stat field 22) */
+	int dumpable;          /* its process's (zv_fid.dumpable) */
 	struct zv_creds cred;
 };
 
@@ -122,13 +123,14 @@ static int fresh(void)
 static int pid_of(const struct zv_thread *t) { return t->is_thread ? zv_proc.hpid : t->htid; }
 
 /* t's credentials, seen by the run's other processes: after they change,
- * at each image, in a fork child. */
+ * at each image, in a fork child; with its process's dumpability, which
+ * decides the owner of its /proc files. */
 void zv_fid_publish(const struct zv_thread *t)
 {
 	if (!tab || !t->cred_valid)
 		return;
 	int pid = pid_of(t), i = find(t->htid, pid);
-	if (same_cred(&t->cred, &tab->start)) { /* what the id map shows anyway */
+	if (same_cred(&t->cred, &tab->start) && zv_fid.dumpable == ZV_FID_DUMP_USER) { /* what the id map shows anyway */
 		if (i >= 0)
 			clear(i);
 		return;
@@ -142,10 +144,25 @@ void zv_fid_publish(const struct zv_thread *t)
 	s->tid = t->htid;
 	s->pid = pid;
 	s->start = st;
+	s->dumpable = zv_fid.dumpable;
 	s->cred = t->cred;
 	give(s);
 	if (pid == zv_proc.hpid)
 		mine[i / 64] |= 1ULL << (i % 64);
+}
+
+static int publish_one(struct zv_thread *t, void *self)
+{
+	if (pid_of(t) == pid_of(self))
+		zv_fid_publish(t);
+	return 0;
+}
+
+/* The process's dumpability changed: every thread of it says so. */
+void zv_fid_publish_all(struct zv_thread *self)
+{
+	if (tab)
+		zv_thread_each(publish_one, self);
 }
 
 /* A fork child: its own process, which wrote no slot yet. */
@@ -167,8 +184,9 @@ void zv_fid_procids_exit(const struct zv_thread *t, int all)
 			clear(i);
 }
 
-/* The slot of (tid, pid) into *c, if it is still that process's. */
-static int lookup(int tid, int pid, struct zv_creds *c)
+/* The slot of (tid, pid) into *c (and its dumpability into *d), if it is
+ * still that process's. */
+static int lookup(int tid, int pid, struct zv_creds *c, int *d)
 {
 	for (int i = 0; i < SLOTS; i++) {
 		struct slot *s = &tab->s[i];
@@ -177,6 +195,7 @@ static int lookup(int tid, int pid, struct zv_creds *c)
 			continue;
 		uint64_t st = s->start;
 		*c = s->cred;
+		*d = s->dumpable;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (s->seq == q && s->tid == tid && s->pid == pid)
 			return st == start_time(pid);
@@ -259,9 +278,27 @@ static void mapped(const char *raw, size_t len, struct zv_creds *c)
 int zv_fid_other_creds(int tid, const char *raw, size_t len, struct zv_creds *c)
 {
 	uint32_t tgid = 0;
+	int d;
 	numbers(field(raw, len, "Tgid:"), &tgid, 1);
-	if (tab && tgid && (lookup(tid, (int)tgid, c) || (tid != (int)tgid && lookup((int)tgid, (int)tgid, c))))
+	if (tab && tgid && (lookup(tid, (int)tgid, c, &d) || (tid != (int)tgid && lookup((int)tgid, (int)tgid, c, &d))))
 		return 1;
 	mapped(raw, len, c);
 	return 1;
+}
+
+/* Thread tid of process tgid (0: not known; tid is then most likely a
+ * leader) as the table shows it: its credentials and its process's
+ * dumpability, 1; 0 if it has no slot (its ids are the id map's). */
+int zv_fid_task_creds(int tid, int tgid, struct zv_creds *c, int *dumpable)
+{
+	if (!tab)
+		return 0;
+	if (!tgid) {
+		for (int i = 0; i < SLOTS && !tgid; i++)
+			if (tab->s[i].tid == tid)
+				tgid = tab->s[i].pid;
+		if (!tgid)
+			return 0;
+	}
+	return lookup(tid, tgid, c, dumpable) || (tid != tgid && lookup(tgid, tgid, c, dumpable));
 }

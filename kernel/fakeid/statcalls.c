@@ -1,6 +1,6 @@
 /* stat, lstat, fstat, newfstatat and statx: the host's answer, with the
  * owner, mode and device number of the file's record (or the host's owner
- * through the id map). The record is read through the same fd or path the
+ * through the id map; a hosted process's /proc entries, procowner.c). The record is read through the same fd or path the
  * call named: one host call more for a regular file or directory (its
  * xattr), none for the others (the database is memory). */
 #include "fakeid/fakeid.h"
@@ -29,6 +29,7 @@ static void patch_stat(int dirfd, const char *path, int flags, struct kstat_head
 	struct zv_fid_stat s = { zv_fid_dev(st->dev), st->ino, st->mode, st->uid, st->gid, (uint32_t)st->nlink,
 				 (uint32_t)(rdev >> 32), (uint32_t)rdev, st->ctime * 1000000000UL + st->ctime_ns };
 	zv_fid_view(dirfd, path, flags, &s);
+	zv_fid_proc_owner(dirfd, path, flags, &s);
 	st->mode = s.mode;
 	st->uid = s.uid;
 	st->gid = s.gid;
@@ -45,6 +46,7 @@ static void patch_statx(int dirfd, const char *path, int flags, struct statx *sx
 				 sx->stx_uid, sx->stx_gid, sx->stx_nlink, sx->stx_rdev_major, sx->stx_rdev_minor,
 				 (m & STATX_CTIME) ? sx->stx_ctime.tv_sec * 1000000000UL + sx->stx_ctime.tv_nsec : ~0UL };
 	zv_fid_view(dirfd, path, flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), &s);
+	zv_fid_proc_owner(dirfd, path, flags & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH), &s);
 	if (m & STATX_TYPE)
 		sx->stx_mode = (uint16_t)((sx->stx_mode & ~S_IFMT) | (s.mode & S_IFMT));
 	if (m & STATX_MODE)
