@@ -12,17 +12,27 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/fdlist.h"
 #include <linux/mman.h>
 
 /* --rewrite=load and the stubs: the loader's executable mappings, rewritten
  * as mapped (intercept/) by the thread that loads them. */
 static struct zv_thread *loading_thread;
 
-static void rewrite_mapped(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id)
+static long map_code(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id)
 {
+	int flags = MAP_PRIVATE | MAP_FIXED;
+	long r;
 	zv_stubs_loader_ident = (const uint64_t *)id; /* the site cache's key without another fstat */
-	zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot, MAP_PRIVATE | MAP_FIXED);
+	if (zv_plat->map_code) {
+		r = zv_plat->map_code(loading_thread, fd, addr, len, off, prot, flags);
+	} else {
+		r = (long)zv_mmap((void *)addr, len, prot, flags, fd, (long)off);
+		if (!zv_is_err(r))
+			zv_plat->code_mapped(loading_thread, fd, addr, len, off, prot, flags);
+	}
 	zv_stubs_loader_ident = NULL;
+	return r;
 }
 
 /* The process's name (/proc/self/comm, ps), as the host's execve sets it:
@@ -54,16 +64,22 @@ void zv_image_load(struct zv_thread *t, const char *path, const char *elf, const
 		   struct zv_image *img)
 {
 	char why[160] = "";
+	/* the load's files and cache files closed together at its end (an
+	 * exec made in this process brings the list its resets began) */
+	struct zv_fdlist mine = { 0 }, *fds = zv_load_fds ? zv_load_fds : &mine;
+	zv_load_fds = fds;
 	if (zv_plat->code_mapped) {
 		loading_thread = t;
-		zv_exec_mapped = rewrite_mapped;
+		zv_exec_map_code = map_code;
 	}
 	long e = zv_load_elf(elf, img, why, sizeof why);
-	zv_exec_mapped = NULL;
+	zv_exec_map_code = NULL;
 	if (zv_proc.carry_fd >= 0) { /* the file is mapped: the guest never sees the copy */
-		zv_close(zv_proc.carry_fd);
+		zv_fdlist_close(fds, zv_proc.carry_fd, zv_proc.carry_fd);
 		zv_proc.carry_fd = -1;
 	}
+	zv_fdlist_flush(fds);
+	zv_load_fds = NULL;
 	if (e < 0)
 		zv_die(e == -ENOENT ? 127 : 126, "%s: %s", path, why[0] ? why : zv_strerror((int)-e));
 	zv_vdso_cover(t);

@@ -25,6 +25,7 @@
 #include "lib/fmt.h"
 #include "lib/kmem.h"
 #include "lib/random.h"
+#include "lib/fdlist.h"
 #include <linux/auxvec.h>
 #include <linux/mman.h>
 
@@ -249,7 +250,10 @@ static long exec_here(struct zv_exec_req *q)
 		zv_exec_kill_others(t);
 	zv_event_exec_here(t);
 
-	/* 3. The process as execve leaves it, the old memory gone. */
+	/* 3. The process as execve leaves it, the old memory gone; the
+	 * close-on-exec fds closed with the load's files (image.c) */
+	struct zv_fdlist fds = { 0 };
+	zv_load_fds = &fds;
 	zv_exec_reset(t, fd_dir, &q->r->files);
 	unmap_old_image(keep_lo);
 	zv_intercept_exec(x.envp);

@@ -42,6 +42,15 @@ def test_new_code_with_a_raw_syscall_is_still_seen(mode, taint):
     assert rows.get("getppid") == 1002, counted.stderr  # 1 + 1000 + the new code's
 
 
+@pytest.mark.parametrize("mode", ["edge", "edge-high"])
+def test_a_pair_across_two_mappings_is_seen(mode):
+    """A file's two pages mapped executable side by side, one mapping
+    each, with `0f 05` across their edge: whichever is mapped second finds
+    the pair with its neighbour's byte, and SUD stays armed (taint 1)."""
+    s = stats_of(run_both(mode, ["--stats"]).stderr)
+    assert (s["sudoff"], s["taint"]) == (0, 1), s
+
+
 def test_sud_is_off_in_threads_too():
     """A second thread (a raw clone) arms itself before it runs guest code
     and settles like the first; its getppid is seen, and SUD is off at the

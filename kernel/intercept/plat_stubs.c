@@ -5,6 +5,7 @@
  * only at run time (JIT code, code without function bounds) stay on the
  * SIGSYS catch-all: see DESIGN "Jump stubs and SUD off" for why. */
 #include "zvisor.h"
+#include "lib/syscall.h"
 #include "intercept/platform.h"
 #include "intercept/sites.h"
 #include "intercept/stubs.h"
@@ -19,23 +20,40 @@ static long arm_thread(struct zv_thread *t)
 	return r < 0 ? r : zv_catchall_arm_thread(t);
 }
 
-static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags)
+/* The code of fd at [addr, addr + len) rewritten: the copy shared with
+ * every other process (intercept/sharedtext.c) mapped over it, else its
+ * windows written privately. unmapped: the loader's segment, not mapped
+ * yet; a copy takes its place without the original's mapping first.
+ * Returns addr, or -errno from the original's mapping. */
+static long rewrite(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags,
+		    int unmapped)
 {
+	struct zv_stub_batch *b = zv_proc.rewrite == ZV_REWRITE_NONE ? NULL : zv_stubs_batch_new();
+	int shared = 0;
+	if (b) {
+		b->span_lo = off <= addr ? addr - off : 0;
+		b->unmapped = unmapped;
+		shared = zv_sharedtext_map(fd, addr, len, off, prot, flags, b);
+		if (shared == ZV_SHARED_MAPPED) {
+			zv_sudoff_code(t, addr, addr + len, 0, b->inside, b->ninside, b->verdict);
+			zv_stubs_batch_free(b);
+			return (long)addr;
+		}
+		unmapped = b->unmapped; /* the copy's lookup may have mapped the original */
+	}
+	if (unmapped) {
+		long r = (long)zv_mmap((void *)addr, len, prot, flags, fd, (long)off);
+		if (zv_is_err(r)) {
+			if (b)
+				zv_stubs_batch_free(b);
+			return r;
+		}
+	}
 	if (zv_proc.rewrite == ZV_REWRITE_NONE)
-		return;
-	struct zv_stub_batch *b = zv_stubs_batch_new();
+		return (long)addr;
 	if (!b) {
 		zv_sudoff_taint(t, ZV_TAINT_UNREADABLE); /* not scanned */
-		return;
-	}
-	b->span_lo = off <= addr ? addr - off : 0;
-	/* the cached copy, rewritten, shared with every other process
-	 * (intercept/sharedtext.c); else the windows, written privately */
-	int shared = zv_sharedtext_map(fd, addr, len, off, prot, flags, b);
-	if (shared == ZV_SHARED_MAPPED) {
-		zv_sudoff_code(t, addr, addr + len, 0, b->inside, b->ninside, b->verdict);
-		zv_stubs_batch_free(b);
-		return;
+		return (long)addr;
 	}
 	/* a cache hit: the pages to change are written first, then checked */
 	int hit = shared || zv_sitecache_lookup(fd, addr, len, off, prot, b);
@@ -75,6 +93,17 @@ static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len
 	if (all && !shared) /* no copy yet (a miss, or a copy dropped): this one */
 		zv_sharedtext_store(fd, addr, len, off, prot, flags, b);
 	zv_stubs_batch_free(b);
+	return (long)addr;
+}
+
+static void code_mapped(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags)
+{
+	rewrite(t, fd, addr, len, off, prot, flags, 0);
+}
+
+static long map_code(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags)
+{
+	return rewrite(t, fd, addr, len, off, prot, flags, 1);
 }
 
 /* Each vDSO stub is one window: `mov $nr, %eax; syscall`. */
@@ -126,6 +155,7 @@ ZV_PLATFORM(stubs, 3) = {
 	ZV_PLATFORM_FAST,
 	.arm_thread = arm_thread,
 	.code_mapped = code_mapped,
+	.map_code = map_code,
 	.vdso_stubs = vdso_stubs,
 	.vdso_code = vdso_code,
 	.mm_before = zv_sudoff_mm_before,

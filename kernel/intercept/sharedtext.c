@@ -33,6 +33,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/devnum.h"
+#include "lib/fdlist.h"
 #include "intercept/sitecache.h"
 #include "intercept/sharedtext.h"
 #include "intercept/cachecap.h"
@@ -345,14 +346,15 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		} else {
 			/* the region's place is taken: the windows are written into
 			 * a private copy as without a shared one */
-			if (m.failed)
-				zv_mmap((void *)addr, len, prot, MAP_PRIVATE | MAP_FIXED, fd, (long)off);
+			if ((m.failed || b->unmapped) &&
+			    !zv_is_err((long)zv_mmap((void *)addr, len, prot, MAP_PRIVATE | MAP_FIXED, fd, (long)off)))
+				b->unmapped = 0;
 			r = ZV_SHARED_WINDOWS;
 		}
 	}
 	if (why)
 		b->n = b->ninside = 0;
-	zv_close((int)cfd);
+	zv_fdlist_close(zv_load_fds, (int)cfd, (int)cfd); /* a load's: with its other files */
 	if (why)
 		zv_sitecache_drop(path, why);
 	return r;

@@ -18,6 +18,7 @@
 #include "lib/string.h"
 #include "lib/fmt.h"
 #include "lib/kmem.h"
+#include "lib/fdlist.h"
 #include "intercept/sitecache.h"
 #include "intercept/stubs.h"
 #include "sys/execstate.h"
@@ -276,7 +277,7 @@ static int lookup(const struct key *k, uint64_t addr, struct zv_stub_batch *b)
 		why = "written since it was made"; /* or another's copy: its windows are not trusted */
 	else if (zv_sys4(__NR_pread64, src.fd, &h, sizeof h, 0) == sizeof h)
 		ok = parse(k, &h, &src, addr, b, &why);
-	zv_close((int)src.fd);
+	zv_fdlist_close(zv_load_fds, (int)src.fd, (int)src.fd); /* a load's: with its other files */
 	if (!ok && why)
 		zv_sitecache_drop(path, why);
 	return ok;

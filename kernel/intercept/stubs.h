@@ -44,6 +44,8 @@ struct zv_stub_batch {
 	uint64_t span_lo; /* where the code's file is mapped from its offset 0 (0: unknown): a region right
 			   * below it shares its page table */
 	int above; /* the region goes right above the code if it can: the vDSO, atop the mmap area */
+	int unmapped; /* the loader's code, not mapped yet: a copy's lookup that maps no copy maps the
+		       * original where it maps it itself (then 0) */
 	/* the mapped file's identity as the cache keys it (intercept/sitecache.c):
 	 * one fstat for the copy's and the windows' lookups and stores */
 	uint64_t ident[7];

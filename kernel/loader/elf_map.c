@@ -11,6 +11,7 @@
 #include "sys/viewhook.h"
 #include "sys/calls.h"
 #include "sys/txtbusy.h"
+#include "lib/fdlist.h"
 
 static uint64_t random_pages(void)
 {
@@ -52,7 +53,7 @@ static void unmap_holes(const struct elf *e, uint64_t bias)
 	}
 }
 
-void (*zv_exec_mapped)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id);
+long (*zv_exec_map_code)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id);
 
 static int prot_of(uint32_t flags)
 {
@@ -147,13 +148,15 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 		uint64_t va = bias + p->p_vaddr, pstart = PAGE_DOWN(va);
 		uint64_t fend = va + p->p_filesz, mend = va + p->p_memsz, anon = pstart;
 		if (p->p_filesz) {
-			r = i == first ? (long)pstart /* the reservation's start */
-				       : (long)zv_mmap((void *)pstart, PAGE_UP(fend) - pstart, prot, MAP_PRIVATE | MAP_FIXED,
-						       e->fd, (long)PAGE_DOWN(p->p_offset));
+			if (i == first)
+				r = (long)pstart; /* the reservation's start */
+			else if ((prot & PROT_EXEC) && zv_exec_map_code)
+				r = zv_exec_map_code(e->fd, pstart, PAGE_UP(fend) - pstart, PAGE_DOWN(p->p_offset), prot, &e->id);
+			else
+				r = (long)zv_mmap((void *)pstart, PAGE_UP(fend) - pstart, prot, MAP_PRIVATE | MAP_FIXED, e->fd,
+						  (long)PAGE_DOWN(p->p_offset));
 			if (zv_is_err(r))
 				goto bad;
-			if ((prot & PROT_EXEC) && zv_exec_mapped)
-				zv_exec_mapped(e->fd, pstart, PAGE_UP(fend) - pstart, PAGE_DOWN(p->p_offset), prot, &e->id);
 			anon = PAGE_UP(fend);
 			/* The rest of the last file page is .bss: zero it (the host
 			 * does so only when the segment is writable). */
@@ -322,14 +325,9 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 unmap:
 	zv_munmap((void *)exe_lo, exe_span);
 out:
-	if (efd >= 0 && e.fd == efd + 1)
-		zv_sys3(__NR_close_range, efd, e.fd, 0);
-	else {
-		if (efd >= 0)
-			zv_close(efd);
-		if (e.fd >= 0)
-			zv_close(e.fd);
-	}
+	/* with the load's other files, a run at a time (lib/fdlist.c) */
+	zv_fdlist_close(zv_load_fds, efd, efd);
+	zv_fdlist_close(zv_load_fds, e.fd, e.fd);
 	zv_exec_files_close(&f);
 	if (err && wl)
 		sanitize(why);

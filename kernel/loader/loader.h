@@ -33,12 +33,13 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t whylen
  * the same files, read once) instead of opening path and its interpreter;
  * it closes them. */
 void zv_load_elf_given(const struct zv_exec_files *f);
-/* Called, when set, for each executable segment zv_load_elf maps: fd's
- * bytes from file offset off now at [addr, addr + len), privately, with
- * protection prot. */
+/* When set, maps each executable segment zv_load_elf maps: fd's bytes
+ * from file offset off at [addr, addr + len), privately, with protection
+ * prot, over the load's reservation (the platform may map a rewritten
+ * copy of them instead). Returns addr or -errno. */
 struct zv_file_id;
 /* fd's identity (id) as the loader's open found it: its code's cache key */
-extern void (*zv_exec_mapped)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id);
+extern long (*zv_exec_map_code)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id);
 
 /* Lays out the guest's initial stack in buf as it must appear at addresses
  * [sp, top): argc, argv[], NULL, envp[], NULL, auxv pairs, AT_NULL, then the

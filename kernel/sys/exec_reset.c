@@ -11,6 +11,7 @@
 #include "sys/fdflags.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/fdlist.h"
 #include "sys/calls.h"
 #include <linux/fcntl.h>
 #include <linux/sched.h>
@@ -128,10 +129,7 @@ static void close_known(const struct zv_exec_files *keep)
 		if (on && lo < 0)
 			lo = fd;
 		if (!on && lo >= 0) {
-			if (fd - lo == 1)
-				zv_close(lo);
-			else
-				zv_sys3(__NR_close_range, lo, fd - 1, 0);
+			zv_fdlist_close(zv_load_fds, lo, fd - 1); /* with the load's files, when it brings a list */
 			lo = -1;
 		}
 		if (fd < ZV_CLOEXEC_FDS && !(fd & 63) && !zv_proc.cloexec_fds[fd >> 6] && lo < 0)

@@ -24,6 +24,10 @@ struct zv_platform_ops {
 	 * offset off with protection prot (the loader's images and the
 	 * guest's mmap): the platform may rewrite its sites now. */
 	void (*code_mapped)(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags);
+	/* The loader's code segment, not mapped yet (NULL: it is mapped,
+	 * then code_mapped): mapped as code_mapped would leave it, a
+	 * rewritten copy in its place where there is one. addr or -errno. */
+	long (*map_code)(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, int flags);
 	/* The vDSO's n stubs `mov $nr, %eax; syscall; ret`, size bytes
 	 * apart, still writable. */
 	void (*vdso_stubs)(struct zv_thread *t, uint8_t *stubs, int n, int size);

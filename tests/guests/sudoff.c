@@ -9,8 +9,18 @@
  *   thread    a second thread (raw clone) calls getppid and exits: with
  *             two threads SUD is armed, with one again it goes off
  *             (--stats: sudoff=1 at exit, the thread's getppid counted)
+ *   edge, edge-high
+ *             maps a file's two pages side by side, executable, one
+ *             mapping each (the low page first, or the high one), the
+ *             first ending in 0f and the second starting with 05: a
+ *             syscall pair across the mappings' edge, which no scan of
+ *             either mapping alone holds (--stats: taint=1)
  * Prints one line per step; exit status 0. */
 #define NR_write 1
+#define NR_open 2
+#define NR_close 3
+#define NR_getpid 39
+#define NR_unlink 87
 #define NR_mmap 9
 #define NR_mprotect 10
 #define NR_getppid 110
@@ -72,6 +82,43 @@ static long call_new_code(int prot_at_once)
 	return ((long (*)(void))p)();
 }
 
+/* A file of two pages whose edge holds `0f 05`, mapped as two executable
+ * mappings side by side (high first: the high page's mapping is made
+ * first); 0 when both are mapped. */
+static long map_edge(int high_first)
+{
+	char path[32] = "/tmp/sudoff-edge.";
+	unsigned long pid = (unsigned long)sys3(NR_getpid, 0, 0, 0), k = 17, d = 1;
+	while (d * 10 <= pid)
+		d *= 10;
+	for (; d; d /= 10)
+		path[k++] = (char)('0' + pid / d % 10);
+	path[k] = 0;
+	static unsigned char page[8192];
+	page[4095] = 0x0f;
+	page[4096] = 0x05;
+	long fd = sys3(NR_open, (long)path, 01 | 0100 | 01000 /* O_WRONLY|O_CREAT|O_TRUNC */, 0600);
+	if (fd < 0)
+		return -1;
+	long w = sys3(NR_write, fd, (long)page, sizeof page);
+	sys3(NR_close, fd, 0, 0);
+	fd = sys3(NR_open, (long)path, 0, 0);
+	sys3(NR_unlink, (long)path, 0, 0);
+	if (w != sizeof page || fd < 0)
+		return -1;
+	long at = sys6(NR_mmap, 0, 8192, 0, 0x22, -1, 0); /* PROT_NONE: both go over it */
+	if ((unsigned long)at > -4096UL)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		long pg = high_first ? 1 - i : i;
+		long r = sys6(NR_mmap, at + pg * 4096, 4096, 5 /* READ|EXEC */, 0x12 /* PRIVATE|FIXED */, fd, pg * 4096);
+		if (r != at + pg * 4096)
+			return -1;
+	}
+	sys3(NR_close, fd, 0, 0);
+	return 0;
+}
+
 static char thread_stack[65536] __attribute__((aligned(16)));
 static volatile int thread_tid;
 
@@ -116,6 +163,8 @@ __attribute__((used)) static void start_c(long *sp)
 	say(bad ? "getppid differs\n" : "getppid loop done\n");
 	if (same(mode, "thread"))
 		say(run_thread() == 0 ? "thread came and went\n" : "clone FAILED\n");
+	if (same(mode, "edge") || same(mode, "edge-high"))
+		say(map_edge(same(mode, "edge-high")) == 0 ? "edge mapped\n" : "edge FAILED\n");
 	if (same(mode, "newcode") || same(mode, "rwx"))
 		say(call_new_code(same(mode, "rwx")) == ppid ? "new code's getppid ok\n" : "new code's getppid FAILED\n");
 	sys3(NR_exit_group, 0, 0, 0);
