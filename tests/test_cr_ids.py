@@ -28,10 +28,16 @@ def guest(*args, variant=""):
 
 # A shell cut while it waits for its child (cr_ids waitgo, which waits for
 # go): after the restore its subshell's $$ and kill of it, a
-# child shell's $PPID, a child reading /proc/$$/..., after the restore.
+# child shell's $PPID, a child reading /proc/$$/..., and ps (procps: /proc's
+# listing, /proc/PID/stat) showing it as before the cut.
 SHELL = r"""trap 'echo caught USR1' USR1
 me=$$
+ids() { ps -o pid=,ppid=,pgid=,sid= -p $$ 2>&1; }
+before=$(ids)
 "$0" waitgo
+test "$(ids)" = "$before" && echo "ps -o pid,ppid,pgid,sid: ok" || echo "ps -o pid,ppid,pgid,sid: FAIL $(ids) / $before"
+echo "ps -e lists \$\$: $(ps -e -o pid= 2>&1 | grep -cx " *$$")"
+test "$(ls /proc/$$/task)" = "$$" && echo "/proc/\$\$/task lists \$\$: ok"
 (test "$$" = "$me" && echo "subshell's \$\$: ok"; kill -USR1 $$)
 sh -c 'test "$PPID" = "$1" && echo "child shell PPID: ok" || echo "child shell PPID: FAIL $PPID $1"' x $$
 test "$(cat /proc/$$/comm)" = sh && echo "/proc/\$\$/comm, read by a child: ok"
@@ -86,7 +92,8 @@ def test_own_ids_other_host(tmp_path):
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_shell_ids(platform, tmp_path):
     """A shell restored: its subshell knows it by $$ and signals it, a
-    child shell's $PPID is its $$, /proc/$$/... names it."""
+    child shell's $PPID is its $$, /proc/$$/... names it, ps shows its
+    pid, parent, group and session as before and finds it in /proc."""
     cr.need_core()
     tmp = cr.workdir(tmp_path)
     argv = ["/bin/sh", "-c", SHELL, zvtest.guest(G)]

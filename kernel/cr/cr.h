@@ -124,6 +124,8 @@ long zv_cr_guest_ppid(long x);
 void zv_cr_ids_add(int vid, int hid, int group);
 #define ZV_CR_ID_SHM 2   /* a SysV shared memory segment's id (cr/shmobj.c) */
 long zv_cr_guest_shmid(long x);
+/* cr/piddents.c: getdents of /proc and of task directories, with those ids. */
+long zv_cr_pid_dents(struct zv_call *c);
 void zv_cr_boot_id(char out[40]);
 /* cr/dump.c: writes the image of the frozen process; 0 or -1 (o->why). */
 long zv_cr_dump(struct zv_cr_out *o, struct zv_thread *self);

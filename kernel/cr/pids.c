@@ -10,7 +10,8 @@
  * a signal by its id too. SysV shared memory segments made again have
  * new ids: the table pairs those too (cr/shmobj.c), for shmget, shmat and
  * shmctl. An id the table lacks passes unchanged: a process or segment
- * made after the restore is known by its host id. */
+ * made after the restore is known by its host id. getdents of /proc and
+ * task directories: cr/piddents.c. */
 #include "zvisor.h"
 #include "cr/cr.h"
 #include "sys/layer.h"
@@ -167,7 +168,8 @@ static int sees(long nr)
 {
 	const struct zv_sysent *row = zv_row(nr);
 	return zv_cr.restored && (row->ppid || row->pid || row->ids || nr == __NR_shmget || nr == __NR_shmat ||
-				  nr == __NR_shmctl || clock_call(nr) || row->path);
+				  nr == __NR_shmctl || clock_call(nr) || row->path || nr == __NR_getdents64 ||
+				  nr == __NR_getdents);
 }
 
 /* A number at *s (advanced past it), or -1. */
@@ -273,6 +275,8 @@ static long call(struct zv_call *c)
 	const struct zv_sysent *row = zv_row(c->nr);
 	if (c->nr == __NR_shmget || c->nr == __NR_shmat || c->nr == __NR_shmctl)
 		return shm_call(c);
+	if (c->nr == __NR_getdents64 || c->nr == __NR_getdents)
+		return zv_cr_pid_dents(c);
 	if (row->path)
 		return path_call(c, row);
 	if (clock_call(c->nr)) {
@@ -337,7 +341,8 @@ static long call(struct zv_call *c)
 	return zv_next_with(c, a);
 }
 
-ZV_LAYER(cr_pids, 600) = { .name = "cr-pids", .sees = sees, .active = restored, .call = call, .guest_id = zv_cr_guest_id };
+ZV_LAYER(cr_pids, 600) = { .name = "cr-pids", .sees = sees, .active = restored, .call = call, .guest_id = zv_cr_guest_id,
+				  .guest_group = zv_cr_guest_group };
 
 /* The exec state's field J (sys/execstate.c): a host execve starts a new
  * image, whose kernel would know only the host's ids. A restored process,

@@ -79,6 +79,8 @@ struct zv_layer {
 	int (*restarts)(struct zv_thread *t);
 	/* The id the guest knows for host pid or tid x (a restored process's). */
 	long (*guest_id)(long x);
+	/* The same for a host process group or session id x. */
+	long (*guest_group)(long x);
 	/* Host signals the feature takes for itself (--checkpoint-on's): the
 	 * kernel's whatever the guest asks, hidden from its masks. Folded. */
 	uint64_t (*signals)(void);
@@ -173,6 +175,7 @@ void zv_event_image(struct zv_thread *t, const char *path);
 int zv_event_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext *uc);
 int zv_call_restarts(struct zv_thread *t);
 long zv_guest_id(long x);
+long zv_guest_group(long x);
 /* Whether a layer that answers guest_id is on (a restored process, or one
  * it made): the host's ids in what the program reads are then shown so. */
 int zv_guest_ids_on(void);

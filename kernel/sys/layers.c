@@ -217,3 +217,11 @@ long zv_guest_id(long x)
 			x = layers[i]->guest_id(x);
 	return x;
 }
+
+long zv_guest_group(long x)
+{
+	for (size_t i = 0; i < NLAYERS; i++)
+		if (layers[i]->guest_group)
+			x = layers[i]->guest_group(x);
+	return x;
+}

@@ -1,7 +1,8 @@
 /* The guest's view of the procfs files that would show zvisor: its kernel
  * image, memory and stub regions in maps (and smaps, smaps_rollup,
- * numa_maps), its handlers and kernel-held signal in status; and, where
- * ids are virtual, the ids in another process's status.
+ * numa_maps), its handlers and kernel-held signal in status; where ids
+ * are virtual, the ids in another process's status; and a restored tree's
+ * pids in status, stat and a task's children, any process's.
  *
  * The guest's fd stays the host's procfs fd, so fstat, readlink, fcntl,
  * close-on-exec and poll are native. An open of one of these files marks
@@ -153,6 +154,8 @@ int zv_pv_kind_of_name(const char *s)
 		return ZV_PV_MOUNTS;
 	if (!zv_strcmp(s, "locks"))
 		return ZV_PV_LOCKS; /* /proc/locks only (zv_procview_opened) */
+	if ((!zv_strcmp(s, "stat") || !zv_strcmp(s, "children")) && zv_guest_ids_on())
+		return s[0] == 's' ? ZV_PV_STAT : ZV_PV_CHILDREN;
 	return 0;
 }
 
@@ -186,6 +189,8 @@ static int other_served(int kind, int tid)
 {
 	if (kind == ZV_PV_STATUS)
 		return zv_ids_other_hook != NULL || zv_guest_ids_on();
+	if (kind == ZV_PV_STAT || kind == ZV_PV_CHILDREN)
+		return 1; /* made a kind only while a restored tree's ids are shown */
 	return (kind == ZV_PV_MAPS || kind == ZV_PV_SMAPS || kind == ZV_PV_NUMA || kind == ZV_PV_ROLLUP) &&
 	       zv_peer_hosted(tid) == 1;
 }
@@ -269,11 +274,11 @@ static int put_text(void *ctx, const char *s, size_t n) { return zv_pv_put(ctx, 
 static int whole_kind(int kind)
 {
 	return kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_MOUNTINFO || kind == ZV_PV_MOUNTS ||
-	       kind == ZV_PV_LOCKS;
+	       kind == ZV_PV_LOCKS || kind == ZV_PV_STAT || kind == ZV_PV_CHILDREN;
 }
 
-/* status and smaps_rollup: one record, made whole from the host's;
- * mountinfo and mounts through the view. */
+/* status, stat and smaps_rollup: one record, made whole from the host's;
+ * mountinfo and mounts through the view; children's records. */
 static int make_whole(struct zv_call *c, struct mark *m, int src)
 {
 	int r = zv_pv_read_all(src, &raw);
@@ -284,6 +289,10 @@ static int make_whole(struct zv_call *c, struct mark *m, int src)
 		r = zv_view_mounts(m->kind == ZV_PV_MOUNTINFO, raw.p, raw.len, put_text, &m->text);
 	else if (m->kind == ZV_PV_LOCKS)
 		r = zv_pv_filter_locks(raw.p, raw.len, &m->text);
+	else if (m->kind == ZV_PV_STAT)
+		r = zv_pv_filter_stat(raw.p, raw.len, &m->text);
+	else if (m->kind == ZV_PV_CHILDREN)
+		r = zv_pv_filter_children(raw.p, raw.len, &m->text);
 	else
 		r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, m->other, raw.p, raw.len, &m->text)
 					    : zv_pv_filter_rollup(raw.p, raw.len, &m->text);
@@ -388,7 +397,8 @@ static int produce(struct zv_call *c, struct mark *m, size_t want)
 	int own = src >= 0;
 	if (!own)
 		src = m->fd;
-	int r = m->other && m->kind != ZV_PV_STATUS ? from_peer(m, (int)src)
+	int peer = m->other && m->kind != ZV_PV_STATUS && m->kind != ZV_PV_STAT && m->kind != ZV_PV_CHILDREN;
+	int r = peer ? from_peer(m, (int)src)
 		: whole_kind(m->kind)		     ? make_whole(c, m, (int)src)
 						     : make_records(m, (int)src, want);
 	if (own)

@@ -8,7 +8,13 @@
  *                /proc/self/status, /proc/PID/..., /proc/PID/task/TID/...,
  *                the CPU clocks of the pid and the tid, a child forked
  *                after go (getppid, kill of the parent's pid), a child
- *                forked before the cut (its getppid, its status); then it
+ *                forked before the cut (its getppid, its status); the
+ *                ids of /proc/self/stat (pid, ppid, group, session,
+ *                terminal group: as before the cut, as getpgrp, getpgid
+ *                and getsid say), of /proc/PID/stat and its task forms,
+ *                a thread's, a child's and the parent's seen by a child,
+ *                the /proc/self/task listing, /proc's listing, a task's
+ *                children; then it
  *                execs itself as "execd PID" (the test runs it with
  *                --exec=host too)
  *   execd PID    the same checks in the new image, which must be PID
@@ -32,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -101,6 +108,94 @@ static long status_value(const char *path, const char *key)
 	return v;
 }
 
+/* A stat file's ids: fields 1 (pid), 4 (ppid), 5 (pgrp), 6 (session)
+ * and 8 (tpgid) into v; 0, or -1 if it cannot be read. */
+static int stat_ids(const char *path, long v[5])
+{
+	char buf[1024];
+	int fd = open(path, O_RDONLY), n = fd < 0 ? -1 : (int)read(fd, buf, sizeof buf - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *rp = strrchr(buf, ')');
+	long tty;
+	char state;
+	v[0] = strtol(buf, NULL, 10);
+	if (!rp || sscanf(rp + 1, " %c %ld %ld %ld %ld %ld", &state, &v[1], &v[2], &v[3], &tty, &v[4]) != 6)
+		return -1;
+	return 0;
+}
+
+/* The ids a directory lists (/proc/self/task), sorted, as "1 2 3". */
+static const char *listed(const char *path, char *buf, size_t n)
+{
+	long ids[64];
+	int k = 0;
+	buf[0] = 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return buf;
+	for (struct dirent *e; (e = readdir(d)) && k < 64;)
+		if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+			ids[k++] = atol(e->d_name);
+	closedir(d);
+	for (int i = 1; i < k; i++)
+		for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+			long x = ids[j];
+			ids[j] = ids[j - 1];
+			ids[j - 1] = x;
+		}
+	size_t w = 0;
+	for (int i = 0; i < k && w < n; i++)
+		w += (size_t)snprintf(buf + w, n - w, "%s%ld", i ? " " : "", ids[i]);
+	return buf;
+}
+
+/* The same through getdents64 (v64) or getdents with a buffer of size
+ * bytes, one call after another. */
+static const char *listed_by(const char *path, int v64, size_t size, char *buf, size_t n)
+{
+	long ids[64];
+	int k = 0;
+	char d[4096] __attribute__((aligned(8)));
+	buf[0] = 0;
+	int fd = open(path, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return buf;
+	for (long r; (r = syscall(v64 ? SYS_getdents64 : SYS_getdents, fd, d, size)) > 0;)
+		for (long off = 0; off < r && k < 64; off += *(unsigned short *)(d + off + 16)) {
+			const char *name = d + off + (v64 ? 19 : 18);
+			if (name[0] >= '1' && name[0] <= '9')
+				ids[k++] = atol(name);
+		}
+	close(fd);
+	for (int i = 1; i < k; i++)
+		for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+			long x = ids[j];
+			ids[j] = ids[j - 1];
+			ids[j - 1] = x;
+		}
+	size_t w = 0;
+	for (int i = 0; i < k && w < n; i++)
+		w += (size_t)snprintf(buf + w, n - w, "%s%ld", i ? " " : "", ids[i]);
+	return buf;
+}
+
+/* Whether /proc lists pid (readdir, as ps finds processes). */
+static int proc_lists(pid_t pid)
+{
+	int found = 0;
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));)
+		found += atol(e->d_name) == pid;
+	closedir(d);
+	return found == 1;
+}
+
 static long long ns(clockid_t c)
 {
 	struct timespec ts;
@@ -162,12 +257,22 @@ static void *thread_main(void *arg)
 		      snprintf(path, sizeof path, "/proc/self/task/%d/status", t->tid);
 		      status_value(path, "Pid:") == t->tid;
 	      }));
+	long v[5], w[5];
+	check("thread: /proc/thread-self/stat pid is its tid, its group the process's",
+	      !stat_ids("/proc/thread-self/stat", v) && v[0] == t->tid && v[1] == getppid() && v[2] == getpgrp());
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", t->tid);
+	check("thread: /proc/self/task/TID/stat is the same",
+	      !stat_ids(path, w) && !memcmp(v, w, sizeof v));
 	pthread_mutex_lock(&t->m);
 	t->done = 1;
 	pthread_cond_broadcast(&t->cv);
 	pthread_mutex_unlock(&t->m);
 	return NULL;
 }
+
+/* What the process read before the cut (its first image: natively and
+ * under zvisor alike; 0 in the exec'd image). */
+static pid_t pgrp0, sid0, tpgid0;
 
 static volatile sig_atomic_t got_usr1;
 static void on_usr1(int sig) { got_usr1 = 1; }
@@ -207,6 +312,32 @@ static void own_ids(pid_t me, pid_t tid)
 		snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
 		check("/proc/self/task/TID/stat opens", access(path, R_OK) == 0);
 	}
+	long v[5], w[5];
+	check("/proc/self/stat pid", !stat_ids("/proc/self/stat", v) && v[0] == me);
+	check("/proc/self/stat ppid is getppid", v[1] == getppid());
+	check("/proc/self/stat pgrp is getpgrp and getpgid", v[2] == getpgrp() && v[2] == getpgid(0) &&
+							     getpgid(me) == v[2]);
+	check("/proc/self/stat session is getsid", v[3] == getsid(0) && getsid(me) == v[3]);
+	if (pgrp0) {
+		check("the group and session are what they were", v[2] == pgrp0 && v[3] == sid0);
+		check("/proc/self/stat tpgid is what it was", v[4] == tpgid0);
+	}
+	snprintf(path, sizeof path, "/proc/%d/stat", me);
+	check("/proc/PID/stat is the same", !stat_ids(path, w) && !memcmp(v, w, sizeof v));
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", me, me);
+	check("/proc/PID/task/PID/stat is the same", !stat_ids(path, w) && !memcmp(v, w, sizeof v));
+	if (tid)
+		snprintf(want, sizeof want, "%d %d", me < tid ? me : tid, me < tid ? tid : me);
+	else
+		snprintf(want, sizeof want, "%d", me);
+	check("/proc/self/task lists the pid and tid", !strcmp(listed("/proc/self/task", a, sizeof a), want));
+	snprintf(path, sizeof path, "/proc/%d/task", me);
+	check("/proc/PID/task lists the same", !strcmp(listed(path, b, sizeof b), want));
+	check("/proc/self/task by getdents, 40 bytes a call",
+	      !strcmp(listed_by("/proc/self/task", 0, 40, b, sizeof b), want));
+	check("/proc/self/task by getdents64, 56 bytes a call",
+	      !strcmp(listed_by("/proc/self/task", 1, 56, b, sizeof b), want));
+	check("/proc lists the pid once", proc_lists(me));
 	clockid_t c;
 	check("clock_getcpuclockid(getpid())", !clock_getcpuclockid(getpid(), &c));
 	check("its clock is the process's", same_clock(c, CLOCK_PROCESS_CPUTIME_ID));
@@ -222,22 +353,27 @@ static void own_ids(pid_t me, pid_t tid)
 	pid_t child = fork();
 	if (child == 0) {
 		char line[64];
-		int k = snprintf(line, sizeof line, "%d %d %d\n", getppid() == me, kill(me, SIGUSR1) == 0,
-				 status_value("/proc/self/status", "PPid:") == me);
+		long cv[5], pv[5];
+		snprintf(path, sizeof path, "/proc/%d/stat", me);
+		int stat_ok = !stat_ids("/proc/self/stat", cv) && cv[1] == me && cv[0] == getpid() &&
+			      !stat_ids(path, pv) && pv[0] == me && pv[2] == cv[2] && pv[3] == cv[3];
+		int k = snprintf(line, sizeof line, "%d %d %d %d\n", getppid() == me, kill(me, SIGUSR1) == 0,
+				 status_value("/proc/self/status", "PPid:") == me, stat_ok);
 		write(p[1], line, (size_t)k);
 		_exit(0);
 	}
-	int st, ppid_ok = 0, kill_ok = 0, status_ok = 0;
+	int st, ppid_ok = 0, kill_ok = 0, status_ok = 0, stat_ok = 0;
 	char line[64] = "";
 	close(p[1]);
 	n = read(p[0], line, sizeof line - 1);
 	close(p[0]);
 	line[n > 0 ? n : 0] = 0;
-	sscanf(line, "%d %d %d", &ppid_ok, &kill_ok, &status_ok);
+	sscanf(line, "%d %d %d %d", &ppid_ok, &kill_ok, &status_ok, &stat_ok);
 	check("the child waited for by its pid", waitpid(child, &st, 0) == child && WIFEXITED(st));
 	check("the child's getppid is the pid", ppid_ok);
 	check("the child's kill of the pid", kill_ok);
 	check("the child's /proc/self/status PPid", status_ok);
+	check("the child's /proc/self/stat ppid, its /proc/PPID/stat", stat_ok);
 	for (int i = 0; i < 400 && !got_usr1; i++)
 		nap();
 	check("its signal came", got_usr1);
@@ -255,8 +391,18 @@ static void own_ids(pid_t me, pid_t tid)
 /* A child forked before the cut, read by its parent after go. */
 static void kid_checks(pid_t kid, int from_kid)
 {
-	char path[64], c = 0;
-	check("a child from before: its getppid is the pid", read(from_kid, &c, 1) == 1 && c == '1');
+	char path[64], want[32], line[64];
+	char got[3] = "";
+	check("a child from before: its getppid is the pid", read(from_kid, got, 3) == 3 && got[0] == '1');
+	check("a child from before: its /proc/self/stat ppid", got[1] == '1');
+	check("a child from before: its /proc/PPID/stat", got[2] == '1');
+	snprintf(path, sizeof path, "/proc/self/task/%d/children", getpid());
+	snprintf(want, sizeof want, "%d ", kid);
+	check("a child from before: /proc/self/task/PID/children", !strcmp(first_line(path, line, sizeof line), want));
+	long v[5];
+	snprintf(path, sizeof path, "/proc/%d/stat", kid);
+	check("a child from before: its /proc/KID/stat",
+	      !stat_ids(path, v) && v[0] == kid && v[1] == getpid() && v[2] == getpgrp() && v[3] == getsid(0));
 	snprintf(path, sizeof path, "/proc/%d/status", kid);
 	check("a child from before: its /proc/KID/status Pid", status_value(path, "Pid:") == kid);
 	check("a child from before: its /proc/KID/status PPid", status_value(path, "PPid:") == getpid());
@@ -274,8 +420,14 @@ static int pids(const char *self)
 	pid_t kid = fork();
 	if (kid == 0) {
 		ready("kid");
-		char c = getppid() == me ? '1' : '0';
-		write(p[1], &c, 1);
+		long v[5];
+		char path[64], c[3] = { getppid() == me ? '1' : '0', '0', '0' };
+		if (!stat_ids("/proc/self/stat", v) && v[0] == getpid() && v[1] == me)
+			c[1] = '1';
+		snprintf(path, sizeof path, "/proc/%d/stat", me);
+		if (!stat_ids(path, v) && v[0] == me && v[2] == getpgrp() && v[3] == getsid(0))
+			c[2] = '1';
+		write(p[1], c, 3);
 		for (;;)
 			pause();
 	}
@@ -287,6 +439,10 @@ static int pids(const char *self)
 	while (!t.tid)
 		pthread_cond_wait(&t.cv, &t.m);
 	pthread_mutex_unlock(&t.m);
+	long v[5];
+	if (stat_ids("/proc/self/stat", v))
+		return 1;
+	pgrp0 = (pid_t)v[2], sid0 = (pid_t)v[3], tpgid0 = (pid_t)v[4];
 	ready("pids");
 	own_ids(me, t.tid);
 	kid_checks(kid, p[0]);
