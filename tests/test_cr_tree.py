@@ -18,7 +18,8 @@ multiprocessing pool, a session whose controlling terminal is a pty the
 tree holds the master of (tests/guests/cr_pty.c); --leave-running on a
 tree; what still refuses a session's terminal; a shell's job keeping the
 restorer's terminal; a freeze whose SIGSYSes lose their siginfo
-(RLIMIT_SIGPENDING 0)."""
+(RLIMIT_SIGPENDING 0); a checkpoint whose knocks lose theirs (the user's
+queue of signals full)."""
 import fcntl
 import os
 import re
@@ -139,6 +140,43 @@ def test_freeze_info_lost(platform, tmp_path):
         r.kill()
     joined = zvtest.Result(orig.stdout + rest.stdout, orig.stderr + rest.stderr, rest.returncode)
     same(nat, joined, "threadexit frozen with RLIMIT_SIGPENDING 0, platform %s" % platform)
+
+
+# Another process of the user with many signals queued: a blocked real-time
+# signal sent to itself N times (kill queues past RLIMIT_SIGPENDING), freed
+# when it is killed; it lives two minutes at most.
+FLOOD = """import os, signal, time
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})
+for _ in range(%d):
+    os.kill(os.getpid(), signal.SIGRTMIN)
+print("queued", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_knock_with_full_signal_queue(platform, tmp_path):
+    """The user's queue of pending signals is past the tree's
+    RLIMIT_SIGPENDING (64) because another process of the user holds 256:
+    every SIGSYS sent to the tree comes without its siginfo, the knocks of
+    `zvisor checkpoint` too (sent again, they would be again). Each process
+    must still be reached (peer/peer.c finds the knock where its asker
+    listens, in /proc/net/unix), frozen and saved, not time out. The
+    flooder is killed at the end, which frees its signals."""
+    cr.need_core()
+    if not shutil.which("prlimit") or not cr.PYTHON:
+        pytest.skip("no prlimit or python3")
+    tmp = cr.workdir(tmp_path)
+    nat = native("forkpipe", tmp)
+    flood = cr.Running([cr.PYTHON, "-c", FLOOD % 256], cwd=tmp, as_user=cr.user())
+    try:
+        assert flood.wait_for(lambda out: "queued" in out, 60), flood.result_text()
+        argv, n = CASES["forkpipe"]
+        joined, _ = cr.tree_cut(["prlimit", "--sigpending=64"] + zvtest.zv_argv(argv(), platform), n, tmp,
+                                timeout=60)
+    finally:
+        flood.kill()
+    same(nat, joined, "forkpipe with the user's signal queue full, platform %s" % platform)
 
 
 def clients(port_of):

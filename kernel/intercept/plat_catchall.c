@@ -159,9 +159,9 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		     zv_event_sigsys(zv_current(), si, uc)))
 			return; /* another thread execs (sys/exec_reset.c), SUD armed everywhere (intercept/sudoff.c),
 				 * a checkpoint's request or freeze (cr/freeze.c), another kernel's knock (peer/peer.c) */
-		/* One without its siginfo that nothing took: most likely another
-		 * kernel's knock (which its asker then gives up on), not a guest's
-		 * SIGSYS, whose default action would end the process. */
+		/* One without its siginfo that nothing took (the peer channel
+		 * looks for knocks at each): not a guest's SIGSYS, whose default
+		 * action would end the process. */
 		if (lost_info)
 			return;
 		/* kill(SIGSYS) or the like: a signal for the guest. */

@@ -52,12 +52,15 @@ struct cmsghdr_ {
 	int level, type;
 };
 
-/* The abstract name of slot on asker's listener; its length as bind takes it. */
-static int peer_addr(struct sockaddr_un_ *a, int asker, int slot)
+/* The abstract name of slot on asker's listener for the knocked process
+ * (its host pid); its length as bind takes it. The knocked process is in
+ * the name so that it can find a knock whose siginfo the host lost. */
+#define NAME "zvisor-peer-"
+static int peer_addr(struct sockaddr_un_ *a, int asker, int slot, int knocked)
 {
 	a->family = AF_UNIX;
 	a->path[0] = 0;
-	int n = zv_snprintf(a->path + 1, sizeof a->path - 1, "zvisor-peer-%d-%d", asker, slot);
+	int n = zv_snprintf(a->path + 1, sizeof a->path - 1, NAME "%d-%d-%d", asker, slot, knocked);
 	return 2 + 1 + n;
 }
 
@@ -136,7 +139,7 @@ long zv_peer_knock(int hpid, int htid, struct zv_peer_wait *w)
 	int me = (int)zv_getpid();
 	long ls = sock();
 	struct sockaddr_un_ a;
-	int alen = peer_addr(&a, me, slot);
+	int alen = peer_addr(&a, me, slot, hpid);
 	long r = ls;
 	if (ls >= 0 && ((r = zv_sys3(__NR_bind, ls, &a, alen)) < 0 || (r = zv_sys2(__NR_listen, ls, 4)) < 0))
 		zv_close((int)ls);
@@ -299,13 +302,85 @@ long zv_peer_request(int fd, int service, void *req, size_t n, const int *fds, i
 #define QUEUE 16
 #define CHILDS (1UL << 63) /* it came to a fork child before its set-up */
 static volatile uint64_t queue[QUEUE];
+/* A SIGSYS came without its siginfo: knocks are looked for (lost_knocks). */
+static volatile int knock_lost;
 
 int zv_peer_pending(void)
 {
+	if (knock_lost)
+		return 1;
 	for (int i = 0; i < QUEUE; i++)
 		if (queue[i])
 			return 1;
 	return 0;
+}
+
+/* Queues knock e (once); a full queue drops it: the asker times out and
+ * says so. Whether it is queued. */
+static int enqueue(uint64_t e)
+{
+	for (int i = 0; i < QUEUE; i++) {
+		uint64_t none = 0;
+		if (queue[i] == e ||
+		    __atomic_compare_exchange_n(&queue[i], &none, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return 1;
+	}
+	return 0;
+}
+
+/* One line of /proc/net/unix: a listener's abstract name ending in
+ * "@zvisor-peer-ASKER-SLOT-ME" is a knock for this process, queued. */
+static void knock_line(const char *line, const char *end, int me)
+{
+	static const char at[] = "@" NAME;
+	const char *p = line;
+	while (p < end && *p != '@')
+		p++;
+	if ((size_t)(end - p) <= sizeof at - 1 || memcmp(p, at, sizeof at - 1))
+		return;
+	const char *s = p + sizeof at - 1, *e;
+	long asker = zv_parse_dec(s, &e);
+	if (e == s || *e != '-')
+		return;
+	long slot = zv_parse_dec(s = e + 1, &e);
+	if (e == s || *e != '-' || slot < 0 || slot >= ZV_PEER_SLOTS)
+		return;
+	long knocked = zv_parse_dec(s = e + 1, &e);
+	if (e == s || e != end || knocked != me || asker <= 0)
+		return;
+	enqueue((uint64_t)slot << 32 | (uint32_t)asker);
+}
+
+/* The host dropped a SIGSYS's siginfo (the user's RLIMIT_SIGPENDING
+ * reached: it comes as SI_USER from pid 0), and sent again it would be
+ * dropped again: so the knocks are found where their askers listen, in
+ * /proc/net/unix, as names that end in this process's pid. */
+static void lost_knocks(void)
+{
+	static char buf[16384] ZV_COLD_BSS; /* under scanning */
+	static volatile int scanning;
+	if (__atomic_exchange_n(&scanning, 1, __ATOMIC_ACQUIRE))
+		return;
+	knock_lost = 0;
+	long fd = zv_openat(-100, "/proc/net/unix", O_RDONLY | O_CLOEXEC, 0);
+	int me = (int)zv_getpid();
+	size_t have = 0;
+	for (long n; fd >= 0 && (n = zv_read((int)fd, buf + have, sizeof buf - have)) > 0;) {
+		have += (size_t)n;
+		size_t i = 0;
+		for (size_t k = 0; k < have; k++)
+			if (buf[k] == '\n') {
+				knock_line(buf + i, buf + k, me);
+				i = k + 1;
+			}
+		if (i == 0 && have == sizeof buf)
+			i = have; /* a line longer than buf: not a knock's */
+		memmove(buf, buf + i, have - i);
+		have -= i;
+	}
+	if (fd >= 0)
+		zv_close((int)fd);
+	__atomic_store_n(&scanning, 0, __ATOMIC_RELEASE);
 }
 
 /* Connects to the asker and runs the service its first message names. */
@@ -315,7 +390,7 @@ static void serve(struct zv_thread *t, int asker, int slot)
 	if (fd < 0)
 		return;
 	struct sockaddr_un_ a;
-	int alen = peer_addr(&a, asker, slot);
+	int alen = peer_addr(&a, asker, slot, (int)zv_getpid());
 	if (zv_sys3(__NR_connect, fd, &a, alen) < 0 || !peer_is((int)fd, asker)) {
 		zv_close((int)fd);
 		return;
@@ -337,6 +412,8 @@ static void serve(struct zv_thread *t, int asker, int slot)
 
 void zv_peer_serve_pending(struct zv_thread *t)
 {
+	if (knock_lost)
+		lost_knocks();
 	for (int i = 0; i < QUEUE; i++) {
 		uint64_t v = __atomic_exchange_n(&queue[i], 0, __ATOMIC_ACQ_REL);
 		if (v)
@@ -349,6 +426,11 @@ int zv_peer_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext 
 	const zv_siginfo *si = siginfo;
 	uint64_t v;
 	memcpy(&v, si->bytes + 8, 8);
+	if (si->si_code == 0 && si->kill.pid == 0) { /* SI_USER from pid 0: a knock whose siginfo was lost */
+		knock_lost = 1;
+		zv_kwork_request(t, uc);
+		return 1;
+	}
 	if ((v >> 40) != ZV_PEER_MAGIC)
 		return 0;
 	uint64_t e = ((v >> 32) & 0xff) << 32 | (uint32_t)v;
@@ -356,14 +438,7 @@ int zv_peer_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontext 
 	 * which its fork_child event keeps */
 	if (t->forking && zv_getpid() != t->forking)
 		e |= CHILDS;
-	int i = 0;
-	for (; i < QUEUE; i++) {
-		uint64_t none = 0;
-		if (__atomic_compare_exchange_n(&queue[i], &none, e, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			break;
-	}
-	/* a full queue drops the knock: the asker times out and says so */
-	if (i < QUEUE)
+	if (enqueue(e))
 		zv_kwork_request(t, uc);
 	return 1;
 }
@@ -388,6 +463,7 @@ static void peer_fork_child(struct zv_thread *t)
 		}
 	if (slots_used)
 		slots_used = 0;
+	own |= knock_lost;
 	if (own) { /* served on the way back to the guest */
 		t->kwork = 1;
 		t->fast.sig_pending = 1;

@@ -4,9 +4,11 @@
  * tree (kernel/cr/).
  *
  * The asker listens on an abstract Unix seqpacket socket named after its
- * host pid and a slot, and knocks: a queued SIGSYS (the kernel's signal,
- * which no guest can block or catch) whose value carries a tag, the slot
- * and its pid. The knocked process connects back at a safe point (at once
+ * host pid, a slot and the knocked process's host pid, and knocks: a
+ * queued SIGSYS (the kernel's signal, which no guest can block or catch)
+ * whose value carries a tag, the slot and its pid. A knock whose siginfo
+ * the host lost (a full queue of pending signals) is found by its name in
+ * /proc/net/unix. The knocked process connects back at a safe point (at once
  * when the SIGSYS interrupted guest code, else on its way back to the
  * guest), each side checks the other with SO_PEERCRED (the pid it expects,
  * the same user or root), and the asker's first message names the service
