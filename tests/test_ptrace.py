@@ -9,6 +9,8 @@ every platform gives the same output.
   ptstops   a tracee at its syscall stops (tests/guests/ptstops.c):
             signals sent to it there, SIGKILL, its tracer's end, and a
             tracer's waits mixing an ordinary child with its tracee
+  ptjob     job control of a tracee (tests/guests/ptjob.c): its group stop
+            and SIGCONT as its real parent's waits and SIGCHLDs see them
 
 A traced process's execve gives its tracer the same exec stop whichever
 exec zvisor makes (--exec=inprocess, the default, or --exec=host): both
@@ -21,6 +23,7 @@ from zvtest import PLATFORMS
 
 CASES = [(b, m) for b in get("ptracer").builds(subset=True) for m in get("ptracer").modes]
 STOPS = get("ptstops")
+JOB = get("ptjob")
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
@@ -33,6 +36,13 @@ def test_ptracer(build, mode, platform):
     STOPS.param(p, m, b, m, p, id="%s-%s-%s" % (b, m, p))
     for b in STOPS.builds(subset=True) for m in STOPS.modes for p in PLATFORMS])
 def test_at_syscall_stops(build, mode, platform):
+    compare_guest(build, platform, mode)
+
+
+@pytest.mark.parametrize("build,mode,platform", [
+    JOB.param(p, m, b, m, p, id="%s-%s-%s" % (b, m, p))
+    for b in JOB.builds(subset=True) for m in JOB.modes for p in PLATFORMS])
+def test_job_control(build, mode, platform):
     compare_guest(build, platform, mode)
 
 

@@ -138,6 +138,26 @@ def test_strace_options(case, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_strace_sigstop_parent(platform):
+    """The sigstop case's SIGCHLDs of the stop and the continue: the shell,
+    the stopped child's real parent and not its tracer, gets CLD_STOPPED
+    and CLD_CONTINUED (they were missing: the group stop is the child's
+    kernel's, unseen by the host). (Other SIGCHLD lines are not compared:
+    trace_parity.DIFFERENT.)"""
+    argv = OPTION_CASES["sigstop"][1]
+    opts = ["-f", "-e", "trace=kill", "-e", "signal=SIGSTOP,SIGCONT,SIGCHLD"]
+
+    def job_lines(text):
+        return [l for l in calls(text) if "CLD_STOPPED" in l or "CLD_CONTINUED" in l]
+
+    _, native = strace_lines(argv, None, opts)
+    res, zv = strace_lines(argv, platform, opts)
+    assert res.returncode == 0, res.stderr
+    assert len(job_lines(native)) == 2
+    assert job_lines(zv) == job_lines(native)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_strace_sigkilled_threads(platform):
     """strace's child SIGKILLed while its threads run calls: each thread's
     end is reported before the process's own, and strace ends killed too

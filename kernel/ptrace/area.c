@@ -171,21 +171,28 @@ void zv_pt_ring(struct zv_pt_bell *b)
 	zv_pt_wake_sleepers(&b->ring, &b->sleepers);
 }
 
-/* A stop the tracer's guest would learn of by SIGCHLD: a queued SIGCHLD
- * to the tracer's process carrying the tracee's tid, which its kernel
- * turns into the CLD_TRAPPED it stands for (ptrace/layer.c). */
-void zv_pt_bell_notify(struct zv_thread *t)
+/* A stop (or end, or continue) the tracer's guest would learn of by
+ * SIGCHLD: the bell, then a queued SIGCHLD to the tracer's process
+ * carrying the tracee's tid, the si_code and si_status, which its kernel
+ * turns into the CLD_* it stands for (ptrace/layer.c). (The SIGCHLD first
+ * would be as natively, where it is sent before the wait wakes, but its
+ * handler then slows the tracer's reaping: a traced shell's own SIGCHLD
+ * from a child's end came after its wait instead of before it, in strace
+ * -f of tests/guests/signals.c.) */
+void zv_pt_bell_notify(struct zv_thread *t, int code, int status)
 {
 	struct zv_pt_bell *b = zv_pt_me.bell;
 	zv_pt_ring(b);
-	if (!b || !__atomic_load_n(&b->notify, __ATOMIC_ACQUIRE))
-		return;
-	zv_siginfo si = { .si_signo = SIGCHLD_, .si_code = -1 /* SI_QUEUE */ };
-	si.kill.pid = (int32_t)zv_getpid();
-	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
-	uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_NOTIFY << 32) | (uint32_t)t->tid;
-	memcpy(si.bytes + 8, &v, 8);
-	zv_sys3(__NR_rt_sigqueueinfo, b->tracer_hpid, SIGCHLD_, &si);
+	if (b && __atomic_load_n(&b->notify, __ATOMIC_ACQUIRE)) {
+		zv_siginfo si = { .si_signo = SIGCHLD_, .si_code = -1 /* SI_QUEUE */ };
+		si.kill.pid = (int32_t)zv_getpid();
+		si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+		uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_NOTIFY << 32) | (uint32_t)t->tid;
+		memcpy(si.bytes + 8, &v, 8);
+		memcpy(si.bytes + 16, &code, 4);
+		memcpy(si.bytes + 20, &status, 4);
+		zv_sys3(__NR_rt_sigqueueinfo, b->tracer_hpid, SIGCHLD_, &si);
+	}
 }
 
 /* Whether the tracer still lives: its bell says it ended, or its pid is gone. */
@@ -209,11 +216,17 @@ int zv_pt_tracer_alive(void)
 void zv_pt_wake_thread(struct zv_thread *x, int want)
 {
 	__atomic_or_fetch(&x->pt.want, want, __ATOMIC_ACQ_REL);
+	zv_pt_wake_htid(x->htid);
+}
+
+/* (a wait of its that a word for it interrupted looks again: jobstop.c) */
+void zv_pt_wake_htid(int htid)
+{
 	zv_siginfo si = { .si_signo = 31, .si_code = -1 };
 	si.kill.pid = (int32_t)zv_getpid();
 	uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_WAKE << 32);
 	memcpy(si.bytes + 8, &v, 8);
-	zv_sys4(__NR_rt_tgsigqueueinfo, zv_getpid(), x->htid, 31, &si);
+	zv_sys4(__NR_rt_tgsigqueueinfo, zv_getpid(), htid, 31, &si);
 }
 
 /* A fork child, or a thread of a process that is no tracee now: the
@@ -225,4 +238,5 @@ void zv_pt_forget(void)
 	zv_pt_me.traced = 0;
 	zv_pt_me.lock = 0;
 	zv_pt_me.ending = 0;
+	zv_pt_me.group_stop = 0;
 }

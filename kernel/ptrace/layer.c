@@ -62,12 +62,11 @@ long zv_pt_inner(struct zv_call *c)
 	/* (inside a tracee's syscall stops: its tracer sees the kill) */
 	if ((c->nr == __NR_kill || c->nr == __NR_tkill || c->nr == __NR_tgkill) && stop_signal(c, &r))
 		return r;
-	if (zv_pt_tracing()) {
-		if (c->nr == __NR_wait4 || c->nr == __NR_waitid)
-			return zv_pt_wait(c);
-		if (zv_pt_procmem_sees(c->nr) && zv_pt_procmem_call(c, &r))
-			return r;
-	}
+	/* (a traced child's group stop its real parent's waits report) */
+	if (c->nr == __NR_wait4 || c->nr == __NR_waitid)
+		return zv_pt_job_wait(c, zv_pt_tracing() ? zv_pt_wait : zv_next);
+	if (zv_pt_tracing() && zv_pt_procmem_sees(c->nr) && zv_pt_procmem_call(c, &r))
+		return r;
 	return zv_next(c);
 }
 
@@ -246,10 +245,12 @@ static int pt_sees(long nr)
 {
 	if (nr == __NR_prctl || nr == __NR_kill || nr == __NR_tkill || nr == __NR_tgkill)
 		return 1; /* (a SIGSTOP to a tracee, from any process: stop_signal) */
+	if (nr == __NR_wait4 || nr == __NR_waitid)
+		return 1; /* (any process may be a tracee's real parent: jobstop.c) */
 	if (zv_pt_me.traced)
 		return 1; /* a traced thread stops at every call */
 	/* the number first: the fold asks about every one */
-	return (nr == __NR_wait4 || nr == __NR_waitid || zv_pt_procmem_sees(nr)) && zv_pt_tracing();
+	return zv_pt_procmem_sees(nr) && zv_pt_tracing();
 }
 
 static long pt_call(struct zv_call *c)
@@ -332,6 +333,8 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 		return 0; /* a step still inside zvisor's moved code */
 	if (!at_call_end(t, uc))
 		t->pt.orig_rax = -1; /* not at a call's end */
+	if (sig == 18 /* SIGCONT */)
+		zv_pt_job_cont(t); /* after a group stop its tracer resumed */
 	si->si_signo = sig;
 	int to = stop_at_call_end(t, uc, ZV_PT_SIGNAL, sig << 8 | 0x7f, si);
 	struct zv_pt_slot *s = t->pt.slot;
@@ -381,18 +384,19 @@ static int pt_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontex
 		return 0;
 	int what = (int)(v >> 32) & 0xff;
 	if (what == ZV_PT_SIG_WAKE) {
-		if (t->pt.slot) {
+		if (t->pt.slot)
 			__atomic_or_fetch(&t->pt.want, (int)(uint32_t)v, __ATOMIC_ACQ_REL);
-			zv_kwork_request(t, uc);
-		}
+		zv_kwork_request(t, uc); /* (a wait it interrupted is made again) */
 	} else if (what == ZV_PT_SIG_STOP) {
 		zv_pt_stop_arrived(t, si, uc);
+	} else if (what == ZV_PT_SIG_JOB) {
+		zv_pt_job_arrived(t, si, uc);
 	}
 	return 1;
 }
 
-/* A tracee's stop, as its queued SIGCHLD says: the CLD_TRAPPED of the
- * host's ptrace. */
+/* A tracee's stop, continue or end, as its queued SIGCHLD says (its
+ * si_code and si_status as the host's ptrace gives them: stop.c). */
 static void pt_arrive(struct zv_thread *t, int sig, zv_siginfo *si)
 {
 	(void)t;
@@ -400,9 +404,10 @@ static void pt_arrive(struct zv_thread *t, int sig, zv_siginfo *si)
 	memcpy(&v, si->bytes + 8, 8);
 	if (sig != SIGCHLD_ || (v >> 40) != ZV_PT_SIG_MAGIC || (int)(v >> 32 & 0xff) != ZV_PT_SIG_NOTIFY)
 		return;
-	struct zv_pt_tracee_ref *r = zv_pt_find((int)(uint32_t)v);
-	int st = r && r->s ? (r->s->status >> 8) & 0x7f : SIGTRAP_;
-	zv_siginfo cld = { .si_signo = SIGCHLD_, .si_code = 4 /* CLD_TRAPPED */ };
+	int code, st;
+	memcpy(&code, si->bytes + 16, 4);
+	memcpy(&st, si->bytes + 20, 4);
+	zv_siginfo cld = { .si_signo = SIGCHLD_, .si_code = code };
 	cld.kill.pid = (int32_t)(uint32_t)v;
 	cld.kill.uid = si->kill.uid;
 	memcpy(cld.bytes + 8, &st, 4);

@@ -11,7 +11,8 @@
  *   wait.c     wait4 and waitid with the tracees' stops and exits
  *   layer.c    the layer: syscall stops, signals, events (fork, exec, exit)
  *   step.c     single steps and the traps of a traced thread
- *   sigstop.c  SIGSTOP sent to a tracee by a process that is not its tracer */
+ *   sigstop.c  SIGSTOP sent to a tracee by a process that is not its tracer
+ *   jobstop.c  a tracee's group stop and SIGCONT as its real parent sees them */
 #ifndef ZV_PTRACE_PTRACE_H
 #define ZV_PTRACE_PTRACE_H
 #include <stdint.h>
@@ -88,6 +89,7 @@ struct zv_call;
 #define ZV_PT_SIG_WAKE 1   /* a tracee thread: look at pt.want (arg: unused) */
 #define ZV_PT_SIG_NOTIFY 2 /* (a queued SIGCHLD) a tracee stopped (arg: its tid): CLD_TRAPPED */
 #define ZV_PT_SIG_STOP 3   /* SIGSTOP from a process that is not the tracer (arg: its si_code; si_pid, si_uid the sender's) */
+#define ZV_PT_SIG_JOB 4    /* to a tracee's real parent: it stopped or continued (arg: CLD_* << 8 | signal) */
 
 /* What a thread is asked from outside (pt.want). */
 #define ZV_PT_WANT_SIGSTOP 1   /* ATTACH's SIGSTOP, or one the guest sent it */
@@ -112,6 +114,7 @@ struct zv_pt_tracee {
 	uint64_t ending;             /* a process ends as a whole: its host pid << 32 | 0x10000 | its wait status
 	                              * (per process: a CLONE_VM child process shares this memory) */
 	int joining;                 /* a fork child joins its tracer (sigstop.c holds a SIGSTOP meanwhile) */
+	int group_stop;              /* the stop signal of a group stop its real parent was told of, until a SIGCONT */
 	struct zv_pt_held_stop held;
 };
 extern struct zv_pt_tracee zv_pt_me;
@@ -129,12 +132,20 @@ long zv_pt_entry_made(struct zv_call *c, long nr, long *a, uint64_t rax, int cam
 int zv_pt_stop_other(struct zv_thread *t, long nr, int pid, int tid, long *ret);
 void zv_pt_stop_arrived(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc);
 void zv_pt_stop_post(struct zv_thread *t, int code, int pid, uint32_t uid);
+/* jobstop.c: this tracee's group stop (its signal) and its SIGCONT, told
+ * to its real parent; their word arriving there; a wait4 or waitid there
+ * (next: the wait without them). */
+void zv_pt_job_stop(struct zv_thread *t, int sig);
+void zv_pt_job_cont(struct zv_thread *t);
+void zv_pt_job_arrived(struct zv_thread *t, const zv_siginfo *si, struct zv_ucontext *uc);
+long zv_pt_job_wait(struct zv_call *c, long (*next)(struct zv_call *));
 void zv_pt_untraced(struct zv_thread *x);
 void zv_pt_ring(struct zv_pt_bell *b);
-void zv_pt_bell_notify(struct zv_thread *t);
+void zv_pt_bell_notify(struct zv_thread *t, int code, int status); /* the tracer's SIGCHLD: CLD_*, si_status */
 void zv_pt_forget(void);                /* a fork child or a new image: nothing of the parent's */
 void zv_pt_set_bounce(struct zv_thread *t);
 void zv_pt_wake_thread(struct zv_thread *x, int want); /* asks another thread of this process to stop */
+void zv_pt_wake_htid(int htid);          /* a queued SIGSYS: its way out looks at pt.want */
 long zv_pt_futex_wait(volatile uint32_t *w, uint32_t v, long ms);
 void zv_pt_futex_wake(volatile uint32_t *w);
 long zv_pt_sleep(volatile uint32_t *w, uint32_t v, volatile uint32_t *sleepers, long ms);

@@ -17,6 +17,23 @@ int zv_pt_event_status(int event)
 	return (SIGTRAP_ | event << 8) << 8 | 0x7f;
 }
 
+#define CLD_EXITED_ 1
+#define CLD_KILLED_ 2
+#define CLD_DUMPED_ 3
+#define CLD_TRAPPED_ 4
+#define CLD_STOPPED_ 5
+
+/* The SIGCHLD si_code and si_status of an end with wait status st. */
+static int end_code(int st)
+{
+	return (st & 0x7f) == 0 ? CLD_EXITED_ : st & 0x80 ? CLD_DUMPED_ : CLD_KILLED_;
+}
+
+static int end_status(int st)
+{
+	return (st & 0x7f) == 0 ? (st >> 8) & 0xff : st & 0x7f;
+}
+
 static void syscall_info(struct zv_thread *t, struct zv_pt_slot *s, int kind)
 {
 	struct zv_pt_syscall_info *i = &s->sc;
@@ -88,7 +105,7 @@ static void __attribute__((noreturn)) ended(struct zv_thread *t, int ending)
 {
 	struct zv_pt_slot *s = t->pt.slot;
 	if (zv_pt_slot_end(s, ending & 0xffff))
-		zv_pt_bell_notify(t);
+		zv_pt_bell_notify(t, end_code(ending & 0xffff), end_status(ending & 0xffff));
 	zv_host_set_mask(~0UL, NULL);
 	for (;;) {
 		struct { long s, ns; } ts = { 1, 0 };
@@ -144,8 +161,9 @@ static int continued(struct zv_thread *t, struct zv_pt_slot *s, int kind, uint64
 	s->status = SIGTRAP_ << 8 | 0x7f | PT_EVENT_STOP << 16;
 	s->has_si = notify_info(t, kind, s->status, &s->si);
 	s->listening = 0;
+	zv_pt_job_cont(t); /* (natively the parent's CLD_CONTINUED comes before this trap) */
 	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
-	zv_pt_bell_notify(t);
+	zv_pt_bell_notify(t, CLD_STOPPED_, SIGTRAP_);
 	return 1;
 }
 
@@ -187,12 +205,18 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 		__atomic_store_n(&s->state, ZV_PT_STOPPED, __ATOMIC_RELEASE);
 	}
 	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
-	zv_pt_bell_notify(t);
+	/* (the host's ptrace_stop: CLD_STOPPED for a group stop or
+	 * PTRACE_EVENT_STOP, CLD_TRAPPED for the others) */
+	zv_pt_bell_notify(t, kind == ZV_PT_GROUP ? CLD_STOPPED_ : CLD_TRAPPED_, (status >> 8) & 0x7f);
+	if (kind == ZV_PT_GROUP)
+		zv_pt_job_stop(t, (status >> 8) & 0xff); /* its real parent's, once published */
 	int mode = ZV_PT_CONT, sig = 0;
 	for (;;) {
 		uint32_t now = __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE);
 		if (now == served && continued(t, s, kind, had))
 			had |= SIGCONT_BIT;
+		if (kind == ZV_PT_GROUP && (__atomic_load_n(&t->pending_set, __ATOMIC_ACQUIRE) & SIGCONT_BIT & ~had))
+			zv_pt_job_cont(t); /* a SIGCONT while left in the group stop */
 		if (now == served) {
 			long r = zv_pt_sleep(&s->cmd_seq, served, &s->sleeping, 500);
 			if (zv_peer_pending())
@@ -270,5 +294,5 @@ void zv_pt_exited(struct zv_thread *t, int status)
 	s->kind = -1;
 	__atomic_store_n(&s->state, ZV_PT_EXITED, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
-	zv_pt_bell_notify(t);
+	zv_pt_bell_notify(t, end_code(status), end_status(status));
 }
