@@ -250,7 +250,7 @@ static int pt_sees(long nr)
 	if (zv_pt_me.traced)
 		return 1; /* a traced thread stops at every call */
 	/* the number first: the fold asks about every one */
-	return zv_pt_procmem_sees(nr) && zv_pt_tracing();
+	return (nr == __NR_rt_sigaction || zv_pt_procmem_sees(nr)) && zv_pt_tracing();
 }
 
 static long pt_call(struct zv_call *c)
@@ -258,9 +258,10 @@ static long pt_call(struct zv_call *c)
 	long nr = c->nr;
 	if (nr == __NR_prctl && c->a[0] == PR_SET_PTRACER)
 		zv_pt_me.ptracer = c->a[1] == -1 ? -1 : (int)c->a[1];
-	if (!c->t->pt.slot)
-		return zv_pt_inner(c);
-	return syscall_stops(c);
+	long r = c->t->pt.slot ? syscall_stops(c) : zv_pt_inner(c);
+	if (nr == __NR_rt_sigaction && c->a[0] == SIGCHLD_ && c->a[1] && r == 0)
+		zv_pt_bell_handles(c->t); /* (a tracer's new SIGCHLD action) */
+	return r;
 }
 
 /* Whether uc is a call's end: its kernel entry's frame, or the guest

@@ -228,6 +228,7 @@ struct zv_pt_tracee_ref *zv_pt_find(int tid);
 struct zv_pt_tracee_ref *zv_pt_add(int tid, int pid, int htid, int hpid, struct zv_pt_slot *s, struct zv_pt_area *a);
 void zv_pt_drop(struct zv_pt_tracee_ref *r);
 long zv_pt_bell_fd(void);
+void zv_pt_bell_handles(struct zv_thread *t); /* notify: the guest handles SIGCHLD */
 struct zv_pt_area *zv_pt_area_of(int hpid);      /* mapped already, or NULL */
 void zv_pt_area_keep(int hpid, struct zv_pt_area *a);
 void zv_pt_area_gone(int hpid);

@@ -30,6 +30,18 @@ struct zv_pt_tracee_ref *zv_pt_find(int tid)
 	return NULL;
 }
 
+/* Whether a stop queues the tracer a SIGCHLD: its guest handles it.
+ * Set when the bell is made, at each wait, and at each change of
+ * SIGCHLD's action (natively the SIGCHLD of a stop comes at once to a
+ * handler installed after the last wait). */
+void zv_pt_bell_handles(struct zv_thread *t)
+{
+	struct zv_pt_bell *b = zv_pt_tracer.bell;
+	int notify = t->sighand->act[SIGCHLD_].handler > 1;
+	if (b && b->notify != notify)
+		b->notify = notify;
+}
+
 static void tracing_changed(void)
 {
 	int on = zv_pt_tracing() || zv_pt_me.traced;
@@ -107,10 +119,10 @@ long zv_pt_bell_fd(void)
 		b->magic = ZV_PT_MAGIC;
 		b->tracer_hpid = (int)zv_getpid();
 		b->tracer_pid = zv_proc.pid;
-		/* as a wait would set it (wait.c): a tracee may join, and stop,
-		 * after the tracer's last wait, which then sleeps for its SIGCHLD */
-		b->notify = zv_current()->sighand->act[SIGCHLD_].handler > 1;
+		/* a tracee may join, and stop, after the tracer's last wait,
+		 * which then sleeps for its SIGCHLD */
 		zv_pt_tracer.bell = b;
+		zv_pt_bell_handles(zv_current());
 		zv_pt_tracer.bell_fd = zv_hide_fd((int)fd);
 		zv_sys3(__NR_fcntl, zv_pt_tracer.bell_fd, 2 /* F_SETFD */, 1 /* FD_CLOEXEC */);
 	}

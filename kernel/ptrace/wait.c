@@ -209,9 +209,7 @@ static void update_bell(struct zv_thread *t, const struct want *w)
 	struct zv_pt_bell *b = zv_pt_tracer.bell;
 	if (!b)
 		return;
-	int notify = t->sighand->act[SIGCHLD_].handler > 1; /* its guest handles SIGCHLD */
-	if (b->notify != notify)
-		b->notify = notify;
+	zv_pt_bell_handles(t);
 	if (b->rusage != (w->ru != NULL))
 		b->rusage = w->ru != NULL;
 }

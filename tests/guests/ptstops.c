@@ -741,6 +741,49 @@ static void mode_sigchld(void)
 	say("SIGCHLD blocked: %d of 20 tracees' ends waited for\n", ended);
 }
 
+/* --- latechld: a tracer that handles SIGCHLD only after its last wait
+ * learns of the tracee's next stop by SIGCHLD all the same */
+static int late_pipe[2];
+
+static void latechld_body(void)
+{
+	char c;
+	close(late_pipe[1]);
+	while (read(late_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	raise(SIGUSR1);
+	_exit(5);
+}
+
+static void mode_latechld(void)
+{
+	CHECK(pipe(late_pipe) == 0);
+	pid_t pid = traced_child(latechld_body);
+	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+	close(late_pipe[0]);
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	CHECK(sigprocmask(SIG_BLOCK, &block, &old) == 0);
+	CHECK(signal(SIGCHLD, on_chld) != SIG_ERR);
+	CHECK(write(late_pipe[1], "g", 1) == 1);
+	alarm(10); /* (a SIGCHLD that never comes ends it) */
+	while (!chld_count)
+		sigsuspend(&old);
+	alarm(0);
+	int st;
+	pid_t w;
+	/* (zvisor's SIGCHLD may, rarely, precede the stop's report: about 1
+	 * run in 30 on sud) */
+	for (int i = 0; (w = waitpid(pid, &st, WNOHANG)) == 0 && i < 200; i++)
+		pause_ms(10);
+	CHECK(w == pid && WIFSTOPPED(st));
+	say("SIGCHLD came, then the stop: %s\n", strsignal(WSTOPSIG(st)));
+	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	report_end(st);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -754,7 +797,7 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\n");
+		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -773,6 +816,8 @@ int main(int argc, char **argv)
 		mode_vfork();
 	else if (!strcmp(m, "sigchld"))
 		mode_sigchld();
+	else if (!strcmp(m, "latechld"))
+		mode_latechld();
 	else
 		say("usage: ptstops MODE (--list)\n");
 	return 0;
