@@ -357,4 +357,5 @@ static void hooks(void)
 	zv_aux_hook = aux;
 	zv_ids_status_hook = status_line;
 	zv_ids_other_hook = zv_fid_other_creds;
+	zv_ids_sender_hook = zv_fid_sender_uid;
 }

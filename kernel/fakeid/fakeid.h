@@ -13,6 +13,7 @@
  *   store.c     a file's record wherever it is kept; the view stat shows
  *   statcalls.c stat, lstat, fstat, newfstatat, statx
  *   procowner.c the owner of a hosted process's /proc entries
+ *   siginfo.c   a sender's uid in what waitid, sigtimedwait and signalfd give
  *   owncalls.c  chown, chmod and mknod families
  *   create.c    new files: owner and mode from the virtual ids
  *   names.c     unlink and rename: a record goes with the last link
@@ -115,6 +116,7 @@ int zv_fid_task_creds(int tid, int tgid, struct zv_creds *c, int *dumpable);
 void zv_fid_procids_fork_child(struct zv_thread *t);
 void zv_fid_procids_exit(const struct zv_thread *t, int all);
 int zv_fid_other_creds(int tid, const char *raw, size_t len, struct zv_creds *c);
+uint32_t zv_fid_sender_uid(const struct zv_thread *self, int tid, int pid, uint32_t huid);
 
 /* record.c */
 #define ZV_FID_XATTR "user.containers.override_stat"
@@ -183,4 +185,6 @@ long zv_fid_name_call(struct zv_call *c);   /* names.c */
 long zv_fid_sock_call(struct zv_call *c);   /* sockcred.c */
 long zv_fid_xattr_call(struct zv_call *c);  /* xattrhide.c */
 long zv_fid_dents_call(struct zv_call *c);  /* dents.c */
+long zv_fid_siginfo_call(struct zv_call *c); /* siginfo.c */
+extern int zv_fid_sigfds; /* siginfo.c: the process made a signalfd: its reads are seen */
 #endif

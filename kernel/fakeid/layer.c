@@ -1,7 +1,7 @@
 /* The layer: on under --fake-root or --ids only, it sees the id calls,
  * the stat family, the calls that set owners and modes or make files,
- * unlink and rename, credentials over sockets and the xattr calls, and
- * hands each to its file. It sits after the path layers, so the paths it
+ * unlink and rename, credentials over sockets, the xattr calls and the
+ * calls that give a siginfo, and hands each to its file. It sits after the path layers, so the paths it
  * receives are the host's. */
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
@@ -39,6 +39,10 @@ static zv_hook *handler_of(long nr)
 		return zv_fid_sock_call;
 	case __NR_getdents: case __NR_getdents64:
 		return zv_fid_dents_call;
+	case __NR_waitid: case __NR_rt_sigtimedwait: case __NR_signalfd: case __NR_signalfd4:
+		return zv_fid_siginfo_call;
+	case __NR_read: case __NR_readv: case __NR_dup: case __NR_dup2: case __NR_dup3: case __NR_fcntl:
+		return zv_fid_sigfds ? zv_fid_siginfo_call : NULL; /* once a signalfd is made */
 	case __NR_getxattr: case __NR_lgetxattr: case __NR_fgetxattr: case NR_getxattrat:
 	case __NR_listxattr: case __NR_llistxattr: case __NR_flistxattr: case NR_listxattrat:
 	case __NR_setxattr: case __NR_lsetxattr: case __NR_fsetxattr:
@@ -64,7 +68,8 @@ static int fid_sees(long nr) { return handler_of(nr) != NULL; }
 
 static long fid_call(struct zv_call *c)
 {
-	return handler_of(c->nr)(c);
+	zv_hook *h = handler_of(c->nr);
+	return h ? h(c) : zv_next(c);
 }
 
 /* A fork child shares its parent's lock word in memory, not its hold. */

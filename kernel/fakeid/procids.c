@@ -5,7 +5,10 @@
  * across execve as a hidden fd (exec state field I). A thread whose
  * credentials are not the run's start ones holds a slot, keyed by its
  * host tid and pid and the process's start time (a reused pid's differs);
- * one whose are, and any process without a slot, show through the id map. */
+ * one whose are, and any process without a slot, show through the id map.
+ * A process that ends keeps its leader's slot, for the uid of its parent's
+ * SIGCHLD and wait, until its pid is taken by another of the run's or the
+ * table is full. */
 #include "fakeid/fakeid.h"
 #include "zvisor.h"
 #include "lib/syscall.h"
@@ -109,13 +112,21 @@ static void clear(int i)
 	mine[i / 64] &= ~(1ULL << (i % 64));
 }
 
-/* A slot for a new key: a free one, else the next in turn. */
+static int next_slot(void) { return (int)(__atomic_fetch_add(&tab->next, 1, __ATOMIC_RELAXED) % SLOTS); }
+
+/* A slot for a new key: a free one, else one of a process that is gone
+ * (reaped) among the next few in turn, else the next in turn. */
 static int fresh(void)
 {
 	for (int i = 0; i < SLOTS; i++)
 		if (!tab->s[i].tid && !(tab->s[i].seq & 1))
 			return i;
-	return (int)(__atomic_fetch_add(&tab->next, 1, __ATOMIC_RELAXED) % SLOTS);
+	for (int n = 0; n < 32; n++) {
+		int i = next_slot();
+		if (zv_sys2(__NR_kill, tab->s[i].pid, 0) == -ESRCH)
+			return i;
+	}
+	return next_slot();
 }
 
 /* The host pid of t's process: a CLONE_VM child that is no thread is a
@@ -176,17 +187,19 @@ void zv_fid_procids_fork_child(struct zv_thread *t)
 	zv_fid_publish(t);
 }
 
-/* t ends (the whole process: all: every slot of it). */
+/* t ends (the whole process: all: every slot of it but its leader's,
+ * which its parent may still ask about). */
 void zv_fid_procids_exit(const struct zv_thread *t, int all)
 {
 	for (int i = 0; tab && i < SLOTS; i++)
-		if ((mine[i / 64] >> (i % 64)) & 1 && tab->s[i].pid == zv_proc.hpid && (all || tab->s[i].tid == t->htid))
+		if ((mine[i / 64] >> (i % 64)) & 1 && tab->s[i].pid == zv_proc.hpid &&
+		    (all ? tab->s[i].tid != zv_proc.hpid : tab->s[i].tid == t->htid))
 			clear(i);
 }
 
 /* The slot of (tid, pid) into *c (and its dumpability into *d), if it is
- * still that process's. */
-static int lookup(int tid, int pid, struct zv_creds *c, int *d)
+ * still that process's (ended: also of a process no longer there). */
+static int lookup_slot(int tid, int pid, struct zv_creds *c, int *d, int ended)
 {
 	for (int i = 0; i < SLOTS; i++) {
 		struct slot *s = &tab->s[i];
@@ -197,11 +210,15 @@ static int lookup(int tid, int pid, struct zv_creds *c, int *d)
 		*c = s->cred;
 		*d = s->dumpable;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (s->seq == q && s->tid == tid && s->pid == pid)
-			return st == start_time(pid);
+		if (s->seq == q && s->tid == tid && s->pid == pid) {
+			uint64_t now = start_time(pid);
+			return st == now || (ended && !now);
+		}
 	}
 	return 0;
 }
+
+static int lookup(int tid, int pid, struct zv_creds *c, int *d) { return lookup_slot(tid, pid, c, d, 0); }
 
 /* The value after "Key:" of a status text's line, or NULL. */
 static const char *field(const char *raw, size_t len, const char *key)
@@ -301,4 +318,28 @@ int zv_fid_task_creds(int tid, int tgid, struct zv_creds *c, int *dumpable)
 			return 0;
 	}
 	return lookup(tid, tgid, c, dumpable) || (tid != tgid && lookup(tgid, tgid, c, dumpable));
+}
+
+/* zv_ids_sender_hook: a user's process the guest sees as uid U is U's
+ * natively, so a signal it sends (and a SIGCHLD or wait that tells of it)
+ * names U as its real uid where the host names the run's user: this
+ * process's as self has it, another of the run's as its slot says (a
+ * process that ended: its leader's slot), else the id map's, as for one
+ * outside the run. */
+uint32_t zv_fid_sender_uid(const struct zv_thread *self, int tid, int pid, uint32_t huid)
+{
+	if (huid != zv_fid.host_uid || !tab || tid <= 0)
+		return zv_fid_guest_uid(huid);
+	if (self && self->cred_valid && (tid == self->htid || (pid ? pid : tid) == pid_of(self)))
+		return self->cred.uid;
+	struct zv_creds c;
+	int d, ended = pid != 0; /* a process unknown, not a leader, is alive (a tracee's stop) */
+	if (!pid && lookup_slot(tid, tid, &c, &d, 1))
+		return c.uid;
+	for (int i = 0; i < SLOTS && !pid; i++)
+		if (tab->s[i].tid == tid && tab->s[i].pid != tid)
+			pid = tab->s[i].pid;
+	if (pid && (lookup_slot(tid, pid, &c, &d, ended) || (tid != pid && lookup_slot(pid, pid, &c, &d, ended))))
+		return c.uid;
+	return zv_fid_guest_uid(huid);
 }

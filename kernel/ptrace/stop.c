@@ -143,7 +143,7 @@ static int notify_info(const struct zv_thread *t, int kind, int status, zv_sigin
 	out->si_signo = (status >> 8) & 0x7f; /* (0x80: TRACESYSGOOD's bit) */
 	out->si_code = (status >> 8) & 0xffff;
 	out->kill.pid = t->tid;
-	out->kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+	out->kill.uid = zv_sender_uid(t, t->htid, 0, (uint32_t)zv_sys0(__NR_getuid));
 	return 1;
 }
 

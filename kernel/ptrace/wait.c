@@ -55,7 +55,7 @@ static long report(const struct want *w, const struct zv_pt_tracee_ref *r, int s
 		memset(i, 0, sizeof *i);
 		i->si_signo = SIGCHLD_;
 		i->kill.pid = r->tid;
-		i->kill.uid = (uint32_t)zv_sys0(__NR_getuid);
+		i->kill.uid = zv_sender_uid(zv_current(), r->htid, r->hpid, (uint32_t)zv_sys0(__NR_getuid));
 		int code, st;
 		if (stopped) {
 			code = CLD_TRAPPED;
@@ -198,6 +198,8 @@ static long host_event(struct zv_thread *t, struct zv_call *c, const struct want
 		r = zv_host_call(t, __NR_waitid, a[0], a[1], a[2], a[3] | WNOHANG, a[4], 0);
 		if (r == 0)
 			r = w->info ? w->info->kill.pid : 0;
+		if (r > 0 && w->info) /* (the child's uid as the guest knows it) */
+			w->info->kill.uid = zv_sender_uid(t, (int)r, 0, w->info->kill.uid);
 	}
 	if (r > 0 && !(w->options & WNOWAIT))
 		gone((int)r);

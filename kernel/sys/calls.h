@@ -32,6 +32,23 @@ extern int (*zv_ids_status_hook)(const struct zv_creds *c, const char *line, siz
  * credentials of thread tid of another process, whose host status text is
  * raw (len bytes): 1 and *c, or 0 to keep its lines. */
 extern int (*zv_ids_other_hook)(int tid, const char *raw, size_t len, struct zv_creds *c);
+/* Set with them: the real uid the guest sees for host thread tid (pid 0:
+ * of a process not known) of host process pid, whose host real uid is
+ * huid, asked by self: a signal's sender, a SIGCHLD's or wait's child. */
+extern uint32_t (*zv_ids_sender_hook)(const struct zv_thread *self, int tid, int pid, uint32_t huid);
+static inline uint32_t zv_sender_uid(const struct zv_thread *self, int tid, int pid, uint32_t huid)
+{
+	return zv_ids_sender_hook ? zv_ids_sender_hook(self, tid, pid, huid) : huid;
+}
+/* Whether the kernel wrote the sender's real uid into a siginfo of sig
+ * with code (si_uid, and si_pid the sender's): kill's, tkill's and a
+ * message queue's notification, and a SIGCHLD's child's. sigqueue's is
+ * the sender's own word. */
+static inline int zv_si_names_uid(int sig, int code)
+{
+	return code == 0 /* SI_USER */ || code == -6 /* SI_TKILL */ || code == -3 /* SI_MESGQ */ ||
+	       (sig == 17 /* SIGCHLD */ && code >= 1 && code <= 6 /* CLD_* */);
+}
 
 /* sys/signal.c */
 void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored);

@@ -78,6 +78,7 @@ long zv_sys_id_set(struct zv_call *c)
 
 int (*zv_ids_status_hook)(const struct zv_creds *c, const char *line, size_t keylen, char *buf, size_t size);
 int (*zv_ids_other_hook)(int tid, const char *raw, size_t len, struct zv_creds *c);
+uint32_t (*zv_ids_sender_hook)(const struct zv_thread *self, int tid, int pid, uint32_t huid);
 
 void zv_ids_make_virtual(void)
 {

@@ -410,14 +410,21 @@ static void act_on(struct zv_thread *t, int sig, const zv_siginfo *si, struct zv
 /* Gives the layers (a tracer's signal-delivery stop) the signal first: it
  * may be suppressed or replaced, and a replacement the guest blocks goes
  * back to the host, pending, as natively it is queued again. 0: nothing
- * more to do. */
+ * more to do. From here on the sender's uid is the guest's (virtual ids),
+ * for the tracer and the handler alike; one given back has the host's
+ * again unless the tracer set another. */
 static int first_seen(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_ucontext *uc)
 {
+	uint32_t huid = si->kill.uid, guid = huid;
+	if (zv_ids_sender_hook && zv_si_names_uid(sig, si->si_code))
+		si->kill.uid = guid = zv_ids_sender_hook(t, si->kill.pid, 0, huid);
 	int to = zv_event_deliver(t, sig, si, uc);
 	if (to && to != sig) {
 		si->si_signo = to;
 		uint64_t blocked = t->delivery_mask_set ? t->delivery_mask : zv_guest_mask(t, uc);
 		if (blocked & ZV_SIGBIT(to)) {
+			if (guid != huid && si->kill.uid == guid && zv_si_names_uid(to, si->si_code))
+				si->kill.uid = huid;
 			give_back(t, to, si);
 			return 0;
 		}

@@ -3,21 +3,26 @@
  * kernel's rules for setuid and its family, setgroups, capset and the
  * capability prctls; an apt-like drop to a user, inherited by fork and
  * exec; glibc's setuid in a process of several threads; a set-user-ID
- * file run by a user; SCM_CREDENTIALS and SO_PEERCRED. Run as root. */
+ * file run by a user; SCM_CREDENTIALS and SO_PEERCRED; the sender's uid
+ * in a signal's siginfo. Run as root. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "errname.h"
@@ -367,6 +372,146 @@ static void mode_scm(void)
 	}
 }
 
+/* siginfo: the sender's real uid (si_uid) of a signal, and a child's in
+ * a SIGCHLD and a wait: root's own, a root child's, and a child's that
+ * made its real uid 1000 (its euid stays 0, so it may signal root), in a
+ * handler, waitid, sigwaitinfo, a signalfd (read, and readv of a dup)
+ * and a tracer's waitid and PTRACE_GETSIGINFO. */
+static const char *signame(int sig)
+{
+	return sig == SIGUSR1 ? "USR1" : sig == SIGUSR2 ? "USR2" : sig == SIGCHLD ? "CHLD" : "other";
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	printf("siginfo: handler %s code %d uid %u\n", signame(sig), si->si_code, (unsigned)si->si_uid);
+}
+
+static void block(int how, int sig)
+{
+	sigset_t m;
+	sigemptyset(&m);
+	sigaddset(&m, sig);
+	sigprocmask(how, &m, NULL);
+}
+
+/* A child that becomes real uid ruid (-1: stays root), sends sig to its
+ * parent (by tgkill when tk) and exits with code. */
+static pid_t sender(int ruid, int sig, int tk, int code)
+{
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		if (ruid >= 0 && setresuid(ruid, 0, 0))
+			_exit(99);
+		pid_t pp = getppid();
+		if (tk ? syscall(SYS_tgkill, pp, pp, sig) : kill(pp, sig))
+			_exit(98);
+		_exit(code);
+	}
+	return p;
+}
+
+static void show_waitid(const char *who, const siginfo_t *si, pid_t p)
+{
+	printf("siginfo: %s code %d uid %u status %d pid %s\n", who, si->si_code, (unsigned)si->si_uid, si->si_status,
+	       si->si_pid == p ? "child" : "other");
+}
+
+static void mode_siginfo(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	raise(SIGUSR1);
+	kill(getpid(), SIGUSR1);
+	sigqueue(getpid(), SIGUSR1, (union sigval){ .sival_int = 1 });
+	/* handlers and waitid: both signals held until the child is reaped */
+	block(SIG_BLOCK, SIGUSR1);
+	block(SIG_BLOCK, SIGCHLD);
+	for (int ruid = -1; ruid <= 1000; ruid += 1001) {
+		siginfo_t si = { 0 };
+		pid_t p = sender(ruid, SIGUSR1, 0, 3);
+		waitid(P_PID, p, &si, WEXITED);
+		show_waitid("waitid", &si, p);
+		block(SIG_UNBLOCK, SIGUSR1);
+		block(SIG_UNBLOCK, SIGCHLD);
+		block(SIG_BLOCK, SIGUSR1);
+		block(SIG_BLOCK, SIGCHLD);
+	}
+	/* sigwaitinfo: tgkill's, and a zombie's SIGCHLD */
+	block(SIG_BLOCK, SIGUSR2);
+	pid_t p = sender(1000, SIGUSR2, 1, 4);
+	sigset_t m;
+	siginfo_t si;
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR2);
+	sigwaitinfo(&m, &si);
+	printf("siginfo: sigwaitinfo %s code %d uid %u\n", signame(si.si_signo), si.si_code, (unsigned)si.si_uid);
+	sigemptyset(&m);
+	sigaddset(&m, SIGCHLD);
+	sigwaitinfo(&m, &si);
+	show_waitid("sigwaitinfo", &si, p);
+	waitpid(p, NULL, 0);
+	/* a signalfd, read, and readv of its dup in two pieces */
+	sigaddset(&m, SIGUSR1);
+	int fd = signalfd(-1, &m, 0), fd2 = dup(fd);
+	p = sender(1000, SIGUSR1, 0, 5);
+	struct signalfd_siginfo ssi[2];
+	ssize_t n = read(fd, ssi, sizeof ssi[0]);
+	printf("siginfo: signalfd read %zd %s code %d uid %u\n", n, signame(ssi[0].ssi_signo), ssi[0].ssi_code,
+	       ssi[0].ssi_uid);
+	memset(ssi, 0, sizeof ssi);
+	struct iovec iov[2] = { { ssi, 10 }, { (char *)ssi + 10, sizeof ssi[0] - 10 } };
+	n = readv(fd2, iov, 2);
+	printf("siginfo: signalfd readv %zd %s code %d uid %u status %d pid %s\n", n, signame(ssi[0].ssi_signo),
+	       ssi[0].ssi_code, ssi[0].ssi_uid, ssi[0].ssi_status, (pid_t)ssi[0].ssi_pid == p ? "child" : "other");
+	waitpid(p, NULL, 0);
+	close(fd);
+	close(fd2);
+	/* a tracee that made its real uid 1000 and signals itself */
+	fflush(stdout);
+	p = fork();
+	if (p == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		if (setresuid(1000, 0, 0))
+			_exit(99);
+		block(SIG_UNBLOCK, SIGUSR2);
+		kill(getpid(), SIGUSR2);
+		_exit(6);
+	}
+	memset(&si, 0, sizeof si);
+	waitid(P_PID, p, &si, WEXITED | WSTOPPED);
+	show_waitid("tracer waitid", &si, p);
+	memset(&si, 0, sizeof si);
+	long r = ptrace(PTRACE_GETSIGINFO, p, 0, &si);
+	printf("siginfo: GETSIGINFO %ld %s code %d uid %u\n", r, signame(si.si_signo), si.si_code, (unsigned)si.si_uid);
+	ptrace(PTRACE_SETOPTIONS, p, 0, PTRACE_O_TRACESYSGOOD);
+	ptrace(PTRACE_SYSCALL, p, 0, 0); /* SIGUSR2 suppressed: to exit_group's entry */
+	int st;
+	waitpid(p, &st, 0);
+	memset(&si, 0, sizeof si);
+	r = ptrace(PTRACE_GETSIGINFO, p, 0, &si);
+	printf("siginfo: syscall stop %x GETSIGINFO %ld code %#x uid %u\n", st >> 8, r, si.si_code, (unsigned)si.si_uid);
+	ptrace(PTRACE_CONT, p, 0, 0);
+	memset(&si, 0, sizeof si);
+	waitid(P_PID, p, &si, WEXITED);
+	show_waitid("tracer waitid", &si, p);
+	/* a waitid with nothing to report (zeroed), and a root child killed */
+	p = fork();
+	if (p == 0) {
+		pause();
+		_exit(7);
+	}
+	memset(&si, 0xff, sizeof si);
+	int r0 = waitid(P_PID, p, &si, WEXITED | WNOHANG);
+	printf("siginfo: waitid WNOHANG %d signo %d code %d pid %d uid %u\n", r0, si.si_signo, si.si_code, si.si_pid,
+	       (unsigned)si.si_uid);
+	kill(p, SIGKILL);
+	waitid(P_PID, p, &si, WEXITED);
+	show_waitid("waitid", &si, p);
+}
+
 /* Slowly, for a checkpoint to cut: the ids and a symlink's owner, again and
  * again, after a drop that keeps root as the saved uid. */
 static void mode_cr(const char *dir)
@@ -394,7 +539,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *m = argc > 1 ? argv[1] : "";
 	if (!strcmp(m, "--list")) {
-		printf("ids\nrules\ndrop\nthreads\nsetuid\nscm\ncr\n");
+		printf("ids\nrules\ndrop\nthreads\nsetuid\nscm\nsiginfo\ncr\n");
 		return 0;
 	}
 	if (!strcmp(m, "ids"))
@@ -409,10 +554,12 @@ int main(int argc, char **argv)
 		mode_setuid(argv[2]);
 	else if (!strcmp(m, "scm"))
 		mode_scm();
+	else if (!strcmp(m, "siginfo"))
+		mode_siginfo();
 	else if (!strcmp(m, "cr") && argc > 2)
 		mode_cr(argv[2]);
 	else {
-		printf("usage: fakeids ids|rules|drop|threads|setuid DIR|scm|cr DIR\n");
+		printf("usage: fakeids ids|rules|drop|threads|setuid DIR|scm|siginfo|cr DIR\n");
 		return 2;
 	}
 	return 0;
