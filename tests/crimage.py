@@ -15,16 +15,17 @@ def _rotl(x, r):
 
 
 def image_hash(data, seed=0):
-    """cr/image.c's hash: four multiply-rotate lanes over 8-byte words."""
+    """cr/image.c's hash: four lanes, each taking two 8-byte words (u, v)
+    per 64-byte block as lane = rotl(lane ^ u, 29) * P1 + v."""
     v = [(seed + P1 + P2) & M, (seed + P2) & M, seed & M, (seed - P1) & M]
-    n32 = len(data) // 32
-    words = struct.unpack_from("<%dQ" % (n32 * 4), data)
-    for i in range(0, n32 * 4, 4):
+    nblk = len(data) // 64
+    words = struct.unpack_from("<%dQ" % (nblk * 8), data)
+    for i in range(0, nblk * 8, 8):
         for k in range(4):
-            v[k] = (_rotl((v[k] + words[i + k] * P2) & M, 31) * P1) & M
+            v[k] = (_rotl(v[k] ^ words[i + 2 * k], 29) * P1 + words[i + 2 * k + 1]) & M
     r = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & M
     r = ((r ^ len(data)) * P1) & M
-    for b in data[n32 * 32:]:
+    for b in data[nblk * 64:]:
         r = (_rotl(r ^ b, 11) * P2) & M
     r ^= r >> 29
     r = (r * P1) & M

@@ -6,7 +6,7 @@
 
 struct zv_cr_hasher {
 	uint64_t v[4], total;
-	uint8_t tail[32];
+	uint8_t tail[64] __attribute__((aligned(8)));
 	unsigned ntail;
 };
 void zv_cr_hash_init(struct zv_cr_hasher *h, uint64_t seed);
