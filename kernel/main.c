@@ -182,6 +182,9 @@ __attribute__((noreturn)) static void start_here(void *arg)
 	}
 	/* SUD may go off once every executable byte is scanned (sudoff.c) */
 	zv_sudoff_never = zv_proc.platform != ZV_PLAT_STUBS || zv_proc.rewrite == ZV_REWRITE_NONE;
+	const char *host_execfn = (const char *)auxv_get(auxv, AT_EXECFN);
+	uint64_t top = ((uint64_t)host_execfn + zv_strlen(host_execfn) + 1 + 8 + 4095) & ~4095UL;
+	zv_layout_init(auxv, top);
 	zv_vdso_setup(t, (uint64_t *)auxv);
 	keep_host_auxv(auxv);
 	zv_count_tsc_init();
@@ -195,8 +198,6 @@ __attribute__((noreturn)) static void start_here(void *arg)
 	zv_image_load(t, path, r->elf, execfn, img);
 
 	/* The guest's stack replaces ours at the top of the host's stack. */
-	const char *host_execfn = (const char *)auxv_get(auxv, AT_EXECFN);
-	uint64_t top = ((uint64_t)host_execfn + zv_strlen(host_execfn) + 1 + 8 + 4095) & ~4095UL;
 	zv_proc.stack_top = top;
 	size_t need = 65536;
 	for (long i = 0; gargv[i]; i++)

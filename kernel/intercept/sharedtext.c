@@ -334,7 +334,11 @@ int zv_sharedtext_map(int fd, uint64_t addr, uint64_t len, uint64_t off, int pro
 		struct mapping m = { addr, len, off, prot, (int)cfd, 0 };
 		uint64_t tlen = page_up(HEAD + head.nw * sizeof *b->w + head.ninside * 8);
 		struct zv_stub_file f = { (int)cfd, off + len + tlen, marked };
-		int made = zv_stubs_commit_at(b, addr, addr + len, addr + (uint64_t)head.region, &f, map_copy, &m);
+		uint64_t at = addr + (uint64_t)head.region;
+		/* a region where this process would not put one is a place taken */
+		int made = zv_stubs_place_ok(addr, addr + len, at, zv_stubs_region_size(b->n))
+				   ? zv_stubs_commit_at(b, addr, addr + len, at, &f, map_copy, &m)
+				   : 0;
 		if (made < 0) {
 			/* not the stubs these windows make: the copy is dropped and
 			 * the windows written privately as on a miss */

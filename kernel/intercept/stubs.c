@@ -71,8 +71,38 @@ static int region_at(uint64_t at, size_t size)
 	return 0;
 }
 
+#define REACH ((1UL << 31) - (1UL << 24)) /* a rel32 from any byte of the code, with room */
+#define UPPER_AT (56UL << 20)
+
+/* The gap above the mmap area's top (zv_proc.mmap_top, loader/layout.c)
+ * that the stack never grows into: the host places none of the guest's
+ * mappings there (it fills the area downwards from its top), so a region
+ * there moves none of them from where they land natively. Regions start
+ * UPPER_AT up (at most half the gap): a copy's region (sharedtext.c) is at
+ * a fixed offset from its code, and the same library lies deeper or
+ * shallower in another program's area. */
+static uint64_t upper_start(void)
+{
+	uint64_t room = zv_proc.upper_hi - zv_proc.mmap_top;
+	return zv_proc.mmap_top + ((room / 2 < UPPER_AT ? room / 2 : UPPER_AT) & ~0xffffUL);
+}
+
+/* Whether the region of code at [lo, hi) belongs in that gap. */
+static int upper_for(uint64_t lo, uint64_t hi, size_t size)
+{
+	return zv_proc.upper_hi && hi <= zv_proc.mmap_top && upper_start() + size - lo <= REACH;
+}
+
+int zv_stubs_place_ok(uint64_t lo, uint64_t hi, uint64_t at, size_t size)
+{
+	return !upper_for(lo, hi, size) ||
+	       (at >= zv_proc.mmap_top && at + size <= zv_proc.upper_hi && at + size - lo <= REACH);
+}
+
 /* A region of size bytes below [lo, hi) (or, failing that, above it),
- * from which every address of [lo, hi) is within a rel32. First right
+ * from which every address of [lo, hi) is within a rel32. Code in the mmap
+ * area has it in the gap above (upper_for), the first place free from
+ * upper_start up. Else first right
  * below the file's mapping (span_lo, its offset 0), which a library's
  * loader has just mapped top-down, so the space below is free and the
  * region shares the library's page table (a page-table page fewer for
@@ -83,12 +113,17 @@ static int region_at(uint64_t at, size_t size)
  * of its way. */
 static uint64_t place(uint64_t lo, uint64_t hi, size_t size, uint64_t span_lo, int above)
 {
+	if (upper_for(lo, hi, size)) {
+		for (uint64_t at = upper_start(); at + size <= zv_proc.upper_hi && at + size - lo <= REACH; at += 65536)
+			if (region_at(at, size))
+				return at;
+	}
 	/* The vDSO's right above it: the top of the mmap area, where the host
 	 * puts nothing else (it fills the area downwards); an exec in this
 	 * process keeps it and the vDSO as one range (one munmap fewer). */
 	if (above && region_at((hi + 4095) & ~4095UL, size))
 		return (hi + 4095) & ~4095UL;
-	if (span_lo > size + 65536 && span_lo <= lo && hi - (span_lo - size) < (1UL << 31) - (1UL << 24) &&
+	if (span_lo > size + 65536 && span_lo <= lo && hi - (span_lo - size) < REACH &&
 	    region_at(span_lo - size, size))
 		return span_lo - size;
 	for (int dir = 0; dir < 2; dir++) {
@@ -98,7 +133,7 @@ static uint64_t place(uint64_t lo, uint64_t hi, size_t size, uint64_t span_lo, i
 					       : ((hi + 4095) & ~4095UL) + (1UL << 30) + step;
 			if (dir == 0 && (lo < size + step + 65536 || at > lo))
 				break;
-			if ((dir == 0 ? hi - at : at + size - lo) > (1UL << 31) - (1UL << 24))
+			if ((dir == 0 ? hi - at : at + size - lo) > REACH)
 				break;
 			if (region_at(at, size))
 				return at;

@@ -143,13 +143,18 @@ int zv_stubs_commit_at(struct zv_stub_batch *b, uint64_t lo, uint64_t hi, uint64
 		       const struct zv_stub_file *f, int (*map_code)(void *ctx), void *ctx);
 /* The size of a stub region of n stubs. */
 size_t zv_stubs_region_size(int n);
+/* Whether a region at [at, at + size) for code at [lo, hi) is where
+ * zv_stubs_commit would look for one (a copy's region elsewhere would move
+ * the guest's own mappings from their native places). */
+int zv_stubs_place_ok(uint64_t lo, uint64_t hi, uint64_t at, size_t size);
 /* Whether [lo, hi) meets a stub region. */
 int zv_stubs_is_region(uint64_t lo, uint64_t hi);
 /* The format of the stubs and of the jumps to them: part of the key of a
  * copy of code holding those jumps and of its stub region
  * (intercept/sharedtext.c). Version 2: the site relative to the key; 3: a
- * trampoline's window keeps the padding it replaced. */
-#define ZV_STUBS_FORMAT 0x03004010ULL /* version (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
+ * trampoline's window keeps the padding it replaced; 4: regions above the
+ * mmap area's top. */
+#define ZV_STUBS_FORMAT 0x04004010ULL /* version (jmp rel32, rel8, int3), STUB_SIZE, TAIL_SIZE */
 /* The version of what the analysis finds (windows, trampolines, pairs
  * proven inside instructions, the count left): part of every cached
  * entry's key, so that a zvisor that judges more code never reuses an

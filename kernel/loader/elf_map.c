@@ -8,6 +8,7 @@
  * flags, as vm_brk_flags() maps them; nothing stays mapped between segments. */
 #include "sys/execelf.h"
 #include "loader/loader.h"
+#include "loader/vdso.h"
 #include "sys/viewhook.h"
 #include "sys/calls.h"
 #include "sys/txtbusy.h"
@@ -126,6 +127,7 @@ static int map_elf(struct elf *e, enum place place, uint64_t *biasp, char *why, 
 			uint64_t extra = e->align > PAGE ? e->align : 0;
 			if (span + extra < span)
 				return fail(why, wl, -ENOMEM, "cannot map 0x%lx bytes", (unsigned long)span);
+			zv_vdso_make_room(span + extra); /* the host maps this before the vDSO */
 			r = (long)zv_mmap(0, span + extra, rprot, rflags, rfd, roff);
 			if (zv_is_err(r))
 				return fail(why, wl, (int)r, "cannot map 0x%lx bytes: %s", (unsigned long)span,
@@ -275,7 +277,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	/* The host starts the break of an ET_DYN run without interpreter
 	 * (static-pie, ld.so itself) at ELF_ET_DYN_BASE, not after the image. */
 	if (place == PLACE_ANY)
-		img->brk_start = 0x555555554000UL;
+		img->brk_start = 0x555555554aaaUL; /* ELF_ET_DYN_BASE, 2/3 of the 47-bit space: its page up */
 	/* AT_PHDR as the host computes it (binfmt_elf.c since 5.18): where the
 	 * last PT_LOAD whose file range holds e_phoff maps it, else the load bias
 	 * itself. PT_PHDR is not used: ld.so reads it from there, and a corrupt

@@ -41,6 +41,12 @@ struct zv_file_id;
 /* fd's identity (id) as the loader's open found it: its code's cache key */
 extern long (*zv_exec_map_code)(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, const struct zv_file_id *id);
 
+/* The host's mmap base and the gap above it that the stack never grows
+ * into (zv_proc.mmap_top, upper_hi), from the vDSO the host mapped first
+ * and RLIMIT_STACK: at zvisor's start, before anything else is mapped
+ * anywhere. stack_top: the top of [stack]. */
+void zv_layout_init(const uint64_t *auxv, uint64_t stack_top);
+
 /* Lays out the guest's initial stack in buf as it must appear at addresses
  * [sp, top): argc, argv[], NULL, envp[], NULL, auxv pairs, AT_NULL, then the
  * 16 AT_RANDOM bytes, AT_PLATFORM string, argv/env strings and execfn. The

@@ -29,6 +29,7 @@
 #include "sys/platform.h"
 #include "lib/syscall.h"
 #include "lib/string.h"
+#include "lib/fmt.h"
 #include "sys/procself.h"
 #include <elf.h>
 #include <linux/mman.h>
@@ -72,6 +73,11 @@ static uint64_t image_size(const Elf64_Ehdr *eh)
 				end = ph[i].p_vaddr + ph[i].p_memsz;
 		}
 	return (end + 4095) & ~4095UL;
+}
+
+uint64_t zv_vdso_image_size(const void *ehdr)
+{
+	return image_size(ehdr);
 }
 
 static int all_zero(const uint8_t *p, size_t n)
@@ -252,6 +258,7 @@ static void cover_host_code(struct zv_thread *t, uint8_t *base)
 
 static uint8_t *guest_vdso; /* the vDSO the guest is shown, NULL if none */
 static int covered;         /* its host code has its stubs (cover_host_code ran) */
+static uint64_t *start_auxv; /* the host's auxv while zvisor's first image loads */
 
 /* [vvar*] and [vdso] around the vDSO at base (their sizes are the
  * kernel's: the same in every image, so carried across execve as V=). */
@@ -326,6 +333,77 @@ void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
 	if (ehdr && ehdr[1] && zv_vdso_wanted())
 		wrap_vdso(t, (uint8_t *)ehdr[1], 0);
 	guest_vdso = ehdr ? (uint8_t *)ehdr[1] : NULL;
+	start_auxv = auxv;
+}
+
+/* [vvar*] and [vdso]: each a mapping of its own, moved one by one. */
+struct parts { int n; uint64_t r[4][2]; };
+static int vdso_part(const struct zv_map *m, void *arg)
+{
+	struct parts *p = arg;
+	if ((!zv_strcmp(m->name, "[vdso]") || zv_startswith(m->name, "[vvar")) && p->n < 4) {
+		p->r[p->n][0] = m->lo;
+		p->r[p->n++][1] = m->hi;
+	}
+	return 0;
+}
+
+static void rebase_auxv(uint64_t *a, uint64_t from, uint64_t to)
+{
+	for (; a && a[0] != AT_NULL; a += 2)
+		if (a[0] == AT_SYSINFO_EHDR && a[1] == from)
+			a[1] = to;
+}
+
+void zv_vdso_make_room(uint64_t size)
+{
+	size = (size + 4095) & ~4095UL;
+	uint64_t base = (uint64_t)guest_vdso, vsize = base ? image_size((const void *)base) : 0;
+	/* only the host's vDSO as it left it, nothing of it written or
+	 * pointed at yet but the kernel's own clock functions */
+	if (!vsize || !zv_proc.mmap_top || base + vsize != zv_proc.mmap_top || covered || zv_proc.vdso_stubs)
+		return;
+	struct parts p = { 0 };
+	zv_maps_each(vdso_part, &p);
+	uint64_t lo = base, hi = base + vsize, total = 0;
+	for (int i = 0; i < p.n; i++) {
+		lo = p.r[i][0] < lo ? p.r[i][0] : lo;
+		total += p.r[i][1] - p.r[i][0];
+	}
+	/* one run of pages ending at the vDSO's end; the move does not overlap it */
+	if (p.n < 1 || total != hi - lo || lo < size || size < hi - lo)
+		return;
+	/* the place below must be free (the source does not overlap it) */
+	void *hold = zv_mmap((void *)(lo - size), hi - lo, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if ((uint64_t)hold != lo - size) {
+		if (!zv_is_err((long)hold))
+			zv_munmap(hold, hi - lo);
+		return;
+	}
+	for (int i = 0; i < p.n; i++) {
+		uint64_t l = p.r[i][1] - p.r[i][0];
+		long r = zv_sys5(__NR_mremap, p.r[i][0], l, l, MREMAP_MAYMOVE | MREMAP_FIXED, p.r[i][0] - size);
+		if (r != (long)(p.r[i][0] - size))
+			zv_die(126, "cannot move the vDSO: %s", zv_strerror((int)-r));
+	}
+	uint64_t nb = base - size;
+	guest_vdso = (uint8_t *)nb;
+	rebase_auxv(start_auxv, base, nb);
+	rebase_auxv(zv_proc.host_auxv, base, nb);
+	if (zv_proc.vdso_hi) {
+		zv_proc.vdso_lo -= size;
+		zv_proc.vdso_hi -= size;
+	}
+	if (zv_proc.host_vdso.lo) {
+		zv_proc.host_vdso.lo -= size;
+		zv_proc.host_vdso.hi -= size;
+	}
+	if (zv_proc.host_vdso.clock_gettime) {
+		zv_proc.host_vdso.clock_gettime = (void *)((uint64_t)zv_proc.host_vdso.clock_gettime - size);
+		zv_proc.host_vdso.gettimeofday = (void *)((uint64_t)zv_proc.host_vdso.gettimeofday - size);
+		zv_proc.host_vdso.time = (void *)((uint64_t)zv_proc.host_vdso.time - size);
+	}
 }
 
 /* Once the program and its interpreter are mapped: the host's vDSO code is
@@ -334,6 +412,7 @@ void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
  * per exec. */
 void zv_vdso_cover(struct zv_thread *t)
 {
+	start_auxv = NULL; /* the guest's stack from now on */
 	if (guest_vdso && zv_plat->vdso_code && (!zv_plat->vdso_code_wanted || zv_plat->vdso_code_wanted()) &&
 	    !covered) {
 		covered = 1; /* an image exec'd in this process finds it done */

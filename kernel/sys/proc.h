@@ -79,6 +79,7 @@ struct zv_proc {
 	uint64_t vvar_size;           /* bytes of [vvar*] right below the vDSO (the same in every image) */
 	uint64_t vdso_lo, vdso_hi;    /* [vvar*] and [vdso], as the host mapped them; 0: none or unknown */
 	uint64_t rlim_stack;          /* RLIMIT_STACK's soft limit at the image's start (execve's E2BIG) */
+	uint64_t mmap_top, upper_hi;  /* the host's mmap base and, above it, where the stack never grows (loader/layout.c); 0: unknown */
 	unsigned exec_needs_host;     /* ZV_EXEC_NEEDS_HOST_* */
 	int files_shared;             /* a CLONE_FILES child that is not a thread: execve unshares the table */
 	uint32_t fd_gen;              /* moves at each guest call that may close or replace an fd (sys/fdflags.c) */
