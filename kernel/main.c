@@ -27,12 +27,13 @@
 static uint64_t initial_mask; /* the signal mask zvisor was started with */
 extern char zv_text_start[], zv_bounce_page[]; /* kernel/zvisor.ld */
 
-/* execvp's search: the first PATH entry that the host could execute. */
+/* execvp's search: the first PATH entry that the host could execute
+ * (r->files: its ELF and interpreter, open and read for the load). */
 static const char *find_program(const char *prog, char **envp, struct zv_resolved *r, char *buf,
 				long *err)
 {
 	if (zv_strchr(prog, '/')) {
-		*err = zv_exec_resolve(prog, 0, r);
+		*err = zv_exec_resolve_keep(prog, 0, r, 0);
 		return prog;
 	}
 	const char *path = zv_env_value(envp, "PATH");
@@ -46,7 +47,7 @@ static const char *find_program(const char *prog, char **envp, struct zv_resolve
 			/* An empty entry means the current directory. */
 			memcpy(buf, path, dl);
 			zv_snprintf(buf + dl, ZV_PATH_MAX - dl, dl ? "/%s" : "%s", prog);
-			long e = zv_exec_resolve(buf, 0, r);
+			long e = zv_exec_resolve_keep(buf, 0, r, 0);
 			if (e == 0) {
 				*err = 0;
 				return buf;
@@ -287,7 +288,8 @@ __attribute__((noreturn)) static void cmd_run(int argc, char **argv, char **envp
 	} else if (zv_proc.stats || zv_proc.trace.on) {
 		keep_stderr();
 	}
-	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0, 0, 0 };
+	struct zv_exec_carry x = { initial_mask, (initial_mask & ZV_SIGBIT(31)) != 0, 0, 0, 0, 0, ZV_EXEC_FILES_NONE, 0 };
+	zv_load_elf_given(&r->files); /* the load neither opens nor reads them again */
 	start_guest(path, path, gargv, envp, auxv, r, &x);
 }
 
@@ -299,8 +301,10 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 	if (argc < 4)
 		zv_die(126, "bad internal exec");
 	alloc_first_thread();
-	struct zv_exec_carry x = { 0 };
+	struct zv_exec_carry x = { .files = ZV_EXEC_FILES_NONE };
 	zv_exec_state_parse(argv[0], &x);
+	if (!zv_proc.hpid) /* no h= */
+		zv_proc.pid = zv_proc.hpid = (int)zv_getpid();
 	if (zv_proc.count_fd >= 0 && zv_count_attach(zv_proc.count_fd) < 0)
 		zv_proc.count_fd = -1;
 	zv_count_timed = zv_proc.trace.summary != 0;
@@ -315,7 +319,9 @@ __attribute__((noreturn)) static void cmd_exec(int argc, char **argv, char **env
 		r->why[0] = 0;
 		r->setid = x.resolved == 2;
 		zv_strlcpy(r->elf, path, sizeof r->elf);
+		zv_load_elf_given(&x.files); /* opened by it (F): read, not opened or fstat'd again */
 	} else {
+		zv_exec_files_close(&x.files);
 		long err = zv_exec_resolve(path, 0, r);
 		if (err < 0)
 			zv_die(126, "%s: %s", path, err == -ENOEXEC && r->why[0] ? r->why : zv_strerror((int)-err));
@@ -350,14 +356,15 @@ __attribute__((noreturn, used)) void zv_main(uint64_t *sp)
 	zv_inexec_install();
 	zv_proc.text_start = (uint64_t)zv_text_start; /* code only: the headers share its mapping */
 	zv_proc.text_end = (uint64_t)zv_bounce_page; /* text's last page, after all kernel code (Makefile checks) */
-	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();
 
-	/* Nothing may interrupt set-up; the guest's mask is restored at entry. */
+	/* Nothing may interrupt set-up; the guest's mask is restored at entry.
+	 * An exec'ing image blocked every signal before its execve (sys/exec.c),
+	 * and the host keeps the mask across it; it says the pid too. */
 	uint64_t all = ~0UL;
-	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, &initial_mask, 8);
-
 	if (argc >= 2 && zv_strcmp(argv[1], "__exec") == 0)
 		cmd_exec(argc - 2, argv + 2, envp, auxv);
+	zv_proc.pid = zv_proc.hpid = (int)zv_getpid();
+	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &all, &initial_mask, 8);
 	if (argc >= 2 && zv_strcmp(argv[1], "restore") == 0)
 		zv_cr_restore_main(argc - 2, argv + 2, auxv); /* signals stay blocked until each thread resumes */
 	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_SETMASK, &initial_mask, NULL, 8);

@@ -11,7 +11,7 @@ import shutil
 import pytest
 
 from guestdesc import built, builds, compare_guest, get
-from zvtest import PLATFORMS, TEST_USER, ZVISOR, assert_same, compare, native_ok, run, run_zv
+from zvtest import PLATFORMS, TEST_USER, ZVISOR, assert_same, compare, native_ok, run, run_zv, zv_argv
 
 EXECRESET = get("execreset")
 HOWS = ["inprocess", "host"]
@@ -66,6 +66,53 @@ def test_close_on_exec_fds_without_listing():
         assert listed == lists, (mode, res.stderr[-3000:])
         if not lists:
             assert "close_range(" in res.stderr, res.stderr[-3000:]
+
+
+def opens_of(trace, names):
+    """From strace -f output: the openat calls of a path ending in one of
+    names, as (pid, the pid's execve calls before it)."""
+    opens, execs = [], {}
+    for line in trace.splitlines():
+        m = re.match(r"(\d+)\s+(\w+)\((.*)", line)
+        if not m:
+            continue
+        pid, call, args = m.groups()
+        if call == "execve":
+            execs[pid] = execs.get(pid, 0) + 1
+        o = re.match(r'AT_FDCWD, "([^"]*)"', args)
+        if call == "openat" and o and o.group(1).endswith(names):
+            opens.append((pid, execs.get(pid, 0)))
+    return opens
+
+
+@pytest.mark.parametrize("how", HOWS)
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("name", builds("execve", subset=True))
+def test_execve_guest_with_each_exec(name, platform, how):
+    """execve.c (argv[0], /proc/self/exe, AT_EXECFN through fexecve's
+    /dev/fd/N, a #! script, the errnos) through each exec: the host's
+    takes the files the resolution opened (F), the copy of a close-on-exec
+    fd too."""
+    compare_guest(name, platform, extra_opts=["--exec=" + how])
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_host_exec_takes_the_resolved_files(platform):
+    """The program and interpreter an exec resolved are opened and read
+    once: a vfork child's (dash's commands) and --exec=host's host execve
+    hand them to the next image (exec-state field F), whose load neither
+    opens nor fstats them again; a first start's load takes its own
+    resolution's (sh's interpreter: one open). The guests see no fd of
+    them (vfork.c's fds lines)."""
+    if not shutil.which("strace"):
+        pytest.skip("needs strace")
+    names = ("/true", "/ld-linux-x86-64.so.2")
+    for opts, script, want in (([], "/bin/true; /bin/true", 5), (["--exec=host"], "exec /bin/true", 3)):
+        res = run(["strace", "-f", "-e", "trace=openat,execve", "-o", "/dev/stderr"]
+                  + zv_argv(["/bin/sh", "-c", script], platform, opts))
+        assert res.returncode == 0, res.stderr[-3000:]
+        opens = opens_of(res.stderr, names)
+        assert len(opens) == want, (opts, opens, res.stderr[-4000:])
 
 
 # (mode, the leader's in-process execs): the fallbacks make none

@@ -88,6 +88,7 @@ struct zv_thread {
 	uint64_t guard_sp;             /* nonzero while a syscall may fault on guest memory */
 	int is_thread;                 /* made with CLONE_THREAD (or the first thread): counted, reusable */
 	int vfork_child;               /* not a thread, made with CLONE_VM|CLONE_VFORK: its parent waits */
+	int files_shared;              /* not a thread, made with CLONE_FILES: its fd table is another's too */
 	int own_self_fd;               /* a CLONE_VM child's own zvisor fd after chroot, + 1 (sys/fs.c) */
 	volatile char sud_selector;    /* SUD's selector: ALLOW only while the kernel runs the host's vDSO */
 	volatile int in_host_vdso;     /* it does: its code counts as kernel code for signals */

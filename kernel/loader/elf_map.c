@@ -227,6 +227,7 @@ int zv_load_elf(const char *path, struct zv_image *img, char *why, size_t wl)
 	long r;
 	struct zv_exec_files f = given;
 	given = ZV_EXEC_FILES_NONE;
+	e.cloexec = O_CLOEXEC;
 	if (wl)
 		why[0] = 0;
 	/* not the path's 4 KiB: clearing them would touch a second page */

@@ -4,7 +4,7 @@
  * can reset everything execve resets; otherwise the host executes zvisor
  * itself (/proc/self/exe) with an internal command line that names the
  * guest's path, argv[0] and the kernel state to carry over (platform, guest
- * signal mask, hidden fds). */
+ * signal mask, hidden fds, the files the resolution opened). */
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "sys/execstate.h"
@@ -154,6 +154,23 @@ static int here_possible(const struct zv_thread *t, const struct zv_resolved *r)
 	return !not_threads;
 }
 
+/* Whether the resolution's files may be opened without close-on-exec and
+ * handed to the next image across the host's execve (exec-state field F):
+ * the exec goes there whatever the file (what here_possible refuses before
+ * looking at it), and no other task could fork and exec from this fd
+ * table meanwhile, nor keep it after: the one thread of a process whose
+ * table no CLONE_FILES child shares, or a CLONE_VM child (vfork) made
+ * without CLONE_FILES. */
+static int files_handed_over(const struct zv_thread *t)
+{
+	if (zv_proc.exec_mode == ZV_EXEC_INPROCESS && zv_exec_here && t->is_thread && t->tid == zv_proc.pid &&
+	    !zv_proc.exec_needs_host && zv_proc.stack_top)
+		return 0;
+	if (zv_proc.files_shared)
+		return 0;
+	return t->is_thread ? __atomic_load_n(&zv_proc.nthreads, __ATOMIC_RELAXED) == 1 : !t->files_shared;
+}
+
 /* Deferred signals would die with this image: every signal blocked, they
  * go back to the host, which keeps them pending across execve. */
 void zv_exec_give_back_signals(struct zv_thread *t, uint64_t *saved)
@@ -191,7 +208,8 @@ static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *p
 	const char *guest_path = path;
 	path = zv_translate_path(path);
 	/* the file the host checked, unless the path was zvisor's own */
-	long err = zv_exec_resolve_keep(path, checked == 1 && path == guest_path, r);
+	int inherit = files_handed_over(t);
+	long err = zv_exec_resolve_keep(path, checked == 1 && path == guest_path, r, inherit);
 	char carried_path[ZV_PATH_MAX];
 	if (err == 0)
 		path = carry_fd(path, r, carried_path, sizeof carried_path, &zv_proc.carry_fd, &err);
@@ -213,13 +231,21 @@ static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *p
 			return e;
 		}
 	}
-	zv_exec_files_close(&r->files);
+	/* an ELF's files go to the next image, which loads them (a #!
+	 * script is resolved again there, for its words) */
+	struct zv_exec_files handed = ZV_EXEC_FILES_NONE;
+	if (inherit && resolved && argc >= 0)
+		handed = r->files;
+	else
+		zv_exec_files_close(&r->files);
 	if (argc < 0)
 		return argc;
 	size_t vsize = (argc + 9) * sizeof(char *);
 	char **nv = zv_kmap(vsize, 4096, -1);
-	if (zv_is_err((long)nv))
+	if (zv_is_err((long)nv)) {
+		zv_exec_files_close(&handed);
 		return -ENOMEM;
+	}
 	char state[12288]; /* trace options and the view's binds included */
 	int frameless = uc->uc_sigmask == ZV_MASK_UNKNOWN;
 	zv_exec_frameless_mask(t, uc, NULL);
@@ -228,10 +254,11 @@ static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *p
 		/* The guest's filters could not be carried over: never let a
 		 * program shed its sandbox by exec'ing without fds to spare. */
 		zv_kunmap(nv, vsize);
+		zv_exec_files_close(&handed);
 		return -EMFILE;
 	}
 	struct zv_exec_carry x = { zv_guest_mask(t, uc), t->sigsys_blocked, 1, zv_signals_ignored(t->sighand),
-				   resolved, t->pid };
+				   resolved, t->pid, handed, t->is_thread ? zv_proc.hpid : t->htid };
 	zv_exec_state_format(state, sizeof state, &x);
 	long k = 0;
 	nv[k++] = "zvisor";
@@ -251,6 +278,7 @@ static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *p
 	long ret = zv_self_fd(t) >= 0 ? zv_sys5(__NR_execveat, zv_self_fd(t), "", nv, envp, AT_EMPTY_PATH)
 					 : zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
 	zv_event_exec_failed(t, nr);
+	zv_exec_files_close(&handed);
 	if (zv_proc.seccomp_fd >= 0)
 		zv_close(zv_proc.seccomp_fd);
 	zv_proc.seccomp_fd = -1;

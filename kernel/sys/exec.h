@@ -58,7 +58,9 @@ struct zv_resolved {
  * again; a #! interpreter or PT_INTERP is still checked. */
 int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r);
 /* The same, and on success r->files holds the ELF file and its interpreter
- * open: the caller closes them (zv_exec_files_close). */
-int zv_exec_resolve_keep(const char *path, int host_checked, struct zv_resolved *r);
+ * open: the caller closes them (zv_exec_files_close). inherit: opened
+ * without O_CLOEXEC, for the host's execve of zvisor to hand them to the
+ * next image (sys/exec.c; only where no other task shares the fd table). */
+int zv_exec_resolve_keep(const char *path, int host_checked, struct zv_resolved *r, int inherit);
 void zv_exec_files_close(struct zv_exec_files *f);
 #endif

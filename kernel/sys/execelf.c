@@ -60,11 +60,11 @@ long pread_full(int fd, void *buf, size_t n, uint64_t off)
 /* Opens the file at (at->dirfd, at->name) for reading if it is a regular
  * file (as open_exec, without its checks: for a file they have passed);
  * *mode: its st_mode. */
-static int open_regular_at(const struct zv_at *at, struct zv_file_id *id, unsigned *mode)
+static int open_regular_at(const struct zv_at *at, struct zv_file_id *id, unsigned *mode, int cloexec)
 {
 	struct stat st;
 	int nofollow = at->at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0;
-	int fd = (int)zv_openat(at->dirfd, at->name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | nofollow, 0);
+	int fd = (int)zv_openat(at->dirfd, at->name, O_RDONLY | cloexec | O_NOCTTY | O_NONBLOCK | nofollow, 0);
 	if (fd < 0)
 		return fd;
 	long r = zv_sys2(__NR_fstat, fd, &st);
@@ -79,13 +79,14 @@ static int open_regular_at(const struct zv_at *at, struct zv_file_id *id, unsign
 }
 
 /* The path as the guest names it (through a root of its own, if it has
- * one: sys/viewhook.h). */
-int open_regular_mode(const char *path, struct zv_file_id *id, unsigned *mode)
+ * one: sys/viewhook.h). cloexec: O_CLOEXEC, or 0 for a file the host's
+ * execve of zvisor hands to the next image (sys/exec.c). */
+int open_regular_mode(const char *path, struct zv_file_id *id, unsigned *mode, int cloexec)
 {
 	struct zv_at at;
 	long r = zv_at_lookup(path, 0, &at);
 	if (r == 0)
-		r = open_regular_at(&at, id, mode);
+		r = open_regular_at(&at, id, mode, cloexec);
 	zv_at_release(&at);
 	return (int)r;
 }
@@ -93,13 +94,14 @@ int open_regular_mode(const char *path, struct zv_file_id *id, unsigned *mode)
 int open_regular(const char *path, struct zv_file_id *id)
 {
 	unsigned mode;
-	return open_regular_mode(path, id, &mode);
+	return open_regular_mode(path, id, &mode, O_CLOEXEC);
 }
 
 /* Opens path as the host's open_exec() judges it for execve: the lookup's
  * errors, then EACCES for anything but a regular file the caller may execute.
- * Returns the fd (O_CLOEXEC), the file size and st_mode, or -errno. */
-int open_exec_mode(const char *path, struct zv_file_id *id, unsigned *mode)
+ * Returns the fd (cloexec as open_regular_mode), the file size and st_mode,
+ * or -errno. */
+int open_exec_mode(const char *path, struct zv_file_id *id, unsigned *mode, int cloexec)
 {
 	/* The host looks "" up as the current directory (an interpreter named
 	 * by PT_INTERP or #! can be empty): EACCES. */
@@ -124,15 +126,9 @@ int open_exec_mode(const char *path, struct zv_file_id *id, unsigned *mode)
 	if (r == 0 && !IS_REG(st.st_mode))
 		r = -EACCES;
 	if (r == 0)
-		r = open_regular_at(&at, id, mode);
+		r = open_regular_at(&at, id, mode, cloexec);
 	zv_at_release(&at);
 	return (int)r;
-}
-
-int open_exec(const char *path, struct zv_file_id *id)
-{
-	unsigned mode;
-	return open_exec_mode(path, id, &mode);
 }
 
 /* ---- ELF headers ------------------------------------------------------- */
@@ -350,7 +346,9 @@ static int check_loads(struct elf *e, char *why, size_t wl)
  * bad one; zvisor also refuses one that itself names an interpreter. */
 int open_interp(const char *ipath, struct elf *e, int checked, char *why, size_t wl)
 {
-	e->fd = checked ? open_regular(ipath, &e->id) : open_exec(ipath, &e->id);
+	unsigned mode;
+	e->fd = checked ? open_regular_mode(ipath, &e->id, &mode, e->cloexec)
+			: open_exec_mode(ipath, &e->id, &mode, e->cloexec);
 	e->size = e->id.size;
 	e->headn = -1; /* not read yet */
 	if (e->fd < 0)

@@ -31,6 +31,7 @@
 struct elf {
 	int fd;
 	int ifd;       /* check_exe: the interpreter, left open (-1: none) */
+	int cloexec;   /* the open flag of fd and ifd: O_CLOEXEC, or 0 to survive the host's execve */
 	uint64_t size; /* file size */
 	uint64_t isize;
 	struct zv_file_id id, iid; /* fd's and ifd's, as opened */
@@ -46,9 +47,8 @@ struct elf {
 int fail(char *why, size_t wl, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 long pread_full(int fd, void *buf, size_t n, uint64_t off);
 int open_regular(const char *path, struct zv_file_id *id);
-int open_exec(const char *path, struct zv_file_id *id);
-int open_regular_mode(const char *path, struct zv_file_id *id, unsigned *mode); /* and its st_mode */
-int open_exec_mode(const char *path, struct zv_file_id *id, unsigned *mode);
+int open_regular_mode(const char *path, struct zv_file_id *id, unsigned *mode, int cloexec); /* and its st_mode */
+int open_exec_mode(const char *path, struct zv_file_id *id, unsigned *mode, int cloexec);
 int check_ehdr(const Elf64_Ehdr *eh, char *why, size_t wl);
 long read_ehdr(struct elf *e);
 long ehdr_from_head(struct elf *e);

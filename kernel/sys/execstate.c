@@ -70,6 +70,72 @@ static const char *decode_resolved(const char *s, struct zv_exec_carry *x)
 	return s;
 }
 
+/* The pid the host keeps across execve: the new image asks no getpid. */
+static int encode_hpid(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	return x->hpid > 0 ? zv_snprintf(buf, n, "%d", x->hpid) : -1;
+}
+
+static const char *decode_hpid(const char *s, struct zv_exec_carry *x)
+{
+	long v = zv_parse_dec(s, &s);
+	if (v <= 0 || v > 0x3fffffff)
+		zv_die(126, "bad internal state");
+	zv_proc.pid = zv_proc.hpid = (int)v;
+	return s;
+}
+
+/* The resolution's files (F=FD.ID[.IFD.IID], hex; an ID is the seven
+ * words of struct zv_file_id): the ELF and its interpreter, opened without
+ * close-on-exec for the next image's load, which neither opens nor fstats
+ * them again (sys/exec.c says when). */
+static int encode_id(char *buf, size_t n, int fd, const struct zv_file_id *id)
+{
+	return zv_snprintf(buf, n, "%x.%lx.%lx.%lx.%lx.%lx.%lx.%lx", fd, id->dev, id->ino, id->size, id->mtime,
+			   id->mtime_ns, id->ctime, id->ctime_ns);
+}
+
+static int encode_files(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	const struct zv_exec_files *f = &x->files;
+	if (f->fd < 0)
+		return -1;
+	int k = encode_id(buf, n, f->fd, &f->id);
+	if (f->ifd < 0 || (size_t)k + 1 >= n)
+		return k; /* a cut word: the caller sees its length */
+	buf[k] = '.';
+	return k + 1 + encode_id(buf + k + 1, n - k - 1, f->ifd, &f->iid);
+}
+
+static const char *decode_id(const char *s, int *fd, struct zv_file_id *id)
+{
+	uint64_t w[8];
+	for (int i = 0; i < 8; i++) {
+		const char *e;
+		w[i] = zv_parse_hex(s, &e);
+		if (e == s || (i < 7 && *e != '.'))
+			zv_die(126, "bad internal state");
+		s = i < 7 ? e + 1 : e;
+	}
+	if (w[0] > 0x7fffffff)
+		zv_die(126, "bad internal state");
+	*fd = (int)w[0];
+	*id = (struct zv_file_id){ w[1], w[2], w[3], w[4], w[5], w[6], w[7] };
+	return s;
+}
+
+static const char *decode_files(const char *s, struct zv_exec_carry *x)
+{
+	struct zv_exec_files *f = &x->files;
+	s = decode_id(s, &f->fd, &f->id);
+	f->size = f->id.size;
+	if (*s == '.') {
+		s = decode_id(s + 1, &f->ifd, &f->iid);
+		f->isize = f->iid.size;
+	}
+	return s;
+}
+
 /* The exec'ing thread's own zvisor fd (a CLONE_VM child may have one). */
 static int encode_self_fd(char *buf, size_t n, const struct zv_exec_carry *x)
 {
@@ -88,11 +154,13 @@ static const char *decode_vvar(const char *s, struct zv_exec_carry *x)
 }
 
 static const struct field fields[] = {
+	{ 'h', NULL, encode_hpid, decode_hpid }, /* main.c: the host pid (first: the others' decoders may use it) */
 	NUM('p', platform),          /* intercept/: the platform */
 	{ 'm', NULL, encode_mask, decode_mask },     /* sys/signal.c: the guest's mask */
 	{ 's', NULL, encode_sigsys, decode_sigsys }, /* sys/signal.c: SIGSYS as the guest sees it */
 	{ 'i', NULL, encode_ignored, decode_ignored }, /* sys/signal.c: the ignored signals */
 	{ 'o', NULL, encode_resolved, decode_resolved }, /* sys/exec.c: the file was resolved (2: set-id) */
+	{ 'F', NULL, encode_files, decode_files },       /* sys/exec.c: its fds and identities */
 	NUM('c', count_fd),          /* trace/count.c: --count's shared table */
 	NUM('e', err_fd),            /* main.c: the kept stderr */
 	{ 'x', &zv_proc.self_fd, encode_self_fd, NULL }, /* sys/fs.c: zvisor's executable */

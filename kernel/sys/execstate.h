@@ -8,6 +8,7 @@
 #define ZV_SYS_EXECSTATE_H
 #include <stddef.h>
 #include <stdint.h>
+#include "sys/exec.h"
 
 /* What belongs to the exec'ing thread rather than to zv_proc. */
 struct zv_exec_carry {
@@ -17,6 +18,8 @@ struct zv_exec_carry {
 	uint64_t ignored;      /* those the host keeps ignored across execve */
 	int resolved;          /* the path is an ELF file the exec'ing image resolved (no #!); 2: set-id */
 	int pid;               /* the exec'ing thread's process as the guest knows it (a vfork child's own) */
+	struct zv_exec_files files; /* the resolved ELF and its interpreter, open across the execve (fd -1: none) */
+	int hpid;              /* the process's host pid after the execve (the exec'ing thread's tgid), 0: ask */
 };
 
 /* An encoder writes a field's value (without "KEY=") into buf and returns

@@ -49,7 +49,7 @@ struct start_frame {
 static void child_start(void)
 {
 	struct zv_thread *t = zv_current();
-	if (zv_thread_arm(t) < 0)
+	if ((t->fork_pid ? zv_thread_arm_as(t, t->fork_pid, t->fork_pid) : zv_thread_arm(t)) < 0)
 		zv_exit_group(126);
 	struct start_frame *f = (struct start_frame *)t - 1; /* the stack's top */
 	zv_event_task_start(t, &f->uc);
@@ -261,6 +261,7 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	 * and its block is freed here, not reused from the dead list. */
 	c->is_thread = (flags & CLONE_THREAD) != 0;
 	c->vfork_child = !c->is_thread && shares_stack;
+	c->files_shared = !c->is_thread && (flags & CLONE_FILES);
 	if (!c->is_thread && !shares_stack)
 		zv_plat->shared_vm(); /* a second task on this memory, for as long as it likes */
 	if (c->is_thread)
@@ -273,13 +274,22 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 	/* A vfork child's host execve leaves the fds it made for its new
 	 * image (sys/exec.c) in this memory: numbers of its own fd table. */
 	int exec_fds[3] = { zv_proc.tree_fd, zv_proc.seccomp_fd, zv_proc.carry_fd };
+	/* A child that is not a thread leads a process of its own: the host
+	 * writes its pid, its tid too, into its block before it runs
+	 * (CLONE_CHILD_SETTID, in the child's pid namespace), where the
+	 * guest's flags leave room, as for a fork child: no getpid, gettid. */
+	uint64_t settid = !c->is_thread && !(flags & (CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID)) ? CLONE_CHILD_SETTID : 0;
 	long r;
 	if (q->args3) {
 		q->args3->stack = zv_kernel_stack(c).ss_sp;
 		q->args3->stack_size = (uint64_t)ksp - q->args3->stack;
+		if (settid) {
+			q->args3->flags |= settid;
+			q->args3->child_tid = (uint64_t)&c->fork_pid;
+		}
 		r = zv_clone3_raw(q->args3, q->size3, child_start);
 	} else {
-		r = zv_clone_raw(flags, ksp, q->ptid, q->ctid, q->tls, child_start);
+		r = zv_clone_raw(flags | settid, ksp, q->ptid, settid ? &c->fork_pid : q->ctid, q->tls, child_start);
 	}
 	zv_host_set_mask(saved, NULL);
 	if (shares_stack) {

@@ -75,9 +75,10 @@ void sanitize(char *s)
 			*s = '?';
 }
 
-static int resolve(const char *path, int host_checked, struct zv_resolved *r, int keep)
+static int resolve(const char *path, int host_checked, struct zv_resolved *r, int keep, int cloexec)
 {
 	struct elf e;
+	e.cloexec = cloexec;
 	char *rev[3 * ZV_SCRIPT_DEPTH + 1]; /* the prefix, last word first */
 	int nrev = 0;
 	size_t used = 0;
@@ -89,8 +90,8 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r, in
 		const char *sep = depth ? ": " : "";
 		const char *wname = depth ? cur : "";
 		unsigned mode = 0;
-		e.fd = depth == 0 && host_checked ? open_regular_mode(cur, &e.id, &mode)
-						  : open_exec_mode(cur, &e.id, &mode);
+		e.fd = depth == 0 && host_checked ? open_regular_mode(cur, &e.id, &mode, cloexec)
+						  : open_exec_mode(cur, &e.id, &mode, cloexec);
 		e.size = e.id.size;
 		if (e.fd < 0)
 			return fail(r->why, sizeof r->why, e.fd, "%s%s%s%s", who, wname, sep, zv_strerror(-e.fd));
@@ -155,14 +156,14 @@ static int resolve(const char *path, int host_checked, struct zv_resolved *r, in
 	}
 }
 
-static int resolve_keep(const char *path, int host_checked, struct zv_resolved *r, int keep)
+static int resolve_keep(const char *path, int host_checked, struct zv_resolved *r, int keep, int cloexec)
 {
 	r->files = ZV_EXEC_FILES_NONE;
 	r->nprefix = 0;
 	r->setid = 0;
 	r->elf[0] = 0;
 	r->why[0] = 0;
-	int err = resolve(path, host_checked, r, keep);
+	int err = resolve(path, host_checked, r, keep, cloexec);
 	if (err) {
 		r->nprefix = 0;
 		sanitize(r->why);
@@ -172,12 +173,12 @@ static int resolve_keep(const char *path, int host_checked, struct zv_resolved *
 
 int zv_exec_resolve(const char *path, int host_checked, struct zv_resolved *r)
 {
-	return resolve_keep(path, host_checked, r, 0);
+	return resolve_keep(path, host_checked, r, 0, O_CLOEXEC);
 }
 
-int zv_exec_resolve_keep(const char *path, int host_checked, struct zv_resolved *r)
+int zv_exec_resolve_keep(const char *path, int host_checked, struct zv_resolved *r, int inherit)
 {
-	return resolve_keep(path, host_checked, r, 1);
+	return resolve_keep(path, host_checked, r, 1, inherit ? 0 : O_CLOEXEC);
 }
 
 void zv_exec_files_close(struct zv_exec_files *f)

@@ -138,9 +138,17 @@ static struct zv_thread *fresh_block(void)
 	return (struct zv_thread *)(raw + ZV_THREAD_OFF);
 }
 
+/* A freed block (a vfork child's, once its parent resumes: the child has
+ * exec'd or exited and never touches this memory again), kept for the
+ * next child: its pages stay, so neither the free's munmap nor the next
+ * block's guard munmap and page faults. */
+static struct zv_thread *spare;
+
 struct zv_thread *zv_thread_alloc(void)
 {
-	struct zv_thread *t = reuse_dead();
+	struct zv_thread *t = spare ? __atomic_exchange_n(&spare, NULL, __ATOMIC_ACQ_REL) : NULL;
+	if (!t)
+		t = reuse_dead();
 	if (t)
 		memset(t, 0, sizeof *t);
 	else if (!(t = fresh_block())) /* zero already: zv_kmap never hands a range out twice */
@@ -154,6 +162,9 @@ struct zv_thread *zv_thread_alloc(void)
 void zv_thread_free(struct zv_thread *t)
 {
 	known_swap(t, NULL);
+	struct zv_thread *none = NULL;
+	if (__atomic_compare_exchange_n(&spare, &none, t, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
 	zv_kunmap((void *)(zv_block_of(t) + ZV_BLOCK_GUARD), ZV_BLOCK_SIZE - ZV_BLOCK_GUARD);
 }
 

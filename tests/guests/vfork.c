@@ -2,9 +2,12 @@
  * it execs or exits, so neither return path may depend on the guest stack.
  * Covers vfork+_exit, vfork+execve (of /bin/true and of this program),
  * posix_spawn, and a raw clone(CLONE_VM|CLONE_VFORK) with stack 0 as Go's
- * os/exec does it. */
+ * os/exec does it. The fds an exec'd program and the parent see after it:
+ * zvisor hands the files it resolved to the next image across the host's
+ * execve (DESIGN 27), never where the fd table is shared (CLONE_FILES). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -36,17 +39,30 @@ static void expect_exit(const char *what, pid_t pid, int code)
 	}
 }
 
-/* Raw clone(CLONE_VM|CLONE_VFORK|SIGCHLD, stack 0): the child continues on
- * the parent's stack and must not return from here; it execs or exits in
- * assembly. */
-static pid_t clone_vfork_exec(const char *path, char *const argv[])
+/* The fds open in this process below 32, in order (F_GETFD: no listing of
+ * /proc/self/fd, whose size counts zvisor's hidden fds). */
+static void list_fds(const char *who)
+{
+	char line[512];
+	int n = snprintf(line, sizeof line, "%s: fds", who);
+	for (int fd = 0; fd < 32; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			n += snprintf(line + n, sizeof line - n, " %d", fd);
+	printf("%s\n", line);
+}
+
+/* Raw clone(flags | CLONE_VM | CLONE_VFORK | SIGCHLD, stack 0): the child
+ * continues on the parent's stack and must not return from here; it execs
+ * or exits in assembly. */
+static pid_t clone_vfork_exec_flags(const char *path, char *const argv[], long flags)
 {
 	register long r12 __asm__("r12") = (long)path;
 	register long r13 __asm__("r13") = (long)argv;
 	register long r14 __asm__("r14") = (long)environ;
+	register long r15 __asm__("r15") = flags | CLONE_VM | CLONE_VFORK | SIGCHLD;
 	long ret;
 	__asm__ volatile("mov $56, %%eax\n"		/* clone */
-			 "mov %[flags], %%rdi\n"
+			 "mov %%r15, %%rdi\n"
 			 "xor %%esi, %%esi\n"		/* stack 0: share the parent's */
 			 "xor %%edx, %%edx\n"
 			 "xor %%r10d, %%r10d\n"
@@ -64,9 +80,14 @@ static pid_t clone_vfork_exec(const char *path, char *const argv[])
 			 "syscall\n"
 			 "1:\n"
 			 : "=&a"(ret)
-			 : [flags] "i"(CLONE_VM | CLONE_VFORK | SIGCHLD), "r"(r12), "r"(r13), "r"(r14)
+			 : "r"(r12), "r"(r13), "r"(r14), "r"(r15)
 			 : "rdi", "rsi", "rdx", "r10", "r8", "rcx", "r11", "memory");
 	return (pid_t)ret;
+}
+
+static pid_t clone_vfork_exec(const char *path, char *const argv[])
+{
+	return clone_vfork_exec_flags(path, argv, 0);
 }
 
 int main(int argc, char **argv)
@@ -74,6 +95,10 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "child")) {
 		printf("re-executed by a vfork child\n");
 		return 5;
+	}
+	if (argc > 2 && !strcmp(argv[1], "fds")) {
+		list_fds(argv[2]);
+		return 6;
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);
 
@@ -86,6 +111,18 @@ int main(int argc, char **argv)
 	}
 	expect_exit("vfork+_exit", pid, 3);
 	printf("vfork child wrote %d\n", shared);
+
+	/* The child's own pid and tid: the one its parent got. */
+	static volatile pid_t seen_pid, seen_tid;
+	pid = vfork();
+	if (pid == 0) {
+		seen_pid = getpid();
+		seen_tid = (pid_t)syscall(SYS_gettid);
+		_exit(0);
+	}
+	expect_exit("vfork+getpid", pid, 0);
+	printf("vfork child's getpid %s, gettid %s\n", seen_pid == pid ? "is its pid" : "differs",
+	       seen_tid == pid ? "is its pid" : "differs");
 
 	/* vfork + execve of another program and of ourselves */
 	char *true_argv[] = { "true", NULL };
@@ -131,6 +168,35 @@ int main(int argc, char **argv)
 	char *missing_argv[] = { "missing", NULL };
 	expect_exit("clone vfork null stack, missing program",
 		    clone_vfork_exec("/nonexistent/program", missing_argv), 127);
+
+	/* The fds an exec'd program sees: a kept fd, not a close-on-exec one,
+	 * nor any of the exec's own; and those of a parent whose fd table the
+	 * child shared (CLONE_FILES), which the child's execve leaves as they
+	 * were (it closes close-on-exec fds in a copy of its own). */
+	int keep = open("/dev/null", O_RDONLY), gone = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (keep != 3 || gone != 4)
+		printf("FAIL: /dev/null opened as %d and %d\n", keep, gone), failed = 1;
+	char *fds_argv[] = { argv[0], "fds", "vfork+execve", NULL };
+	pid = vfork();
+	if (pid == 0) {
+		execve("/proc/self/exe", fds_argv, environ);
+		_exit(127);
+	}
+	expect_exit("vfork+execve, fds", pid, 6);
+	char *spawn_fds_argv[] = { argv[0], "fds", "posix_spawn", NULL };
+	if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, spawn_fds_argv, environ) == 0)
+		expect_exit("posix_spawn, fds", pid, 6);
+	else
+		printf("posix_spawn failed\n"), failed = 1;
+	char *clone_fds_argv[] = { argv[0], "fds", "clone vfork null stack", NULL };
+	expect_exit("clone vfork null stack, fds", clone_vfork_exec("/proc/self/exe", clone_fds_argv), 6);
+	expect_exit("clone vfork CLONE_FILES", clone_vfork_exec_flags("/bin/true", true_argv, CLONE_FILES), 0);
+	list_fds("the parent after a CLONE_FILES child's execve");
+	char *files_fds_argv[] = { argv[0], "fds", "clone vfork CLONE_FILES", NULL };
+	expect_exit("clone vfork CLONE_FILES, fds", clone_vfork_exec_flags("/proc/self/exe", files_fds_argv, CLONE_FILES), 6);
+	list_fds("the parent after that");
+	close(keep);
+	close(gone);
 
 	/* A vfork child that chroots (as Go's SysProcAttr.Chroot does) keeps
 	 * what it opens for that to itself: the parent execs as before. As
