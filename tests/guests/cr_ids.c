@@ -128,6 +128,21 @@ static int stat_ids(const char *path, long v[5])
 	return 0;
 }
 
+/* ids[0..k) sorted into buf as "1 2 3". */
+static const char *sorted(long *ids, int k, char *buf, size_t n)
+{
+	for (int i = 1; i < k; i++)
+		for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+			long x = ids[j];
+			ids[j] = ids[j - 1];
+			ids[j - 1] = x;
+		}
+	size_t w = 0;
+	for (int i = 0; i < k && w < n; i++)
+		w += (size_t)snprintf(buf + w, n - w, "%s%ld", i ? " " : "", ids[i]);
+	return buf;
+}
+
 /* The ids a directory lists (/proc/self/task), sorted, as "1 2 3". */
 static const char *listed(const char *path, char *buf, size_t n)
 {
@@ -141,16 +156,7 @@ static const char *listed(const char *path, char *buf, size_t n)
 		if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
 			ids[k++] = atol(e->d_name);
 	closedir(d);
-	for (int i = 1; i < k; i++)
-		for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
-			long x = ids[j];
-			ids[j] = ids[j - 1];
-			ids[j - 1] = x;
-		}
-	size_t w = 0;
-	for (int i = 0; i < k && w < n; i++)
-		w += (size_t)snprintf(buf + w, n - w, "%s%ld", i ? " " : "", ids[i]);
-	return buf;
+	return sorted(ids, k, buf, n);
 }
 
 /* The same through getdents64 (v64) or getdents with a buffer of size
@@ -171,16 +177,7 @@ static const char *listed_by(const char *path, int v64, size_t size, char *buf, 
 				ids[k++] = atol(name);
 		}
 	close(fd);
-	for (int i = 1; i < k; i++)
-		for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
-			long x = ids[j];
-			ids[j] = ids[j - 1];
-			ids[j - 1] = x;
-		}
-	size_t w = 0;
-	for (int i = 0; i < k && w < n; i++)
-		w += (size_t)snprintf(buf + w, n - w, "%s%ld", i ? " " : "", ids[i]);
-	return buf;
+	return sorted(ids, k, buf, n);
 }
 
 /* Whether /proc lists pid (readdir, as ps finds processes). */

@@ -24,19 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	char b[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(b, sizeof b, fmt, ap);
-	va_end(ap);
-	if (write(1, b, n) < 0)
-		_exit(99);
-}
-
-#define CHECK(x) do { if (!(x)) { say("FAIL %s:%d %s (errno %d)\n", __FILE__, __LINE__, #x, errno); exit(1); } } while (0)
+#include "say.h"
 
 static const char *cld_name(int code)
 {
