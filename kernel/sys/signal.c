@@ -528,26 +528,16 @@ void zv_kwork_request(struct zv_thread *t, struct zv_ucontext *uc)
 	zv_kernel_interrupted(uc);
 }
 
-/* Delivers the signals deferred during this kernel entry, on the way back
- * to the guest. All host signals stay blocked until the final sigreturn
- * restores the guest's mask, so none can slip in between. */
-void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
+/* The kernel work asked for, then the deferred signals, with every host
+ * signal blocked; 1 if a forced signal kills at the guest's instruction. */
+static int kwork_and_signals(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	if (!t->fast.sig_pending) {
-		t->delivery_mask_set = 0;
-		return;
-	}
-	t->dying = 0; /* only this pass's own death counts (a handler set meanwhile undoes an earlier one) */
-	if (t->exec_exit)
-		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
-	zv_event_to_guest(t, uc); /* a checkpoint parks here: every register is in uc now */
-	zv_host_set_mask(~0UL, NULL);
 	while (t->kwork) { /* (one asked for meanwhile is done too: nothing comes between here and sigreturn) */
 		t->kwork = 0;
 		zv_event_kwork(t, uc);
 	}
 	if (zv_signal_death_due(t, uc))
-		return; /* a forced signal kills at the guest's instruction (sys/sigdeath.c) */
+		return 1; /* (sys/sigdeath.c) */
 	while (t->pending_set && !t->dying) {
 		int sig = __builtin_ctzl(t->pending_set) + 1;
 		t->pending_set &= ~ZV_SIGBIT(sig);
@@ -565,6 +555,30 @@ void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
 		}
 		deliver(t, sig, &info, uc);
 	}
+	return 0;
+}
+
+/* Delivers the signals deferred during this kernel entry, on the way back
+ * to the guest. All host signals stay blocked until the final sigreturn
+ * restores the guest's mask, so none can slip in between; but a ptrace
+ * stop in deliver sleeps with SIGSYS open, and work asked for then (a
+ * tracer's SIGSTOP to this thread, a knock) takes another pass, or it
+ * would wait for the next signal (gdb waited for that stop for ever). */
+void zv_signals_on_exit(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	if (!t->fast.sig_pending) {
+		t->delivery_mask_set = 0;
+		return;
+	}
+	t->dying = 0; /* only this pass's own death counts (a handler set meanwhile undoes an earlier one) */
+	if (t->exec_exit)
+		zv_exec_thread_exit(t); /* another thread execs (sys/exec_reset.c) */
+	zv_event_to_guest(t, uc); /* a checkpoint parks here: every register is in uc now */
+	zv_host_set_mask(~0UL, NULL);
+	do {
+		if (kwork_and_signals(t, uc))
+			return; /* a forced signal kills at the guest's instruction */
+	} while (t->kwork && !t->dying);
 	if (t->dying)
 		return; /* uc is the guest's instruction, where the host kills */
 	t->fast.sig_pending = 0;

@@ -772,6 +772,35 @@ static void mode_latechld(void)
 	report_end(st);
 }
 
+/* --- stopagain: a SIGSTOP sent to a tracee while it is in a stop is a
+ * stop of its own once the tracer resumes it (gdb stops every thread so,
+ * and a Go program's thread that sleeps in short naps, as its sysmon does,
+ * went on without it) */
+static void stopagain_body(void)
+{
+	struct timespec nap = { 0, 1000000 };
+	for (int i = 0; i < 1500; i++)
+		nanosleep(&nap, NULL);
+	_exit(6);
+}
+
+static void mode_stopagain(void)
+{
+	pid_t pid = traced_child(stopagain_body); /* in its first stop */
+	CHECK(kill(pid, SIGSTOP) == 0);
+	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (!WIFSTOPPED(st)) {
+		report_end(st);
+		return;
+	}
+	say("stopped again: %s\n", strsignal(WSTOPSIG(st)));
+	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	report_end(st);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -785,7 +814,7 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\n");
+		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\nstopagain\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -806,6 +835,8 @@ int main(int argc, char **argv)
 		mode_sigchld();
 	else if (!strcmp(m, "latechld"))
 		mode_latechld();
+	else if (!strcmp(m, "stopagain"))
+		mode_stopagain();
 	else
 		say("usage: ptstops MODE (--list)\n");
 	return 0;
