@@ -191,6 +191,17 @@ static int any_job(void)
 	return 0;
 }
 
+/* A saved stop or continue wait w reports (report), if any child has one:
+ * the caller's group asked for only then. */
+static int report_saved(struct zv_call *c, struct jobwait *w, long *ret)
+{
+	if (!any_job())
+		return 0;
+	if (w->pid == 0 && !w->pgid)
+		w->pgid = zv_sys1(__NR_getpgid, 0); /* (the caller's group) */
+	return report(c, w, ret);
+}
+
 long zv_pt_job_wait(struct zv_call *c, long (*next)(struct zv_call *))
 {
 	const long *a = c->a;
@@ -210,10 +221,8 @@ long zv_pt_job_wait(struct zv_call *c, long (*next)(struct zv_call *))
 	}
 	if (!(w.options & (WUNTRACED | WCONTINUED)) || ((w.options & WCLONE_) && !(w.options & WALL_)))
 		return next(c);
-	if (w.pid == 0 && !w.pgid)
-		w.pgid = zv_sys1(__NR_getpgid, 0); /* (the caller's group) */
 	long r;
-	if (any_job() && report(c, &w, &r))
+	if (report_saved(c, &w, &r))
 		return r;
 	int me = zv_current()->htid;
 	if (!(w.options & WNOHANG))
@@ -223,7 +232,7 @@ long zv_pt_job_wait(struct zv_call *c, long (*next)(struct zv_call *))
 		waiter = 0;
 	/* (a word that came during the wait interrupted it) */
 	long j;
-	if (r == -EINTR && any_job() && report(c, &w, &j))
+	if (r == -EINTR && report_saved(c, &w, &j))
 		return j;
 	return r;
 }
