@@ -36,18 +36,18 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 	f->ret = ret;
 	f->nr = nr;
 	int kind = (uint64_t)nr < ZV_SLED_END ? zv_call_kind[nr] : ZV_KIND_HANDLER;
-	int opened = 0;
 	if (kind == ZV_KIND_FRAME || t->gsud.on || zv_proc.seccomp.mode || t->faults_blocked || t->bounce_all) {
 		/* While the guest blocks SIGSEGV or SIGBUS (posix_spawn's and
 		 * vfork's children, a new thread's start), a call that zvisor's
-		 * code may make touch guest memory opens them on the host for
-		 * itself; one the host makes alone needs nothing (the host's
-		 * EFAULT); a fork or an exec, which would carry the opened mask
-		 * to a new task or image, bounces. */
+		 * code may make touch guest memory opens them on the host, until
+		 * the next signal or bounce closes them; one the host makes
+		 * alone needs nothing (the host's EFAULT); a fork or an exec,
+		 * which would carry the opened mask to a new task or image,
+		 * bounces. */
 		if (t->gsud.on || zv_proc.seccomp.mode || t->bounce_all ||
 		    (kind == ZV_KIND_FRAME &&
 		     (t->faults_blocked || !(zv_sys_plain_fork(nr, uc) || zv_exec_without_frame(t, nr, uc)))) ||
-		    (t->faults_blocked && kind == ZV_KIND_HANDLER && !(opened = zv_open_faults(t)))) {
+		    (t->faults_blocked && kind == ZV_KIND_HANDLER && !t->faults_open && !zv_open_faults(t))) {
 			f->bounce = ZV_BOUNCE_CALL;
 			zv_sudoff_need(t); /* the bounce is a syscall only SUD catches */
 			return 0;
@@ -85,8 +85,6 @@ static inline __attribute__((always_inline)) long fast_call(struct zv_thread *t,
 			r = (long)uc->mc.rax;
 		zv_entry_count(t, nr, r, zv_vdso_call(ret));
 	}
-	if (opened)
-		zv_close_faults(t);
 	if (!f->sig_pending)
 		t->delivery_mask_set = 0; /* no handler runs with a temporary mask */
 	if (zv_proc.stats)

@@ -169,6 +169,8 @@ void zv_sigsys_handler(int sig, zv_siginfo *si, void *ucv)
 		return;
 	}
 	struct zv_thread *t = zv_current();
+	if (t->faults_open)
+		zv_close_faults_in(t, uc); /* a fast call's opening ends at the next entry */
 	zv_unblock_faults(t, uc);
 	struct zv_ucontext *outer = t->sys_uc;
 	t->sys_uc = uc;

@@ -71,7 +71,9 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 {
 	struct zv_ucontext *uc = ucv;
 	struct zv_thread *t = zv_current();
-	uint64_t ip = uc->mc.rip;
+	uint64_t ip = uc->mc.rip, closed = 0;
+	if (t->faults_open && !zv_in_kernel_text(ip) && !t->in_host_vdso)
+		closed = zv_close_faults_in(t, uc); /* the guest's mask is uc's again */
 	if (si->si_code == -1 /* SI_QUEUE */)
 		zv_event_arrive(t, sig, si); /* another kernel's SIGCHLD (the guest's ptrace) */
 	if ((zv_kernel_signals() & ~ZV_SIGBIT(31) & ZV_SIGBIT(sig)) && si->si_code <= 0) {
@@ -104,5 +106,7 @@ void zv_host_sighandler(int sig, zv_siginfo *si, void *ucv)
 			si->si_code = SEGV_MAPERR;
 		}
 	}
+	if ((closed & ZV_SIGBIT(sig)) && zv_blocked_fault(t, sig, si))
+		return; /* it came while open for a fast call: blocked for the guest */
 	zv_signal_from_guest(t, sig, si, uc);
 }

@@ -95,12 +95,12 @@ void zv_unblock_faults(struct zv_thread *t, struct zv_ucontext *uc)
 }
 
 /* The same for a fast call, which has no frame and no sigreturn: the
- * fault signals the guest blocks are opened on the host for the call alone
- * and closed again before the way out (zv_close_faults), whose bounce, if a
- * signal was deferred meanwhile, gives a fault signal back to the host,
- * pending, as the guest blocks it (zv_signals_on_exit). 0 when one is
- * pending on the host already: the call bounces, and the frame keeps it
- * blocked. */
+ * fault signals the guest blocks are opened on the host by the first call
+ * that may touch guest memory, and stay open (`faults_open`) until the
+ * thread next enters zvisor through a signal outside the kernel: a SIGSYS
+ * bounce or frame, or a signal that interrupts guest code
+ * (zv_close_faults_in). 0 when one is pending on the host already: the
+ * call bounces, and the frame keeps it blocked. */
 int zv_open_faults(struct zv_thread *t)
 {
 	uint64_t pending = 0, old = 0;
@@ -113,13 +113,15 @@ int zv_open_faults(struct zv_thread *t)
 	return 1;
 }
 
-/* Blocks again what zv_open_faults opened. Only those bits: a signal
- * deferred during the call may have added its own to the live mask
- * (zv_signal_defer_held), which must stay until its delivery. */
-void zv_close_faults(struct zv_thread *t)
+/* Closes what zv_open_faults opened, in the context uc that a signal
+ * taken outside the kernel returns to: its sigreturn blocks them again
+ * on the host, and uc's mask is the guest's once more. Returns them. */
+uint64_t zv_close_faults_in(struct zv_thread *t, struct zv_ucontext *uc)
 {
-	zv_sys4(__NR_rt_sigprocmask, ZV_SIG_BLOCK, &t->faults_open, NULL, 8);
+	uint64_t open = t->faults_open;
 	t->faults_open = 0;
+	uc->uc_sigmask |= open;
+	return open;
 }
 
 /* With --count a fatal signal must still let the leader print its report, so
@@ -268,6 +270,25 @@ static void give_back(struct zv_thread *t, int sig, const zv_siginfo *si)
 		return;
 	if (zv_sys4(__NR_rt_tgsigqueueinfo, pid, t->htid, sig, si) < 0)
 		zv_sys3(__NR_tgkill, pid, t->htid, sig);
+}
+
+/* sig, a fault signal the guest blocks, came to guest code while it was
+ * open on the host (zv_close_faults_in): what the host does with a blocked
+ * one. One sent goes back to the host, pending (1: done). The guest's own
+ * fault is forced, as force_sig_fault does: its action becomes the default
+ * and delivery goes on (0), where a fault with the default action faults
+ * again, now blocked, and the host kills. */
+int zv_blocked_fault(struct zv_thread *t, int sig, const zv_siginfo *si)
+{
+	if (!zv_signal_is_fault(sig, si)) {
+		give_back(t, sig, si);
+		return 1;
+	}
+	struct zv_sighand *sh = t->sighand;
+	zv_lock(&sh->lock);
+	sh->act[sig].handler = ZV_SIG_DFL;
+	zv_unlock(&sh->lock);
+	return 0;
 }
 
 /* Copies a signal frame and its xsave image to the guest's stack. The host
