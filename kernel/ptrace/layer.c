@@ -428,7 +428,8 @@ static int child_event(uint64_t flags)
 
 static void pt_clone_before(struct zv_thread *t, struct zv_thread *child, uint64_t flags)
 {
-	t->pt.clone_flags = 0;
+	if (t->pt.clone_flags) /* written only when set: a fork loop's parent would copy the page again each time */
+		t->pt.clone_flags = 0;
 	if (!t->pt.slot || !event_on(t->pt.slot, child_event(flags)))
 		return;
 	t->pt.clone_flags = flags | (1UL << 63);
