@@ -260,34 +260,46 @@ static uint8_t *guest_vdso; /* the vDSO the guest is shown, NULL if none */
 static int covered;         /* its host code has its stubs (cover_host_code ran) */
 static uint64_t *start_auxv; /* the host's auxv while zvisor's first image loads */
 
-/* [vvar*] and [vdso] around the vDSO at base (their sizes are the
- * kernel's: the same in every image, so carried across execve as V=). */
-struct extent { uint64_t base, lo, hi; };
-static int vdso_pages(const struct zv_map *m, void *arg)
+/* [vvar*] and [vdso]: each a mapping of its own, in address order. */
+struct parts { int n; uint64_t r[4][2]; };
+static int vdso_part(const struct zv_map *m, void *arg)
 {
-	struct extent *x = arg;
-	if (zv_strcmp(m->name, "[vdso]") && !zv_startswith(m->name, "[vvar"))
-		return 0;
-	if (m->lo < x->lo)
-		x->lo = m->lo;
-	if (m->hi > x->hi)
-		x->hi = m->hi;
+	struct parts *p = arg;
+	if ((!zv_strcmp(m->name, "[vdso]") || zv_startswith(m->name, "[vvar")) && p->n < 4) {
+		p->r[p->n][0] = m->lo;
+		p->r[p->n++][1] = m->hi;
+	}
 	return 0;
 }
 
 /* What an exec made in this process keeps of the vDSO (kernel/inexec.c):
- * its pages, their extent found once per process tree. */
+ * its pages, found once per process tree. The [vvar*] mappings below it
+ * are the kernel's, the same in every image, so carried across execve
+ * (V=): their sizes, low to high, and their sum. */
 static void note_extent(uint64_t base)
 {
 	uint64_t size = image_size((const Elf64_Ehdr *)base);
 	if (!size)
 		return;
 	if (!zv_proc.vvar_size) {
-		struct extent x = { base, base, base + size };
-		zv_maps_each(vdso_pages, &x);
-		if (x.lo == base)
+		struct parts p = { 0 };
+		uint64_t lo = base;
+		int k = 0;
+		zv_maps_each(vdso_part, &p);
+		for (int i = 0; i < p.n; i++) {
+			if (p.r[i][1] > base)
+				continue;
+			lo = p.r[i][0] < lo ? p.r[i][0] : lo;
+			if (k < ZV_VVAR_PARTS)
+				zv_proc.vvar_part[k++] = p.r[i][1] - p.r[i][0];
+		}
+		if (lo == base)
 			return; /* no [vvar]: not a layout the exec knows */
-		zv_proc.vvar_size = base - x.lo;
+		zv_proc.vvar_size = base - lo;
+		uint64_t sum = 0;
+		for (int i = 0; i < k; i++)
+			sum += zv_proc.vvar_part[i];
+		zv_proc.vvar_parts = sum == zv_proc.vvar_size ? k : 0; /* (one run of pages) */
 	}
 	zv_proc.vdso_lo = base - zv_proc.vvar_size;
 	zv_proc.vdso_hi = base + size;
@@ -336,18 +348,6 @@ void zv_vdso_setup(struct zv_thread *t, uint64_t *auxv)
 	start_auxv = auxv;
 }
 
-/* [vvar*] and [vdso]: each a mapping of its own, moved one by one. */
-struct parts { int n; uint64_t r[4][2]; };
-static int vdso_part(const struct zv_map *m, void *arg)
-{
-	struct parts *p = arg;
-	if ((!zv_strcmp(m->name, "[vdso]") || zv_startswith(m->name, "[vvar")) && p->n < 4) {
-		p->r[p->n][0] = m->lo;
-		p->r[p->n++][1] = m->hi;
-	}
-	return 0;
-}
-
 static void rebase_auxv(uint64_t *a, uint64_t from, uint64_t to)
 {
 	for (; a && a[0] != AT_NULL; a += 2)
@@ -364,7 +364,19 @@ void zv_vdso_make_room(uint64_t size)
 	if (!vsize || !zv_proc.mmap_top || base + vsize != zv_proc.mmap_top || covered || zv_proc.vdso_stubs)
 		return;
 	struct parts p = { 0 };
-	zv_maps_each(vdso_part, &p);
+	if (zv_proc.vvar_parts && base == zv_proc.vdso_lo + zv_proc.vvar_size) {
+		/* the parts carried across execve (note_extent): no maps file to read */
+		uint64_t at = zv_proc.vdso_lo;
+		for (int i = 0; i < zv_proc.vvar_parts; i++) {
+			p.r[p.n][0] = at;
+			at += zv_proc.vvar_part[i];
+			p.r[p.n++][1] = at;
+		}
+		p.r[p.n][0] = base;
+		p.r[p.n++][1] = base + vsize;
+	} else {
+		zv_maps_each(vdso_part, &p);
+	}
 	uint64_t lo = base, hi = base + vsize, total = 0;
 	for (int i = 0; i < p.n; i++) {
 		lo = p.r[i][0] < lo ? p.r[i][0] : lo;

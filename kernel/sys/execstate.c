@@ -142,14 +142,23 @@ static int encode_self_fd(char *buf, size_t n, const struct zv_exec_carry *x)
 	return zv_snprintf(buf, n, "%d", zv_self_fd(zv_current()));
 }
 
+/* "SIZE" or "SIZE.PART.PART": [vvar*]'s size, then its mappings' */
 static int encode_vvar(char *buf, size_t n, const struct zv_exec_carry *x)
 {
-	return zv_proc.vvar_size ? zv_snprintf(buf, n, "%lx", zv_proc.vvar_size) : -1;
+	if (!zv_proc.vvar_size)
+		return -1;
+	int k = zv_snprintf(buf, n, "%lx", zv_proc.vvar_size);
+	for (int i = 0; i < zv_proc.vvar_parts && k > 0 && (size_t)k < n; i++)
+		k += zv_snprintf(buf + k, n - k, ".%lx", zv_proc.vvar_part[i]);
+	return k;
 }
 
 static const char *decode_vvar(const char *s, struct zv_exec_carry *x)
 {
 	zv_proc.vvar_size = zv_parse_hex(s, &s);
+	zv_proc.vvar_parts = 0;
+	while (*s == '.' && zv_proc.vvar_parts < ZV_VVAR_PARTS)
+		zv_proc.vvar_part[zv_proc.vvar_parts++] = zv_parse_hex(s + 1, &s);
 	return s;
 }
 

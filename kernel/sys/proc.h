@@ -18,6 +18,7 @@ enum zv_rewrite { ZV_REWRITE_LAZY, ZV_REWRITE_NONE, ZV_REWRITE_LOAD };
 /* --exec: how a guest execve replaces the image (sys/exec.c). */
 enum zv_exec_mode { ZV_EXEC_INPROCESS, ZV_EXEC_HOST };
 #define ZV_CLOEXEC_FDS 1024 /* fds whose close-on-exec flag the bitmap follows */
+#define ZV_VVAR_PARTS 3 /* [vvar*] mappings below the vDSO (6.18 has two) */
 #define ZV_HOST_AUXV 48 /* pairs of the host's auxv kept for in-process execs */
 
 /* What the guest did that an in-process exec could not undo, so the next
@@ -77,6 +78,8 @@ struct zv_proc {
 	uint64_t host_sp;             /* the stack pointer the host started zvisor with (start_stack) */
 	uint64_t stack_top;           /* the top of [stack], where each image's strings end */
 	uint64_t vvar_size;           /* bytes of [vvar*] right below the vDSO (the same in every image) */
+	uint64_t vvar_part[ZV_VVAR_PARTS]; /* their mappings' sizes, low to high (loader/vdso.c) */
+	int vvar_parts;               /* how many; 0: unknown */
 	uint64_t vdso_lo, vdso_hi;    /* [vvar*] and [vdso], as the host mapped them; 0: none or unknown */
 	uint64_t rlim_stack;          /* RLIMIT_STACK's soft limit at the image's start (execve's E2BIG) */
 	uint64_t mmap_top, upper_hi;  /* the host's mmap base and, above it, where the stack never grows (loader/layout.c); 0: unknown */
