@@ -396,6 +396,33 @@ def test_exec(platform, exec_mode, tmp_path):
     same_as_chroot(exec_root(tmp_path, "oracle"), argv, res)
 
 
+def same_guest_in_root(tmp_path, name, platform):
+    """Guest NAME (its static build), which works in /tmp, natively and as
+    /usr/bin/NAME in a tiny root: the same output."""
+    native = run_native([guest(name + ".static")])
+    root = tiny_root(tmp_path / "root")
+    shutil.copy(guest(name + ".static"), root / "usr/bin" / name)
+    assert_same(native, zv_root(root, ["/usr/bin/" + name], platform), "native vs zvisor --root")
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_exec_errors(platform, tmp_path):
+    """execveat's errnos in the root (LTP execveat02): a bad dirfd is EBADF
+    and the working directory (AT_FDCWD, "", AT_EMPTY_PATH) EACCES, not the
+    ENOENT of a /proc/self/fd name the view finds nothing at
+    (tests/guests/execcheck.c)."""
+    same_guest_in_root(tmp_path, "execcheck", platform)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_magic_links(platform, tmp_path):
+    """/proc magic links in the root: openat2's resolve flags, and linkat
+    of an O_TMPFILE file through /proc/self/fd/N, which follows it to the
+    file's mount (LTP openat03: EXDEV, /proc being a bind of its own)
+    (tests/guests/magiclinks.c)."""
+    same_guest_in_root(tmp_path, "magiclinks", platform)
+
+
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_static_go(platform, tmp_path):
     """A static Go program in the root: goroutines, os/exec of the root's

@@ -295,18 +295,16 @@ static long via_fd(struct zv_call *c, struct fsv_res *r, int mode)
  * when not known. A bind is a mount of its own, as the host's bind mount:
  * rename and link across one are EXDEV, though the host (both on one
  * filesystem) would make them. */
-static int mount_of(struct fsv_res *r)
+static int mount_of_view(const char *view, size_t n)
 {
-	if (fsv_walk_need_view(r) < 0)
-		return -2;
 	int best = -1;
 	size_t best_len = 0;
 	for (int i = 0; i < fsv.nbinds; i++) {
 		const struct fsv_bind *b = &fsv.binds[i];
 		const char *g = fsv_str(b->guest);
 		size_t gn = zv_strlen(g);
-		if (b->kind != FSV_BIND_DIR || gn < best_len || r->viewlen < gn || memcmp(r->view, g, gn) ||
-		    (gn > 1 && r->viewlen > gn && r->view[gn] != '/'))
+		if (b->kind != FSV_BIND_DIR || gn < best_len || n < gn || memcmp(view, g, gn) ||
+		    (gn > 1 && n > gn && view[gn] != '/'))
 			continue;
 		best = i;
 		best_len = gn;
@@ -314,13 +312,38 @@ static int mount_of(struct fsv_res *r)
 	return best;
 }
 
-/* Whether from (the object itself when it is a mountpoint) and to's
- * directory are in different mounts of the view. */
-static int cross_mount(struct fsv_res *from, struct fsv_res *to)
+static int mount_of(struct fsv_res *r)
 {
-	if (!fsv.nbinds || (from->bind < 0 && from->dirfd == to->dirfd))
+	if (fsv_walk_need_view(r) < 0)
+		return -2;
+	return mount_of_view(r->view, r->viewlen);
+}
+
+/* The mount of the object a /proc magic link the host follows names (an
+ * fd's file: linkat of /proc/self/fd/N, as for an O_TMPFILE file): its
+ * host path named back; -2 when it has no view path (a pipe, a memfd). */
+static int mount_of_magic(struct fsv_res *r)
+{
+	char host[FSV_PATH_MAX], view[FSV_PATH_MAX];
+	long n = zv_sys4(__NR_readlinkat, r->dirfd, (long)r->name, (long)host, sizeof host - 1);
+	if (n <= 0)
+		return -2;
+	host[n] = 0;
+	if (n > 10 && !zv_strcmp(host + n - 10, " (deleted)"))
+		host[n - 10] = 0;
+	if (fsv_view_of_host(host, view, sizeof view) < 0)
+		return -2;
+	return mount_of_view(view, zv_strlen(view));
+}
+
+/* Whether from (the object itself when it is a mountpoint, or the file a
+ * magic link the host follows names) and to's directory are in different
+ * mounts of the view. */
+static int cross_mount(struct fsv_res *from, int follows, struct fsv_res *to)
+{
+	if (!fsv.nbinds || (from->bind < 0 && !follows && from->dirfd == to->dirfd))
 		return 0;
-	int a = from->bind >= 0 ? from->bind : mount_of(from), b = mount_of(to);
+	int a = from->bind >= 0 ? from->bind : follows ? mount_of_magic(from) : mount_of(from), b = mount_of(to);
 	return a != -2 && b != -2 && a != b;
 }
 
@@ -373,7 +396,7 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 	case __NR_rename: case __NR_renameat: case __NR_renameat2:
 		if (r->bind >= 0 || res[1].bind >= 0)
 			return -EBUSY;
-		if (cross_mount(r, &res[1]))
+		if (cross_mount(r, 0, &res[1]))
 			return -EXDEV; /* the host looks up neither name first */
 		e = next(c, __NR_renameat2, r->dirfd, (long)r->name, res[1].dirfd, (long)res[1].name,
 			 nr == __NR_renameat2 ? a[4] : 0, 0);
@@ -391,7 +414,7 @@ long fsv_at_call(struct zv_call *c, struct fsv_res *res, const int *modes, char 
 		fl &= ~(long)AT_SYMLINK_FOLLOW;
 		if (host_follows(r, m))
 			fl |= AT_SYMLINK_FOLLOW;
-		if (cross_mount(r, &res[1])) {
+		if (cross_mount(r, host_follows(r, m), &res[1])) {
 			/* the source is looked up first: its error, else EXDEV */
 			struct stat st;
 			e = zv_sys4(__NR_newfstatat, r->dirfd, r->name, &st,

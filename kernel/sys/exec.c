@@ -321,9 +321,13 @@ long zv_sys_execveat(struct zv_call *c)
 		return -EINVAL;
 	if (path[0] == '/' || (dfd == AT_FDCWD && path[0])) {
 		/* the path alone names the file */
+	} else if (!path[0] && !(flags & AT_EMPTY_PATH)) {
+		return -ENOENT;
+	} else if (dfd == AT_FDCWD) {
+		path = "."; /* the working directory: EACCES, as natively */
+	} else if (zv_sys2(__NR_fcntl, dfd, F_GETFD) < 0) {
+		return -EBADF; /* not a /proc/self/fd name the view finds no file for */
 	} else if (!path[0]) {
-		if (!(flags & AT_EMPTY_PATH))
-			return -ENOENT;
 		zv_snprintf(buf, sizeof buf, "/proc/self/fd/%d", dfd);
 		zv_snprintf(execfn, sizeof execfn, "/dev/fd/%d", dfd); /* as the host names it */
 		return do_exec(t, uc, buf, execfn, (char *const *)a[2], (char *const *)a[3], __NR_execveat, a);

@@ -1,6 +1,7 @@
 /* execve and execveat errors only the host's own exec can see (LTP
- * execve04, execveat02): a bad dirfd under AT_EMPTY_PATH, a symlink under
- * AT_SYMLINK_NOFOLLOW, a dirfd that is not a directory, a file open for
+ * execve04, execveat02): a bad dirfd under AT_EMPTY_PATH, the working
+ * directory (AT_FDCWD and ""), a symlink under AT_SYMLINK_NOFOLLOW, a
+ * dirfd that is not a directory, a file open for
  * writing (ETXTBSY), a directory and a file without execute permission
  * (EACCES), an unreadable argv; then the same file runs once its writer is
  * closed. Each exec is tried in a child, which exits 0 if it ran /bin/true's
@@ -83,6 +84,7 @@ int main(void)
 
 	try("bad dirfd, AT_EMPTY_PATH:", -1, "", args, AT_EMPTY_PATH);
 	try("closed dirfd, relative path:", 1000, "true", args, 0);
+	try("working directory, AT_EMPTY_PATH:", AT_FDCWD, "", args, AT_EMPTY_PATH);
 	try("symlink, AT_SYMLINK_NOFOLLOW:", AT_FDCWD, link_, args, AT_SYMLINK_NOFOLLOW);
 	try("symlink:", AT_FDCWD, link_, args, 0);
 	try("dirfd of a regular file:", filefd, "true", args, 0);

@@ -5,7 +5,8 @@
  * or no-xdev lookups: EXDEV), and an open_how that is too short, too long
  * or unreadable gives the host's errno. A file that opens is compared with
  * the executable itself (argv[0], run by an absolute path). NULL pointers
- * are left out: zpoline maps page 0 (readable without protection keys). */
+ * are left out: zpoline maps page 0 (readable without protection keys).
+ * Then linkat of an O_TMPFILE file through /proc/self/fd/N. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -143,6 +144,18 @@ int main(int argc, char **argv)
 	struct how mode_bad = { O_RDONLY, 0600, 0 };
 	show("mode without O_CREAT:", openat2(AT_FDCWD, "/proc/self/exe", &mode_bad, sizeof mode_bad));
 
+	/* an O_TMPFILE file named through its fd's link (openat03): followed,
+	 * the file's own mount; not followed, the link's in /proc */
+	int t = open(".", O_TMPFILE | O_RDWR, 0600);
+	char fdpath[64];
+	snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", t);
+	int e = linkat(AT_FDCWD, fdpath, AT_FDCWD, "named", AT_SYMLINK_FOLLOW);
+	printf("%-46s %s\n", "linkat /proc/self/fd/N FOLLOW:", e < 0 ? errname(errno) : "ok");
+	e = linkat(AT_FDCWD, fdpath, AT_FDCWD, "named2", 0);
+	printf("%-46s %s\n", "linkat /proc/self/fd/N:", e < 0 ? errname(errno) : "ok");
+	close(t);
+	unlink("named");
+	unlink("named2");
 	unlink("foo_symlink");
 	chdir("/");
 	rmdir(tmp);
