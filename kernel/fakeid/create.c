@@ -90,10 +90,12 @@ int zv_fid_setgid_dir(int dirfd, uint64_t path, uint32_t *gid)
 	return 1;
 }
 
-/* Whether a file made by c with the bits lacks added needs a record. */
-static int needs_record(const struct zv_creds *c, uint32_t lacks)
+/* Whether a file made by c with mode and the bits lacks added needs a
+ * record (set-id bits: zv_fid_rec_needed). */
+static int needs_record(const struct zv_creds *c, uint32_t type, uint32_t mode, uint32_t lacks)
 {
-	return lacks || c->fsuid != zv_fid.uid || c->fsgid != zv_fid.gid;
+	return lacks || c->fsuid != zv_fid.uid || c->fsgid != zv_fid.gid ||
+	       (type == S_IFREG && (mode & (S_ISUID | S_ISGID)));
 }
 
 long zv_fid_create_call(struct zv_call *call)
@@ -126,7 +128,7 @@ long zv_fid_create_call(struct zv_call *call)
 	uint32_t lacks = zv_fid_keep_bits(c, type) & ~mode, adds = 0;
 	if (!tmpfile && zv_fid_setgid_dir(dirfd, (uint64_t)a[pi], &own.fsgid))
 		adds = type == S_IFDIR ? S_ISGID : 0;
-	if (!needs_record(c, lacks) && !adds)
+	if (!needs_record(c, type, mode, lacks) && !adds)
 		return zv_next(call);
 	const char *path = (const char *)a[pi];
 	struct zv_fid_stat old;

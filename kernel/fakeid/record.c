@@ -118,6 +118,9 @@ int zv_fid_rec_needed(const struct zv_fid_rec *r, const struct zv_fid_stat *host
 {
 	struct zv_fid_stat plain = *host;
 	zv_fid_apply(&plain, NULL);
-	return r->uid != plain.uid || r->gid != plain.gid || (r->mode & 07777) != (host->mode & 07777) ||
+	/* a regular file's set-id bits: the host clears its own at the user's
+	 * next write, where a writer with CAP_FSETID keeps them */
+	int setid = (host->mode & S_IFMT) == S_IFREG && (r->mode & (S_ISUID | S_ISGID));
+	return setid || r->uid != plain.uid || r->gid != plain.gid || (r->mode & 07777) != (host->mode & 07777) ||
 	       ((r->mode & S_IFMT) && (r->mode & S_IFMT) != (host->mode & S_IFMT));
 }

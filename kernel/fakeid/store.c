@@ -59,8 +59,20 @@ static void no_xattrs_on(uint64_t dev)
 	zv_fid.no_xattr_dev[next++ & 7] = dev + 1;
 }
 
+/* Whether the host user may read and write s's attribute: a user xattr
+ * needs the file's read and write permission (the owner's bits, for the
+ * user's own files; root needs none). A file whose owner lost either (a
+ * non-root identity's chmod 0222 or 0444) keeps its record in the
+ * database, asked first: the attribute would be unreadable or stale. */
+static int attr_usable(const struct zv_fid_stat *s)
+{
+	return zv_fid.host_uid == 0 || s->uid != zv_fid.host_uid || (s->mode & 0600) == 0600;
+}
+
 int zv_fid_lookup(int dirfd, const char *path, int flags, const struct zv_fid_stat *s, struct zv_fid_rec *r)
 {
+	if (xattr_capable(s) && !attr_usable(s) && zv_fid_db_get(s->dev, s->ino, r))
+		return 1;
 	if (xattr_capable(s)) {
 		int known = zv_fid_cache_get(s, r);
 		if (known > 0)
@@ -91,10 +103,11 @@ static int type_changed(const struct zv_fid_rec *r)
  * a record that says no more than the host's stat is dropped instead. */
 long zv_fid_store(int dirfd, const char *path, int flags, const struct zv_fid_stat *s, const struct zv_fid_rec *r)
 {
-	if (r && !zv_fid_rec_needed(r, s))
-		r = NULL;
+	int usable = attr_usable(s);
+	if (r && usable && !zv_fid_rec_needed(r, s))
+		r = NULL; /* (kept otherwise: an old attribute may say more) */
 	zv_fid_cache_drop(s);
-	if (xattr_capable(s)) {
+	if (xattr_capable(s) && usable) {
 		long e;
 		if (r) {
 			char buf[96];

@@ -155,6 +155,38 @@ static long list(struct zv_call *call, int li)
 	return n;
 }
 
+/* The file an xattr call names, as (dirfd, returned path, AT_ flags). */
+static const char *target(struct zv_call *call, int *dirfd, int *flags)
+{
+	long nr = call->nr;
+	int at = nr >= NR_setxattrat && nr <= NR_removexattrat;
+	int fdcall = nr == __NR_fsetxattr || nr == __NR_fremovexattr || nr == __NR_fgetxattr;
+	*dirfd = fdcall || at ? (int)call->a[0] : AT_FDCWD;
+	*flags = fdcall ? AT_EMPTY_PATH
+	       : at ? (int)call->a[2] & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)
+	       : (nr == __NR_lsetxattr || nr == __NR_lremovexattr || nr == __NR_lgetxattr) ? AT_SYMLINK_NOFOLLOW : 0;
+	return fdcall ? "" : (const char *)call->a[at ? 1 : 0];
+}
+
+/* A user.* attribute of a device node, which the host keeps as a regular
+ * file that could hold one: refused as natively (xattr_permission: EPERM
+ * for a change, ENODATA for a read); 0 for every other call. */
+static long node_user_attr(struct zv_call *call, int ni, int change)
+{
+	char pre[5];
+	if (zv_fid_arg_copy(pre, (uint64_t)call->a[ni], sizeof pre) < 0 || memcmp(pre, "user.", 5))
+		return 0;
+	int dirfd, flags;
+	const char *path = target(call, &dirfd, &flags);
+	struct zv_fid_stat host;
+	struct zv_fid_rec r;
+	if (!path || zv_fid_fstatat(dirfd, path, flags, &host) < 0 || (host.mode & S_IFMT) != S_IFREG ||
+	    !zv_fid_db_get(host.dev, host.ino, &r))
+		return 0;
+	uint32_t t = r.mode & S_IFMT;
+	return t == S_IFCHR || t == S_IFBLK ? (change ? -EPERM : -ENODATA) : 0;
+}
+
 /* An access ACL set or removed: the host changed the file's permission
  * bits with it (posix_acl_equiv_mode, as cp -p's ACL copy does after its
  * fchown), and the record, which holds the mode the program sees, takes
@@ -171,12 +203,8 @@ static long acl_set(struct zv_call *call)
 	int at = nr == NR_setxattrat || nr == NR_removexattrat;
 	if (r < 0 || !name_is((uint64_t)call->a[at ? 3 : 1], acl, sizeof acl))
 		return r;
-	int fdcall = nr == __NR_fsetxattr || nr == __NR_fremovexattr;
-	int dirfd = fdcall || at ? (int)call->a[0] : AT_FDCWD;
-	const char *path = fdcall ? "" : (const char *)call->a[at ? 1 : 0];
-	int flags = fdcall ? AT_EMPTY_PATH
-		  : at ? (int)call->a[2] & (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)
-		  : (nr == __NR_lsetxattr || nr == __NR_lremovexattr) ? AT_SYMLINK_NOFOLLOW : 0;
+	int dirfd, flags, fdcall = nr == __NR_fsetxattr || nr == __NR_fremovexattr;
+	const char *path = target(call, &dirfd, &flags);
 	struct zv_fid_stat host, v;
 	if (zv_fid_fstatat(dirfd, path, flags, &host) < 0)
 		return r;
@@ -207,14 +235,19 @@ long zv_fid_xattr_call(struct zv_call *call)
 	switch (call->nr) {
 	case __NR_setxattr: case __NR_lsetxattr: case __NR_fsetxattr:
 	case __NR_removexattr: case __NR_lremovexattr: case __NR_fremovexattr:
-	case NR_setxattrat: case NR_removexattrat:
-		return priv_call(call, acl_set(call), ni, after);
+	case NR_setxattrat: case NR_removexattrat: {
+		long e = node_user_attr(call, ni, 1);
+		return e ? e : priv_call(call, acl_set(call), ni, after);
+	}
 	case __NR_listxattr: case __NR_llistxattr: case __NR_flistxattr:
 		return list(call, 1);
 	case NR_listxattrat:
 		return list(call, 3);
 	default: {
-		long r = zv_next(call);
+		long r = node_user_attr(call, ni, 0);
+		if (r)
+			return r;
+		r = zv_next(call);
 		uint64_t name = (uint64_t)call->a[ni];
 		if ((r >= 0 || r == -ERANGE) && is_ours(name))
 			return -ENODATA;

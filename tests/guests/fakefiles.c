@@ -204,6 +204,13 @@ static void mode_nodes(void)
 	DO(unlinkat(dir, "sda", 0));
 	show("sda2");
 	types();
+	/* user attributes: regular files and directories only (LTP setxattr02) */
+	DO(setxattr("null2", "user.zv", "v", 1, 0));
+	DO(getxattr("null2", "user.zv", NULL, 0));
+	DO(removexattr("sda2", "user.zv"));
+	DO(lsetxattr("sda2", "user.zv", "v", 1, 0));
+	DO(setxattr("plain", "user.zv", "v", 1, 0));
+	DO(getxattr("plain", "user.zv", NULL, 0));
 }
 
 static void mode_modes(void)
@@ -240,6 +247,14 @@ static void mode_modes(void)
 	show("open");
 	DO(mkdirat(dir, "sticky", 01777));
 	show("sticky");
+	/* set-id bits a root's write keeps (CAP_FSETID; LTP openat03) */
+	umask(022);
+	put("setid", 06755);
+	show("setid");
+	put("setid2", 0755);
+	DO(fchmodat(dir, "setid2", 06755, 0));
+	put("setid2", 0755);
+	show("setid2");
 }
 
 static void mode_links(void)
@@ -299,6 +314,15 @@ static void mode_user(void)
 		DO(fchownat(dir, "home/mine", -1, 50, 0));
 		DO(fchmodat(dir, "home/mine", 02755, 0)); /* not in group 50's... it is: kept */
 		show("home/mine");
+		/* modes that take the owner's read or write (LTP stat01) */
+		put("home/wo", 0644);
+		DO(fchmodat(dir, "home/wo", 0222, 0));
+		show("home/wo");
+		put("home/ro", 0644);
+		DO(fchmodat(dir, "home/ro", 0444, 0));
+		show("home/ro");
+		DO(fchmodat(dir, "home/ro", 0640, 0));
+		show("home/ro");
 		DO(fchmodat(dir, "root-file", 0600, 0));
 		DO(fchownat(dir, "root-file", 1000, 1000, 0));
 		show("root-file");
