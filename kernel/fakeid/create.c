@@ -98,6 +98,19 @@ static int needs_record(const struct zv_creds *c, uint32_t type, uint32_t mode, 
 	       (type == S_IFREG && (mode & (S_ISUID | S_ISGID)));
 }
 
+/* O_NOATIME is for the file's owner or CAP_FOWNER (may_open), where the
+ * host's owner is the user: EPERM for an existing file another identity
+ * owns, before the open (its O_TRUNC) happens; 0 to go on. */
+static long noatime(const struct zv_creds *c, int dirfd, const char *path, int oflags)
+{
+	struct zv_fid_stat s;
+	if (!(oflags & O_NOATIME) || zv_fid_capable(c, CAP_FOWNER) || !path ||
+	    zv_fid_fstatat(dirfd, path, (oflags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0, &s) < 0)
+		return 0;
+	zv_fid_view(dirfd, path, (oflags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0, &s);
+	return s.uid != c->fsuid ? -EPERM : 0;
+}
+
 long zv_fid_create_call(struct zv_call *call)
 {
 	struct zv_creds own = call->t->cred;
@@ -122,6 +135,9 @@ long zv_fid_create_call(struct zv_call *call)
 	default: /* symlinkat */ dirfd = (int)a[1], pi = 2, type = S_IFLNK; break;
 	}
 	int tmpfile = (oflags & O_TMPFILE) == O_TMPFILE;
+	long e = type == S_IFREG && !tmpfile ? noatime(c, dirfd, (const char *)a[pi], oflags) : 0;
+	if (e < 0)
+		return e;
 	if (type == S_IFREG && !(oflags & O_CREAT) && !tmpfile)
 		return zv_next(call);
 	uint32_t mode = call->nr == __NR_openat2 ? (uint32_t)how.mode : mi >= 0 ? (uint32_t)a[mi] : 0777;

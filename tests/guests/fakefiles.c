@@ -323,6 +323,13 @@ static void mode_user(void)
 		show("home/ro");
 		DO(fchmodat(dir, "home/ro", 0640, 0));
 		show("home/ro");
+		/* O_NOATIME: the owner's (LTP open02) */
+		int fd = openat(dir, "root-file", O_RDONLY | O_NOATIME);
+		printf("open root-file O_NOATIME: %s\n", fd >= 0 ? "ok" : errname(errno));
+		close(fd);
+		fd = openat(dir, "home/ro", O_RDONLY | O_NOATIME);
+		printf("open home/ro O_NOATIME: %s\n", fd >= 0 ? "ok" : errname(errno));
+		close(fd);
 		DO(fchmodat(dir, "root-file", 0600, 0));
 		DO(fchownat(dir, "root-file", 1000, 1000, 0));
 		show("root-file");
