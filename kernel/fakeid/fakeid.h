@@ -111,6 +111,7 @@ extern int zv_fid_procids_fd; /* hidden, carried across exec; -1: none */
 void zv_fid_procids_make(void);     /* the first image */
 void zv_fid_procids_attach(int fd); /* an exec'd one */
 void zv_fid_publish(const struct zv_thread *t); /* t's credentials changed (or a new image) */
+void zv_fid_publish_child(const struct zv_thread *t, int pid); /* a fork child, as the fork returns */
 void zv_fid_publish_all(struct zv_thread *self); /* the process's dumpability changed */
 int zv_fid_task_creds(int tid, int tgid, struct zv_creds *c, int *dumpable);
 void zv_fid_procids_fork_child(struct zv_thread *t);

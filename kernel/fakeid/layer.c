@@ -8,6 +8,7 @@
 #include "sys/layer.h"
 #include "lib/kmem.h"
 #include "lib/string.h"
+#include <linux/sched.h>
 
 #define NR_fchmodat2 452
 #define NR_getxattrat 464
@@ -88,9 +89,18 @@ static void fid_exit(struct zv_thread *t, int code, int sig)
 		zv_fid_procids_exit(t, !t->exit_alone);
 }
 
+/* A fork child's credentials are known before it runs. */
+static void fid_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long child, uint64_t flags)
+{
+	(void)uc;
+	if (child > 0 && !(flags & (CLONE_VM | CLONE_THREAD)))
+		zv_fid_publish_child(t, (int)child);
+}
+
 void zv_fakeid_image(struct zv_thread *t, const char *path);
 
 ZV_LAYER(fakeid, 550) = {
 	.name = "fakeid", .sees = fid_sees, .active = fid_on, .call = fid_call, .fork_child = fid_fork_child,
+	.clone_after = fid_clone_after,
 	.image = zv_fakeid_image, .exit = fid_exit,
 };

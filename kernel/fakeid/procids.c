@@ -136,30 +136,51 @@ static int pid_of(const struct zv_thread *t) { return t->is_thread ? zv_proc.hpi
 /* t's credentials, seen by the run's other processes: after they change,
  * at each image, in a fork child; with its process's dumpability, which
  * decides the owner of its /proc files. */
-void zv_fid_publish(const struct zv_thread *t)
+static void write_slot(int tid, int pid, uint64_t st, const struct zv_creds *c)
 {
-	if (!tab || !t->cred_valid)
-		return;
-	int pid = pid_of(t), i = find(t->htid, pid);
-	if (same_cred(&t->cred, &tab->start) && zv_fid.dumpable == ZV_FID_DUMP_USER) { /* what the id map shows anyway */
-		if (i >= 0)
-			clear(i);
-		return;
-	}
-	uint64_t st = pid != zv_proc.hpid ? start_time(pid) : my_start ? my_start : (my_start = start_time(pid));
+	int i = find(tid, pid);
 	if (i < 0)
 		i = fresh();
 	struct slot *s = &tab->s[i];
 	if (!take(s))
 		return; /* another writer's, this moment: this change goes unseen */
-	s->tid = t->htid;
+	s->tid = tid;
 	s->pid = pid;
 	s->start = st;
 	s->dumpable = zv_fid.dumpable;
-	s->cred = t->cred;
+	s->cred = *c;
 	give(s);
 	if (pid == zv_proc.hpid)
 		mine[i / 64] |= 1ULL << (i % 64);
+}
+
+static int shown_by_map(const struct zv_thread *t)
+{
+	return same_cred(&t->cred, &tab->start) && zv_fid.dumpable == ZV_FID_DUMP_USER;
+}
+
+void zv_fid_publish(const struct zv_thread *t)
+{
+	if (!tab || !t->cred_valid)
+		return;
+	int pid = pid_of(t);
+	if (shown_by_map(t)) { /* what the id map shows anyway */
+		int i = find(t->htid, pid);
+		if (i >= 0)
+			clear(i);
+		return;
+	}
+	uint64_t st = pid != zv_proc.hpid ? start_time(pid) : my_start ? my_start : (my_start = start_time(pid));
+	write_slot(t->htid, pid, st, &t->cred);
+}
+
+/* A fork child pid of t's, which has t's credentials from the start: its
+ * slot written here too, as the fork returns, for the parent may signal
+ * it (fakeid/killperm.c) before the child runs and writes its own. */
+void zv_fid_publish_child(const struct zv_thread *t, int pid)
+{
+	if (tab && t->cred_valid && pid > 0 && !shown_by_map(t))
+		write_slot(pid, pid, start_time(pid), &t->cred);
 }
 
 static int publish_one(struct zv_thread *t, void *self)

@@ -14,7 +14,8 @@
  *   060 fdflags (the close-on-exec fds, noted from the call that is made)
  *   100 trace (it times the rest)   200 inject     300 sandbox
  *   400 fdguard     450 fsview       500 procview   550 fakeid
- *   600 cr_pids     650 cr (events only)            700 cr_waits
+ *   600 cr_pids     610 fakeid_kill (after cr_pids: the host's ids)
+ *   650 cr (events only)            700 cr_waits
  *   750 cr_lazy     800 vtime        900 count (events only)
  *   950 peer (events only: knocks served on the way out)
  *   960 killexit (events only: --kill-on-exit at the first process's end)

@@ -4,7 +4,7 @@
  * capability prctls; an apt-like drop to a user, inherited by fork and
  * exec; glibc's setuid in a process of several threads; a set-user-ID
  * file run by a user; SCM_CREDENTIALS and SO_PEERCRED; the sender's uid
- * in a signal's siginfo. Run as root. */
+ * in a signal's siginfo; who may signal whom. Run as root. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -533,13 +533,69 @@ static void mode_cr(const char *dir)
 	status_lines("/proc/self/status", "cr");
 }
 
+/* killperm: a process that dropped to uid 1000 may not signal its root
+ * parent (kill, tgkill, sigqueue, even signal 0: EPERM), except SIGCONT
+ * within its session; one whose euid stays 0 may; uid 1000 may signal
+ * its own uid-1000 child; root may signal anyone. */
+static void try_kill(const char *what, long r)
+{
+	printf("killperm: %s %ld %s\n", what, r, r < 0 ? (errno == EPERM ? "EPERM" : errno == ESRCH ? "ESRCH" : "other") : "");
+}
+
+static void mode_killperm(void)
+{
+	fflush(stdout);
+	pid_t pp = getpid(), p = fork();
+	if (p == 0) {
+		if (setresuid(1000, 0, 0))
+			_exit(99);
+		try_kill("ruid 1000 euid 0: kill(parent, 0)", kill(pp, 0));
+		if (setresuid(1000, 1000, 0))
+			_exit(98);
+		try_kill("euid 1000 suid 0: kill(parent, 0)", kill(pp, 0));
+		if (setresuid(1000, 1000, 1000))
+			_exit(97);
+		try_kill("uid 1000: kill(parent, 0)", kill(pp, 0));
+		try_kill("uid 1000: kill(parent, SIGUSR1)", kill(pp, SIGUSR1));
+		try_kill("uid 1000: tgkill(parent, SIGUSR1)", syscall(SYS_tgkill, pp, pp, SIGUSR1));
+		try_kill("uid 1000: sigqueue(parent, SIGUSR1)", sigqueue(pp, SIGUSR1, (union sigval){ .sival_int = 1 }));
+		try_kill("uid 1000: kill(parent, SIGCONT)", kill(pp, SIGCONT));
+		try_kill("uid 1000: kill(self, 0)", kill(getpid(), 0));
+		try_kill("uid 1000: kill(no such process, 0)", kill(0x3ffffff0, 0));
+		try_kill("uid 1000: kill(parent, 99)", kill(pp, 99));
+		fflush(stdout);
+		pid_t g = fork();
+		if (g == 0) {
+			pause();
+			_exit(0);
+		}
+		try_kill("uid 1000: kill(own child, SIGKILL)", kill(g, SIGKILL));
+		waitpid(g, NULL, 0);
+		fflush(stdout);
+		_exit(0);
+	}
+	int st = 0;
+	waitpid(p, &st, 0);
+	printf("killperm: child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	fflush(stdout);
+	p = fork();
+	if (p == 0) {
+		if (setresuid(1000, 1000, 1000))
+			_exit(99);
+		pause();
+		_exit(0);
+	}
+	try_kill("root: kill(uid 1000 child, SIGKILL)", kill(p, SIGKILL));
+	waitpid(p, NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	self = argv[0];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *m = argc > 1 ? argv[1] : "";
 	if (!strcmp(m, "--list")) {
-		printf("ids\nrules\ndrop\nthreads\nsetuid\nscm\nsiginfo\ncr\n");
+		printf("ids\nrules\ndrop\nthreads\nsetuid\nscm\nsiginfo\nkillperm\ncr\n");
 		return 0;
 	}
 	if (!strcmp(m, "ids"))
@@ -556,10 +612,12 @@ int main(int argc, char **argv)
 		mode_scm();
 	else if (!strcmp(m, "siginfo"))
 		mode_siginfo();
+	else if (!strcmp(m, "killperm"))
+		mode_killperm();
 	else if (!strcmp(m, "cr") && argc > 2)
 		mode_cr(argv[2]);
 	else {
-		printf("usage: fakeids ids|rules|drop|threads|setuid DIR|scm|siginfo|cr DIR\n");
+		printf("usage: fakeids ids|rules|drop|threads|setuid DIR|scm|siginfo|killperm|cr DIR\n");
 		return 2;
 	}
 	return 0;
