@@ -4,7 +4,9 @@
  * CLOCK_REALTIME is within [nominal - 1 ms, 3 x nominal]. Under
  * --time=rate=8 with TIMERS_MS=400, a wait that zvisor forgot to scale
  * lasts 8 x nominal on the guest's clocks and fails, while a scheduling
- * delay of up to 100 ms of real time passes.
+ * delay of up to 100 ms of real time passes. A case that fails is run
+ * once more: a stall of a loaded machine does not come twice, a wait left
+ * unscaled fails again.
  *
  *   timers [CASE...]   the cases to run (default: all) */
 #define _GNU_SOURCE
@@ -56,7 +58,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int futex_word;
 
-static void run(const char *name, long nominal_ms)
+static int run(const char *name, long nominal_ms, int last)
 {
 	long long m0 = now(CLOCK_MONOTONIC), r0 = now(CLOCK_REALTIME);
 	int fd, ep, n;
@@ -155,14 +157,15 @@ static void run(const char *name, long nominal_ms)
 		timer_delete(id);
 	} else {
 		printf("%s: unknown case\n", name);
-		return;
+		return 1;
 	}
 	long long dm = (now(CLOCK_MONOTONIC) - m0) / 1000000, dr = (now(CLOCK_REALTIME) - r0) / 1000000;
 	n = dm >= nominal_ms - 1 && dm <= 3 * nominal_ms && dr >= nominal_ms - 1 && dr <= 3 * nominal_ms;
 	if (n)
 		printf("%s ok\n", name);
-	else
+	else if (last)
 		printf("%s: %lld ms monotonic, %lld ms realtime for %ld ms\n", name, dm, dr, nominal_ms);
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -179,7 +182,9 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? argc - 1 : (int)(sizeof all / sizeof all[0]);
 	for (int i = 0; i < n; i++) {
 		const char *c = argc > 1 ? argv[i + 1] : all[i];
-		run(c, !strcmp(c, "alarm") ? 1000 : nominal);
+		long ms = !strcmp(c, "alarm") ? 1000 : nominal;
+		if (!run(c, ms, 0))
+			run(c, ms, 1);
 	}
 	return 0;
 }
