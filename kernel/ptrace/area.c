@@ -211,22 +211,39 @@ int zv_pt_tracer_alive(void)
 	return zv_sys6(__NR_process_vm_readv, b->tracer_hpid, (long)&mine, 1, (long)&its, 1, 0) != -ESRCH;
 }
 
-/* Another thread x of this process must look at pt.want: a queued SIGSYS
- * to it, which it takes at once in guest code or on its way out. */
+/* A queued SIGSYS to host thread hpid/htid: it looks at what it is asked
+ * (pt.want, its slot's want), at once in guest code or on its way out.
+ * The host drops it when a SIGSYS is pending for the thread already (a
+ * standard signal is queued once): a call's trap on sud and seccomp. So
+ * what is asked is never in the signal; every call of a traced thread
+ * and every way out with work looks too (layer.c want_due). */
+static long wake(int hpid, int htid)
+{
+	zv_siginfo si = { .si_signo = 31, .si_code = -1 /* SI_QUEUE: the host refuses others from outside */ };
+	si.kill.pid = (int32_t)zv_getpid();
+	uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_WAKE << 32);
+	memcpy(si.bytes + 8, &v, 8);
+	return zv_sys4(__NR_rt_tgsigqueueinfo, hpid, htid, 31, &si);
+}
+
+/* Another thread x of this process must look at pt.want. */
 void zv_pt_wake_thread(struct zv_thread *x, int want)
 {
-	__atomic_or_fetch(&x->pt.want, want, __ATOMIC_ACQ_REL);
-	zv_pt_wake_htid(x->htid);
+	__atomic_or_fetch(&x->pt.want, want, __ATOMIC_SEQ_CST);
+	wake((int)zv_getpid(), x->htid);
 }
 
 /* (a wait of its that a word for it interrupted looks again: jobstop.c) */
 void zv_pt_wake_htid(int htid)
 {
-	zv_siginfo si = { .si_signo = 31, .si_code = -1 };
-	si.kill.pid = (int32_t)zv_getpid();
-	uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_WAKE << 32);
-	memcpy(si.bytes + 8, &v, 8);
-	zv_sys4(__NR_rt_tgsigqueueinfo, zv_getpid(), htid, 31, &si);
+	wake((int)zv_getpid(), htid);
+}
+
+/* The tracer's: its tracee r must look at its slot's want. */
+long zv_pt_wake_tracee(struct zv_pt_tracee_ref *r, int want)
+{
+	__atomic_or_fetch(&r->s->want, want, __ATOMIC_SEQ_CST);
+	return wake(r->hpid, r->htid);
 }
 
 /* A fork child, or a thread of a process that is no tracee now: the

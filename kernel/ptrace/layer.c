@@ -119,11 +119,25 @@ static long pt_seccomp_trace(struct zv_thread *t, struct zv_ucontext *uc, long n
 	return now;
 }
 
+/* Whether a stop is asked from outside (pt.want, or the slot's from the
+ * tracer): its wake may have been dropped for a SIGSYS pending already
+ * (area.c), whose own handling looks so, and takes it on its way out. */
+static int want_due(struct zv_thread *t)
+{
+	struct zv_pt_slot *s = t->pt.slot;
+	return __atomic_load_n(&t->pt.want, __ATOMIC_ACQUIRE) || (s && __atomic_load_n(&s->want, __ATOMIC_ACQUIRE));
+}
+
 static long syscall_stops(struct zv_call *c)
 {
 	struct zv_thread *t = c->t;
 	struct zv_ucontext *uc = c->uc;
 	struct zv_pt_slot *s = t->pt.slot;
+	if (want_due(t)) { /* (before a sleep it cancels: made again after the stop) */
+		t->kwork = 1;
+		t->fast.sig_pending = 1;
+		zv_plat->need_catchall(t); /* the way out bounces, a syscall only SUD catches */
+	}
 	int stepped = t->pt.stepping || t->pt.step_syscall;
 	if (stepped) {
 		/* a step reached this call: made whole, then a stop after it */
@@ -214,11 +228,7 @@ static int stop_signal(struct zv_call *c, long *ret)
 	/* a tracer's own tracee, or (a tracee) itself or another traced thread of its process */
 	struct zv_pt_tracee_ref *r = tid ? zv_pt_find(tid) : pid > 0 ? zv_pt_find(pid) : NULL;
 	if (r && r->s && (!pid || pid == r->pid) && r->hpid != zv_proc.hpid) {
-		zv_siginfo q = si;
-		q.si_code = -1; /* SI_QUEUE: the host refuses SI_TKILL from outside */
-		uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_WAKE << 32) | ZV_PT_WANT_SIGSTOP;
-		memcpy(q.bytes + 8, &v, 8);
-		*ret = zv_sys4(__NR_rt_tgsigqueueinfo, r->hpid, r->htid, 31, &q);
+		*ret = zv_pt_wake_tracee(r, ZV_PT_WANT_SIGSTOP);
 		return 1;
 	}
 	if ((pid > 0 || (nr == __NR_tkill && tid > 0)) && zv_pt_stop_other(t, nr, pid, tid, ret))
@@ -355,10 +365,18 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 	return to;
 }
 
+static void pt_to_guest(struct zv_thread *t, struct zv_ucontext *uc)
+{
+	if (want_due(t))
+		t->kwork = 1;
+}
+
 /* Stops asked from outside, taken on the way back to the guest. */
 static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 {
 	int want = __atomic_exchange_n(&t->pt.want, 0, __ATOMIC_ACQ_REL);
+	if (t->pt.slot)
+		want |= (int)__atomic_exchange_n(&t->pt.slot->want, 0, __ATOMIC_ACQ_REL);
 	if (!want || !t->pt.slot)
 		return;
 	if (want & ZV_PT_WANT_SIGSTOP) {
@@ -385,8 +403,6 @@ static int pt_sigsys(struct zv_thread *t, const void *siginfo, struct zv_ucontex
 		return 0;
 	int what = (int)(v >> 32) & 0xff;
 	if (what == ZV_PT_SIG_WAKE) {
-		if (t->pt.slot)
-			__atomic_or_fetch(&t->pt.want, (int)(uint32_t)v, __ATOMIC_ACQ_REL);
 		zv_kwork_request(t, uc); /* (a wait it interrupted is made again) */
 	} else if (what == ZV_PT_SIG_STOP) {
 		zv_pt_stop_arrived(t, si, uc);
@@ -674,6 +690,7 @@ ZV_LAYER(ptrace, 050) = {
 	.call = pt_call,
 	.deliver = pt_deliver,
 	.kwork = pt_kwork,
+	.to_guest = pt_to_guest,
 	.sigsys = pt_sigsys,
 	.arrive = pt_arrive,
 	.seccomp_trace = pt_seccomp_trace,

@@ -86,7 +86,7 @@ struct zv_call;
 
 /* The queued SIGSYS words of this feature: PT_MAGIC << 40 | what << 32 | arg. */
 #define ZV_PT_SIG_MAGIC 0x7a7671UL /* "zvq" */
-#define ZV_PT_SIG_WAKE 1   /* a tracee thread: look at pt.want (arg: unused) */
+#define ZV_PT_SIG_WAKE 1   /* a tracee thread: look at pt.want and the slot's want (arg: unused) */
 #define ZV_PT_SIG_NOTIFY 2 /* (a queued SIGCHLD) a tracee stopped (arg: its tid): CLD_TRAPPED */
 #define ZV_PT_SIG_STOP 3   /* SIGSTOP from a process that is not the tracer (arg: its si_code; si_pid, si_uid the sender's) */
 #define ZV_PT_SIG_JOB 4    /* to a tracee's real parent: it stopped or continued (arg: CLD_* << 8 | signal) */
@@ -227,6 +227,7 @@ extern struct zv_pt_tracer zv_pt_tracer;
 struct zv_pt_tracee_ref *zv_pt_find(int tid);
 struct zv_pt_tracee_ref *zv_pt_add(int tid, int pid, int htid, int hpid, struct zv_pt_slot *s, struct zv_pt_area *a);
 void zv_pt_drop(struct zv_pt_tracee_ref *r);
+long zv_pt_wake_tracee(struct zv_pt_tracee_ref *r, int want); /* r's slot's want, then its wake (area.c) */
 long zv_pt_bell_fd(void);
 void zv_pt_bell_handles(struct zv_thread *t); /* notify: the guest handles SIGCHLD */
 struct zv_pt_area *zv_pt_area_of(int hpid);      /* mapped already, or NULL */

@@ -223,11 +223,7 @@ static long sys_ptrace(struct zv_call *c)
 			struct zv_pt_slot *ss = s;
 			ss->listening = 0;
 			/* the tracee takes it at once in guest code or on its way out */
-			zv_siginfo si = { .si_signo = 31, .si_code = -1 };
-			si.kill.pid = zv_proc.hpid;
-			uint64_t v = (ZV_PT_SIG_MAGIC << 40) | ((uint64_t)ZV_PT_SIG_WAKE << 32) | ZV_PT_WANT_INTERRUPT;
-			memcpy(si.bytes + 8, &v, 8);
-			zv_sys4(__NR_rt_tgsigqueueinfo, r->hpid, r->htid, 31, &si);
+			zv_pt_wake_tracee(r, ZV_PT_WANT_INTERRUPT);
 		}
 		return 0;
 	}

@@ -801,6 +801,37 @@ static void mode_stopagain(void)
 	report_end(st);
 }
 
+/* --- stopbusy: a tracer's SIGSTOP to a tracee busy making calls (gdb
+ * stops every thread so) is a stop, every time (under sud and seccomp a
+ * call's trap pending when it came swallowed it, and the tracee ran on) */
+static void stopbusy_body(void)
+{
+	for (;;)
+		syscall(SYS_getppid);
+}
+
+static void mode_stopbusy(void)
+{
+	pid_t pid = traced_child(stopbusy_body); /* in its first stop */
+	int n = 300, stopped = 0, st = 0;
+	for (int i = 0; i < n; i++) {
+		CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+		struct timespec ts = { 0, (i % 50) * 2000L }; /* into its calls at different points */
+		nanosleep(&ts, NULL);
+		CHECK(syscall(SYS_tgkill, pid, pid, SIGSTOP) == 0);
+		int r = 0;
+		for (int ms = 0; ms < 3000 && (r = waitpid(pid, &st, WNOHANG)) == 0; ms++)
+			pause_ms(1);
+		if (r != pid || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGSTOP)
+			break;
+		stopped++;
+	}
+	say("%d of %d SIGSTOPs stopped it\n", stopped, n);
+	CHECK(kill(pid, SIGKILL) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	report_end(st);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -814,7 +845,7 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\nstopagain\n");
+		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\nstopagain\nstopbusy\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -837,6 +868,8 @@ int main(int argc, char **argv)
 		mode_latechld();
 	else if (!strcmp(m, "stopagain"))
 		mode_stopagain();
+	else if (!strcmp(m, "stopbusy"))
+		mode_stopbusy();
 	else
 		say("usage: ptstops MODE (--list)\n");
 	return 0;
