@@ -190,12 +190,15 @@ static long host_event(struct zv_thread *t, struct zv_call *c, const struct want
 	long r;
 	if (threads_end_first(t, c, w))
 		return -EAGAIN;
+	/* (never blocking, so made with a signal deferred too: cancelled, it
+	 * would make a wait the signal ended look never begun, made again
+	 * after the handler instead of EINTR) */
 	if (!w->waitid) {
-		r = zv_host_call(t, __NR_wait4, a[0], a[1], a[2] | WNOHANG, a[3], 0, 0);
+		r = zv_sys4(__NR_wait4, a[0], a[1], a[2] | WNOHANG, a[3]);
 	} else {
 		if (w->info)
 			w->info->kill.pid = 0;
-		r = zv_host_call(t, __NR_waitid, a[0], a[1], a[2], a[3] | WNOHANG, a[4], 0);
+		r = zv_sys5(__NR_waitid, a[0], a[1], a[2], a[3] | WNOHANG, a[4]);
 		if (r == 0)
 			r = w->info ? w->info->kill.pid : 0;
 		if (r > 0 && w->info) /* (the child's uid as the guest knows it) */

@@ -832,6 +832,30 @@ static void mode_stopbusy(void)
 	report_end(st);
 }
 
+/* --- waitintr: a tracer's waitpid for a running tracee ends with EINTR
+ * at a handled signal without SA_RESTART (it was made again for ever) */
+static void on_alrm(int sig) { (void)sig; }
+
+static void waitintr_body(void)
+{
+	for (;;)
+		pause();
+}
+
+static void mode_waitintr(void)
+{
+	pid_t pid = traced_child(waitintr_body);
+	struct sigaction sa = { .sa_handler = on_alrm };
+	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
+	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+	alarm(1);
+	int st, r = waitpid(pid, &st, 0);
+	say("waitpid of the running tracee: %d, %s\n", r, r < 0 ? strerror(errno) : "no error");
+	CHECK(kill(pid, SIGKILL) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	report_end(st);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -845,7 +869,7 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\nstopagain\nstopbusy\n");
+		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\nstopagain\nstopbusy\nwaitintr\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -870,6 +894,8 @@ int main(int argc, char **argv)
 		mode_stopagain();
 	else if (!strcmp(m, "stopbusy"))
 		mode_stopbusy();
+	else if (!strcmp(m, "waitintr"))
+		mode_waitintr();
 	else
 		say("usage: ptstops MODE (--list)\n");
 	return 0;
