@@ -25,6 +25,8 @@
 #define CLD_KILLED 2
 #define CLD_DUMPED 3
 #define CLD_TRAPPED 4
+#define CLD_STOPPED 5
+#define CLD_CONTINUED 6
 
 struct want {
 	int pid;        /* -1: any; > 0: that one; 0 or < -1: a group (any tracee) */
@@ -143,19 +145,44 @@ static void gone(int pid)
 	zv_pt_area_gone(pid);
 }
 
-/* A host child that ended, seen without reaping it (WNOWAIT): its
+/* Whether a child of ours on the host has traced threads besides its
+ * leader: its end must not be reaped before theirs is reported. */
+static int child_threads(void)
+{
+	for (int i = 0; i < zv_pt_tracer.n; i++)
+		if (zv_pt_tracer.tr[i].host_child && zv_pt_tracer.tr[i].tid != zv_pt_tracer.tr[i].pid)
+			return 1;
+	return 0;
+}
+
+/* The wait status of what waitid's siginfo si reports. */
+static int status_of(const zv_siginfo *si)
+{
+	int st;
+	memcpy(&st, si->bytes + 8, 4);
+	switch (si->si_code) {
+	case CLD_EXITED:
+		return (st & 0xff) << 8;
+	case CLD_KILLED:
+		return st & 0x7f;
+	case CLD_DUMPED:
+		return (st & 0x7f) | 0x80;
+	case CLD_CONTINUED:
+		return 0xffff;
+	default: /* CLD_STOPPED, CLD_TRAPPED */
+		return (st & 0xff) << 8 | 0x7f;
+	}
+}
+
+/* The host child the wait would report, seen without reaping it
+ * (WNOWAIT), in *si: its pid, 0 if none yet, or -errno. If it ended, its
  * traced threads whose end the tracer has not seen end with it, with the
  * process's status, for the waits to report before its leader (natively
- * every traced thread's end is reported, the leader's last). A thread
- * that started or was resumed while exit_group or a SIGKILL ended the
- * process never wrote its end. 1 if some did now. */
-static int threads_end_first(struct zv_thread *t, struct zv_call *c, const struct want *w)
+ * every traced thread's end is reported, the leader's last): then
+ * -EAGAIN. A thread that started or was resumed while exit_group or a
+ * SIGKILL ended the process never wrote its end. */
+static long threads_end_first(struct zv_thread *t, struct zv_call *c, const struct want *w, zv_siginfo *si)
 {
-	int threads = 0;
-	for (int i = 0; i < zv_pt_tracer.n; i++)
-		threads |= zv_pt_tracer.tr[i].host_child && zv_pt_tracer.tr[i].tid != zv_pt_tracer.tr[i].pid;
-	if (!threads)
-		return 0;
 	const long *a = c->a;
 	long idtype = a[0], id = a[1], opts = a[3];
 	if (!w->waitid) {
@@ -163,14 +190,14 @@ static int threads_end_first(struct zv_thread *t, struct zv_call *c, const struc
 		id = w->pid < -1 ? -w->pid : w->pid > 0 ? w->pid : 0;
 		opts = WEXITED | (w->options & (WSTOPPED | WCONTINUED | 0xe0000000));
 	}
-	zv_siginfo si;
-	memset(&si, 0, sizeof si);
-	long r = zv_host_call(t, __NR_waitid, idtype, id, (long)&si, opts | WNOHANG | WNOWAIT, 0, 0);
-	int pid = si.kill.pid, st;
-	if (r < 0 || pid <= 0 || si.si_code < CLD_EXITED || si.si_code > CLD_DUMPED)
-		return 0;
-	memcpy(&st, si.bytes + 8, 4);
-	int status = si.si_code == CLD_EXITED ? (st & 0xff) << 8 : (st & 0x7f) | (si.si_code == CLD_DUMPED ? 0x80 : 0);
+	memset(si, 0, sizeof *si);
+	long r = zv_sys5(__NR_waitid, idtype, id, (long)si, opts | WNOHANG | WNOWAIT, 0);
+	int pid = si->kill.pid;
+	if (r < 0 || pid <= 0)
+		return r < 0 ? r : 0;
+	if (si->si_code < CLD_EXITED || si->si_code > CLD_DUMPED)
+		return pid;
+	int status = status_of(si);
 	zv_pt_scan_areas();
 	int ended = 0;
 	for (int i = 0; i < zv_pt_tracer.n; i++) {
@@ -179,7 +206,41 @@ static int threads_end_first(struct zv_thread *t, struct zv_call *c, const struc
 			continue;
 		ended |= zv_pt_slot_end(q->s, status);
 	}
-	return ended;
+	return ended ? -EAGAIN : pid;
+}
+
+/* The report of host child pid that the look without reaping (si) found,
+ * and no other: a child that ended since is not reaped before its
+ * threads' ends are reported, as a wait for any child would reap it. Made
+ * by waitid for wait4 too, for the kind of event seen only (a stopped
+ * child ending meanwhile stays unreaped). > 0 its pid, 0 if it is gone
+ * (another thread's wait took it), -errno. */
+static long host_child_event(struct zv_thread *t, struct zv_call *c, const struct want *w, int pid,
+			     const zv_siginfo *seen)
+{
+	const long *a = c->a;
+	int code = seen->si_code;
+	long kind = code == CLD_CONTINUED ? WCONTINUED : code >= CLD_EXITED && code <= CLD_DUMPED ? WEXITED : WSTOPPED;
+	zv_siginfo si, *i = w->waitid && w->info ? w->info : &si;
+	memset(&si, 0, sizeof si);
+	if (i != &si)
+		i->kill.pid = 0;
+	long opts = kind | WNOHANG | (w->waitid ? a[3] & (WNOWAIT | 0xe0000000) : w->options & 0xe0000000);
+	long r = zv_sys5(__NR_waitid, P_PID, pid, (long)i, opts, (long)w->ru);
+	if (r < 0)
+		return r;
+	if (i->kill.pid != pid)
+		return 0;
+	if (w->waitid) {
+		i->kill.uid = zv_sender_uid(t, pid, 0, i->kill.uid); /* (the child's uid as the guest knows it) */
+	} else if (w->status) {
+		int st = status_of(i);
+		if (zv_guest_copy(w->status, &st, sizeof st, (uint64_t)w->status) < 0)
+			r = -EFAULT; /* (reaped all the same, as natively) */
+	}
+	if (kind == WEXITED && !(opts & WNOWAIT))
+		gone(pid);
+	return r < 0 ? r : pid;
 }
 
 /* The host's children, without blocking: > 0 a pid reported, 0 nothing
@@ -188,11 +249,14 @@ static long host_event(struct zv_thread *t, struct zv_call *c, const struct want
 {
 	const long *a = c->a;
 	long r;
-	if (threads_end_first(t, c, w))
-		return -EAGAIN;
-	/* (never blocking, so made with a signal deferred too: cancelled, it
-	 * would make a wait the signal ended look never begun, made again
+	/* (each never blocking, so made with a signal deferred too: cancelled,
+	 * it would make a wait the signal ended look never begun, made again
 	 * after the handler instead of EINTR) */
+	if (child_threads()) {
+		zv_siginfo si;
+		r = threads_end_first(t, c, w, &si);
+		return r > 0 ? host_child_event(t, c, w, (int)r, &si) : r;
+	}
 	if (!w->waitid) {
 		r = zv_sys4(__NR_wait4, a[0], a[1], a[2] | WNOHANG, a[3]);
 	} else {
