@@ -467,17 +467,20 @@ static void pt_clone_before(struct zv_thread *t, struct zv_thread *child, uint64
 	}
 }
 
-/* Natively a traced thread's child is a tracee when the clone returns: the
- * parent's event stop waits until the child is one here too (its tid in
- * its slot), so that an exit_group right after still shows the child's
- * end to the tracer. Nothing stops a new thread before that but the end
- * of the whole process; the bound (2 s) is against the unforeseen. */
+/* Natively a traced thread's child is a tracee when the clone returns and
+ * stops as soon as it runs: the parent's event stop waits until the
+ * child's first stop is in its slot (that stop wakes it), so that an
+ * exit_group right after does not end a child its tracer never saw stop
+ * (strace: "Exit of unknown pid"), as when the child waited for a CPU
+ * while its parent went on. Nothing keeps a new thread from its first
+ * stop but the end of the whole process; the bound (2 s) is against the
+ * unforeseen. */
 static void child_started(struct zv_thread *t)
 {
 	struct zv_pt_slot *s = t->pt.child_slot;
 	t->pt.child_slot = NULL;
-	for (int i = 0; s && i < 200 && __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE) == -1; i++)
-		zv_pt_futex_wait((volatile uint32_t *)&s->tid, (uint32_t)-1, 10);
+	for (int i = 0; s && i < 200 && !__atomic_load_n(&s->stops, __ATOMIC_ACQUIRE); i++)
+		zv_pt_futex_wait(&s->stops, 0, 10);
 }
 
 /* The first stop of an auto-attached task: SIGSTOP, or PTRACE_EVENT_STOP
@@ -521,7 +524,6 @@ static void pt_task_start(struct zv_thread *t, struct zv_ucontext *uc)
 	if (e && !t->is_thread && (int)(e >> 32) == s->hpid) /* a CLONE_VM child process with an ended one's pid */
 		__atomic_compare_exchange_n(&zv_pt_me.ending, &e, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->tid, t->tid, __ATOMIC_RELEASE);
-	zv_pt_futex_wake((volatile uint32_t *)&s->tid); /* (child_started) */
 	zv_pt_set_bounce(t);
 	first_stop(t);
 }

@@ -204,7 +204,8 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 			ended(t, ending); /* (the process's end marked this slot's, or does so next) */
 		__atomic_store_n(&s->state, ZV_PT_STOPPED, __ATOMIC_RELEASE);
 	}
-	__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE);
+	if (__atomic_add_fetch(&s->stops, 1, __ATOMIC_RELEASE) == 1)
+		zv_pt_futex_wake(&s->stops); /* a new task's first: its parent's event waits for it (layer.c) */
 	/* (the host's ptrace_stop: CLD_STOPPED for a group stop or
 	 * PTRACE_EVENT_STOP, CLD_TRAPPED for the others) */
 	zv_pt_bell_notify(t, kind == ZV_PT_GROUP ? CLD_STOPPED_ : CLD_TRAPPED_, (status >> 8) & 0x7f);
