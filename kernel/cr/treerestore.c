@@ -185,10 +185,53 @@ static void shared_objects(struct img *m, int nimg, struct zv_cr_treectx *t)
 		zv_cr_restore_die(root_ctx, why);
 }
 
+/* /dev/tty descriptions that processes of a session on a pty of the tree
+ * shared: /dev/tty opens only in a session with its terminal, which the
+ * restorer's is not. A placeholder holds the number until the session's
+ * leader, its terminal its controlling one again, opens it there before
+ * it forks the others (lead). */
+#define MAX_TTYS 8
+static struct {
+	int leader, fd;
+	const struct zv_cr_fd *rec;
+} ttys[MAX_TTYS];
+static int nttys;
+
+/* Whether process i is k or descends from it. */
+static int descends(const struct zv_cr_treeproc *p, int i, int k)
+{
+	for (; i >= 0; i = p[i].parent)
+		if (i == k)
+			return 1;
+	return 0;
+}
+
+/* The tree index of the leader that opens share a's /dev/tty record r
+ * (process i's), or -1 when the restorer makes it as any other. */
+static int tty_leader(const struct zv_cr_rctx *c, const struct img *m, int nimg, const struct zv_cr_treeproc *p,
+		      int np, const struct zv_cr_tree_share *sh, int nsh, int a, int i, const struct zv_cr_fd *r)
+{
+	if (r->kind != ZV_CRFD_CHR || zv_strcmp(zv_cr_rec_extra(r), "/dev/tty") || nttys == MAX_TTYS)
+		return -1;
+	int k = -1, pty = 0;
+	for (int j = 0; j < np; j++)
+		if (p[j].vpid == p[i].vsid)
+			k = j;
+	for (unsigned j = 0; j < c->nobjs && k >= 0; j++)
+		pty |= c->objs[j].kind == ZV_CRFD_PTM && c->objs[j].rec->u.pty.sid == p[k].vpid;
+	if (!pty)
+		return -1;
+	for (int b = 0; b < nsh; b++) /* every holder is made after the leader's lead */
+		for (int j = 0; j < nimg; j++)
+			if (sh[b].group == sh[a].group && p[m[j].proc].vpid == sh[b].vpid && !descends(p, m[j].proc, k))
+				return -1;
+	return k;
+}
+
 /* Descriptions the processes shared (kcmp at the checkpoint): the first
  * member's made, the others' the same. */
 static void shared_descriptions(struct zv_cr_rctx *c, struct img *m, int nimg, const struct zv_cr_treeproc *p,
-				const struct zv_cr_tree_share *sh, int nsh)
+				int np, const struct zv_cr_tree_share *sh, int nsh)
 {
 	for (int a = 0; a < nsh; a++) {
 		int first = -1;
@@ -207,9 +250,14 @@ static void shared_descriptions(struct zv_cr_rctx *c, struct img *m, int nimg, c
 			const struct zv_cr_fd *r = zv_cr_record(c, pa, sh[a].fd);
 			if (r->kind == ZV_CRFD_DUP || r->kind == ZV_CRFD_PIDFD)
 				continue; /* a pidfd: each its own once the processes exist */
-			int own, self = c->self;
+			int own, self = c->self, k = tty_leader(c, m, nimg, p, np, sh, nsh, a, m[pa].proc, r);
 			c->self = pa;
-			long fd = zv_cr_make_fd(c, r, &own);
+			long fd = k >= 0 ? zv_openat(AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC, 0) : zv_cr_make_fd(c, r, &own);
+			if (k >= 0) { /* the placeholder */
+				own = 1;
+				if (fd < 0)
+					zv_cr_restore_die(root_ctx, "cannot open /dev/null");
+			}
 			c->self = self;
 			if (fd < 0)
 				die_in(c->in);
@@ -218,6 +266,8 @@ static void shared_descriptions(struct zv_cr_rctx *c, struct img *m, int nimg, c
 				zv_close((int)fd);
 			if (s < 0 || zv_cr_add_made(c, pa, r->fd, s) < 0)
 				die_in(c->in);
+			if (k >= 0)
+				ttys[nttys++] = (typeof(ttys[0])){ k, s, r };
 			continue;
 		}
 		int pf = -1;
@@ -288,6 +338,18 @@ static void lead(int i, struct zv_cr_treectx *t)
 		if (made < 0 || zv_sys3(__NR_ioctl, o->other, TIOCSCTTY_, 0) < 0)
 			zv_cr_restore_die(t, "cannot make a pseudo-terminal its session's controlling terminal again");
 		t->ctty_pgrp = o->rec->u.pty.pgrp != p->vpgid ? o->rec->u.pty.pgrp : 0;
+	}
+	for (int k = 0; k < nttys; k++) {
+		if (ttys[k].leader != i)
+			continue;
+		int own;
+		long fd = zv_cr_make_fd(T.c, ttys[k].rec, &own);
+		if (fd < 0)
+			zv_cr_restore_die(t, T.c->in->why);
+		long r = zv_sys3(__NR_dup3, fd, ttys[k].fd, O_CLOEXEC);
+		zv_close((int)fd);
+		if (r < 0)
+			zv_cr_restore_die(t, "cannot put /dev/tty at its number again");
 	}
 }
 
@@ -384,7 +446,7 @@ __attribute__((noreturn)) void zv_cr_restore_tree(const char *dir, int dfd, cons
 	T.c = &c;
 	if (zv_cr_fds_prepare(&c, o->inherit, o->ninherit) < 0 || zv_cr_objects_make(&c) < 0)
 		die_in(in);
-	shared_descriptions(&c, T.m, T.nimg, T.p, sh, nsh);
+	shared_descriptions(&c, T.m, T.nimg, T.p, T.n, sh, nsh);
 	for (int i = 0; i < T.nimg; i++)
 		zv_close(T.m[i].in->dirfd);
 	/* the tree, from its root: this process */

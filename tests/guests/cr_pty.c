@@ -6,7 +6,8 @@
  * own child's process group in the foreground. Each says "ready" on stderr
  * and waits for a file named go (the test cuts the tree meanwhile); then
  * each checks what it had, one line per check on stdout, and a line goes
- * each way between master and terminal. "queued": the same, with a line
+ * each way between master and terminal. The session leader's /dev/tty,
+ * opened before its child is forked, is one description both hold. "queued": the same, with a line
  * typed to the terminal and not yet read by it at the cut. No argument:
  * exits 2. */
 #define _GNU_SOURCE
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -64,9 +66,20 @@ static int same_settings(const struct termios *a, const struct termios *b)
 	       a->c_cc[VINTR] == 7;
 }
 
+static int devtty = -1; /* the session leader's /dev/tty, its child's too */
+
+/* Whether fd is /dev/tty (not the terminal it stands for), of this session. */
+static int is_devtty(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 5 && minor(st.st_rdev) == 0 &&
+	       tcgetsid(fd) == getsid(0);
+}
+
 static void grandchild(void)
 {
 	ready("grandchild");
+	check("grandchild: the /dev/tty it inherited", is_devtty(devtty));
 	check("grandchild: its group is the terminal's foreground", tcgetpgrp(0) == getpgrp());
 	check("grandchild: in its parent's session", getsid(0) == getppid());
 	_exit(0);
@@ -87,6 +100,7 @@ static void child(int slave)
 	tcgetattr(0, &t);
 	struct winsize ws;
 	ioctl(0, TIOCGWINSZ, &ws);
+	devtty = open("/dev/tty", O_RDWR | O_CLOEXEC);
 	pid_t gc = fork();
 	if (gc == 0) {
 		setpgid(0, 0);
@@ -98,6 +112,7 @@ static void child(int slave)
 	ready("child");
 	waited("child: its child ended", gc); /* its lines first */
 	check("child: made its terminal its controlling one", ctty);
+	check("child: its /dev/tty, shared with its child", is_devtty(devtty) && fcntl(devtty, F_GETFD) == FD_CLOEXEC);
 	check("child: its fd 0 is a terminal", isatty(0));
 	check("child: leads its session", getsid(0) == getpid() && tcgetsid(0) == getpid());
 	check("child: its child's group is the foreground", tcgetpgrp(0) == gc);
