@@ -1,8 +1,9 @@
 /* The guest's view of the procfs files that would show zvisor: its kernel
  * image, memory and stub regions in maps (and smaps, smaps_rollup,
- * numa_maps), its handlers and kernel-held signal in status; where ids
- * are virtual, the ids in another process's status; and a restored tree's
- * pids in status, stat and a task's children, any process's.
+ * numa_maps), its handlers and kernel-held signal in status and stat;
+ * where ids are virtual, the ids in another process's status; and a
+ * restored tree's pids in status, stat and a task's children, any
+ * process's.
  *
  * The guest's fd stays the host's procfs fd, so fstat, readlink, fcntl,
  * close-on-exec and poll are native. An open of one of these files marks
@@ -154,8 +155,12 @@ int zv_pv_kind_of_name(const char *s)
 		return ZV_PV_MOUNTS;
 	if (!zv_strcmp(s, "locks"))
 		return ZV_PV_LOCKS; /* /proc/locks only (zv_procview_opened) */
-	if ((!zv_strcmp(s, "stat") || !zv_strcmp(s, "children")) && zv_guest_ids_on())
-		return s[0] == 's' ? ZV_PV_STAT : ZV_PV_CHILDREN;
+	if (!zv_strcmp(s, "stat"))
+		return ZV_PV_STAT;
+	if (!zv_strcmp(s, "children") && zv_guest_ids_on())
+		return ZV_PV_CHILDREN;
+	if (zv_startswith(s, "fdinfo/") && s[7] >= '0' && s[7] <= '9' && zv_guest_ids_on())
+		return ZV_PV_FDINFO; /* a pidfd's pid */
 	return 0;
 }
 
@@ -189,7 +194,9 @@ static int other_served(int kind, int tid)
 {
 	if (kind == ZV_PV_STATUS)
 		return zv_ids_other_hook != NULL || zv_guest_ids_on();
-	if (kind == ZV_PV_STAT || kind == ZV_PV_CHILDREN)
+	if (kind == ZV_PV_STAT)
+		return zv_guest_ids_on();
+	if (kind == ZV_PV_CHILDREN || kind == ZV_PV_FDINFO)
 		return 1; /* made a kind only while a restored tree's ids are shown */
 	return (kind == ZV_PV_MAPS || kind == ZV_PV_SMAPS || kind == ZV_PV_NUMA || kind == ZV_PV_ROLLUP) &&
 	       zv_peer_hosted(tid) == 1;
@@ -200,7 +207,8 @@ void zv_procview_opened(struct zv_thread *t, const char *path, long fd)
 	if (fd < 0 || !path)
 		return;
 	const char *base = zv_strrchr(path, '/');
-	if (!zv_pv_kind_of_name(base ? base + 1 : path))
+	if (!zv_pv_kind_of_name(base ? base + 1 : path) &&
+	    !(base && base - path >= 7 && !memcmp(base - 7, "/fdinfo", 7) && zv_guest_ids_on()))
 		return; /* the common case: nothing more */
 	/* What the host opened, whatever the path's form: /proc/<pid>/<file>
 	 * or /proc/<pid>/task/<tid>/<file>, of this process, or /proc/locks;
@@ -274,7 +282,7 @@ static int put_text(void *ctx, const char *s, size_t n) { return zv_pv_put(ctx, 
 static int whole_kind(int kind)
 {
 	return kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_MOUNTINFO || kind == ZV_PV_MOUNTS ||
-	       kind == ZV_PV_LOCKS || kind == ZV_PV_STAT || kind == ZV_PV_CHILDREN;
+	       kind == ZV_PV_LOCKS || kind == ZV_PV_STAT || kind == ZV_PV_CHILDREN || kind == ZV_PV_FDINFO;
 }
 
 /* status, stat and smaps_rollup: one record, made whole from the host's;
@@ -290,9 +298,11 @@ static int make_whole(struct zv_call *c, struct mark *m, int src)
 	else if (m->kind == ZV_PV_LOCKS)
 		r = zv_pv_filter_locks(raw.p, raw.len, &m->text);
 	else if (m->kind == ZV_PV_STAT)
-		r = zv_pv_filter_stat(raw.p, raw.len, &m->text);
+		r = zv_pv_filter_stat(c->t, c, m->tid, m->other, raw.p, raw.len, &m->text);
 	else if (m->kind == ZV_PV_CHILDREN)
 		r = zv_pv_filter_children(raw.p, raw.len, &m->text);
+	else if (m->kind == ZV_PV_FDINFO)
+		r = zv_pv_filter_fdinfo(raw.p, raw.len, &m->text);
 	else
 		r = m->kind == ZV_PV_STATUS ? zv_pv_filter_status(c->t, c, m->tid, m->other, raw.p, raw.len, &m->text)
 					    : zv_pv_filter_rollup(raw.p, raw.len, &m->text);
@@ -397,7 +407,8 @@ static int produce(struct zv_call *c, struct mark *m, size_t want)
 	int own = src >= 0;
 	if (!own)
 		src = m->fd;
-	int peer = m->other && m->kind != ZV_PV_STATUS && m->kind != ZV_PV_STAT && m->kind != ZV_PV_CHILDREN;
+	int peer = m->other && m->kind != ZV_PV_STATUS && m->kind != ZV_PV_STAT && m->kind != ZV_PV_CHILDREN &&
+		   m->kind != ZV_PV_FDINFO;
 	int r = peer ? from_peer(m, (int)src)
 		: whole_kind(m->kind)		     ? make_whole(c, m, (int)src)
 						     : make_records(m, (int)src, want);

@@ -1,8 +1,9 @@
 /* The guest's view of the procfs files that would show zvisor
  * (sys/procview.c): /proc/self/{maps,smaps,smaps_rollup,numa_maps,status}
  * and their /proc/<pid>, thread-self and task forms; mountinfo and mounts
- * when a root of the guest's own is set (zv_view_mounts); stat and a
- * task's children when a restored tree's ids are shown (zv_guest_ids_on). */
+ * when a root of the guest's own is set (zv_view_mounts); stat (its signal
+ * fields; and another's, a task's children and an fd's fdinfo when a
+ * restored tree's ids are shown: zv_guest_ids_on). */
 #ifndef ZV_SYS_PROCVIEW_H
 #define ZV_SYS_PROCVIEW_H
 #include <stddef.h>
@@ -14,7 +15,8 @@ struct zv_call;
 enum zv_pv_kind { ZV_PV_MAPS = 1, ZV_PV_SMAPS, ZV_PV_ROLLUP, ZV_PV_NUMA, ZV_PV_STATUS,
 		  ZV_PV_MOUNTINFO, ZV_PV_MOUNTS /* only under a view's hook (sys/viewhook.h) */,
 		  ZV_PV_LOCKS /* /proc/locks */,
-		  ZV_PV_STAT, ZV_PV_CHILDREN /* only while zv_guest_ids_on */ };
+		  ZV_PV_STAT /* another's only while zv_guest_ids_on */,
+		  ZV_PV_CHILDREN, ZV_PV_FDINFO /* only while zv_guest_ids_on */ };
 
 /* A growing buffer in kernel memory. */
 struct zv_pv_buf {
@@ -124,8 +126,16 @@ int zv_pv_filter_locks(const char *raw, size_t len, struct zv_pv_buf *out);
  * other: of another process (only its virtual ids change). */
 int zv_pv_filter_status(struct zv_thread *t, struct zv_call *c, int tid, int other, const char *raw, size_t len,
 			struct zv_pv_buf *out);
+/* Thread tid's (host's) signal sets as the guest would see them: pending,
+ * blocked, ignored, caught; sig[0] and sig[1] come in as the host shows
+ * them (procview_status.c). */
+void zv_pv_guest_sigs(struct zv_thread *t, struct zv_call *c, int tid, uint64_t sig[4]);
 /* sys/procview_stat.c: the host's stat or children text raw into out,
- * with the ids the guest knows (zv_guest_id, zv_guest_group). */
-int zv_pv_filter_stat(const char *raw, size_t len, struct zv_pv_buf *out);
+ * with the ids the guest knows (zv_guest_id, zv_guest_group); a stat of
+ * its own process (not other) with its signal fields as the guest's. */
+int zv_pv_filter_stat(struct zv_thread *t, struct zv_call *c, int tid, int other, const char *raw, size_t len,
+		      struct zv_pv_buf *out);
 int zv_pv_filter_children(const char *raw, size_t len, struct zv_pv_buf *out);
+/* An fd's fdinfo: a pidfd's Pid and NSpid lines as the guest knows them. */
+int zv_pv_filter_fdinfo(const char *raw, size_t len, struct zv_pv_buf *out);
 #endif

@@ -402,14 +402,15 @@ int zv_pv_record_starts(int kind, const char *text, size_t at)
 		return 1;
 	if (kind == ZV_PV_CHILDREN) /* a record per child: "PID " */
 		return text[at - 1] == ' ';
-	if (kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_STAT || text[at - 1] != '\n')
+	if (kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_STAT || kind == ZV_PV_FDINFO ||
+	    text[at - 1] != '\n')
 		return 0;
 	return kind != ZV_PV_SMAPS || header(text + at, kind, &lo, &hi);
 }
 
 size_t zv_pv_record_end(int kind, const char *text, size_t len, size_t at)
 {
-	if (kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_STAT)
+	if (kind == ZV_PV_STATUS || kind == ZV_PV_ROLLUP || kind == ZV_PV_STAT || kind == ZV_PV_FDINFO)
 		return len;
 	char sep = kind == ZV_PV_CHILDREN ? ' ' : '\n';
 	for (size_t i = at;;) {

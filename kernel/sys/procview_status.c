@@ -52,6 +52,19 @@ static uint64_t hex_value(const char *p)
 	return zv_parse_hex(p, &e);
 }
 
+void zv_pv_guest_sigs(struct zv_thread *t, struct zv_call *c, int tid, uint64_t sig[4])
+{
+	int own = tid == t->htid;
+	struct zv_thread *o = own ? t : zv_thread_find(tid);
+	if (own)
+		sig[0] |= t->pending_set | (t->sigsys_held ? SIGSYS_BIT : 0);
+	sig[1] = own ? own_mask(t, c) : sig[1] & ~zv_kernel_signals();
+	if (o && !own) /* the bits the kernel keeps virtual */
+		sig[1] |= __atomic_load_n(&o->faults_open, __ATOMIC_RELAXED) | o->kernel_blocked |
+			  (o->sigsys_blocked ? SIGSYS_BIT : 0);
+	dispositions(t, &sig[2], &sig[3]);
+}
+
 #define KEY(k) (kl == sizeof k - 1 && !memcmp(line, k, kl))
 
 static int pid_key(const char *line, size_t kl)
@@ -82,23 +95,13 @@ static int rewrite(struct zv_thread *t, struct zv_call *c, int tid, const char *
 		return 0;
 	v++;
 	size_t kl = (size_t)(v - line);
-	uint64_t ign, cgt;
-	if (KEY("SigBlk:")) {
-		struct zv_thread *o = own ? t : zv_thread_find(tid);
-		uint64_t m = own ? own_mask(t, c) : hex_value(v) & ~zv_kernel_signals();
-		if (o && !own) /* the bits the kernel keeps virtual */
-			m |= __atomic_load_n(&o->faults_open, __ATOMIC_RELAXED) | o->kernel_blocked |
-			     (o->sigsys_blocked ? SIGSYS_BIT : 0);
-		return zv_snprintf(buf, size, "SigBlk:\t%016lx", (unsigned long)m);
-	}
-	if (KEY("SigPnd:") && own) {
-		uint64_t p = hex_value(v) | t->pending_set | (t->sigsys_held ? SIGSYS_BIT : 0);
-		return zv_snprintf(buf, size, "SigPnd:\t%016lx", (unsigned long)p);
-	}
-	if (KEY("SigIgn:") || KEY("SigCgt:")) {
-		dispositions(t, &ign, &cgt);
-		return zv_snprintf(buf, size, "%s\t%016lx", KEY("SigIgn:") ? "SigIgn:" : "SigCgt:",
-				   (unsigned long)(KEY("SigIgn:") ? ign : cgt));
+	uint64_t sig[4] = { 0, 0, 0, 0 };
+	int which = KEY("SigPnd:") ? 0 : KEY("SigBlk:") ? 1 : KEY("SigIgn:") ? 2 : KEY("SigCgt:") ? 3 : -1;
+	if (which >= 0 && (which || own)) {
+		sig[which] = hex_value(v);
+		zv_pv_guest_sigs(t, c, tid, sig);
+		memcpy(buf, line, kl); /* "SigXxx:" */
+		return (int)kl + zv_snprintf(buf + kl, size - kl, "\t%016lx", (unsigned long)sig[which]);
 	}
 	if (KEY("TracerPid:")) { /* the guest's ptrace: the tracer's guest pid */
 		struct zv_thread *o = own ? t : zv_thread_find(tid);

@@ -15,7 +15,8 @@
  *                         the mask the guest reads back keeps SIGUSR2 blocked
  *   cr_edges procview     the same, with /proc/self/maps and status summarized
  *                         before and after: [stack] named, no zvisor region,
- *                         SigBlk/SigIgn/SigCgt as the guest set them */
+ *                         SigBlk/SigIgn/SigCgt and stat's fields 32-34 as
+ *                         the guest set them */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -226,6 +227,18 @@ static void proc_summary(const char *when)
 	while (f && fgets(line, sizeof line, f))
 		if (!strncmp(line, "SigBlk:", 7) || !strncmp(line, "SigIgn:", 7) || !strncmp(line, "SigCgt:", 7))
 			printf("%s: %s", when, line);
+	if (f)
+		fclose(f);
+	/* stat's fields 32 to 34: blocked, ignored, caught (31, pending, would
+	 * show the SIGUSR2 raised, which --checkpoint-on takes) */
+	f = fopen("/proc/self/stat", "r");
+	char *rp = f && fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+	unsigned long sig[4] = { 0 };
+	if (rp && sscanf(rp + 2, "%*c" "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d "
+			 "%*u %*u %*d %*u %*u %*u %*u %*u %*u %lu %lu %lu %lu", &sig[0], &sig[1], &sig[2], &sig[3]) == 4)
+		printf("%s: stat: blocked %lx ignored %lx caught %lx\n", when, sig[1], sig[2], sig[3]);
+	else
+		printf("%s: stat: unreadable\n", when);
 	if (f)
 		fclose(f);
 }

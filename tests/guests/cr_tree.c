@@ -22,7 +22,8 @@
  *   tty          the session's controlling terminal and its foreground group
  *   pidfd        pidfds of a running child (non-blocking), of one ended and
  *                not waited for, and of one already waited for: signalled,
- *                polled and waited for through them after go
+ *                polled and waited for through them after go, their
+ *                fdinfo naming each pid (-1: waited for)
  *   inotify-queued  an inotify watch with an event not yet read (a
  *                checkpoint refuses it)
  *   threadexit   three threads that end after go, then posix_spawn
@@ -293,6 +294,25 @@ static void pidfd_line(const char *who, int fd, pid_t pid)
 		       si.si_code == CLD_EXITED ? "exit" : si.si_code == CLD_KILLED ? "signal" : "other", si.si_status);
 }
 
+/* Whether fd's fdinfo names pid (Pid:, and NSpid: where the kernel has it). */
+static int fdinfo_names(int fd, pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+	FILE *f = fopen(path, "r");
+	int pids = 0, ok = f != NULL;
+	while (f && fgets(line, sizeof line, f)) {
+		long v;
+		if (sscanf(line, "Pid: %ld", &v) == 1 || sscanf(line, "NSpid: %ld", &v) == 1) {
+			pids++;
+			ok &= v == pid;
+		}
+	}
+	if (f)
+		fclose(f);
+	return ok && pids;
+}
+
 static int pidfds(void)
 {
 	pid_t run = fork();
@@ -316,6 +336,9 @@ static int pidfds(void)
 	waitid(P_PID, ended, &si, WEXITED | WNOWAIT);
 	waitpid(gone, NULL, 0);
 	ready("parent");
+	check("the pidfds' fdinfo: the running child's pid", fdinfo_names(frun, run));
+	check("the pidfds' fdinfo: the ended child's pid", fdinfo_names(fended, ended));
+	check("the pidfds' fdinfo: -1 for the one waited for", fdinfo_names(fgone, -1));
 	check("the running child's pidfd non-blocking", (fcntl(frun, F_GETFL) & O_NONBLOCK) != 0);
 	check("waitid through it: EAGAIN while it runs", waitid(3, frun, &si, WEXITED) < 0 && errno == EAGAIN);
 	check("pidfd_send_signal SIGTERM", syscall(424 /* pidfd_send_signal */, frun, SIGTERM, NULL, 0) == 0);

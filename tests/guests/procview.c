@@ -1,7 +1,8 @@
 /* procview: what /proc/self/maps, smaps, smaps_rollup, numa_maps and status
  * show a program, summarized so that a native run and a run under zvisor
  * must print the same lines: no addresses, only perms and names, counts,
- * whether anything lies in zvisor's window, and the signal fields after
+ * whether anything lies in zvisor's window, and the signal fields (status's
+ * and stat's) after
  * sigaction, sigprocmask, a pending signal and a thread with its own mask.
  * Files are read in small pieces with read, pread, readv and a dup'ed fd,
  * as real readers do. The same maps summary of a fork child, read by its
@@ -165,6 +166,17 @@ static void status_fields(const char *path, const char *who)
 				printf("%s %s\n", who, l);
 }
 
+/* stat's signal fields (31 to 34: pending, blocked, ignored, caught). */
+static void stat_fields(const char *path, const char *who)
+{
+	slurp(path, 2);
+	char *p = strrchr(buf, ')');
+	int field = 2;
+	for (char *f = p ? strtok(p + 1, " ") : NULL; f; f = strtok(NULL, " "))
+		if (++field >= 31 && field <= 34)
+			printf("%s stat %d: %s\n", who, field, f);
+}
+
 static volatile int thread_state;
 static pid_t thread_tid;
 
@@ -225,6 +237,7 @@ int main(void)
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/status", getpid());
 	status_fields(path, "pid:");
+	stat_fields("/proc/self/stat", "self:");
 
 	pthread_t th;
 	pthread_create(&th, NULL, thread_main, NULL);
@@ -234,6 +247,8 @@ int main(void)
 	slurp(path, 1);
 	char *b = strstr(buf, "SigBlk:");
 	printf("task: %.*s\n", b ? (int)(strchr(b, '\n') - b) : 4, b ? b : "none");
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", thread_tid);
+	stat_fields(path, "task:");
 	thread_state = 2;
 	pthread_join(th, NULL);
 	return 0;
