@@ -2,7 +2,8 @@
 docs/CHECKPOINT.md): the crfds guest opens one fd of each kind the image
 keeps (a half-read file and its dup, an append-only log, a read lock, a
 pipe with bytes in it, eventfd, timerfd, epoll, listening TCP and Unix
-sockets, a memfd, a pty's master and terminal), a POSIX timer, umask and cwd, then raises zvisor's
+sockets, a memfd, a pty's master and terminal, a flock'ed file deleted
+while open and an O_TMPFILE), a POSIX timer, umask and cwd, then raises zvisor's
 --checkpoint-on signal. The original goes on (--leave-running); a restore
 of the image must print what the original printed after "ready", and exit
 as it did, twice from the same image."""

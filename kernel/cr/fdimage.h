@@ -42,6 +42,7 @@ enum zv_cr_fd_kind {
 	ZV_CRFD_PIDFD,       /* a pidfd of a saved process (u.pidfd.vpid, its pid as the program knows it), or of one already waited for (-1) */
 	ZV_CRFD_INOTIFY,     /* an inotify instance: u.inotify.nwatches struct zv_cr_inwatch follow (cr/fdinotify.c) */
 	ZV_CRFD_UDP,         /* a UDP or UDP6 socket: u.sock (backlog: ZV_CRUDP_*), its peer's address follows when connected */
+	ZV_CRFD_DELETED,     /* a regular file with no name left: u.deleted, its path and contents follow */
 };
 
 /* Records from this fd number on are files in flight (sent with
@@ -126,6 +127,11 @@ struct zv_cr_fd {
 			uint32_t seals; /* F_GET_SEALS */
 			uint32_t namelen;
 		} memfd;
+		struct {                /* DELETED: pathlen bytes of the path it had (with its NUL), then size bytes */
+			uint64_t size, ino;
+			uint32_t mode, pathlen; /* mode: its permission bits */
+			int64_t mtime_sec, mtime_nsec;
+		} deleted;
 		uint64_t sigmask;       /* SIGNALFD */
 		struct {                /* PTM, PTS */
 			uint32_t index;         /* the pty's number at the checkpoint (TIOCGPTN, the terminal's minor) */

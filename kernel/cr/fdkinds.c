@@ -159,6 +159,70 @@ static long describe_memfd(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_c
 	return 0;
 }
 
+/* Whether the process maps inode ino of a deleted file (or cannot tell). */
+static int deleted_mapped(uint64_t ino)
+{
+	for (size_t size = 1UL << 20; size <= 1UL << 28; size *= 4) {
+		char *buf = zv_cr_kalloc(size);
+		if (!buf)
+			return 1;
+		long n = zv_cr_read_file("/proc/self/maps", buf, size);
+		int hit = n < 0;
+		for (const char *l = n >= 0 ? buf : NULL; l && !hit; l = zv_cr_next_line(l)) {
+			const char *p = l, *e = zv_strchr(l, '\n');
+			for (int f = 0; f < 4 && p; f++) /* to the inode, the fifth field */
+				if ((p = zv_strchr(p, ' ')))
+					while (*p == ' ')
+						p++;
+			e = e ? e : l + zv_strlen(l);
+			hit = p && p < e && (uint64_t)zv_cr_dec(p, NULL) == ino && e - l > 10 &&
+			      !memcmp(e - 10, " (deleted)", 10);
+		}
+		zv_cr_kfree(buf, size);
+		if (hit || (n >= 0 && (size_t)n + 1 < size))
+			return hit;
+	}
+	return 1;
+}
+
+/* A regular file deleted while open: the path it had and its contents
+ * (pread: the fd's offset stays), made again in its directory at restore. */
+static long describe_deleted(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec,
+			     struct zv_cr_extra *x)
+{
+	uint32_t pathlen = (uint32_t)(zv_strlen(e->link) - 10 + 1); /* "PATH (deleted)" */
+	uint64_t size = e->st.st_size;
+	if (size > MEMFD_MAX)
+		return refuse_fd(o, e, "the file was deleted, and it is larger than 1 GiB");
+	if ((e->flags & 3) == O_WRONLY)
+		return refuse_fd(o, e, "the file was deleted, and it is open only for writing (its contents cannot be read)");
+	if (deleted_mapped(e->st.st_ino))
+		return refuse_fd(o, e, "the file was deleted, and it is mapped too");
+	rec->u.deleted.size = size;
+	rec->u.deleted.ino = e->st.st_ino;
+	rec->u.deleted.mode = e->st.st_mode & 07777;
+	rec->u.deleted.pathlen = pathlen;
+	rec->u.deleted.mtime_sec = (int64_t)e->st.st_mtime;
+	rec->u.deleted.mtime_nsec = (int64_t)e->st.st_mtime_nsec;
+	x->size = pathlen + size;
+	x->p = zv_cr_kalloc(x->size);
+	if (!x->p) {
+		x->size = 0;
+		return refuse_fd(o, e, "out of memory for the deleted file's contents");
+	}
+	memcpy(x->p, e->link, pathlen - 1);
+	((char *)x->p)[pathlen - 1] = 0;
+	char *data = (char *)x->p + pathlen;
+	for (uint64_t got = 0; got < size;) {
+		long k = zv_sys4(__NR_pread64, e->fd, data + got, size - got, got);
+		if (k <= 0)
+			return refuse_fd(o, e, "cannot read the deleted file's contents");
+		got += (uint64_t)k;
+	}
+	rec->len = (uint32_t)x->size;
+	return 0;
+}
+
 static long describe_eventfd(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent *e,
 			     struct zv_cr_fd *rec)
 {
@@ -359,6 +423,8 @@ long zv_cr_describe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent 
 		return describe_udp(o, e, rec, x);
 	case ZV_CRFD_MEMFD:
 		return describe_memfd(o, e, rec, x);
+	case ZV_CRFD_DELETED:
+		return describe_deleted(o, e, rec, x);
 	case ZV_CRFD_PTM:
 	case ZV_CRFD_PTS:
 		return zv_cr_describe_pty(o, e, rec);

@@ -75,7 +75,7 @@ static int posix_fd(const struct zv_cr_ents *s, const struct zv_cr_ent *e, int t
 long zv_cr_save_locks(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent *e,
 		      struct zv_cr_buf *locks)
 {
-	if (e->kind != ZV_CRFD_FILE && e->kind != ZV_CRFD_DIR)
+	if (e->kind != ZV_CRFD_FILE && e->kind != ZV_CRFD_DIR && e->kind != ZV_CRFD_DELETED)
 		return 0;
 	if (zv_cr_fdinfo(s, e->fd) < 0)
 		return zv_cr_refuse(o, "fd %d (%s): cannot read its fdinfo", e->fd, e->link);

@@ -53,6 +53,53 @@ static long make_path(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 	return fd;
 }
 
+/* A deleted file made again in the directory it was in: at its old path,
+ * unlinked at once (its /proc/self/fd link reads as before), or, when
+ * that name is taken or it never had one (O_TMPFILE's "#ino"), as an
+ * O_TMPFILE; its contents, mode and mtime, its description opened with
+ * the record's flags through /proc/self/fd. */
+static long make_deleted(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
+{
+	const char *path = zv_cr_rec_extra(r);
+	const char *data = path + r->u.deleted.pathlen;
+	const char *slash = zv_strrchr(path, '/');
+	char dir[4096];
+	size_t dl = slash > path ? (size_t)(slash - path) : 1;
+	if (dl >= sizeof dir)
+		return fail(c, r, "its directory's name is too long", -ENAMETOOLONG);
+	memcpy(dir, path, dl);
+	dir[dl] = 0;
+	long fd = slash[1] == '#' ? -EEXIST : zv_openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 && zv_sys1(__NR_unlink, path) < 0) {
+		zv_close((int)fd);
+		fd = -EEXIST;
+	}
+	if (fd < 0)
+		fd = zv_openat(AT_FDCWD, dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fail(c, r, "cannot make the deleted file again in its directory", fd);
+	long e = 0;
+	for (uint64_t done = 0; e >= 0 && done < r->u.deleted.size; done += (uint64_t)e)
+		if ((e = zv_sys4(__NR_pwrite64, fd, data + done, r->u.deleted.size - done, done)) == 0)
+			e = -EIO;
+	char self[32];
+	zv_snprintf(self, sizeof self, "/proc/self/fd/%d", (int)fd);
+	uint32_t flags = (r->flags & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_TMPFILE | O_NOFOLLOW)) | O_CLOEXEC | O_NOCTTY;
+	long d = e < 0 ? e : zv_openat(AT_FDCWD, self, (int)flags, 0);
+	struct { int64_t sec, nsec; } times[2] = { { 0, 1073741822L /* UTIME_OMIT */ },
+						   { r->u.deleted.mtime_sec, r->u.deleted.mtime_nsec } };
+	zv_sys2(__NR_fchmod, fd, r->u.deleted.mode);
+	zv_sys4(__NR_utimensat, fd, NULL, times, 0);
+	zv_close((int)fd);
+	if (d < 0)
+		return fail(c, r, "cannot make the deleted file again", d);
+	if (r->pos && zv_sys3(__NR_lseek, d, r->pos, 0 /* SEEK_SET */) != r->pos) {
+		zv_close((int)d);
+		return fail(c, r, "cannot seek in the deleted file", -EINVAL);
+	}
+	return d;
+}
+
 /* A memfd with its name, contents, offset and seals (added last: a
  * sealed one could not be written). */
 static long make_memfd(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
@@ -208,6 +255,8 @@ long zv_cr_make_fd(struct zv_cr_rctx *c, const struct zv_cr_fd *r, int *own)
 	case ZV_CRFD_MEMFD:
 		fd = make_memfd(c, r);
 		break;
+	case ZV_CRFD_DELETED:
+		return make_deleted(c, r); /* its flags came with the open */
 	default:
 		return fail(c, r, "a record of an unknown kind", 0);
 	}

@@ -46,7 +46,11 @@ long zv_cr_fds_parse(struct zv_cr_in *in, struct zv_cr_precs *pr, const uint8_t 
 						 ((const char *)(r + 1))[r->u.pipe.pathlen - 1])) ||
 		    (r->kind == ZV_CRFD_MEMFD && (!r->u.memfd.namelen || r->u.memfd.namelen > r->len ||
 						  r->len - r->u.memfd.namelen != r->u.memfd.size ||
-						  ((const char *)(r + 1))[r->u.memfd.namelen - 1])))
+						  ((const char *)(r + 1))[r->u.memfd.namelen - 1])) ||
+		    (r->kind == ZV_CRFD_DELETED && (r->u.deleted.pathlen < 2 || r->u.deleted.pathlen > r->len ||
+						    r->len - r->u.deleted.pathlen != r->u.deleted.size ||
+						    ((const char *)(r + 1))[0] != '/' ||
+						    ((const char *)(r + 1))[r->u.deleted.pathlen - 1])))
 			return zv_cr_in_refuse(in, "the image's fds section is damaged (record %u)", i);
 		pr->rec[i] = r;
 		last = r->fd;

@@ -164,7 +164,10 @@ static void classify(struct zv_cr_ent *e)
 	} else if (zv_startswith(l, "/proc/") && l[6] >= '0' && l[6] <= '9') {
 		e->why = "a file of a process's /proc directory, which another pid would name";
 	} else if (ends_with(l, " (deleted)") && e->st.st_nlink == 0) { /* not a name that ends so */
-		e->why = "the file was deleted";
+		if (mode == ZV_S_IFREG && !(e->flags & O_PATH))
+			e->kind = ZV_CRFD_DELETED; /* saved with its contents */
+		else
+			e->why = "the file was deleted";
 	} else if (e->flags & O_PATH) {
 		e->kind = ZV_CRFD_OPATH;
 	} else if (mode == ZV_S_IFREG) {

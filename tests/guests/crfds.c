@@ -5,6 +5,7 @@
  * prints the same lines after "ready" as the original, and exits 7.
  * argv[1]: a scratch directory of its own. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -26,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static char path[4][512];
+static char path[5][512];
 
 static int listener(int domain, struct sockaddr *a, socklen_t len)
 {
@@ -63,12 +65,34 @@ static const char *locked(const char *file)
 	return r == 'R' ? "read lock held" : r == '-' ? "no lock" : "lock?";
 }
 
+/* A deleted file's state: its bytes, offset, links, mode, name and
+ * whether a child's description of it (by /proc/self/fd) can flock it. */
+static void deleted(const char *what, int fd, const char *dir)
+{
+	char b[64] = { 0 }, link[600] = { 0 }, self[64];
+	struct stat st;
+	fstat(fd, &st);
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	readlink(self, link, sizeof link - 1);
+	size_t dl = strlen(dir);
+	pid_t c = fork();
+	if (c == 0) {
+		int o = open(self, O_RDONLY);
+		_exit(o >= 0 && flock(o, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK ? 0 : 1);
+	}
+	int cs = -1;
+	waitpid(c, &cs, 0);
+	printf("%s: %zd %s, offset %ld, links %d, mode %o, named %s, locked %d\n", what, pread(fd, b, sizeof b - 1, 0),
+	       b, (long)lseek(fd, 0, SEEK_CUR), (int)st.st_nlink, (int)(st.st_mode & 07777),
+	       !strncmp(link, dir, dl) ? link + dl : link, cs == 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
-	const char *names[4] = { "file", "log", "sock", "none" };
-	for (int i = 0; i < 4; i++)
+	const char *names[5] = { "file", "log", "sock", "none", "gone" };
+	for (int i = 0; i < 5; i++)
 		snprintf(path[i], sizeof path[i], "%s/%s", argv[1], names[i]);
 	int w = open(path[0], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	write(w, "0123456789abcdef", 16);
@@ -140,6 +164,14 @@ int main(int argc, char **argv)
 	getsockname(us, (struct sockaddr *)&usin, &ul);
 	setsockopt(uc, SOL_SOCKET, SO_BROADCAST, &one, sizeof one);
 	connect(uc, (struct sockaddr *)&usin, sizeof usin);
+	/* a file deleted while open (flock'ed, half read), and an O_TMPFILE */
+	int del = open(path[4], O_RDWR | O_CREAT | O_TRUNC, 0640);
+	write(del, "deleted!", 8);
+	lseek(del, 3, SEEK_SET);
+	flock(del, LOCK_EX);
+	unlink(path[4]);
+	int tmp = open(argv[1], O_TMPFILE | O_RDWR, 0600);
+	write(tmp, "tmpfile", 7);
 	/* watches 1 and 3 (2 dropped, its IN_IGNORED read): the numbers and
 	 * the next one must stay */
 	int in = inotify_init1(IN_NONBLOCK);
@@ -237,6 +269,15 @@ int main(int argc, char **argv)
 	} else {
 		printf("mptcp: none\n");
 	}
+	deleted("deleted", del, argv[1]);
+	char tname[600] = { 0 }, self[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", tmp);
+	readlink(self, tname, sizeof tname - 1);
+	struct stat tst;
+	fstat(tmp, &tst);
+	printf("O_TMPFILE: size %ld, links %d, named #: %d\n", (long)tst.st_size, (int)tst.st_nlink,
+	       !strncmp(tname, argv[1], strlen(argv[1])) && tname[strlen(argv[1])] == '/' &&
+	       tname[strlen(argv[1]) + 1] == '#');
 	mode_t m = umask(0);
 	char cwd[512];
 	printf("umask %03o, cwd %s\n", m, strcmp(getcwd(cwd, sizeof cwd), argv[1]) == 0 ? "kept" : cwd);

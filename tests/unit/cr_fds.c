@@ -451,10 +451,17 @@ static void refused(const char *want, int fd)
 
 static void check_refusals(void)
 {
-	int fd = at(-1, "gone", O_RDWR | O_CREAT);
+	/* deleted: a file open only for writing (its contents cannot be
+	 * read), a directory */
+	int fd = at(-1, "gone", O_WRONLY | O_CREAT);
 	char p[128];
 	zv_snprintf(p, sizeof p, "%s/gone", dir);
 	zv_sys1(__NR_unlink, p);
+	refused("open only for writing", fd);
+	zv_snprintf(p, sizeof p, "%s/gonedir", dir);
+	zv_sys2(__NR_mkdir, p, 0700);
+	fd = at(-1, "gonedir", O_RDONLY | O_DIRECTORY);
+	zv_sys1(__NR_rmdir, p);
 	refused("the file was deleted", fd);
 	refused("a socket other than a Unix, TCP or UDP one", (int)zv_sys3(__NR_socket, 16 /* AF_NETLINK */, 3 /* SOCK_RAW */, 0));
 	/* a UDP socket with a datagram waiting (sent to itself) */
