@@ -40,6 +40,9 @@ static long make_path(struct zv_cr_rctx *c, const struct zv_cr_fd *r)
 			   (int64_t)st.st_mtime_nsec == r->u.file.mtime_nsec;
 		if (!same && !(append_only && st.st_size >= r->u.file.size)) {
 			zv_close((int)fd);
+			if (st.st_size == r->u.file.size)
+				return zv_cr_in_refuse(c->in, "fd %d (%s): the file changed since the checkpoint "
+						       "(written to: its mtime moved)", r->fd, path);
 			return zv_cr_in_refuse(c->in, "fd %d (%s): the file changed since the checkpoint "
 					       "(size %lu, now %lu)", r->fd, path,
 					       (unsigned long)r->u.file.size, (unsigned long)st.st_size);
