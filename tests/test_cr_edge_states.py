@@ -86,7 +86,7 @@ def test_restore_failure_after_fds_said(tmp_path):
     cr.need_core()
     tmp = cr.workdir(tmp_path)
     lock = Path(tmp) / "lock"
-    g = start(["/bin/sh", "-c", "exec 2>/dev/null; flock %s sleep 4" % lock], tmp)
+    g = start(["/bin/sh", "-c", "exec 2>/dev/null; flock %s sleep 60" % lock], tmp)  # held for the whole test
     try:
         time.sleep(1)
         cr.checkpoint(g.pid, Path(tmp) / "image", leave_running=True, as_user=cr.user())
