@@ -206,3 +206,26 @@ def test_setid_exec_takes_the_files_ids(tmp_path, platform, how):
               "./suenv grep -E '^(Uid|Gid)' /proc/self/status" % d)
     compare(sh(script), platform, ["--exec=" + how], expect_native=native_ok())
     compare([d + "/suid"], platform, ["--exec=" + how], expect_native=native_ok())
+
+
+def test_host_exec_carries_the_personality():
+    """A vfork child's exec (the host's) hands the personality to the new
+    image (exec-state field y) instead of it asking: the same bits as
+    natively, the layout they ask for (ADDR_NO_RANDOMIZE: the heap in the
+    same place for every command), one personality call per tree; a guest
+    that changes it (setarch) has its next image ask."""
+    if not shutil.which("setarch") or not shutil.which("strace"):
+        pytest.skip("needs setarch and strace")
+    show = "cat /proc/self/personality; grep -m1 heap /proc/self/maps; grep -m1 heap /proc/self/maps"
+    for argv in (["setarch", "-R", str(ZVISOR), "run", "--", "sh", "-c", show],
+                 [str(ZVISOR), "run", "--", "sh", "-c", "setarch -R sh -c '%s'" % show]):
+        res = run(argv)
+        persona, heap1, heap2 = res.stdout.splitlines()
+        assert res.returncode == 0 and persona == "00040000" and heap1 == heap2, res
+    res = run([str(ZVISOR), "run", "--", "sh", "-c", "cat /proc/self/personality; /bin/true"])
+    assert res.stdout == run(["sh", "-c", "cat /proc/self/personality"]).stdout, res
+    res = run(["strace", "-f", "-e", "trace=personality,execve", "-o", "/dev/stderr",
+               str(ZVISOR), "run", "--", "sh", "-c", "/bin/true; /bin/true; setarch -R /bin/true"])
+    assert res.returncode == 0, res.stderr
+    starts = res.stderr.count('execve("/proc/self/exe"')
+    assert starts == 4 and res.stderr.count("personality(0xffffffff)") == 2, res.stderr

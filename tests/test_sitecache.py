@@ -332,3 +332,94 @@ def test_root_keeps_the_users_cache_place(tmp_path):
     assert (res.stdout, res.returncode) == ("ok\n", 0), res
     assert entries(tmp_path), res.stderr
     assert not other.exists()
+
+
+def traced(argv, cache, *opts):
+    """zvisor run under strace -f (openat only): the result, its trace in stderr."""
+    if not shutil.which("strace"):
+        pytest.skip("needs strace")
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache))
+    return run(["strace", "-f", "-e", "trace=openat", "-o", "/dev/stderr", str(ZVISOR), "run", "--stats"]
+               + list(opts) + ["--"] + [str(a) for a in argv], env=env)
+
+
+def cache_opens(trace, ext, missing=False):
+    """The cache files of extension ext that the trace opened (missing: the
+    ones it looked for and did not find)."""
+    return re.findall(r'openat\(AT_FDCWD, "[^"]*/zvisor/([0-9a-f]{16}\.%s)".*= %s' % (ext, "-1 ENOENT" if missing else "\\d"),
+                      trace)
+
+
+def bash_loop(body, n):
+    """bash runs each command in a fork child, whose exec stays in the process."""
+    if not shutil.which("bash"):
+        pytest.skip("needs bash")
+    return ["bash", "-c", "for i in %s; do %s; done" % (" ".join(str(i) for i in range(n)), body)]
+
+
+def test_fork_children_share_what_code_without_windows_they_read(tmp_path):
+    """/bin/true has no window, so no copy: once one fork child of the tree
+    read its windows' entry, its siblings neither look for the copy nor
+    open the entry (intercept/sitememo.c); each sibling still runs right."""
+    argv = bash_loop("/bin/true", 4)
+    zv(argv, tmp_path)  # warm
+    res = traced(argv, tmp_path)
+    assert res.returncode == 0, res.stderr[-3000:]
+    wins, nocopy = cache_opens(res.stderr, "win"), cache_opens(res.stderr, "pgs", missing=True)
+    assert wins and nocopy, res.stderr[-3000:]
+    assert max(wins.count(w) for w in wins) == 1 and max(nocopy.count(p) for p in nocopy) == 1, res.stderr[-3000:]
+    off = traced(argv, tmp_path, "--exec=host")  # every exec a new start: nothing shared
+    assert max(cache_opens(off.stderr, "win").count(w) for w in wins) == 4, off.stderr[-3000:]
+
+
+def test_program_changed_after_the_tree_read_it(tmp_path):
+    """A program the tree knows as one without windows, replaced at the same
+    path by one with windows between two children's execs, is decoded
+    again in the next child (its identity is the key): it runs as natively."""
+    if not shutil.which("bash"):
+        pytest.skip("needs bash")
+    prog = tmp_path / "prog"
+    shutil.copy("/bin/true", prog)
+    script = 'for i in 1 2; do "$1"; done; cp "$2" "$1"; "$1"; echo $?'
+    argv = ["bash", "-c", script, "bash", str(prog), built("stubwin.static")]
+    res = zv(argv, tmp_path / "c")
+    shutil.copy("/bin/true", prog)
+    native = run(argv)
+    assert (res.stdout, res.returncode) == (native.stdout, native.returncode), res.stderr
+    assert "win_kill returned the pid" in res.stdout and "damaged" not in res.stderr, res.stderr
+
+
+def entry_of_file(cache, path, ext):
+    """The cache file of extension ext whose key names path's device and
+    inode (a windows' entry's key comes first, a copy's in its trailer)."""
+    st = os.stat(path)
+    ident = st.st_dev.to_bytes(8, "little") + st.st_ino.to_bytes(8, "little")
+    found = [e for e in entries(cache) if e.name.endswith("." + ext) and ident in e.read_bytes()]
+    assert len(found) == 1, (path, found)
+    return found[0]
+
+
+def test_cache_file_changed_after_the_tree_read_it(tmp_path):
+    """A cache file damaged between a parent's read and its children's
+    execs is never used: /bin/true's windows' entry, which the tree read
+    once and checked, is not read again in the tree, and the next run that
+    reads it drops it with one line; ld.so's copy, which each exec opens,
+    fstats and reads, is dropped with one line by the first child after the
+    damage. Every command runs right."""
+    if not shutil.which("bash"):
+        pytest.skip("needs bash")
+    zv(["/bin/true"], tmp_path)  # warm
+    win = entry_of_file(tmp_path, "/bin/true", "win")
+    copy = entry_of_file(tmp_path, os.path.realpath("/lib64/ld-linux-x86-64.so.2"), "pgs")
+    garbage = win.read_bytes()[:96] + b"\xff" * 8
+    damage = ("python3 - %s %s <<'E'\nimport sys\n"
+              "open(sys.argv[1], 'r+b').write(bytes.fromhex('%s'))\n"
+              "f = open(sys.argv[2], 'r+b'); f.seek(8192); f.write(b'\\xcc' * 64)\nE\n") % (win, copy, garbage.hex())
+    script = "for i in 1 2; do /bin/true; done; %s for i in 1 2; do /bin/true || echo bad; done; echo done" % damage
+    res = zv(["bash", "-c", script], tmp_path)
+    assert (res.stdout, res.returncode) == ("done\n", 0), res.stderr
+    lines = [l for l in res.stderr.splitlines() if "damaged cache file" in l]
+    assert len(lines) == 1 and str(copy) in lines[0], res.stderr
+    again = zv(["/bin/true"], tmp_path)
+    lines = [l for l in again.stderr.splitlines() if "damaged cache file" in l]
+    assert again.returncode == 0 and len(lines) == 1 and str(win) in lines[0], again.stderr

@@ -29,11 +29,14 @@ static long rewrite(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, ui
 		    int unmapped)
 {
 	struct zv_stub_batch *b = zv_proc.rewrite == ZV_REWRITE_NONE ? NULL : zv_stubs_batch_new();
-	int shared = 0;
+	int shared = 0, memo = 0;
 	if (b) {
 		b->span_lo = off <= addr ? addr - off : 0;
 		b->unmapped = unmapped;
-		shared = zv_sharedtext_map(fd, addr, len, off, prot, flags, b);
+		/* code without windows the tree already met has no copy to look for */
+		memo = zv_sitecache_lookup_known(fd, addr, len, off, prot, b);
+		if (!memo)
+			shared = zv_sharedtext_map(fd, addr, len, off, prot, flags, b);
 		if (shared == ZV_SHARED_MAPPED) {
 			zv_sudoff_code(t, addr, addr + len, 0, b->inside, b->ninside, b->verdict);
 			zv_stubs_batch_free(b);
@@ -56,7 +59,7 @@ static long rewrite(struct zv_thread *t, int fd, uint64_t addr, uint64_t len, ui
 		return (long)addr;
 	}
 	/* a cache hit: the pages to change are written first, then checked */
-	int hit = shared || zv_sitecache_lookup(fd, addr, len, off, prot, b);
+	int hit = memo || shared || zv_sitecache_lookup(fd, addr, len, off, prot, b);
 	int opened = hit && b->n && zv_stubs_open(b, addr, addr + len, prot);
 	if (hit && !zv_sitecache_check(fd, off, len, b)) {
 		hit = 0;
@@ -149,6 +152,13 @@ static void vdso_code(struct zv_thread *t, uint8_t *base, uint64_t size, const u
 /* The vDSO's host code is covered only while SUD may still go off. */
 static int vdso_code_wanted(void) { return !zv_sudoff_never; }
 
+/* The children share what they learn of code without windows. */
+static void before_fork(void)
+{
+	if (zv_proc.rewrite != ZV_REWRITE_NONE && !zv_proc.no_cache)
+		zv_sitememo_before_fork();
+}
+
 ZV_PLATFORM(stubs, 3) = {
 	.name = "stubs",
 	ZV_PLATFORM_COMMON,
@@ -167,4 +177,5 @@ ZV_PLATFORM(stubs, 3) = {
 	.resume_ip = zv_stubs_resume_ip,
 	.show_original = zv_stubs_show_original,
 	.restore_original = zv_stubs_restore_original,
+	.before_fork = before_fork,
 };

@@ -251,6 +251,39 @@ static int parse(const struct key *kp, const struct header *h, struct source *sr
 	return ok;
 }
 
+/* An entry of a file's code without windows, for the rest of the tree
+ * (intercept/sitememo.c): small, and no copy can exist. */
+#define MEMO_RECS 16
+struct small_entry {
+	struct header h;
+	struct rec r[MEMO_RECS];
+};
+static size_t entry_of(const struct key *k, uint64_t addr, const struct zv_stub_batch *b, struct header *e);
+static void share(const struct key *k, uint64_t addr, const struct zv_stub_batch *b)
+{
+	struct small_entry e;
+	size_t n;
+	if (b->n == 0 && b->ninside <= MEMO_RECS && b->verdict >= 0 && k->dev != ~0UL && zv_sitememo_on() &&
+	    (n = entry_of(k, addr, b, &e.h)) != 0)
+		zv_sitememo_add(&e, n, sizeof *k);
+}
+
+int zv_sitecache_lookup_known(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, struct zv_stub_batch *b)
+{
+	struct key k;
+	struct small_entry e;
+	size_t n;
+	const char *why;
+	if (!(prot & PROT_READ) || !zv_sitememo_on() || !zv_sitecache_dir()[0] || !key_of(fd, b, off, len, &k) ||
+	    (n = zv_sitememo_find(&k, sizeof k, &e, sizeof e)) < sizeof e.h)
+		return 0;
+	struct source src = { .fd = -1, .mem = e.r, .nmem = (n - sizeof e.h) / sizeof(struct rec) };
+	if (parse(&k, &e.h, &src, addr, b, &why) && b->n == 0)
+		return 1;
+	b->n = b->ninside = 0;
+	return 0;
+}
+
 static int lookup(const struct key *k, uint64_t addr, struct zv_stub_batch *b)
 {
 	const char *why;
@@ -280,6 +313,8 @@ static int lookup(const struct key *k, uint64_t addr, struct zv_stub_batch *b)
 	zv_fdlist_close(zv_load_fds, (int)src.fd, (int)src.fd); /* a load's: with its other files */
 	if (!ok && why)
 		zv_sitecache_drop(path, why);
+	if (ok)
+		share(k, addr, b);
 	return ok;
 }
 
@@ -315,6 +350,7 @@ static void drop_key(const struct key *k)
 		zv_treecache_drop(k, sizeof *k);
 		return;
 	}
+	zv_sitememo_drop(k, sizeof *k);
 	path_of(k, path, sizeof path);
 	zv_sitecache_drop(path, "windows do not match the file");
 }
@@ -499,6 +535,7 @@ static void store(const struct key *k, uint64_t addr, const struct zv_stub_batch
 	} else if (!zv_sitecache_dir()[0]) {
 		zv_treecache_add(e, len, sizeof *k); /* none: for the rest of the process tree */
 	} else {
+		share(k, addr, b);
 		path_of(k, path, sizeof path);
 		zv_snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, zv_getpid());
 		long cfd = zv_sitecache_create(tmp);

@@ -73,6 +73,19 @@ int zv_treecache_empty(void);
 int zv_treecache_save(void);
 void zv_treecache_load(int fd);
 
+/* intercept/sitememo.c: windows' entries of code without windows, shared
+ * by a process tree's forks (made before this process's first fork; on:
+ * there is one); find copies the entry into out (room bytes) and returns
+ * its length, 0 if none. */
+int zv_sitememo_on(void);
+void zv_sitememo_before_fork(void);
+size_t zv_sitememo_find(const void *key, size_t keylen, void *out, size_t room);
+void zv_sitememo_add(const void *entry, size_t len, size_t keylen);
+void zv_sitememo_drop(const void *key, size_t keylen);
+/* Fills b from the shared entry of a mapping without windows (no copy is
+ * looked for then); 1 if there was one. */
+int zv_sitecache_lookup_known(int fd, uint64_t addr, uint64_t len, uint64_t off, int prot, struct zv_stub_batch *b);
+
 /* The last of those entries this image used, carried across execve
  * (sys/execstate.c's "w="): lookup_bytes tries it before the file; and,
  * without a cache directory, the memfd of what the tree knows

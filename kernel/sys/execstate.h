@@ -41,7 +41,8 @@ void zv_exec_state_parse(const char *s, struct zv_exec_carry *x);
  * process's ids), 300 R (fsview/state.c:
  * --root's view), 310 C (intercept/sitecache.c: the cache's directory
  * under a root), 320 I (fakeid/config.c: --fake-root, --ids), 330 z
- * (killexit.c: --kill-on-exit's mark), 340 P (ptrace/layer.c: the tracer of
+ * (killexit.c: --kill-on-exit's mark), 337 y (sys/mm.c: the personality),
+ * 340 P (ptrace/layer.c: the tracer of
  * a traced image), 800 X (trace: the
  * output fd and whether the thread is traced), 999 Y (trace: the options'
  * text, last since it may hold commas). */

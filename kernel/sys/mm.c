@@ -8,18 +8,45 @@
 #include "lib/syscall.h"
 #include "lib/kmem.h"
 #include "sys/platform.h"
+#include "sys/execstate.h"
+#include "lib/fmt.h"
+#include "lib/string.h"
 #include "lib/random.h"
 #include <linux/mman.h>
 
 #define PAGE_UP(x) (((x) + 4095UL) & ~4095UL)
 
+static long persona = -1;
+
 long zv_personality(void)
 {
-	static long persona = -1;
 	if (persona < 0)
 		persona = zv_sys1(__NR_personality, 0xffffffffUL);
 	return persona;
 }
+
+/* The personality across the host's execve (exec-state field y): the
+ * task's, which only its own calls change. Where the guest changed it (a
+ * mark of sys/exec_note.c), in a restored process, or for a set-id file
+ * (whose exec clears some bits), the new image asks. execve clears
+ * READ_IMPLIES_EXEC for a 64-bit ELF without an executable stack (zvisor). */
+static int encode_persona(char *buf, size_t n, const struct zv_exec_carry *x)
+{
+	if (persona < 0 || x->resolved == 2 ||
+	    (zv_proc.exec_needs_host & (ZV_EXEC_NEEDS_HOST_LAYOUT | ZV_EXEC_NEEDS_HOST_RESTORED)))
+		return -1;
+	return zv_snprintf(buf, n, "%lx", (uint64_t)persona & ~0x0400000UL /* READ_IMPLIES_EXEC */);
+}
+
+static const char *decode_persona(const char *s, struct zv_exec_carry *x)
+{
+	(void)x;
+	uint64_t v = zv_parse_hex(s, &s);
+	persona = v <= 0xffffffffUL ? (long)v : -1;
+	return s;
+}
+
+ZV_EXEC_FIELD(personality, 337, 'y', encode_persona, decode_persona);
 
 void zv_brk_init(uint64_t start)
 {

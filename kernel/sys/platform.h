@@ -73,6 +73,8 @@ struct zv_platform_ops {
 	void (*fork_child)(struct zv_thread *t);
 	/* A second task on this memory that is neither a thread nor a vfork. */
 	void (*shared_vm)(void);
+	/* A child with memory of its own is about to be made (optional). */
+	void (*before_fork)(void);
 	/* The calling thread must catch every syscall now (a bounce, a
 	 * deferred signal, a guest handler about to run). */
 	void (*need_catchall)(struct zv_thread *t);

@@ -200,6 +200,8 @@ static long do_clone(struct zv_thread *t, struct zv_ucontext *uc, struct clone_r
 		/* fork-like: the child returns through its copy of this frame. */
 		long r;
 		text_into_forks();
+		if (zv_plat->before_fork)
+			zv_plat->before_fork();
 		zv_event_clone_before(t, NULL, flags);
 		/* Signals stay unblocked: the child tells its own from the
 		 * parent's (after_fork_child). */
