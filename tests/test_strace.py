@@ -42,11 +42,19 @@ def strace_lines(argv, platform, opts, status=0):
 
 def lines(text):
     """calls(), without what timing decides: where a SIGCHLD comes (a
-    child's end and its parent's wait race natively too) and the futex
-    waits and wakes (pthread_join waits only if the thread has not ended
-    yet, a lock's waker wakes only a waiter: natively the scheduler's
-    choice too)."""
-    return [l for l in comparable(calls(text)) if not re.match(r"^futex\(ADDR, FUTEX_(WAIT|WAKE)", l)]
+    child's end and its parent's wait race natively too), with the
+    rt_sigreturn of a handler that interrupted nothing (the shell's, before
+    or after its wait4), and the futex waits and wakes
+    (pthread_join waits only if the thread has not ended yet, a lock's
+    waker wakes only a waiter: natively the scheduler's choice too)."""
+    out, prev = [], ""
+    for l in calls(text):
+        after_sigchld = prev.startswith("--- SIGCHLD")
+        prev = l
+        if (after_sigchld and re.match(r"^rt_sigreturn\(\{mask=\[\]\}\) = N$", l)) or re.match(r"^futex\(ADDR, FUTEX_(WAIT|WAKE)", l):
+            continue
+        out.append(l)
+    return comparable(out)
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
