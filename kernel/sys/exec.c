@@ -2,7 +2,7 @@
  * first and returned to the guest. Then the new program is loaded by this
  * zvisor in this process (kernel/inexec.c, through zv_exec_here) where it
  * can reset everything execve resets; otherwise the host executes zvisor
- * itself (/proc/self/exe) with an internal command line that names the
+ * itself (/proc/thread-self/exe) with an internal command line that names the
  * guest's path, argv[0] and the kernel state to carry over (platform, guest
  * signal mask, hidden fds, the files the resolution opened). */
 #include "zvisor.h"
@@ -275,8 +275,10 @@ static long exec_call(struct zv_thread *t, struct zv_ucontext *uc, const char *p
 	uint64_t saved;
 	zv_exec_give_back_signals(t, &saved);
 	zv_event_exec(t, nr, a); /* trace's line must be out before the image goes */
+	/* (thread-self: /proc/self/exe of a process whose leader has exited
+	 * is gone, and a thread may exec then) */
 	long ret = zv_self_fd(t) >= 0 ? zv_sys5(__NR_execveat, zv_self_fd(t), "", nv, envp, AT_EMPTY_PATH)
-					 : zv_sys3(__NR_execve, "/proc/self/exe", nv, envp);
+					 : zv_sys3(__NR_execve, "/proc/thread-self/exe", nv, envp);
 	zv_event_exec_failed(t, nr);
 	zv_exec_files_close(&handed);
 	if (zv_proc.seccomp_fd >= 0)
