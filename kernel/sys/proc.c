@@ -13,6 +13,7 @@
 #include "lib/syscall.h"
 #include "lib/string.h"
 #include "lib/fmt.h"
+#include "lib/kmem.h"
 #include "lib/procfs.h"
 #include <linux/auxvec.h>
 #include <linux/elf.h>
@@ -334,6 +335,33 @@ static int clone3_stack_ok(const struct clone_args *ca)
 	return ca->stack_size && end > ca->stack && end <= 0x7ffffffff000UL;
 }
 
+/* clone3 of a struct whose end the guest cannot read: the host's answer
+ * (EFAULT, or E2BIG for a nonzero byte of a tail it does not know, which it
+ * checks first) to the bytes that can be read, copied to end where a hole
+ * begins, as the guest's do. It clones nothing: it cannot read them all. */
+static long clone3_unreadable(uint64_t p, size_t size, char *copy)
+{
+	size_t n = 0;
+	while (n < size) {
+		size_t chunk = 4096 - ((p + n) & 4095);
+		if (chunk > size - n)
+			chunk = size - n;
+		if (zv_guest_copy(copy + n, (const void *)(p + n), chunk, p + n))
+			break;
+		n += chunk;
+	}
+	char *m = zv_kmap(8192, 4096, -1);
+	if ((unsigned long)m > -4096UL)
+		return (long)m;
+	long r = zv_mprotect(m + 4096, 4096, PROT_NONE);
+	if (r == 0) {
+		memcpy(m + 4096 - n, copy, n);
+		r = zv_sys2(__NR_clone3, m + 4096 - n, size);
+	}
+	zv_kunmap(m, 8192);
+	return r;
+}
+
 /* clone3 reads the guest's struct at the guest's size, as the host does,
  * and hands the host that copy and that size: a tail the host does not know
  * (E2BIG unless zero) and every field reach it unchanged, and it finds the
@@ -350,7 +378,8 @@ long zv_sys_clone3(struct zv_call *c)
 	uint64_t copy[4096 / 8];
 	if (zv_bad_guest_ptr(p))
 		return -EFAULT;
-	memcpy(copy, (const void *)p, size); /* under the fault guard: EFAULT */
+	if (zv_guest_copy(copy, (const void *)p, size, p))
+		return clone3_unreadable(p, size, (char *)copy);
 	struct clone_args *ca = (struct clone_args *)copy;
 	if (!clone3_stack_ok(ca)) {
 		/* The host must refuse it, but perhaps for an earlier reason: a

@@ -169,5 +169,25 @@ int main(void)
 	printf("clone3 stack_size without stack: %s\n", r < 0 ? errname((int)-r) : "succeeded");
 	r = raw_clone3((struct clone_args_v2 *)8, sizeof(a));
 	printf("clone3 bad pointer: %s\n", r < 0 ? errname((int)-r) : "succeeded");
+
+	/* a struct that ends where an unreadable page begins: a nonzero byte
+	 * of a tail the host does not know comes first (E2BIG), else the
+	 * hole (EFAULT), as the host reads it */
+	char *two = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (two == MAP_FAILED || mprotect(two + 4096, 4096, PROT_NONE)) {
+		perror("mmap");
+		return 1;
+	}
+	struct clone_args_v2 *end = (struct clone_args_v2 *)(two + 4096 - sizeof(*end) - 8);
+	memset(end, 0, sizeof(*end) + 8);
+	end->exit_signal = SIGCHLD;
+	((uint64_t *)(end + 1))[0] = 0xfacefeedUL;
+	r = raw_clone3(end, sizeof(*end) + 16);
+	printf("clone3 nonzero tail, then a hole: %s\n", r < 0 ? errname((int)-r) : "succeeded");
+	((uint64_t *)(end + 1))[0] = 0;
+	r = raw_clone3(end, sizeof(*end) + 16);
+	printf("clone3 zero tail, then a hole: %s\n", r < 0 ? errname((int)-r) : "succeeded");
+	r = raw_clone3((struct clone_args_v2 *)(two + 4096 - 40), sizeof(*end));
+	printf("clone3 struct over a hole: %s\n", r < 0 ? errname((int)-r) : "succeeded");
 	return failed;
 }
