@@ -11,6 +11,10 @@ every platform gives the same output.
             tracer's waits mixing an ordinary child with its tracee
   ptjob     job control of a tracee (tests/guests/ptjob.c): its group stop
             and SIGCONT as its real parent's waits and SIGCHLDs see them
+  ptprobe   what strace's own test suite found (tests/guests/ptprobe.c):
+            exit stops of calls failing with EFAULT, GETREGSET lengths,
+            CLONE_PTRACE, a suppressed signal's interrupted sleep made
+            again, a thread's execve
 
 A traced process's execve gives its tracer the same exec stop whichever
 exec zvisor makes (--exec=inprocess, the default, or --exec=host): both
@@ -24,6 +28,7 @@ from zvtest import PLATFORMS
 CASES = [(b, m) for b in get("ptracer").builds(subset=True) for m in get("ptracer").modes]
 STOPS = get("ptstops")
 JOB = get("ptjob")
+PROBE = get("ptprobe")
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
@@ -43,6 +48,13 @@ def test_at_syscall_stops(build, mode, platform):
     JOB.param(p, m, b, m, p, id="%s-%s-%s" % (b, m, p))
     for b in JOB.builds(subset=True) for m in JOB.modes for p in PLATFORMS])
 def test_job_control(build, mode, platform):
+    compare_guest(build, platform, mode)
+
+
+@pytest.mark.parametrize("build,mode,platform", [
+    PROBE.param(p, m, b, m, p, id="%s-%s-%s" % (b, m, p))
+    for b in PROBE.builds(subset=True) for m in PROBE.modes for p in PLATFORMS])
+def test_strace_suite_probes(build, mode, platform):
     compare_guest(build, platform, mode)
 
 

@@ -81,6 +81,7 @@ struct zv_pt_slot {
 	int32_t has_si;              /* GETSIGINFO has something to show */
 	int32_t listening;           /* PTRACE_LISTEN: stopped, but a new event is reported */
 	int32_t ended_in_stop;       /* the process's end came in a stop: its registers stay readable */
+	volatile int32_t execing;    /* its host execve is under way: a thread's tid goes, its image takes the leader's */
 	zv_siginfo si;               /* the stop's siginfo (SETSIGINFO writes it) */
 	uint64_t msg;                /* GETEVENTMSG */
 	struct zv_pt_regs regs;      /* the guest's registers (SETREGS writes them) */

@@ -147,6 +147,7 @@ static long syscall_stops(struct zv_call *c)
 	}
 	int mode = t->pt.mode;
 	t->pt.orig_rax = c->nr;
+	t->pt.end_rip = uc->mc.rip;
 	t->pt.seccomp_stopped = 0;
 	long r, nr = c->nr;
 	int st = (SIGTRAP_ | sysgood(s)) << 8 | 0x7f, sig = 0;
@@ -333,6 +334,31 @@ static int stop_at_call_end(struct zv_thread *t, struct zv_ucontext *uc, int kin
 	return r;
 }
 
+/* A call a handled signal interrupted ends with EINTR (zv_frame_result:
+ * a handler was due); if its tracer then suppresses the signal, or gives
+ * one no handler takes, and no other runs a handler, natively no handler
+ * runs and the call is made again (ERESTART_RESTARTBLOCK's as
+ * restart_syscall), as get_signal decides only after the stop. */
+static void restart_unhandled(struct zv_thread *t, struct zv_ucontext *uc, int to)
+{
+	long nr = t->pt.orig_rax;
+	if ((to > 0 && to < 65 && t->sighand->act[to].handler > 1 /* SIG_IGN */) || zv_signal_handler_due(t, uc))
+		return;
+	const long a[6] = { (long)uc->mc.rdi, (long)uc->mc.rsi, (long)uc->mc.rdx, (long)uc->mc.r10 };
+	long code = zv_sys_restart_code(nr, a);
+	if (!code)
+		return; /* a call that gives EINTR itself */
+	if (code == 516) {
+		t->pt.block_nr = nr;
+		t->pt.block_rip = uc->mc.rip;
+	}
+	uc->mc.rip -= 2;
+	uc->mc.rax = (uint64_t)nr;
+	t->restarted = 1;
+	t->restart_rip = uc->mc.rip;
+	t->restart_nr = nr;
+}
+
 /* A traced thread's signal: its signal-delivery stop, where the tracer
  * picks what is delivered; a stop signal it lets through whose action is
  * the default makes the group stop the tracer sees. */
@@ -347,8 +373,12 @@ static int pt_deliver(struct zv_thread *t, int sig, zv_siginfo *si, struct zv_uc
 	if (sig == 18 /* SIGCONT */)
 		zv_pt_job_cont(t); /* after a group stop its tracer resumed */
 	si->si_signo = sig;
+	int eintr = uc == t->sys_uc && !t->restarted && t->pt.orig_rax >= 0 && (long)uc->mc.rax == -EINTR &&
+		    uc->mc.rip == t->pt.end_rip;
 	int to = stop_at_call_end(t, uc, ZV_PT_SIGNAL, sig << 8 | 0x7f, si);
 	struct zv_pt_slot *s = t->pt.slot;
+	if (eintr && s && (long)uc->mc.rax == -EINTR && uc->mc.rip == t->pt.end_rip)
+		restart_unhandled(t, uc, to);
 	if (s && (to == 19 || to == 20 || to == 21 || to == 22) && t->sighand->act[to].handler == 0) {
 		int st = to << 8 | 0x7f | (s->seized ? PT_EVENT_STOP << 16 : 0);
 		zv_pt_stop(t, uc, ZV_PT_GROUP, st, NULL, 0);
@@ -432,7 +462,9 @@ static void pt_arrive(struct zv_thread *t, int sig, zv_siginfo *si)
 }
 
 /* clone, fork, vfork: the child of a tracee is traced too when the
- * tracer asked for that kind of child's event (the host's rule). */
+ * tracer asked for that kind of child's event, or the call asked with
+ * CLONE_PTRACE (then with no event stop, unless asked for: the host's
+ * rule, whose CLONE_UNTRACED drops only the event). */
 static int child_event(uint64_t flags)
 {
 	if (flags & CLONE_UNTRACED)
@@ -446,7 +478,8 @@ static void pt_clone_before(struct zv_thread *t, struct zv_thread *child, uint64
 {
 	if (t->pt.clone_flags) /* written only when set: a fork loop's parent would copy the page again each time */
 		t->pt.clone_flags = 0;
-	if (!t->pt.slot || !event_on(t->pt.slot, child_event(flags)))
+	int ev = child_event(flags);
+	if (!t->pt.slot || !((ev && event_on(t->pt.slot, ev)) || (flags & CLONE_PTRACE)))
 		return;
 	t->pt.clone_flags = flags | (1UL << 63);
 	if (child) { /* the same memory: its slot is taken here */
@@ -508,7 +541,9 @@ static void pt_clone_after(struct zv_thread *t, struct zv_ucontext *uc, long chi
 		return;
 	}
 	child_started(t);
-	event_stop(t, uc, child_event(flags), (uint64_t)child);
+	int ev = child_event(flags);
+	if (ev && event_on(t->pt.slot, ev))
+		event_stop(t, uc, ev, (uint64_t)child);
 }
 
 static void pt_task_start(struct zv_thread *t, struct zv_ucontext *uc)
@@ -656,6 +691,21 @@ static void pt_exec_start(struct zv_thread *t, struct zv_ucontext *uc)
 	zv_pt_set_bounce(t);
 }
 
+/* A tracee's host execve (19) is under way, or failed. */
+static void pt_exec(struct zv_thread *t, long nr, const long *a)
+{
+	(void)nr, (void)a;
+	if (t->pt.slot)
+		__atomic_store_n(&t->pt.slot->execing, 1, __ATOMIC_RELEASE);
+}
+
+static void pt_exec_failed(struct zv_thread *t, long nr)
+{
+	(void)nr;
+	if (t->pt.slot && t->pt.slot->execing)
+		__atomic_store_n(&t->pt.slot->execing, 0, __ATOMIC_RELEASE);
+}
+
 /* The exec state's field P: the tracer, how it resumed the exec'ing
  * thread, and that thread's tid (PTRACE_EVENT_EXEC's message). */
 static int pt_encode(char *buf, size_t n, const struct zv_exec_carry *x)
@@ -702,5 +752,7 @@ ZV_LAYER(ptrace, 050) = {
 	.vfork_done = pt_vfork_done,
 	.fork_child = pt_fork_child,
 	.exit = pt_exit,
+	.exec = pt_exec,
+	.exec_failed = pt_exec_failed,
 	.exec_start = pt_exec_start,
 };

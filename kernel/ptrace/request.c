@@ -126,6 +126,10 @@ static long regset(struct zv_pt_tracee_ref *r, int set, long type, void *iovp)
 	if (get(&iov, iovp, sizeof iov))
 		return -EFAULT;
 	struct zv_pt_slot *s = r->s;
+	/* every regset of x86-64 is of 8-byte words: a length of part of one
+	 * is refused before anything moves, as the host's ptrace_regset */
+	if ((type == NT_PRSTATUS || type == NT_PRFPREG || type == NT_X86_XSTATE) && iov.len % 8)
+		return -EINVAL;
 	if (type == NT_PRSTATUS) {
 		uint64_t n = iov.len < sizeof s->regs ? iov.len : sizeof s->regs;
 		if (set) {

@@ -20,6 +20,7 @@ struct zv_pt_thread {
 	int again_depth;          /* (the handler depth it waits at) */
 	uint64_t block_rip;       /* a call with ERESTART_RESTARTBLOCK made again with no handler run: */
 	long block_nr;            /* its entry, shown as restart_syscall's; -1: none */
+	uint64_t end_rip;         /* the current call's return address, where its EINTR leaves rip */
 	int seccomp_stopped;      /* the call being made had a seccomp stop (its exit stop follows) */
 	uint64_t clone_flags;     /* of the clone being made (clone_before to fork_child) */
 	struct zv_pt_slot *child_slot; /* a traced thread being made: its slot (clone_before to clone_after) */

@@ -77,11 +77,15 @@ static long report(const struct want *w, const struct zv_pt_tracee_ref *r, int s
 
 /* A tracee died without a word (a SIGKILL; its slot still says it runs
  * or stops): it is reported killed, but for the leader of this process's
- * own child, whose end the host's wait reports. */
+ * own child, whose end the host's wait reports, and for a thread whose
+ * execve goes on as the leader (natively its tid just ends: the new
+ * image's exec stop names it, and its join drops the old threads). */
 static int vanished(const struct zv_pt_tracee_ref *r)
 {
-	return !(r->host_child && r->tid == r->pid) && r->s &&
-	       __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) != ZV_PT_EXITED && !zv_pt_alive(r->hpid, r->htid);
+	if ((r->host_child && r->tid == r->pid) || !r->s ||
+	    __atomic_load_n(&r->s->state, __ATOMIC_ACQUIRE) == ZV_PT_EXITED || zv_pt_alive(r->hpid, r->htid))
+		return 0;
+	return !__atomic_load_n(&r->s->execing, __ATOMIC_ACQUIRE) || !zv_pt_alive(r->hpid, r->hpid);
 }
 
 /* The first event of a matching tracee, reported (and consumed unless

@@ -21,6 +21,7 @@ extern char zv_guard_fault[];
 long zv_cmpxchg16_guarded(volatile uint16_t *p, uint16_t old, uint16_t new_val, uint64_t *resume_sp);
 long zv_cmpxchg32_guarded(volatile uint32_t *p, uint32_t old, uint32_t new_val, uint64_t *resume_sp);
 long zv_copy_guarded(void *dst, const void *src, size_t n, uint64_t *resume_sp);
+long zv_fn_guarded(void *arg, long (*fn)(void *), uint64_t *resume_sp);
 void zv_frame_syscall(struct zv_thread *t, struct zv_ucontext *uc, long nr);
 void zv_frame_result(struct zv_thread *t, struct zv_ucontext *uc, long nr, long r);
 void zv_entry_count(struct zv_thread *t, long nr, long r, int vdso);

@@ -88,4 +88,19 @@ zv_copy_guarded:
 	xor %eax, %eax
 	jmp zv_guard_out
 
+/* long zv_fn_guarded(void *arg, long (*fn)(void *), uint64_t *resume_sp)
+ * fn(arg) under a guard of its own: a fault on guest memory inside it
+ * returns -EFAULT from here, to the caller (a layer, which then sees the
+ * call's result as the host's tracer would), not from the outer guard. */
+	.globl zv_fn_guarded
+	.hidden zv_fn_guarded
+	.type zv_fn_guarded,@function
+zv_fn_guarded:
+	guard_frame
+	mov %rsp, (%rdx)		/* where a fault resumes */
+	sub $8, %rsp			/* 16-byte alignment for the call */
+	call *%rsi			/* rdi = arg */
+	add $8, %rsp
+	jmp zv_guard_out
+
 	.section .note.GNU-stack,"",@progbits

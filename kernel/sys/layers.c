@@ -90,7 +90,7 @@ int zv_layer_routed(const struct zv_layer *l, long nr)
 	return r;
 }
 
-long zv_next(struct zv_call *c)
+static long step(struct zv_call *c)
 {
 	unsigned m = c->pending;
 	if (m) {
@@ -106,10 +106,26 @@ long zv_next(struct zv_call *c)
 	return zv_host_call(c->t, c->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+/* A layer's next step, under a guard of its own: a fault on a bad guest
+ * pointer further in (the handler writing a result, a layer reading a
+ * path) returns -EFAULT to the layer, which goes on as it would with the
+ * host's EFAULT (the ptrace layer's exit stop, trace's line), not past it
+ * to the entry's guard. */
+long zv_next(struct zv_call *c)
+{
+	struct zv_thread *t = c->t;
+	uint64_t outer = t->guard_sp;
+	if (!outer)
+		return step(c); /* not a guest call's path: nothing to fail */
+	long r = zv_fn_guarded(c, (long (*)(void *))step, &t->guard_sp);
+	t->guard_sp = outer;
+	return r;
+}
+
 long zv_layers_call(struct zv_thread *t, struct zv_ucontext *uc, long nr, long *a)
 {
 	struct zv_call c = { t, uc, nr, a, seen_by[(unsigned long)nr < 512 ? nr : 512], ~0u };
-	return zv_next(&c);
+	return step(&c); /* (under the entry's guard) */
 }
 
 long zv_next_as(struct zv_call *c, long nr, long *a)

@@ -330,7 +330,7 @@ const struct zv_sysent zv_sysent[512] = {
 	ROW(clock_settime, S(CLK, "ct")),
 	ROW(clock_gettime, S(CLK, "cT"), .time = zv_vt_clock_gettime, .time_read = 1, .restart = ZV_RS_NOWAIT),
 	ROW(clock_getres, S(CLK, "cT"), .restart = ZV_RS_NOWAIT),
-	ROW(clock_nanosleep, D(4, 0, clock_nanosleep), .restart = ZV_RS_BLOCK, .time = zv_vt_clock_nanosleep, .entry_args = ENTRY(3), .resume = ZV_RESUME_CLOCK_SLEEP),
+	ROW(clock_nanosleep, D(4, 0, clock_nanosleep), .restart = ZV_RS_CLOCK, .time = zv_vt_clock_nanosleep, .entry_args = ENTRY(3), .resume = ZV_RESUME_CLOCK_SLEEP),
 	ROW(exit_group, R(PR, "d", '?'), .handler = zv_sys_exit_group),
 	ROW(epoll_wait, D(4, DESC, epoll_wait), .fds = A(0), .restart = ZV_RS_NOHAND, .time = zv_vt_ms, .timeout = A(3), .entry_args = ENTRY(1), .resume = ZV_RESUME_MS),
 	ROW(epoll_ctl, D(4, DESC, epoll_ctl), .fds = A(0) | A(2), .restart = ZV_RS_NOWAIT),
@@ -491,6 +491,7 @@ int zv_sys_restart_code(long nr, const long *a)
 	case ZV_RS_NOHAND: return 514; /* ERESTARTNOHAND */
 	case ZV_RS_BLOCK: return 516;  /* ERESTART_RESTARTBLOCK */
 	case ZV_RS_FUTEX: return a[3] ? 516 : 512;
+	case ZV_RS_CLOCK: return a[1] & 1 /* TIMER_ABSTIME */ ? 514 : 516;
 	default: return 0;
 	}
 }
@@ -498,7 +499,8 @@ int zv_sys_restart_code(long nr, const long *a)
 int zv_sys_never_restarted(long nr, const long *a)
 {
 	int rs = zv_row(nr)->restart;
-	return rs == ZV_RS_NOHAND || rs == ZV_RS_BLOCK || rs == ZV_RS_EINTR || (rs == ZV_RS_FUTEX && a[3]);
+	return rs == ZV_RS_NOHAND || rs == ZV_RS_BLOCK || rs == ZV_RS_EINTR || (rs == ZV_RS_FUTEX && a[3]) ||
+	       rs == ZV_RS_CLOCK;
 }
 
 /* i386 calls (int $0x80) that would take the process out of the kernel's

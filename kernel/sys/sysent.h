@@ -26,6 +26,7 @@ enum zv_restart {
 	ZV_RS_BLOCK,  /* ERESTART_RESTARTBLOCK: never restarted after a handler */
 	ZV_RS_EINTR,  /* returns EINTR itself: never restarted */
 	ZV_RS_FUTEX,  /* ERESTARTSYS, or with a timeout (argument 3) ERESTART_RESTARTBLOCK */
+	ZV_RS_CLOCK,  /* ERESTART_RESTARTBLOCK, or with TIMER_ABSTIME (argument 1) ERESTARTNOHAND */
 	ZV_RS_NOWAIT, /* never waits for anything a signal interrupts: one pending as it
 		       * begins is delivered after it (a traced call's entry stop) */
 };
