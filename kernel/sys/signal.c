@@ -173,6 +173,8 @@ void zv_signals_init(struct zv_sighand *sh, const uint64_t *ignored)
 	for (int sig = 1; sig <= 64; sig++) {
 		struct zv_ksigaction old;
 		sh->act[sig] = (struct zv_ksigaction){ 0 };
+		if (sig == SIGSYS && ignored && (*ignored & ZV_SIGBIT(sig)))
+			sh->act[sig].handler = ZV_SIG_IGN; /* (the host's action is the kernel's: only the exec state tells) */
 		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSYS)
 			continue;
 		if (ignored ? (*ignored & ZV_SIGBIT(sig)) != 0

@@ -117,7 +117,7 @@ static void check(char **argv)
 	int round = atoi(argv[10]);
 	printf("== image %d after exec (%s)\n", round, mode);
 
-	static const int sigs[] = { SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGTERM, SIGCHLD };
+	static const int sigs[] = { SIGUSR1, SIGUSR2, SIGHUP, SIGWINCH, SIGTERM, SIGCHLD, SIGSYS };
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
 		struct sigaction sa;
 		sigaction(sigs[i], NULL, &sa);
@@ -277,6 +277,7 @@ int main(int argc, char **argv)
 	sigaddset(&ign.sa_mask, SIGINT);
 	sigaction(SIGUSR2, &ign, NULL);
 	sigaction(SIGWINCH, &ign, NULL);
+	sigaction(SIGSYS, &ign, NULL); /* (the kernel's signal on the host: carried as the guest's) */
 	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
