@@ -193,7 +193,7 @@ static long reach(struct proc *p, int ms)
 		if (stopped(p))
 			return -EPIPE;
 		struct zv_peer_wait w;
-		long r = zv_peer_knock(p->hpid, 0, &w);
+		long r = zv_peer_knock(p->hpid, &w);
 		if (r < 0)
 			return r;
 		for (int slice = 0; slice < 500; slice += 100) {

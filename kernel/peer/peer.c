@@ -114,7 +114,7 @@ int zv_peer_hosted(int hpid)
 static volatile uint64_t slots_used; /* a bit per slot whose listener is open */
 
 /* The knock itself: a SIGSYS that names our pid and w's slot. */
-static long send_knock(const struct zv_peer_wait *w, int htid)
+static long send_knock(const struct zv_peer_wait *w)
 {
 	int me = (int)zv_getpid();
 	zv_siginfo si = { .si_signo = SIGSYS, .si_code = SI_QUEUE };
@@ -122,11 +122,10 @@ static long send_knock(const struct zv_peer_wait *w, int htid)
 	si.kill.uid = (uint32_t)zv_sys0(__NR_getuid);
 	uint64_t v = (ZV_PEER_MAGIC << 40) | ((uint64_t)w->slot << 32) | (uint32_t)me;
 	memcpy(si.bytes + 8, &v, 8);
-	return htid ? zv_sys4(__NR_rt_tgsigqueueinfo, w->hpid, htid, SIGSYS, &si)
-		    : zv_sys3(__NR_rt_sigqueueinfo, w->hpid, SIGSYS, &si);
+	return zv_sys3(__NR_rt_sigqueueinfo, w->hpid, SIGSYS, &si);
 }
 
-long zv_peer_knock(int hpid, int htid, struct zv_peer_wait *w)
+long zv_peer_knock(int hpid, struct zv_peer_wait *w)
 {
 	int slot = -1;
 	for (int i = 0; i < ZV_PEER_SLOTS && slot < 0; i++) {
@@ -150,7 +149,7 @@ long zv_peer_knock(int hpid, int htid, struct zv_peer_wait *w)
 	w->listener = (int)ls;
 	w->slot = slot;
 	w->hpid = hpid;
-	r = send_knock(w, htid);
+	r = send_knock(w);
 	if (r < 0) {
 		zv_peer_cancel(w);
 		return r;
@@ -219,25 +218,25 @@ long zv_peer_accept(struct zv_peer_wait *w, int ms)
  * never served. So an unanswered knock is sent again, every KNOCK_AGAIN; a
  * knock served twice connects once: the listener is gone for the second. */
 #define KNOCK_AGAIN 500000000UL
-long zv_peer_await(struct zv_peer_wait *w, int htid, int ms)
+long zv_peer_await(struct zv_peer_wait *w, int ms)
 {
 	uint64_t end = now_ns() + (uint64_t)ms * 1000000UL;
 	long r;
 	for (;;) {
 		uint64_t t = now_ns(), until = t + KNOCK_AGAIN < end ? t + KNOCK_AGAIN : end;
 		r = accept_until(w, until);
-		if (r != -ETIMEDOUT || until == end || (r = send_knock(w, htid)) < 0)
+		if (r != -ETIMEDOUT || until == end || (r = send_knock(w)) < 0)
 			break;
 	}
 	zv_peer_cancel(w);
 	return r;
 }
 
-long zv_peer_open(int hpid, int htid, int ms)
+long zv_peer_open(int hpid, int ms)
 {
 	struct zv_peer_wait w;
-	long r = zv_peer_knock(hpid, htid, &w);
-	return r < 0 ? r : zv_peer_await(&w, htid, ms);
+	long r = zv_peer_knock(hpid, &w);
+	return r < 0 ? r : zv_peer_await(&w, ms);
 }
 
 long zv_peer_send(int fd, const void *buf, size_t n, const int *fds, int nfds)

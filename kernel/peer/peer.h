@@ -71,20 +71,21 @@ struct zv_peer_wait {
 	int slot;
 	int hpid; /* the knocked process */
 };
-/* Knocks hpid (its thread htid, or any thread when 0) after opening the
- * listener; 0 or -errno. */
-long zv_peer_knock(int hpid, int htid, struct zv_peer_wait *w);
+/* Knocks process hpid after opening the listener; 0 or -errno. The knock
+ * goes to the process, not a thread: the host drops a SIGSYS queued to a
+ * thread while one is pending there, as a call's trap is on sud and
+ * seccomp, and any thread serves it. */
+long zv_peer_knock(int hpid, struct zv_peer_wait *w);
 /* Waits up to ms for the knocked process to connect (ms 0: only looks);
  * the connected fd (checked), -EAGAIN if not yet, or -errno. Closes the
  * listener unless -EAGAIN. */
 long zv_peer_accept(struct zv_peer_wait *w, int ms);
 void zv_peer_cancel(struct zv_peer_wait *w);
-/* As zv_peer_accept, knocking again (thread htid, or any when 0) while
- * unanswered: a knock that came during a host execve or to a vfork child
- * is lost. Closes the listener. */
-long zv_peer_await(struct zv_peer_wait *w, int htid, int ms);
+/* As zv_peer_accept, knocking again while unanswered: a knock that came
+ * during a host execve or to a vfork child is lost. Closes the listener. */
+long zv_peer_await(struct zv_peer_wait *w, int ms);
 /* Both at once: a connected fd or -errno (-ETIMEDOUT). */
-long zv_peer_open(int hpid, int htid, int ms);
+long zv_peer_open(int hpid, int ms);
 
 /* The host pid at the other end of a session. */
 int zv_peer_pid(int fd);

@@ -97,6 +97,8 @@ struct zv_pt_slot {
 	volatile int32_t dropped;    /* the tracer let it go (detached, or reported its end) */
 	volatile uint32_t want;      /* stops asked (ZV_PT_WANT_*), set before the queued SIGSYS that wakes the
 	                              * thread, which the host drops while a SIGSYS (a call's trap) is pending */
+	volatile int32_t stop_code, stop_pid; /* a SIGSTOP from another process (ZV_PT_WANT_STOP_FROM): */
+	volatile uint32_t stop_uid;           /* its si_code, si_pid, si_uid (ptrace/sigstop.c) */
 	uint64_t ru[18];             /* struct rusage of the process and its children at the stop (bell's rusage) */
 	/* commands: the tracer writes cmd and arg, then bumps cmd_seq; the
 	 * tracee answers in ret and bumps ans_seq (both futexes) */

@@ -113,7 +113,7 @@ long zv_pt_join(struct zv_thread *t, int reason, int parent)
 	q.slot = (int)(((char *)s - (char *)zv_pt_me.area) / ZV_PT_SLOT_BYTES) - 1;
 	struct join_ans a = { .err = -EPERM };
 	int bfd = -1, nb = 0;
-	long fd = zv_peer_open(tracer, 0, 5000);
+	long fd = zv_peer_open(tracer, 5000);
 	long r = fd < 0 ? fd
 			: zv_peer_request((int)fd, ZV_PEER_PTRACE_JOIN, &q, sizeof q, &afd, afd >= 0, &a, sizeof a,
 					  &bfd, 1, &nb);
@@ -272,7 +272,7 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 	if (may < 0)
 		return may;
 	struct zv_peer_wait w;
-	long r = zv_peer_knock((int)tgid, tid, &w);
+	long r = zv_peer_knock((int)tgid, &w);
 	if (r < 0)
 		return r == -ESRCH ? -ESRCH : -EPERM;
 	/* A tracee stopped on the host could not answer. SEIZE (strace stops
@@ -299,7 +299,7 @@ long zv_pt_attach(struct zv_thread *t, int tid, int seize, uint64_t options)
 		ref->options = options;
 		return 0;
 	}
-	long fd = zv_peer_await(&w, tid, 5000);
+	long fd = zv_peer_await(&w, 5000);
 	if (fd < 0)
 		return -EPERM;
 	r = finish_attach((int)fd, tid, seize, options, may, 0);

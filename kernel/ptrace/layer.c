@@ -414,7 +414,7 @@ static void pt_kwork(struct zv_thread *t, struct zv_ucontext *uc)
 		zv_signal_post(t, &si);
 	}
 	if (want & ZV_PT_WANT_STOP_FROM)
-		zv_pt_stop_post(t, t->pt.stop_code, t->pt.stop_pid, t->pt.stop_uid);
+		zv_pt_stop_post(t, t->pt.slot->stop_code, t->pt.slot->stop_pid, t->pt.slot->stop_uid);
 	if (want & ZV_PT_WANT_INTERRUPT) {
 		if (!at_call_end(t, uc))
 			t->pt.orig_rax = -1;

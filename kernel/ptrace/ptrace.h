@@ -88,13 +88,13 @@ struct zv_call;
 #define ZV_PT_SIG_MAGIC 0x7a7671UL /* "zvq" */
 #define ZV_PT_SIG_WAKE 1   /* a tracee thread: look at pt.want and the slot's want (arg: unused) */
 #define ZV_PT_SIG_NOTIFY 2 /* (a queued SIGCHLD) a tracee stopped (arg: its tid): CLD_TRAPPED */
-#define ZV_PT_SIG_STOP 3   /* SIGSTOP from a process that is not the tracer (arg: its si_code; si_pid, si_uid the sender's) */
+#define ZV_PT_SIG_STOP 3   /* SIGSTOP from a process that is not the tracer, to the process (arg: its si_code; si_pid, si_uid the sender's; bytes 16-19 the host tid named, or 0) */
 #define ZV_PT_SIG_JOB 4    /* to a tracee's real parent: it stopped or continued (arg: CLD_* << 8 | signal) */
 
 /* What a thread is asked from outside (pt.want). */
 #define ZV_PT_WANT_SIGSTOP 1   /* ATTACH's SIGSTOP, or one the guest sent it */
 #define ZV_PT_WANT_INTERRUPT 2 /* PTRACE_INTERRUPT: a PTRACE_EVENT_STOP */
-#define ZV_PT_WANT_STOP_FROM 4 /* a SIGSTOP from another process (pt.stop_code, stop_pid, stop_uid) */
+#define ZV_PT_WANT_STOP_FROM 4 /* a SIGSTOP from another process (the slot's stop_code, stop_pid, stop_uid) */
 
 /* A SIGSTOP that came to a fork child before it joined its tracer. */
 struct zv_pt_held_stop {

@@ -28,7 +28,5 @@ struct zv_pt_thread {
 	uint64_t dr6;             /* what DR6 reads: the breakpoint that hit */
 	uint64_t dr7;             /* as the tracer wrote it */
 	uint64_t dr[4];
-	int stop_code, stop_pid;  /* a SIGSTOP from another process (ZV_PT_WANT_STOP_FROM): its siginfo */
-	uint32_t stop_uid;
 };
 #endif

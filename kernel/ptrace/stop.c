@@ -219,8 +219,11 @@ int zv_pt_stop(struct zv_thread *t, struct zv_ucontext *uc, int kind, int status
 		if (kind == ZV_PT_GROUP && (__atomic_load_n(&t->pending_set, __ATOMIC_ACQUIRE) & SIGCONT_BIT & ~had))
 			zv_pt_job_cont(t); /* a SIGCONT while left in the group stop */
 		if (now == served) {
-			long r = zv_pt_sleep(&s->cmd_seq, served, &s->sleeping, 500);
-			if (zv_peer_pending())
+			long r = zv_peer_pending() ? 0 : zv_pt_sleep(&s->cmd_seq, served, &s->sleeping, 500);
+			/* (not before a command that came meanwhile: a knock
+			 * of a new tracer's attach after a detach not yet
+			 * taken would find the thread traced still) */
+			if (zv_peer_pending() && __atomic_load_n(&s->cmd_seq, __ATOMIC_ACQUIRE) == served)
 				zv_peer_serve_pending(t);
 			/* (a signal deferred meanwhile ends the wait too: a
 			 * stream of them must not hide the tracer's end) */

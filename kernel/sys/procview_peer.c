@@ -67,7 +67,7 @@ static long ask(int hpid, const char *name, struct procfile_ans *a, int *text)
 	/* a stopped process answers only once continued: not waited for */
 	if (!f || *f == 'T' || *f == 't' || *f == 'Z' || *f == 'X' || zv_peer_hosted(hpid) != 1)
 		return -ESRCH;
-	long fd = zv_peer_open(hpid, 0, 2000);
+	long fd = zv_peer_open(hpid, 2000);
 	if (fd < 0)
 		return fd;
 	struct procfile_req q = { 0 };

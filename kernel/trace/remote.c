@@ -89,7 +89,7 @@ static void serve_remote(struct zv_thread *t, int fd, const void *msg, size_t n,
 
 static long ask(int pid, struct remote_req *q, int out)
 {
-	long fd = zv_peer_open(pid, 0, 5000);
+	long fd = zv_peer_open(pid, 5000);
 	if (fd < 0)
 		return fd;
 	long err = -EIO;

@@ -263,16 +263,117 @@ static void mode_third(void)
 	finish(a, b, go);
 }
 
+/* --- many: N children, all seized by one tracer, stopped and continued
+ * at once by a signal to their group, R times: the parent's waits report
+ * every child's stop and continue (each child tells the parent's kernel
+ * with a queued SIGSYS; two at once to one process, one was dropped) */
+#define MANY 8
+#define ROUNDS 20
+
+static void many_tracer(const pid_t *kids, int n, int ready, int done)
+{
+	for (int i = 0; i < n; i++)
+		CHECK(ptrace(PTRACE_SEIZE, kids[i], 0, 0) == 0);
+	CHECK(write(ready, "s", 1) == 1);
+	for (int ended = 0; ended < n;) {
+		int st;
+		pid_t w = waitpid(-1, &st, __WALL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		CHECK(w > 0);
+		if (!WIFSTOPPED(st)) {
+			ended++;
+			continue;
+		}
+		int sig = WSTOPSIG(st), ev = st >> 16;
+		if (ev == PTRACE_EVENT_STOP && (sig == SIGSTOP || sig == SIGTSTP))
+			CHECK(ptrace(PTRACE_LISTEN, w, 0, 0) == 0);
+		else if (ev == PTRACE_EVENT_STOP)
+			CHECK(ptrace(PTRACE_CONT, w, 0, 0) == 0);
+		else
+			CHECK(ptrace(PTRACE_CONT, w, 0, sig) == 0);
+	}
+	(void)done;
+	_exit(0);
+}
+
+/* How many of the group's n children the parent's waits report with
+ * option (WUNTRACED or WCONTINUED) within 5 s. */
+static int reported(pid_t pgid, int n, int option)
+{
+	int got = 0, st;
+	for (int ms = 0; ms < 5000 && got < n;) {
+		pid_t w = waitpid(-pgid, &st, option | WNOHANG);
+		if (w > 0) {
+			got += option == WUNTRACED ? WIFSTOPPED(st) : WIFCONTINUED(st);
+			continue;
+		}
+		CHECK(w == 0 || errno == EINTR);
+		struct timespec ts = { 0, 1000000L };
+		nanosleep(&ts, NULL);
+		ms++;
+	}
+	return got;
+}
+
+static void mode_many(void)
+{
+	int go[2], ready[2];
+	CHECK(pipe(go) == 0 && pipe(ready) == 0);
+	pid_t kids[MANY];
+	for (int i = 0; i < MANY; i++) {
+		kids[i] = fork();
+		CHECK(kids[i] >= 0);
+		if (kids[i] == 0) {
+			char c;
+			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+			close(go[1]);
+			while (read(go[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(7);
+		}
+		CHECK(setpgid(kids[i], kids[0]) == 0);
+	}
+	pid_t b = fork();
+	CHECK(b >= 0);
+	if (b == 0) {
+		close(go[1]);
+		many_tracer(kids, MANY, ready[1], go[0]);
+	}
+	char c;
+	CHECK(read(ready[0], &c, 1) == 1);
+	int stops = 0, conts = 0;
+	for (int r = 0; r < ROUNDS; r++) {
+		CHECK(kill(-kids[0], SIGSTOP) == 0);
+		stops += reported(kids[0], MANY, WUNTRACED);
+		CHECK(kill(-kids[0], SIGCONT) == 0);
+		conts += reported(kids[0], MANY, WCONTINUED);
+	}
+	say("parent: %d of %d stops reported, %d of %d continues\n", stops, MANY * ROUNDS, conts, MANY * ROUNDS);
+	close(go[1]);
+	int st, exited = 0;
+	for (int i = 0; i < MANY; i++) {
+		while (waitpid(kids[i], &st, 0) < 0)
+			CHECK(errno == EINTR);
+		exited += WIFEXITED(st) && WEXITSTATUS(st) == 7;
+	}
+	while (waitpid(b, &st, 0) < 0)
+		CHECK(errno == EINTR);
+	say("parent: %d children exited 7, the tracer %d\n", exited, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
-	alarm(20);
+	alarm(60);
 	if (!strcmp(m, "--list"))
-		say("parent\nthird\n");
+		say("parent\nthird\nmany\n");
 	else if (!strcmp(m, "parent"))
 		mode_parent();
 	else if (!strcmp(m, "third"))
 		mode_third();
+	else if (!strcmp(m, "many"))
+		mode_many();
 	else
 		say("usage: ptjob MODE (--list)\n");
 	return 0;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
@@ -806,6 +808,7 @@ static void mode_stopagain(void)
  * call's trap pending when it came swallowed it, and the tracee ran on) */
 static void stopbusy_body(void)
 {
+	prctl(PR_SET_PDEATHSIG, SIGKILL); /* (a failed case's tracer ends: so does this) */
 	for (;;)
 		syscall(SYS_getppid);
 }
@@ -827,6 +830,126 @@ static void mode_stopbusy(void)
 		stopped++;
 	}
 	say("%d of %d SIGSTOPs stopped it\n", stopped, n);
+	CHECK(kill(pid, SIGKILL) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	report_end(st);
+}
+
+/* --- stopother: SIGSTOPs from a process that is not the tracer (a
+ * shell's kill -STOP) to a tracee busy making calls: each a stop its
+ * tracer sees, sent by tgkill, tkill and kill, and by tgkill to a traced
+ * thread that is not the leader (under sud and seccomp the queued SIGSYS
+ * that carries it to the tracee met a call's trap pending and the host
+ * dropped it) */
+static void *busy_thread(void *arg)
+{
+	(void)arg;
+	stopbusy_body();
+	return NULL;
+}
+
+static void stopother_threaded_body(void)
+{
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, busy_thread, NULL) == 0);
+	stopbusy_body();
+}
+
+static void stopother_series(const char *how, int n)
+{
+	int threaded = !strcmp(how, "tgkill to a thread");
+	pid_t pid = traced_child(threaded ? stopother_threaded_body : stopbusy_body); /* in its first stop */
+	pid_t tid = pid;
+	int cmd[2], ack[2], stopped = 0, st = 0;
+	if (threaded) { /* its thread, traced from its start */
+		CHECK(ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE) == 0);
+		CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+		CHECK(waitpid(pid, &st, __WALL) == pid && st >> 8 == (SIGTRAP | PTRACE_EVENT_CLONE << 8));
+		unsigned long msg;
+		CHECK(ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0);
+		tid = (pid_t)msg;
+		CHECK(waitpid(tid, &st, __WALL) == tid && WIFSTOPPED(st));
+		CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
+	}
+	CHECK(pipe(cmd) == 0 && pipe(ack) == 0);
+	pid_t sender = fork();
+	CHECK(sender >= 0);
+	if (sender == 0) {
+		char c;
+		close(cmd[1]);
+		close(ack[0]);
+		while (read(cmd[0], &c, 1) == 1) {
+			long r = c == 'g' ? syscall(SYS_tgkill, pid, tid, SIGSTOP)
+			       : c == 't' ? syscall(SYS_tkill, tid, SIGSTOP) : kill(pid, SIGSTOP);
+			c = r == 0 ? 'y' : 'n';
+			CHECK(write(ack[1], &c, 1) == 1);
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	for (int i = 0; i < n; i++) {
+		CHECK(ptrace(PTRACE_CONT, tid, 0, 0) == 0);
+		struct timespec ts = { 0, (i % 50) * 2000L }; /* into its calls at different points */
+		nanosleep(&ts, NULL);
+		char c = how[0];
+		CHECK(write(cmd[1], &c, 1) == 1 && read(ack[0], &c, 1) == 1 && c == 'y');
+		int r = 0;
+		for (int ms = 0; ms < 3000 && (r = waitpid(tid, &st, WNOHANG | __WALL)) == 0; ms++)
+			pause_ms(1);
+		if (r != tid || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGSTOP)
+			break;
+		stopped++;
+	}
+	close(cmd[1]);
+	CHECK(waitpid(sender, &st, 0) == sender);
+	close(ack[0]);
+	say("%s: %d of %d SIGSTOPs stopped it\n", how, stopped, n);
+	CHECK(kill(pid, SIGKILL) == 0);
+	for (int r; (r = waitpid(-1, &st, __WALL)) != pid;) /* (its thread's end first) */
+		CHECK(r == tid && tid != pid);
+	report_end(st);
+}
+
+static void mode_stopother(void)
+{
+	stopother_series("tgkill", 100);
+	stopother_series("tkill", 100);
+	stopother_series("kill", 100);
+	stopother_series("tgkill to a thread", 100);
+}
+
+/* --- seizebusy: a tracer seizes a process busy making calls, stops it,
+ * detaches and seizes it again at once, 40 times: each seize quick (the
+ * knock queued to its thread was dropped under sud and seccomp for a
+ * call's trap pending, and sent again half a second later), and none
+ * refused (a seize right after a detach found the thread traced still) */
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void mode_seizebusy(void)
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		stopbusy_body();
+	int n = 40, slow = 0, st;
+	for (int i = 0; i < n; i++) {
+		double t0 = now_s();
+		CHECK(ptrace(PTRACE_SEIZE, pid, 0, 0) == 0);
+		slow += now_s() - t0 >= 0.4;
+		CHECK(ptrace(PTRACE_INTERRUPT, pid, 0, 0) == 0);
+		CHECK(waitpid(pid, &st, __WALL) == pid && WIFSTOPPED(st) && st >> 16 == PTRACE_EVENT_STOP);
+		CHECK(ptrace(PTRACE_DETACH, pid, 0, 0) == 0);
+	}
+	if (slow <= 1)
+		say("%d seizes of a process busy making calls: at most one slow\n", n);
+	else
+		say("%d seizes of a process busy making calls: %d took 0.4 s or more\n", n, slow);
 	CHECK(kill(pid, SIGKILL) == 0);
 	CHECK(waitpid(pid, &st, 0) == pid);
 	report_end(st);
@@ -869,7 +992,7 @@ int main(int argc, char **argv)
 		say("stopsig\nentrysig\n");
 		for (unsigned i = 0; i < NSIGAT; i++)
 			say("sigat-%s\n", sigat_calls[i].name);
-		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\nstopagain\nstopbusy\nwaitintr\n");
+		say("sleepleft\nsiginfo\nsigafter\norphan\nmixed\nvfork\nsigchld\nlatechld\nstopagain\nstopbusy\nwaitintr\nstopother\nseizebusy\n");
 	} else if (!strcmp(m, "stopsig"))
 		mode_stopsig();
 	else if (!strcmp(m, "entrysig"))
@@ -894,6 +1017,10 @@ int main(int argc, char **argv)
 		mode_stopagain();
 	else if (!strcmp(m, "stopbusy"))
 		mode_stopbusy();
+	else if (!strcmp(m, "stopother"))
+		mode_stopother();
+	else if (!strcmp(m, "seizebusy"))
+		mode_seizebusy();
 	else if (!strcmp(m, "waitintr"))
 		mode_waitintr();
 	else
