@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "say.h"
+#include "traced.h"
 
 #define ARCH_GET_GS 0x1004
 
@@ -38,23 +39,6 @@ static const char *name(long nr)
 	case SYS_restart_syscall: return "restart_syscall";
 	default: return NULL;
 	}
-}
-
-/* A child that stops for its tracer, then runs body. */
-static pid_t traced_child(void (*body)(void), long options)
-{
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		CHECK(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0);
-		raise(SIGSTOP);
-		body();
-		_exit(0);
-	}
-	int st;
-	CHECK(waitpid(pid, &st, 0) == pid && WIFSTOPPED(st));
-	CHECK(ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD | options) == 0);
-	return pid;
 }
 
 /* Runs the tracee to its end at every syscall stop, saying the stops of

@@ -26,29 +26,13 @@
 #include <unistd.h>
 
 #include "say.h"
+#include "traced.h"
 
 static void pause_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-/* A child that stops for its tracer, then runs body. */
-static pid_t traced_child(void (*body)(void))
-{
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		CHECK(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0);
-		raise(SIGSTOP);
-		body();
-		_exit(0);
-	}
-	int st;
-	CHECK(waitpid(pid, &st, 0) == pid && WIFSTOPPED(st));
-	CHECK(ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD) == 0);
-	return pid;
 }
 
 /* At a syscall stop of getppid: its number (counted at entries), or 0 for
@@ -114,7 +98,7 @@ static void entrysig_body(void)
  * getppid k's entry (i = 2k - 2) or exit (i = 2k - 1) stop. */
 static void run_stops(void (*body)(void), const int sends[8])
 {
-	pid_t pid = traced_child(body);
+	pid_t pid = traced_child(body, 0);
 	int n = 0;
 	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
 	for (;;) {
@@ -311,7 +295,7 @@ static void sigat_one(int kind)
 	say("-- %s\n", kind_names[kind]);
 	if (at_call == SYS_read || at_call == SYS_poll || at_call == SYS_select)
 		CHECK(pipe(at_pipe) == 0);
-	pid_t pid = traced_child(sigat_body);
+	pid_t pid = traced_child(sigat_body, 0);
 	int entries = 0, wrote = 0;
 	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
 	for (;;) {
@@ -388,7 +372,7 @@ static void sleepleft_body(void)
 
 static void mode_sleepleft(void)
 {
-	pid_t pid = traced_child(sleepleft_body);
+	pid_t pid = traced_child(sleepleft_body, 0);
 	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
 	for (;;) {
 		int st, give = 0;
@@ -427,7 +411,7 @@ static void siginfo_body(void)
 
 static void mode_siginfo(void)
 {
-	pid_t pid = traced_child(siginfo_body);
+	pid_t pid = traced_child(siginfo_body, 0);
 	int n = 0, entry = 0;
 	CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
 	for (;;) {
@@ -585,7 +569,7 @@ static void mode_orphan(void)
 	pid_t t = fork();
 	CHECK(t >= 0);
 	if (t == 0) {
-		pid_t pid = traced_child(orphan_body);
+		pid_t pid = traced_child(orphan_body, 0);
 		int n = 0, entry = 0;
 		for (;;) {
 			int st;
@@ -615,7 +599,7 @@ static void mixed_body(void)
 
 static void mode_mixed(void)
 {
-	pid_t pid = traced_child(mixed_body);
+	pid_t pid = traced_child(mixed_body, 0);
 	pid_t o = fork();
 	CHECK(o >= 0);
 	if (o == 0) {
@@ -723,7 +707,7 @@ static void mode_sigchld(void)
 	report_end(st);
 	int ended = 0;
 	for (int i = 0; i < 20; i++) {
-		pid = traced_child(sigchld_body);
+		pid = traced_child(sigchld_body, 0);
 		CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
 		CHECK(waitpid(pid, &st, 0) == pid);
 		ended += WIFEXITED(st) && WEXITSTATUS(st) == 4;
@@ -748,7 +732,7 @@ static void latechld_body(void)
 static void mode_latechld(void)
 {
 	CHECK(pipe(late_pipe) == 0);
-	pid_t pid = traced_child(latechld_body);
+	pid_t pid = traced_child(latechld_body, 0);
 	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
 	close(late_pipe[0]);
 	sigset_t block, old;
@@ -788,7 +772,7 @@ static void stopagain_body(void)
 
 static void mode_stopagain(void)
 {
-	pid_t pid = traced_child(stopagain_body); /* in its first stop */
+	pid_t pid = traced_child(stopagain_body, 0); /* in its first stop */
 	CHECK(kill(pid, SIGSTOP) == 0);
 	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
 	int st;
@@ -815,7 +799,7 @@ static void stopbusy_body(void)
 
 static void mode_stopbusy(void)
 {
-	pid_t pid = traced_child(stopbusy_body); /* in its first stop */
+	pid_t pid = traced_child(stopbusy_body, 0); /* in its first stop */
 	int n = 300, stopped = 0, st = 0;
 	for (int i = 0; i < n; i++) {
 		CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
@@ -858,7 +842,7 @@ static void stopother_threaded_body(void)
 static void stopother_series(const char *how, int n)
 {
 	int threaded = !strcmp(how, "tgkill to a thread");
-	pid_t pid = traced_child(threaded ? stopother_threaded_body : stopbusy_body); /* in its first stop */
+	pid_t pid = traced_child(threaded ? stopother_threaded_body : stopbusy_body, 0); /* in its first stop */
 	pid_t tid = pid;
 	int cmd[2], ack[2], stopped = 0, st = 0;
 	if (threaded) { /* its thread, traced from its start */
@@ -967,7 +951,7 @@ static void waitintr_body(void)
 
 static void mode_waitintr(void)
 {
-	pid_t pid = traced_child(waitintr_body);
+	pid_t pid = traced_child(waitintr_body, 0);
 	struct sigaction sa = { .sa_handler = on_alrm };
 	CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
 	CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == 0);
