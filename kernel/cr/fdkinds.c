@@ -125,6 +125,36 @@ static long describe_pipe(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_c
 
 #define MEMFD_MAX (1UL << 30)
 
+/* The record's extra bytes: a name of namelen bytes (its last the NUL),
+ * then the fd's size bytes of contents, read with pread (the fd's offset
+ * stays); what names them in a refusal. */
+static long name_and_contents(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec,
+			      struct zv_cr_extra *x, const char *name, uint32_t namelen, uint64_t size,
+			      const char *what)
+{
+	char msg[80];
+	x->size = namelen + size;
+	x->p = zv_cr_kalloc(x->size);
+	if (!x->p) {
+		x->size = 0;
+		zv_snprintf(msg, sizeof msg, "out of memory for %s", what);
+		return refuse_fd(o, e, msg);
+	}
+	memcpy(x->p, name, namelen - 1);
+	((char *)x->p)[namelen - 1] = 0;
+	char *data = (char *)x->p + namelen;
+	for (uint64_t got = 0; got < size;) {
+		long k = zv_sys4(__NR_pread64, e->fd, data + got, size - got, got);
+		if (k <= 0) {
+			zv_snprintf(msg, sizeof msg, "cannot read %s", what);
+			return refuse_fd(o, e, msg);
+		}
+		got += (uint64_t)k;
+	}
+	rec->len = (uint32_t)x->size;
+	return 0;
+}
+
 /* A memfd's name and contents (read with pread: the fd's offset stays). */
 static long describe_memfd(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_cr_fd *rec,
 			   struct zv_cr_extra *x)
@@ -141,22 +171,7 @@ static long describe_memfd(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv_c
 	rec->u.memfd.ino = e->st.st_ino;
 	rec->u.memfd.seals = seals < 0 ? 0 : (uint32_t)seals;
 	rec->u.memfd.namelen = namelen;
-	x->size = namelen + size;
-	x->p = zv_cr_kalloc(x->size);
-	if (!x->p) {
-		x->size = 0;
-		return refuse_fd(o, e, "out of memory for the memfd's contents");
-	}
-	memcpy(x->p, name, namelen - 1);
-	char *data = (char *)x->p + namelen;
-	for (uint64_t got = 0; got < size;) {
-		long k = zv_sys4(__NR_pread64, e->fd, data + got, size - got, got);
-		if (k <= 0)
-			return refuse_fd(o, e, "cannot read the memfd's contents");
-		got += (uint64_t)k;
-	}
-	rec->len = (uint32_t)x->size;
-	return 0;
+	return name_and_contents(o, e, rec, x, name, namelen, size, "the memfd's contents");
 }
 
 /* Whether the process maps inode ino of a deleted file (or cannot tell). */
@@ -204,23 +219,7 @@ static long describe_deleted(struct zv_cr_out *o, struct zv_cr_ent *e, struct zv
 	rec->u.deleted.pathlen = pathlen;
 	rec->u.deleted.mtime_sec = (int64_t)e->st.st_mtime;
 	rec->u.deleted.mtime_nsec = (int64_t)e->st.st_mtime_nsec;
-	x->size = pathlen + size;
-	x->p = zv_cr_kalloc(x->size);
-	if (!x->p) {
-		x->size = 0;
-		return refuse_fd(o, e, "out of memory for the deleted file's contents");
-	}
-	memcpy(x->p, e->link, pathlen - 1);
-	((char *)x->p)[pathlen - 1] = 0;
-	char *data = (char *)x->p + pathlen;
-	for (uint64_t got = 0; got < size;) {
-		long k = zv_sys4(__NR_pread64, e->fd, data + got, size - got, got);
-		if (k <= 0)
-			return refuse_fd(o, e, "cannot read the deleted file's contents");
-		got += (uint64_t)k;
-	}
-	rec->len = (uint32_t)x->size;
-	return 0;
+	return name_and_contents(o, e, rec, x, e->link, pathlen, size, "the deleted file's contents");
 }
 
 static long describe_eventfd(struct zv_cr_out *o, struct zv_cr_ents *s, struct zv_cr_ent *e,
