@@ -55,6 +55,10 @@ void zv_dec_clone3(struct zv_tb *b, const struct zv_tcall *c)
 		tb_puts(b, ", tls=");
 		tb_ptr(b, a.tls);
 	}
+	uint8_t tail[64];
+	unsigned long size = (unsigned long)c->a[1], more = size > 88 ? size - 88 : 0; /* past clone_args v2 */
+	if (more && zv_peek(tail, (uint64_t)c->a[0] + 88, more < sizeof tail ? more : sizeof tail) < 0)
+		tb_puts(b, ", ???"); /* a tail strace cannot read */
 	tb_putc(b, '}');
 	int32_t v;
 	if (OK(c) && c->ret > 0 && (a.flags & (0x1000 | 0x00100000))) {
