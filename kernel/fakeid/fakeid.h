@@ -117,6 +117,7 @@ int zv_fid_task_creds(int tid, int tgid, struct zv_creds *c, int *dumpable);
 void zv_fid_procids_fork_child(struct zv_thread *t);
 void zv_fid_procids_exit(const struct zv_thread *t, int all);
 int zv_fid_other_creds(int tid, const char *raw, size_t len, struct zv_creds *c);
+int zv_fid_task_status_creds(int tid, struct zv_creds *c); /* read from its status */
 uint32_t zv_fid_sender_uid(const struct zv_thread *self, int tid, int pid, uint32_t huid);
 
 /* record.c */

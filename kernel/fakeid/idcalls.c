@@ -69,26 +69,6 @@ static long cap_words(uint64_t hdr)
 	return zv_guest_copy((void *)hdr, &v, 4, hdr) < 0 ? -EFAULT : -EINVAL;
 }
 
-/* Another process's credentials as the run shows them (its status's,
- * fakeid/procids.c): 0, or -1 if its status cannot be read. */
-static int other_creds(int pid, struct zv_creds *c)
-{
-	static char raw[4096] ZV_COLD_BSS;
-	static volatile int lock;
-	char path[40];
-	zv_snprintf(path, sizeof path, "/proc/%d/status", pid);
-	zv_lock(&lock);
-	long fd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), n = -1;
-	if (fd >= 0) {
-		n = zv_sys3(__NR_read, fd, raw, sizeof raw - 1);
-		zv_close((int)fd);
-	}
-	if (n > 0)
-		zv_fid_other_creds(pid, raw, (size_t)n, c);
-	zv_unlock(&lock);
-	return n > 0 ? 0 : -1;
-}
-
 static long capget(struct zv_thread *t, struct zv_call *call, uint64_t hdr, uint64_t data)
 {
 	long words = cap_words(hdr);
@@ -105,7 +85,7 @@ static long capget(struct zv_thread *t, struct zv_call *call, uint64_t hdr, uint
 		struct zv_creds oc;
 		if (o)
 			c = &o->cred;
-		else if (other_creds(pid, &oc) == 0)
+		else if (zv_fid_task_status_creds(pid, &oc) == 0)
 			c = &oc; /* another process's, as its status shows them */
 		else
 			return zv_next(call); /* none such: the host's answer */

@@ -13,27 +13,9 @@
 #include "zvisor.h"
 #include "sys/layer.h"
 #include "lib/syscall.h"
-#include "lib/fmt.h"
-#include <linux/fcntl.h>
 
 #define CAP_KILL_ 5
 #define SIGCONT_ 18
-
-/* Thread tid's credentials as the run shows them (its status, read
- * through the table of virtual ids); 0, or -1 if none can be read. */
-static int target_creds(int tid, struct zv_creds *c)
-{
-	char raw[2048], path[40];
-	zv_snprintf(path, sizeof path, "/proc/%d/status", tid);
-	long fd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), n = -1;
-	if (fd < 0)
-		return -1;
-	n = zv_sys3(__NR_read, fd, raw, sizeof raw - 1);
-	zv_close((int)fd);
-	if (n <= 0)
-		return -1;
-	return zv_fid_other_creds(tid, raw, (size_t)n, c) ? 0 : -1;
-}
 
 static int allowed(const struct zv_creds *s, const struct zv_creds *t)
 {
@@ -56,7 +38,7 @@ static long kill_call(struct zv_call *c)
 	    target > 0x3fffffff || (pid ? pid : target) == zv_proc.hpid)
 		return zv_next(c); /* EINVAL first; else the host's check gives the same answer */
 	struct zv_creds tc;
-	if (target_creds((int)target, &tc) < 0 || allowed(&t->cred, &tc))
+	if (zv_fid_task_status_creds((int)target, &tc) < 0 || allowed(&t->cred, &tc))
 		return zv_next(c);
 	if (sig == SIGCONT_) {
 		long mine = zv_sys1(__NR_getsid, 0), theirs = zv_sys1(__NR_getsid, target);

@@ -15,6 +15,8 @@
 #include "lib/string.h"
 #include "lib/kmem.h"
 #include "lib/procfs.h"
+#include "lib/fmt.h"
+#include <linux/fcntl.h>
 #include <linux/memfd.h>
 
 #define SLOTS 256
@@ -322,6 +324,27 @@ int zv_fid_other_creds(int tid, const char *raw, size_t len, struct zv_creds *c)
 		return 1;
 	mapped(raw, len, c);
 	return 1;
+}
+
+/* Task tid's credentials as the run shows them: its status read from the
+ * host, then through the table (zv_fid_other_creds). 0, or -1 if its
+ * status cannot be read (no such task). */
+int zv_fid_task_status_creds(int tid, struct zv_creds *c)
+{
+	static char raw[4096] ZV_COLD_BSS;
+	static volatile int lock;
+	char path[40];
+	zv_snprintf(path, sizeof path, "/proc/%d/status", tid);
+	zv_lock(&lock);
+	long fd = zv_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), n = -1;
+	if (fd >= 0) {
+		n = zv_sys3(__NR_read, fd, raw, sizeof raw - 1);
+		zv_close((int)fd);
+	}
+	if (n > 0)
+		zv_fid_other_creds(tid, raw, (size_t)n, c);
+	zv_unlock(&lock);
+	return n > 0 ? 0 : -1;
 }
 
 /* Thread tid of process tgid (0: not known; tid is then most likely a
